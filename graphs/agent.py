@@ -1,0 +1,32 @@
+"""The mnemo agent graph.
+
+    START -> load_memory -> call_model -(tool calls)-> tools -> call_model
+                                       \\-(answer)----> write_memory -> END
+
+The store and the checkpointer are the platform's (``langgraph dev`` /
+LangGraph Platform) or the caller's (``compile(store=..., checkpointer=...)``
+in tests); this module creates neither.
+"""
+
+from langgraph.graph import END, START, StateGraph
+
+from graphs.context import Context
+from graphs.state import State
+from nodes.call_model import call_model, route_after_model
+from nodes.load_memory import load_memory
+from nodes.tools import tools
+from nodes.write_memory import write_memory
+
+builder = StateGraph(State, context_schema=Context)
+builder.add_node("load_memory", load_memory)
+builder.add_node("call_model", call_model)
+builder.add_node("tools", tools)
+builder.add_node("write_memory", write_memory)
+builder.add_edge(START, "load_memory")
+builder.add_edge("load_memory", "call_model")
+builder.add_conditional_edges("call_model", route_after_model, ["tools", "write_memory"])
+builder.add_edge("tools", "call_model")
+builder.add_edge("write_memory", END)
+
+graph = builder.compile()
+graph.name = "mnemo"

@@ -1,0 +1,45 @@
+"""Run-time configuration of the agent (``context_schema``).
+
+Sent per run as ``context={...}`` (SDK / REST) or set on an assistant; LangGraph
+Studio shows each field with its docstring.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Who is talking, which model answers, and how memory is used."""
+
+    user_id: str = ""
+    """Id of the end user whose memory this run reads and writes. Required:
+    a run without one fails (there is no shared default user). When the server
+    authenticates callers, the authenticated identity is used instead."""
+
+    model: str = field(default_factory=lambda: os.environ.get("MNEMO_MODEL", "openai:gpt-4o-mini"))
+    """Chat model as ``provider:model`` for ``init_chat_model``. With
+    ``OPENAI_BASE_URL`` set, ``openai:<name>`` reaches any OpenAI-compatible
+    server (DeepSeek, Qwen, vLLM, Ollama, llama.cpp)."""
+
+    extraction_model: str = field(default_factory=lambda: os.environ.get("MNEMO_EXTRACTION_MODEL", ""))
+    """Model that extracts memories after each turn; empty = same as ``model``."""
+
+    extraction_timeout_s: float = 30.0
+    """Seconds the memory extractor may take; past that the write is skipped
+    (and retried with the next turn), the reply is not held up."""
+
+    recall_limit: int = 5
+    """How many notes relevant to the latest message are put in the prompt."""
+
+    recent_limit: int = 3
+    """How many of the most recent notes are put in the prompt as well."""
+
+    recall_min_score: float = 0.78
+    """Similarity (0-1) a note needs to count as relevant. Measured for the
+    bundled multilingual-e5-small; re-measure for another embedder."""
+
+    memory_char_budget: int = 2000
+    """Upper bound, in characters, of the memory block injected in the prompt."""

@@ -1,0 +1,53 @@
+"""mnemo: long-term memory for LangGraph agents, as plain functions over ``BaseStore``.
+
+Kinds of memory and where they live (the user always first, so ``(label,)``
+prefixes everything a user has):
+
+=================  ==============================  ==========================
+kind               namespace                       module
+=================  ==============================  ==========================
+profile            ``(user_label, "profile")``     :mod:`mnemo.profile`
+notes              ``(user_label, "notes")``       :mod:`mnemo.notes`
+shared policies    ``("org", "policies")``         :mod:`mnemo.policies`
+=================  ==============================  ==========================
+
+``user_label`` is the user id, or a hash of it when the id is not a valid
+namespace label (:mod:`mnemo.identity`).
+"""
+
+from mnemo.errors import InvalidInputError, MissingUserError, MnemoError
+from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
+from mnemo._store import IndexMissingError
+from mnemo.extraction import MemoryExtraction, aextract, build_extractor
+from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.policies import aensure_policies, aseed_policies, asearch_policies, load_policy_file
+from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
+
+__all__ = [
+    "IndexMissingError",
+    "InvalidInputError",
+    "MemoryExtraction",
+    "MissingUserError",
+    "MnemoError",
+    "Note",
+    "POLICIES_NAMESPACE",
+    "PROFILE_FIELDS",
+    "Profile",
+    "User",
+    "aensure_policies",
+    "aextract",
+    "aforget",
+    "aget_profile",
+    "alist_notes",
+    "arecall",
+    "arecent",
+    "aremember",
+    "aremember_many",
+    "aseed_policies",
+    "asearch_policies",
+    "aupdate_profile",
+    "build_extractor",
+    "load_policy_file",
+    "resolve_user",
+    "user_label",
+]

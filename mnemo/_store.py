@@ -1,0 +1,109 @@
+"""Backend-neutral reads over ``BaseStore``.
+
+The raw store API has traps that differ by backend (see the seeds):
+
+* ``search`` matches a namespace *prefix*, defaults to ``limit=10`` and drops
+  the rest without a word;
+* result order is insertion order on ``InMemoryStore`` and ``updated_at DESC``
+  on ``PostgresStore``;
+* a ``query`` on a store without an index is ignored, and items come back with
+  ``score=None``; ``None``-scored items also pad a semantic result when fewer
+  items have vectors than ``limit``;
+* ``get`` on ``InMemoryStore`` creates an empty ("ghost") namespace.
+
+Everything in mnemo reads through these helpers, which page explicitly, keep
+exact namespaces only, never use ``get`` and treat ``score is None`` as "not a
+hit".
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
+
+from mnemo.errors import MnemoError
+
+#: Page size for listing; the store default (10) is never relied upon.
+PAGE_SIZE = 100
+
+
+class IndexMissingError(MnemoError):
+    """Semantic search was asked of a store that has no vector index.
+
+    The store would silently ignore the query and list items instead; mnemo
+    refuses. Configure ``store.index`` (see ``langgraph.json``).
+    """
+
+
+def now_iso() -> str:
+    """UTC timestamp kept inside values: backends disagree on ``created_at``
+    semantics and on the time zone of ``updated_at``, so mnemo keeps its own."""
+    return datetime.now(UTC).isoformat()
+
+
+def exact(items: list[Item], namespace: tuple[str, ...]) -> list[Item]:
+    """Drop items of deeper namespaces that a prefix search also returned."""
+    return [it for it in items if tuple(it.namespace) == tuple(namespace)]
+
+
+async def alist_all(store: BaseStore, namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> list[Item]:
+    """Every item of exactly ``namespace``, however many, in no promised order."""
+    found: list[Item] = []
+    offset = 0
+    while True:
+        page = await store.asearch(namespace, limit=page_size, offset=offset)
+        found.extend(page)
+        if len(page) < page_size:
+            return exact(found, namespace)
+        offset += page_size
+
+
+async def alist_rest(
+    store: BaseStore, namespace: tuple[str, ...], first_page: list[Item], *, page_size: int = PAGE_SIZE
+) -> list[Item]:
+    """Complete a listing whose first page (``offset=0, limit=page_size``) was
+    already fetched, e.g. inside a batch with other reads."""
+    found = list(first_page)
+    offset = page_size
+    page = first_page
+    while len(page) >= page_size:
+        page = await store.asearch(namespace, limit=page_size, offset=offset)
+        found.extend(page)
+        offset += page_size
+    return exact(found, namespace)
+
+
+def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> SearchOp:
+    """The first page of :func:`alist_all`, for use inside ``abatch``."""
+    return SearchOp(namespace_prefix=namespace, limit=page_size, offset=0)
+
+
+def query_op(namespace: tuple[str, ...], query: str, *, limit: int) -> SearchOp:
+    return SearchOp(namespace_prefix=namespace, query=query, limit=limit)
+
+
+def semantic_hits(
+    items: list[SearchItem], namespace: tuple[str, ...], *, min_score: float
+) -> list[SearchItem]:
+    """Real hits of a semantic search: exact namespace, a score, above threshold.
+
+    Raises:
+        IndexMissingError: items came back but none has a score, which is what
+            a store without an index does with a query.
+    """
+    items = exact(items, namespace)
+    if items and all(it.score is None for it in items):
+        raise IndexMissingError(
+            "the store has no vector index, so the query was ignored; "
+            "configure store.index (embed, dims, fields=['text'])"
+        )
+    hits = [it for it in items if it.score is not None and it.score >= min_score]
+    return sorted(hits, key=lambda it: it.score, reverse=True)
+
+
+def most_recent(items: list[Item], n: int) -> list[Item]:
+    """The ``n`` most recently updated items, by mnemo's own ``updated_at``.
+
+    Sorted explicitly: backends return different orders."""
+    return sorted(items, key=lambda it: (it.value.get("updated_at", ""), it.key), reverse=True)[:n]

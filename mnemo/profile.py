@@ -1,0 +1,208 @@
+"""The user's profile: a few fields that must be right, merged, never clobbered.
+
+Storage: **one store item per field** in ``(user_label, "profile")``, key = the
+field name. A profile is therefore never read-modified-written as one
+document, and two turns of the same user that run at once in two threads and
+change different fields cannot lose each other's update (the trap of
+``put`` replacing the whole value).
+
+Each field's value::
+
+    {"value": "Hangzhou", "source": "user_said", "first_seen": "<UTC ISO>",
+     "updated_at": "<UTC ISO>"}
+
+Update rules (:func:`aupdate_profile`):
+
+* a field that is not mentioned (``None``, empty, "unknown", "未提及", ...) is
+  left alone: nothing is ever erased by omission;
+* a field named in ``forget`` is deleted (and only then);
+* values are normalised (``response_style`` to ``concise``/``detailed``,
+  ``language`` to a language code), and a value equal to the stored one is
+  not written again, so ``updated_at`` means "last changed";
+* ``first_seen`` survives every change of the value: backends disagree on
+  ``created_at`` (InMemoryStore resets it on overwrite), so mnemo keeps it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypedDict
+
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo._store import alist_all, now_iso
+from mnemo.errors import InvalidInputError
+from mnemo.identity import PROFILE, User
+
+ProfileField = Literal["name", "city", "language", "response_style"]
+PROFILE_FIELDS: tuple[str, ...] = ("name", "city", "language", "response_style")
+
+Source = Literal["user_said", "tool", "inferred"]
+SOURCES: tuple[str, ...] = ("user_said", "tool", "inferred")
+
+RESPONSE_STYLES: tuple[str, ...] = ("concise", "detailed")
+
+#: Longest accepted value of a profile field, in characters.
+MAX_FIELD_CHARS = 200
+
+
+class ProfileEntry(TypedDict):
+    """One field of the profile as stored, with its provenance."""
+
+    value: str
+    source: Source
+    first_seen: str
+    updated_at: str
+
+
+Profile = dict[str, ProfileEntry]
+"""Field name -> entry; a field that is unknown is absent (never ``None``)."""
+
+
+class ProfileChange(TypedDict):
+    field: str
+    before: str | None
+    after: str | None
+
+
+# Words a model uses for "I don't know" that must never overwrite a real value.
+_NOT_MENTIONED = {
+    "", "none", "null", "n/a", "na", "unknown", "not mentioned", "not provided",
+    "not specified", "unspecified", "未知", "未提及", "无", "没有", "不详", "未说明",
+}
+
+_STYLE_WORDS = {
+    "concise": ("concise", "brief", "short", "terse", "succinct", "简洁", "简短", "简单", "别啰嗦", "简明"),
+    "detailed": ("detailed", "verbose", "thorough", "long", "in depth", "in-depth", "详细", "具体", "详尽"),
+}
+
+_LANGUAGES = {
+    "zh": ("zh", "chinese", "mandarin", "中文", "汉语", "普通话", "简体中文", "zh-cn"),
+    "en": ("en", "english", "英文", "英语"),
+    "ja": ("ja", "japanese", "日语", "日文"),
+    "ko": ("ko", "korean", "韩语", "韩文"),
+    "fr": ("fr", "french", "法语", "français"),
+    "de": ("de", "german", "德语", "deutsch"),
+    "es": ("es", "spanish", "西班牙语", "español"),
+}
+
+
+def normalize_field(field: str, value: Any) -> str | None:
+    """Canonical form of ``value`` for ``field``, or ``None`` for "not mentioned".
+
+    Raises:
+        InvalidInputError: unknown field, non-string value, value too long, or
+            a ``response_style`` outside :data:`RESPONSE_STYLES`.
+    """
+    if field not in PROFILE_FIELDS:
+        raise InvalidInputError(f"unknown profile field {field!r}; known: {', '.join(PROFILE_FIELDS)}")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"profile field {field!r} takes a string, got {type(value).__name__}")
+    text = re.sub(r"\s+", " ", value).strip()
+    if text.casefold() in _NOT_MENTIONED:
+        return None
+    if len(text) > MAX_FIELD_CHARS:
+        raise InvalidInputError(f"profile field {field!r} is {len(text)} characters; the limit is {MAX_FIELD_CHARS}")
+    folded = text.casefold()
+    if field == "response_style":
+        for style, words in _STYLE_WORDS.items():
+            if folded in words or any(w in folded for w in words if len(w) > 3 or not w.isascii()):
+                return style
+        raise InvalidInputError(f"response_style must be one of {RESPONSE_STYLES}, got {text!r}")
+    if field == "language":
+        for code, words in _LANGUAGES.items():
+            if folded in words:
+                return code
+        return folded
+    return text
+
+
+async def aget_profile(store: BaseStore, user: User) -> Profile:
+    """The whole profile (possibly empty). One listing, no ``get`` (no ghosts)."""
+    items = await alist_all(store, user.namespace(PROFILE))
+    return profile_from_items(items)
+
+
+def profile_from_items(items: Iterable[Any]) -> Profile:
+    """Build a :data:`Profile` from profile items already fetched (e.g. in a batch)."""
+    return {it.key: it.value for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
+
+
+def plan_profile_update(
+    namespace: tuple[str, ...],
+    current: Profile,
+    changes: Mapping[str, Any],
+    *,
+    forget: Iterable[str] = (),
+    source: Source = "user_said",
+    now: str | None = None,
+) -> tuple[list[PutOp], list[ProfileChange]]:
+    """Pure part of :func:`aupdate_profile`: the writes needed, and what changes.
+
+    Raises:
+        InvalidInputError: on any invalid field or value, before anything is
+            planned (all or nothing).
+    """
+    if source not in SOURCES:
+        raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
+    forget = set(forget)
+    for field in forget:
+        normalize_field(field, None)  # validates the name
+    normalized = {f: normalize_field(f, v) for f, v in changes.items()}
+    stamp = now or now_iso()
+    ops: list[PutOp] = []
+    diff: list[ProfileChange] = []
+    for field in PROFILE_FIELDS:
+        before = current.get(field)
+        old_value = before["value"] if before else None
+        if field in forget:
+            if before is not None:
+                ops.append(PutOp(namespace, field, None))
+                diff.append(ProfileChange(field=field, before=old_value, after=None))
+            continue
+        new_value = normalized.get(field)
+        if new_value is None or new_value == old_value:
+            continue
+        entry = ProfileEntry(
+            value=new_value,
+            source=source,
+            first_seen=before["first_seen"] if before else stamp,
+            updated_at=stamp,
+        )
+        ops.append(PutOp(namespace, field, dict(entry), index=False))
+        diff.append(ProfileChange(field=field, before=old_value, after=new_value))
+    return ops, diff
+
+
+async def aupdate_profile(
+    store: BaseStore,
+    user: User,
+    changes: Mapping[str, Any],
+    *,
+    forget: Iterable[str] = (),
+    source: Source = "user_said",
+) -> list[ProfileChange]:
+    """Merge ``changes`` into the profile; delete the fields in ``forget``.
+
+    Returns the changes actually made (empty when nothing changed, in which
+    case nothing was written). One listing plus one batched write.
+    """
+    current = await aget_profile(store, user)
+    ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source)
+    if ops:
+        await store.abatch(ops)
+    return diff
+
+
+def format_profile(profile: Profile) -> str:
+    """The profile as prompt text; says so explicitly when there is none."""
+    if not profile:
+        return "(no profile yet: nothing is known about this user; do not guess)"
+    return "\n".join(
+        f"- {field}: {profile[field]['value']}  [{profile[field]['source']}, since {profile[field]['first_seen'][:10]}]"
+        for field in PROFILE_FIELDS
+        if field in profile
+    )

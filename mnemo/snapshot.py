@@ -1,0 +1,81 @@
+"""What the agent is shown about a user at the start of a turn.
+
+:func:`aload_snapshot` reads the profile, the notes most relevant to the
+latest message and the most recent notes in **one** ``abatch`` (three reads),
+plus one more read per 100 notes past the first 100 (explicit paging: the
+store's ``limit`` would otherwise silently truncate, and "most recent" must be
+sorted by mnemo itself because backends return different orders).
+
+:func:`render_snapshot` turns it into prompt text under a character budget;
+the profile goes first and is never cut, then relevant notes, then recent ones.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from langgraph.store.base import BaseStore
+
+from mnemo._store import alist_rest, list_op, most_recent, query_op, semantic_hits
+from mnemo.identity import NOTES, PROFILE, User
+from mnemo.notes import RECALL_MIN_SCORE, Note, to_note
+from mnemo.profile import Profile, format_profile, profile_from_items
+
+
+class MemorySnapshot(TypedDict):
+    profile: Profile
+    relevant: list[Note]
+    """Best first; only real hits (score above threshold)."""
+    recent: list[Note]
+    """Most recently updated first, excluding those already in ``relevant``."""
+
+
+async def aload_snapshot(
+    store: BaseStore,
+    user: User,
+    query: str,
+    *,
+    recall_limit: int = 5,
+    recent_limit: int = 3,
+    min_score: float = RECALL_MIN_SCORE,
+) -> MemorySnapshot:
+    notes_ns = user.namespace(NOTES)
+    profile_ns = user.namespace(PROFILE)
+    ops = [list_op(profile_ns), list_op(notes_ns)]
+    if query.strip() and recall_limit > 0:
+        ops.append(query_op(notes_ns, query, limit=recall_limit))
+    results = await store.abatch(ops)
+    profile_items = await alist_rest(store, profile_ns, results[0])
+    relevant: list[Note] = []
+    if len(results) > 2 and results[1]:
+        relevant = [to_note(it) for it in semantic_hits(results[2], notes_ns, min_score=min_score)]
+    seen = {n["id"] for n in relevant}
+    recent: list[Note] = []
+    if recent_limit > 0 and results[1]:
+        all_notes = await alist_rest(store, notes_ns, results[1])
+        recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
+    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
+
+
+def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = 2000) -> str:
+    """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
+    after the profile (whole lines only; what does not fit is left out and
+    stays reachable through the ``recall_notes`` tool)."""
+    parts = ["Profile:", format_profile(snapshot["profile"])]
+    used = sum(len(p) + 1 for p in parts)
+    for title, notes in (("Notes relevant to the latest message:", snapshot["relevant"]),
+                         ("Most recent notes:", snapshot["recent"])):
+        lines = []
+        for note in notes:
+            line = f"- {note['text']}  (note {note['id'][:8]})"
+            if used + len(title) + len(line) + 2 > char_budget:
+                break
+            lines.append(line)
+            used += len(line) + 1
+        if lines:
+            parts.append(title)
+            used += len(title) + 1
+            parts.extend(lines)
+    if not snapshot["relevant"] and not snapshot["recent"]:
+        parts.append("Notes: (none)")
+    return "\n".join(parts)

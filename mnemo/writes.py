@@ -1,0 +1,41 @@
+"""Applying an extraction to the store through the profile and notes APIs."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from langgraph.store.base import BaseStore
+
+from mnemo.errors import InvalidInputError
+from mnemo.extraction import MemoryExtraction
+from mnemo.identity import User
+from mnemo.notes import RememberResult, aremember_many, validate_note
+from mnemo.profile import ProfileChange, aupdate_profile, normalize_field
+
+
+class AppliedExtraction(TypedDict):
+    profile: list[ProfileChange]
+    notes: list[RememberResult]
+
+
+async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtraction) -> AppliedExtraction:
+    """Merge the profile changes and add the notes; writes nothing for an empty
+    extraction. Invalid items (e.g. an oversized note) are dropped one by one,
+    so one bad value does not cost the others."""
+    changes = {}
+    for field, value in extraction.profile_changes().items():
+        try:
+            normalize_field(field, value)
+        except InvalidInputError:
+            continue
+        changes[field] = value
+    notes = []
+    for text in extraction.notes:
+        try:
+            validate_note(text)
+        except InvalidInputError:
+            continue
+        notes.append(text)
+    profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
+    added = await aremember_many(store, user, notes, source="user_said") if notes else []
+    return AppliedExtraction(profile=profile, notes=added)

@@ -1,0 +1,34 @@
+"""Step 1: read what is remembered about the user, for the model to see."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graphs.context import Context
+from graphs.state import State
+from mnemo.snapshot import aload_snapshot, render_snapshot
+from nodes.runtime import current_user
+
+logger = logging.getLogger(__name__)
+
+
+async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
+    user = current_user(runtime.context)  # no user: the run fails here, before any model call
+    ctx = runtime.context
+    latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
+    try:
+        snapshot = await aload_snapshot(
+            runtime.store,
+            user,
+            latest.text if latest is not None else "",
+            recall_limit=ctx.recall_limit,
+            recent_limit=ctx.recent_limit,
+            min_score=ctx.recall_min_score,
+        )
+    except Exception as exc:  # a failing store must not cost the user an answer
+        logger.exception("load_memory failed; answering without long-term memory")
+        return {"memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
+    return {"memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}

@@ -1,0 +1,106 @@
+"""Step 3: the tools the model may call, run by ``ToolNode``.
+
+No tool takes a user id: the user comes from :func:`nodes.runtime.current_user`
+(trusted context), injected through ``ToolRuntime``, which is hidden from the
+schema the model sees. Policies are searchable, never writable, by the model.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from langchain_core.tools import tool
+from langgraph.prebuilt import ToolNode, ToolRuntime
+
+from graphs.context import Context
+from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
+from nodes.runtime import current_user
+
+logger = logging.getLogger(__name__)
+
+
+@tool
+async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
+    """Save one durable fact or preference the user stated about themselves,
+    e.g. "The user is allergic to peanuts". Use only for what the user said,
+    never for your own guesses, and never for orders or refunds.
+
+    Args:
+        text: the fact, one short self-contained sentence.
+    """
+    result = await aremember(runtime.store, current_user(runtime.context, runtime.config), text, source="user_said")
+    note = result["note"]
+    if result["status"] == "duplicate":
+        return f"Already remembered (note {note['id'][:8]}): {note['text']}"
+    if result["status"] == "refined":
+        return f"Updated note {note['id'][:8]}: {note['text']}"
+    return f"Remembered (note {note['id'][:8]}): {note['text']}"
+
+
+@tool
+async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5) -> str:
+    """Look up what you remember about the user by meaning, e.g. "pets" or
+    "dietary restrictions". Returns the matching notes, best first.
+
+    Args:
+        query: what to look for.
+        limit: at most this many notes (1-20).
+    """
+    limit = max(1, min(int(limit), 20))
+    notes = await arecall(
+        runtime.store,
+        current_user(runtime.context, runtime.config),
+        query,
+        limit=limit,
+        min_score=runtime.context.recall_min_score,
+    )
+    if not notes:
+        return "No matching notes."
+    return "\n".join(f"- {n['text']} (note {n['id'][:8]}, id {n['id']})" for n in notes)
+
+
+@tool
+async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None, about: str | None = None) -> str:
+    """Delete notes the user asked you to forget: give exactly one of
+    ``note_id`` (full id from recall_notes) or ``about`` (what the note says).
+
+    Args:
+        note_id: id of the note to delete.
+        about: description of the note(s) to delete, e.g. "my cats".
+    """
+    removed = await aforget(runtime.store, current_user(runtime.context, runtime.config), note_id=note_id, about=about)
+    if not removed:
+        return "Nothing matched; nothing was deleted."
+    return "Deleted:\n" + "\n".join(f"- {n['text']} (note {n['id'][:8]})" for n in removed)
+
+
+@tool
+async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
+    """Search the shop's official policies (refunds, returns, shipping,
+    warranty, filters, privacy). Always use this before answering a policy
+    question.
+
+    Args:
+        query: the policy question, in the user's words.
+    """
+    current_user(runtime.context, runtime.config)  # policies are shared, but runs still need a user
+    await aensure_policies(runtime.store)
+    hits = await asearch_policies(runtime.store, query)
+    if not hits:
+        return "No policy matches this question; say you are not sure and offer to escalate to a human."
+    return json.dumps(hits, ensure_ascii=False, indent=1)
+
+
+TOOLS = [remember_note, recall_notes, forget_note, search_policy]
+
+
+def _tool_error(exc: Exception) -> str:
+    """Every tool failure goes back to the model as text; the turn goes on."""
+    if isinstance(exc, MnemoError):
+        return f"Error: {exc}"
+    logger.exception("tool failed", exc_info=exc)
+    return f"Error: the memory service failed ({type(exc).__name__}); nothing was changed. Tell the user and try later."
+
+
+tools = ToolNode(TOOLS, handle_tool_errors=_tool_error)

@@ -1,0 +1,46 @@
+"""Step 4: turn what the user said this turn into memory, without failing the turn."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graphs.context import Context
+from graphs.state import State
+from mnemo import aextract, build_extractor
+from mnemo.writes import aapply_extraction
+from nodes.runtime import aload_chat_model, current_user
+
+logger = logging.getLogger(__name__)
+
+#: At most this many pending user messages are sent to the extractor (a long
+#: backlog after repeated failures is cut to the latest ones).
+MAX_PENDING_MESSAGES = 10
+
+
+async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
+    user = current_user(runtime.context)
+    messages = state["messages"]
+    cursor = state.get("memory_cursor", 0)
+    said = [m.text for m in messages[cursor:] if isinstance(m, HumanMessage)][-MAX_PENDING_MESSAGES:]
+    if not said:
+        return {"memory_cursor": len(messages)}
+    ctx = runtime.context
+    try:
+        model = await aload_chat_model(ctx.extraction_model or ctx.model)
+        extraction = await aextract(build_extractor(model), said, timeout_s=ctx.extraction_timeout_s)
+    except Exception:
+        logger.exception("could not build the memory extractor; will retry next turn")
+        return {}
+    if extraction is None:
+        # The extractor failed, timed out or returned nothing: skip the write,
+        # the turn still succeeds, and these messages are tried again next turn.
+        return {}
+    try:
+        await aapply_extraction(runtime.store, user, extraction)
+    except Exception:
+        logger.exception("memory write failed; will retry with the next turn")
+        return {}
+    return {"memory_cursor": len(messages)}

@@ -1,0 +1,57 @@
+"""A scripted chat model for tests (never imported by production code).
+
+It answers through a function of the messages it receives, records every
+call, and supports ``bind_tools`` / ``with_structured_output`` the way real
+chat models do (structured output arrives as a tool call that LangChain's own
+parser turns into the pydantic object), so the graph runs unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import ConfigDict, Field
+
+Responder = Callable[[list[BaseMessage], list[str]], AIMessage]
+_ids = itertools.count()
+
+
+class ScriptedChatModel(BaseChatModel):
+    """``respond(messages, tool_names) -> AIMessage`` decides every answer."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    respond: Any
+    calls: list[dict] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def bind_tools(self, tools: list, **kwargs: Any) -> Runnable:
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        return self.bind(tool_names=names, **kwargs)
+
+    def _generate(self, messages, stop=None, run_manager: CallbackManagerForLLMRun | None = None, **kwargs) -> ChatResult:
+        tool_names = kwargs.get("tool_names", [])
+        self.calls.append({"messages": list(messages), "tool_names": tool_names})
+        message = self.respond(list(messages), tool_names)
+        if message.tool_calls:
+            for call in message.tool_calls:
+                call.setdefault("id", f"call_{next(_ids)}")
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    async def _agenerate(self, messages, stop=None, run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs) -> ChatResult:
+        return self._generate(messages, stop=stop, **kwargs)
+
+
+def tool_call(name: str, **args: Any) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}])

@@ -1,0 +1,72 @@
+import pytest
+from langgraph.store.base import InvalidNamespaceError
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import MissingUserError, User, resolve_user, user_label
+from mnemo.identity import RESERVED_ROOTS
+
+
+@pytest.mark.parametrize("uid", ["u_42", "alice", "A-b_c:d@e+f", "x" * 128])
+def test_valid_ids_are_used_verbatim(uid):
+    assert user_label(uid) == uid
+
+
+@pytest.mark.parametrize("uid", ["zhou.wang@x.com", "小周", "has space", "x" * 129, "langgraph", "org", "ORG", "agent"])
+def test_invalid_ids_are_mapped_deterministically_to_valid_labels(uid):
+    label = user_label(uid)
+    assert label != uid
+    assert label == user_label(uid)  # deterministic
+    assert label.startswith("~") and len(label) == 33
+    # and the store accepts it (the raw id would be rejected or collide with shared data)
+    InMemoryStore().put((label, "profile"), "name", {"value": "x"})
+
+
+def test_mapped_labels_never_collide_with_verbatim_ids():
+    mapped = user_label("zhou.wang@x.com")
+    assert user_label(mapped) != mapped  # '~' is outside the verbatim alphabet
+    assert user_label("a.b") != user_label("a.c")
+
+
+def test_raw_email_would_be_rejected_by_the_store():
+    with pytest.raises(InvalidNamespaceError):
+        InMemoryStore().put(("zhou.wang@x.com", "profile"), "k", {"v": 1})
+
+
+@pytest.mark.parametrize("uid", ["", "   ", None])
+def test_missing_user_is_a_clear_error(uid):
+    with pytest.raises(MissingUserError, match="user_id"):
+        user_label(uid)
+
+
+def test_reserved_roots_cover_shared_namespaces():
+    assert "org" in RESERVED_ROOTS and "langgraph" in RESERVED_ROOTS
+
+
+def test_resolve_user_from_context():
+    user = resolve_user({"user_id": "u1"}, {"configurable": {}})
+    assert user == User(id="u1", label="u1", authenticated=False)
+
+
+def test_authenticated_identity_wins_over_client_user_id():
+    config = {"configurable": {"langgraph_auth_user_id": "real-user", "langgraph_auth_user": {"identity": "real-user"}}}
+    user = resolve_user({"user_id": "someone-else"}, config)
+    assert user.id == "real-user" and user.authenticated
+
+
+def test_unauthenticated_placeholder_and_studio_user_do_not_override():
+    noauth = {"configurable": {"langgraph_auth_user_id": ""}}
+    assert resolve_user({"user_id": "u1"}, noauth).id == "u1"
+    studio = {"configurable": {"langgraph_auth_user_id": "langgraph-studio-user",
+                               "langgraph_auth_user": {"kind": "StudioUser", "identity": "langgraph-studio-user"}}}
+    assert resolve_user({"user_id": "u1"}, studio).id == "u1"
+
+
+def test_resolve_user_without_any_id_fails():
+    with pytest.raises(MissingUserError):
+        resolve_user({"user_id": ""}, {"configurable": {"langgraph_auth_user_id": ""}})
+
+
+def test_user_namespaces_put_the_user_first():
+    user = User.of("u1")
+    assert user.namespace("notes") == ("u1", "notes")
+    assert user.root == ("u1",)

@@ -1,0 +1,125 @@
+import pytest
+from langgraph.store.base import SearchItem
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
+from mnemo._store import semantic_hits
+from mnemo.notes import MAX_NOTE_CHARS, aremember_many
+
+
+async def test_exact_duplicates_are_skipped(store, user):
+    first = await aremember(store, user, "The user is allergic to peanuts.")
+    again = await aremember(store, user, "the user is  allergic to peanuts")
+    assert first["status"] == "stored" and again["status"] == "duplicate"
+    assert again["note"]["id"] == first["note"]["id"]
+    assert len(await alist_notes(store, user)) == 1
+
+
+async def test_semantic_duplicates_are_skipped_in_both_languages(store, user):
+    await aremember(store, user, "The user is allergic to peanuts.")
+    assert (await aremember(store, user, "The user has a peanut allergy."))["status"] == "duplicate"
+    await aremember(store, user, "用户对花生过敏。")
+    assert (await aremember(store, user, "用户有花生过敏。"))["status"] == "duplicate"
+    assert len(await alist_notes(store, user)) == 2
+
+
+async def test_close_but_different_facts_are_both_kept(store, user):
+    # e5 scores these pairs 0.96-0.98: similarity alone would merge them.
+    pairs = [("The user has two cats.", "The user has two dogs."),
+             ("用户每个月都去上海出差。", "用户每个月都去北京出差。")]
+    for a, b in pairs:
+        assert (await aremember(store, user, a))["status"] == "stored"
+        assert (await aremember(store, user, b))["status"] == "stored"
+    assert len(await alist_notes(store, user)) == 4
+
+
+async def test_more_detail_refines_the_same_note(store, user):
+    first = await aremember(store, user, "用户养了两只猫。")
+    refined = await aremember(store, user, "用户养了两只猫，叫咪咪和花花。")
+    assert refined["status"] == "refined" and refined["note"]["id"] == first["note"]["id"]
+    (note,) = await alist_notes(store, user)
+    assert "咪咪" in note["text"] and note["first_seen"] == first["note"]["first_seen"]
+
+
+async def test_batch_remember_dedupes_within_the_batch(store, user):
+    results = await aremember_many(store, user, ["Likes tea.", "likes tea", "Owns a bike."])
+    assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
+    assert len(await alist_notes(store, user)) == 2
+
+
+async def test_recall_by_meaning(store, user):
+    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user owns a Xiaomi air purifier.",
+                                       "The user's daughter is called Mia."])
+    hits = await arecall(store, user, "what food allergies do I have?")
+    assert hits and hits[0]["text"] == "The user is allergic to peanuts."
+    assert all("score" in h for h in hits)
+    zh = await arecall(store, user, "我家的净化器是什么牌子")
+    assert zh[0]["text"] == "The user owns a Xiaomi air purifier."
+
+
+async def test_score_none_is_never_a_hit():
+    ns = ("u", "notes")
+    filler = SearchItem(ns, "k1", {"text": "x"}, created_at=None, updated_at=None, score=None)
+    hit = SearchItem(ns, "k2", {"text": "y"}, created_at=None, updated_at=None, score=0.9)
+    assert [i.key for i in semantic_hits([filler, hit], ns, min_score=0.5)] == ["k2"]
+
+
+async def test_store_without_index_is_a_loud_error_not_a_listing(user):
+    plain = InMemoryStore()
+    plain.put(user.namespace("notes"), "k", {"text": "lives in Hangzhou"})
+    with pytest.raises(IndexMissingError, match="index"):
+        await arecall(plain, user, "pets")
+
+
+async def test_listing_pages_past_the_default_limit_of_ten(index, user):
+    store = InMemoryStore()  # no index: listing must not need one
+    for i in range(237):
+        store.put(user.namespace("notes"), f"k{i:03d}", {"text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"})
+    notes = await alist_notes(store, user)
+    assert len(notes) == 237
+    assert len(store.search(user.namespace("notes"))) == 10  # the trap mnemo avoids
+
+
+async def test_recent_sorts_by_updated_at_not_by_backend_order(user):
+    store = InMemoryStore()
+    # inserted newest first: insertion order (InMemoryStore) is the wrong answer
+    for i, stamp in enumerate(["2026-03-01", "2026-01-01", "2026-02-01"]):
+        store.put(user.namespace("notes"), f"k{i}", {"text": stamp, "updated_at": stamp})
+    assert [n["text"] for n in await arecent(store, user, 2)] == ["2026-03-01", "2026-02-01"]
+
+
+async def test_forget_by_id_and_by_meaning_returns_what_was_removed(store, user):
+    a = (await aremember(store, user, "The user has two cats."))["note"]
+    await aremember(store, user, "The user lives near the sea.")
+    removed = await aforget(store, user, note_id=a["id"])
+    assert [n["text"] for n in removed] == ["The user has two cats."]
+    removed = await aforget(store, user, about="living near the sea")
+    assert [n["text"] for n in removed] == ["The user lives near the sea."]
+    assert await alist_notes(store, user) == []
+    assert await aforget(store, user, about="anything at all") == []
+
+
+async def test_forget_by_meaning_does_not_delete_loose_neighbours(store, user):
+    await aremember_many(store, user, ["The user has two cats.", "The user is allergic to peanuts.",
+                                       "The user prefers email contact."])
+    removed = await aforget(store, user, about="my cats")
+    assert [n["text"] for n in removed] == ["The user has two cats."]
+    assert len(await alist_notes(store, user)) == 2
+
+
+async def test_forget_cannot_reach_another_users_note(store):
+    note = (await aremember(store, User.of("a"), "secret of a"))["note"]
+    assert await aforget(store, User.of("b"), note_id=note["id"]) == []
+    assert len(await alist_notes(store, User.of("a"))) == 1
+
+
+async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
+    with pytest.raises(InvalidInputError, match="limited"):
+        await aremember(store, user, "x" * (MAX_NOTE_CHARS + 1))
+    with pytest.raises(InvalidInputError, match="empty"):
+        await aremember(store, user, "   ")
+    with pytest.raises(InvalidInputError):
+        await aremember_many(store, user, ["fine", ""])
+    assert await alist_notes(store, user) == []
+    with pytest.raises(InvalidInputError, match="exactly one"):
+        await aforget(store, user)
