@@ -12,6 +12,7 @@ import logging
 
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
+from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from graphs.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
@@ -97,7 +98,7 @@ TOOLS = [remember_note, recall_notes, forget_note, search_policy]
 
 def _tool_error(exc: Exception) -> str:
     """Every tool failure goes back to the model as text; the turn goes on."""
-    if isinstance(exc, MnemoError):
+    if isinstance(exc, MnemoError | ToolInvocationError):  # bad input: say what to fix
         return f"Error: {exc}"
     logger.exception("tool failed", exc_info=exc)
     return f"Error: the memory service failed ({type(exc).__name__}); nothing was changed. Tell the user and try later."

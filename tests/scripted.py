@@ -53,5 +53,5 @@ class ScriptedChatModel(BaseChatModel):
         return self._generate(messages, stop=stop, **kwargs)
 
 
-def tool_call(name: str, **args: Any) -> AIMessage:
+def tool_call(name: str, /, **args: Any) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}])

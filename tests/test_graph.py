@@ -1,0 +1,213 @@
+"""The compiled agent graph with a scripted chat model and the real embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graphs.agent import builder
+from graphs.context import Context
+from mnemo import MissingUserError, User, aget_profile, alist_notes
+from nodes import runtime as node_runtime
+from tests.scripted import ScriptedChatModel, tool_call
+
+CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+NAME = re.compile(r"(?:I'm|I am|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+
+
+def naive_extraction(messages, tool_names) -> AIMessage:
+    """Extracts whatever the prompt shows, like a credulous model would: if an
+    assistant's words reached it, their city would be taken too."""
+    text = messages[-1].text
+    args = {}
+    if m := CITY.search(text):
+        args["city"] = m.group(1)
+    if m := NAME.search(text):
+        args["name"] = m.group(1)
+    if "forget where I live" in text:
+        args["forget_fields"] = ["city"]
+    return tool_call("MemoryExtraction", **args)
+
+
+class Script:
+    """Chat replies by rule; extraction by ``extract`` (replaceable per test)."""
+
+    def __init__(self):
+        self.extract = naive_extraction
+        self.chat = lambda messages: AIMessage(content="ok")
+
+    def __call__(self, messages, tool_names):
+        if "MemoryExtraction" in tool_names:
+            return self.extract(messages, tool_names)
+        return self.chat(messages)
+
+
+@pytest.fixture
+def script():
+    return Script()
+
+
+@pytest.fixture
+def model(monkeypatch, script):
+    model = ScriptedChatModel(respond=script)
+    monkeypatch.setitem(node_runtime._models, "scripted", model)
+    return model
+
+
+@pytest.fixture
+def agent(store):
+    return builder.compile(checkpointer=InMemorySaver(), store=store)
+
+
+async def say(agent, text, *, user="u_zhou", thread="t1", config=None, **ctx):
+    cfg = {"configurable": {"thread_id": thread, **(config or {})}}
+    return await agent.ainvoke({"messages": [HumanMessage(text)]}, cfg, context=Context(user_id=user, model="scripted", **ctx))
+
+
+def chat_prompts(model) -> list[str]:
+    """System prompts of the calls that were chat turns (not extraction)."""
+    return [c["messages"][0].text for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
+
+
+def extraction_prompts(model) -> list[str]:
+    return [c["messages"][-1].text for c in model.calls if "MemoryExtraction" in c["tool_names"]]
+
+
+async def test_thread_two_sees_what_thread_one_learned(agent, model, store):
+    await say(agent, "Hi, I'm Zhou and I live in Hangzhou.", thread="t1")
+    assert "no profile yet" in chat_prompts(model)[0]
+    await say(agent, "What's the shipping time to my city?", thread="t2")
+    assert "city: Hangzhou" in chat_prompts(model)[-1]
+    assert "name: Zhou" in chat_prompts(model)[-1]
+
+
+async def test_users_are_isolated(agent, model, store):
+    await say(agent, "I live in Hangzhou.", user="alice", thread="a1")
+    await say(agent, "Where do I live?", user="bob", thread="b1")
+    assert "Hangzhou" not in chat_prompts(model)[-1]
+    assert await aget_profile(store, User.of("bob")) == {}
+
+
+async def test_an_assistant_guess_never_becomes_a_user_fact(agent, model, store, script):
+    script.chat = lambda messages: AIMessage(content="Since you live in Shanghai, delivery takes 2 days.")
+    await say(agent, "How long does delivery take?")
+    await say(agent, "Thanks!")
+    assert all("Shanghai" not in p for p in extraction_prompts(model))
+    assert "city" not in await aget_profile(store, User.of("u_zhou"))
+
+
+async def test_only_this_turns_user_messages_are_extracted(agent, model):
+    await say(agent, "I live in Hangzhou.")
+    await say(agent, "Thanks!")
+    assert "Hangzhou" not in extraction_prompts(model)[-1]
+
+
+async def test_forgetting_a_field_through_the_graph(agent, model, store):
+    await say(agent, "I live in Hangzhou.")
+    await say(agent, "Please forget where I live.")
+    assert "city" not in await aget_profile(store, User.of("u_zhou"))
+
+
+@pytest.mark.parametrize("failure", ["none", "exception", "timeout"])
+async def test_extractor_failure_skips_the_write_and_the_turn_succeeds(agent, model, store, script, failure):
+    def broken(messages, tool_names):
+        if failure == "exception":
+            raise RuntimeError("extractor down")
+        if failure == "timeout":
+            import time
+
+            time.sleep(0.5)
+        return AIMessage(content="no tool call at all")  # structured output -> None
+
+    script.extract = broken
+    out = await say(agent, "I live in Hangzhou.", extraction_timeout_s=0.2)
+    assert out["messages"][-1].content == "ok"
+    assert await aget_profile(store, User.of("u_zhou")) == {}
+    assert out.get("memory_cursor", 0) == 0  # pending: retried next turn
+    script.extract = naive_extraction
+    await say(agent, "Thanks!")
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+
+
+async def test_missing_user_id_fails_at_once(agent, model):
+    with pytest.raises(MissingUserError, match="user_id"):
+        await say(agent, "hello", user="")
+    assert model.calls == []
+
+
+async def test_authenticated_identity_wins(agent, model, store):
+    await say(agent, "I live in Hangzhou.", user="spoofed", config={"langgraph_auth_user_id": "real"})
+    assert (await aget_profile(store, User.of("real")))["city"]["value"] == "Hangzhou"
+    assert await aget_profile(store, User.of("spoofed")) == {}
+
+
+async def test_email_user_ids_work_end_to_end(agent, model, store):
+    await say(agent, "I live in Hangzhou.", user="zhou.wang@x.com")
+    await say(agent, "hi", user="zhou.wang@x.com", thread="t2")
+    assert "Hangzhou" in chat_prompts(model)[-1]
+
+
+async def test_tools_remember_recall_forget_and_policy(agent, model, store, script):
+    steps = iter([
+        tool_call("remember_note", text="The user is allergic to peanuts."),
+        AIMessage(content="Noted."),
+        tool_call("search_policy", query="how long is the refund window?"),
+        AIMessage(content="30 days."),
+        tool_call("recall_notes", query="food allergies"),
+        AIMessage(content="Peanuts."),
+        tool_call("forget_note", about="peanut allergy"),
+        AIMessage(content="Forgotten."),
+    ])
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    out = await say(agent, "Remember that I'm allergic to peanuts.")
+    assert "Remembered" in out["messages"][-2].content
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+    out = await say(agent, "What is the refund window?")
+    assert "refund-window" in out["messages"][-2].content
+    out = await say(agent, "What am I allergic to?")
+    assert "peanuts" in out["messages"][-2].content
+    out = await say(agent, "Forget my peanut allergy.")
+    assert "Deleted" in out["messages"][-2].content
+    assert await alist_notes(store, User.of("u_zhou")) == []
+
+
+async def test_malformed_tool_arguments_are_reported_to_the_model(agent, model, store, script):
+    steps = iter([tool_call("remember_note", wrong_arg=1), AIMessage(content="sorry"),
+                  tool_call("remember_note", text="x" * 5000), AIMessage(content="sorry")])
+    script.chat = lambda messages: next(steps)
+    out = await say(agent, "remember this")
+    errors = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert errors and "text" in errors[0].content and out["messages"][-1].content == "sorry"
+    out = await say(agent, "remember this long thing")
+    assert "limited to" in [m for m in out["messages"] if isinstance(m, ToolMessage)][-1].content
+    assert await alist_notes(store, User.of("u_zhou")) == []
+
+
+def test_no_tool_shows_a_user_field_to_the_model():
+    from nodes.tools import TOOLS
+
+    for t in TOOLS:
+        props = t.tool_call_schema.model_json_schema().get("properties", {})
+        assert props, t.name
+        assert not {p for p in props if "user" in p.lower() or p == "runtime"}, (t.name, props)
+
+
+async def test_a_failing_store_costs_memory_not_the_answer(model):
+    from langgraph.store.memory import InMemoryStore
+
+    class UnreachableStore(InMemoryStore):
+        """Fails on every call, as a dropped database connection would."""
+
+        async def abatch(self, ops):
+            raise ConnectionError("store unreachable")
+
+    agent = builder.compile(checkpointer=InMemorySaver(), store=UnreachableStore())
+    out = await say(agent, "I live in Hangzhou.")
+    assert out["messages"][-1].content == "ok"
+    assert "unavailable" in chat_prompts(model)[-1]
+    assert out.get("memory_cursor", 0) == 0  # the write will be retried
