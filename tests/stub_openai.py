@@ -1,0 +1,127 @@
+"""A local OpenAI-compatible chat server for end-to-end tests (test code only).
+
+It speaks ``POST /v1/chat/completions`` (plain and ``stream: true``) the way an
+OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
+-> ``langchain-openai`` -> ``OPENAI_BASE_URL``) runs unchanged against it.
+
+* When the request offers the ``MemoryExtraction`` function, it answers with a
+  call of it, filled from the prompt by two regular expressions ("I'm X",
+  "I live in Y").
+* When the user's last message mentions a refund, it calls ``search_policy``
+  and then answers with the start of the tool's result.
+* Otherwise it answers ``"ok"``.
+
+Every request body is kept; ``GET /requests`` returns them, so a test can see
+the exact prompt the model received.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+NAME = re.compile(r"(?:I'm|I am|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+
+
+def _extraction_args(prompt: str) -> dict:
+    args: dict = {}
+    if m := CITY.search(prompt):
+        args["city"] = m.group(1)
+    if m := NAME.search(prompt):
+        args["name"] = m.group(1)
+    return args
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: StubServer
+
+    def log_message(self, *args):  # keep test output clean
+        pass
+
+    def _send_json(self, payload, status=200):
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path.rstrip("/").endswith("/requests"):
+            self._send_json(self.server.requests)
+        else:
+            self._send_json({"error": "not found"}, 404)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send_json({"error": {"message": "not found"}}, 404)
+            return
+        self.server.requests.append(body)
+        tools = [t["function"]["name"] for t in body.get("tools", [])]
+        message: dict = {"role": "assistant", "content": "ok"}
+        finish = "stop"
+        last = body["messages"][-1]
+        if "search_policy" in tools and last["role"] == "user" and "refund" in str(last.get("content", "")).lower():
+            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
+                    "function": {"name": "search_policy", "arguments": json.dumps({"query": last["content"]})}}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        elif last["role"] == "tool":
+            message = {"role": "assistant", "content": "ok: " + str(last.get("content", ""))[:200]}
+        elif "MemoryExtraction" in tools:
+            prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
+                    "function": {"name": "MemoryExtraction", "arguments": json.dumps(_extraction_args(prompt))}}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        base = {"id": f"chatcmpl-{len(self.server.requests)}", "created": int(time.time()), "model": body.get("model", "stub")}
+        if not body.get("stream"):
+            self._send_json({**base, "object": "chat.completion",
+                             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        delta = dict(message)
+        if "tool_calls" in delta:
+            delta["tool_calls"] = [{**c, "index": 0} for c in delta["tool_calls"]]
+        for chunk in ({**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                      {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}):
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+
+
+class StubServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int = 0):
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.requests: list[dict] = []
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
+        self.server_close()
+
+
+if __name__ == "__main__":  # manual use: python -m tests.stub_openai [port]
+    import sys
+
+    with StubServer(int(sys.argv[1]) if len(sys.argv) > 1 else 8765) as stub:
+        print(f"stub OpenAI-compatible server on {stub.base_url}", flush=True)
+        threading.Event().wait()

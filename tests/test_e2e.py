@@ -1,0 +1,175 @@
+"""End to end: `langgraph dev` serving the agent, a local OpenAI-compatible stub
+as the model, driven through `langgraph_sdk` like a user's client would.
+
+The server runs from a copy of the project in a temporary directory so its
+persisted state (``.langgraph_api/``) is the test's own, and is restarted once
+to show that memory outlives the process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from tests.stub_openai import StubServer
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+LANGGRAPH = Path(sys.executable).with_name("langgraph")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DevServer:
+    def __init__(self, workdir: Path, env: dict[str, str]):
+        self.workdir, self.env, self.port, self.proc = workdir, env, free_port(), None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 120) -> None:
+        self.log = open(self.workdir / f"server-{self.port}.log", "w")
+        self.proc = subprocess.Popen(
+            [str(LANGGRAPH), "dev", "--port", str(self.port), "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+            cwd=self.workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"langgraph dev exited:\n{self.output()}")
+            try:
+                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"langgraph dev did not start:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)  # graceful: flushes the store to disk
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+    def output(self) -> str:
+        self.log.flush()
+        return (self.workdir / f"server-{self.port}.log").read_text()[-4000:]
+
+
+@pytest.fixture
+def stub():
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    for name in ("graphs", "nodes", "mnemo"):
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "langgraph.json", tmp_path / "langgraph.json")
+    return tmp_path
+
+
+@pytest.fixture
+def server_env(stub) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}
+    env.update(
+        OPENAI_BASE_URL=stub.base_url,
+        OPENAI_API_KEY="stub-key",
+        MNEMO_MODEL="openai:stub-model",
+        LANGSMITH_TRACING="false",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        PYTHONPATH=str(ROOT),
+    )
+    return env
+
+
+def system_prompts(stub: StubServer) -> list[str]:
+    return [r["messages"][0]["content"] for r in stub.requests
+            if r["messages"][0]["role"] == "system" and not any(
+                t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+
+
+async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None) -> dict:
+    if thread_id is None:
+        thread_id = (await client.threads.create())["thread_id"]
+    context = {} if user_id is None else {"user_id": user_id}
+    run = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]}, context=context)
+    await client.runs.join(thread_id, run["run_id"])
+    return await client.runs.get(thread_id, run["run_id"])
+
+
+async def test_memory_across_threads_users_and_a_restart(workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        client = get_client(url=server.url)
+        run = await chat(client, "Hi, I'm Zhou and I live in Hangzhou.", user_id="zhou.wang@x.com")
+        assert run["status"] == "success", server.output()
+        assert "no profile yet" in system_prompts(stub)[0]
+
+        # The store is readable through the SDK; the e-mail became a stable hashed label.
+        from mnemo import load_policy_file, user_label
+
+        label = user_label("zhou.wang@x.com")
+        items = (await client.store.search_items((label, "profile"), limit=50))["items"]
+        assert {i["key"]: i["value"]["value"] for i in items} == {"name": "Zhou", "city": "Hangzhou"}
+
+        # Thread 2 of the same user: the model's prompt carries thread 1's facts.
+        run = await chat(client, "How long does delivery to my city take?", user_id="zhou.wang@x.com")
+        assert run["status"] == "success"
+        assert "city: Hangzhou" in system_prompts(stub)[-1]
+
+        # A policy question goes through the policy tool (seeded on first use).
+        run = await chat(client, "What is your refund policy?", user_id="zhou.wang@x.com")
+        assert run["status"] == "success", server.output()
+        state = await client.threads.get_state(run["thread_id"])
+        tool_messages = [m for m in state["values"]["messages"] if m["type"] == "tool"]
+        assert tool_messages and "30 days" in tool_messages[0]["content"]
+        policies = (await client.store.search_items(("org", "policies"), limit=100))["items"]
+        assert len(policies) == len(load_policy_file())
+
+        # Another user sees none of it.
+        await chat(client, "Where do I live?", user_id="someone_else")
+        assert "Hangzhou" not in system_prompts(stub)[-1]
+
+        # No user id: the run fails with a clear error, no model call is made.
+        calls_before = len(stub.requests)
+        run = await chat(client, "hello", user_id=None)
+        assert run["status"] == "error"
+        assert len(stub.requests) == calls_before
+    finally:
+        server.stop()
+
+    # Restart: the platform store persisted the memory.
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        client = get_client(url=server.url)
+        items = (await client.store.search_items((label, "profile"), limit=50))["items"]
+        assert {i["key"] for i in items} == {"name", "city"}
+        run = await chat(client, "Remind me what you know about me.", user_id="zhou.wang@x.com")
+        assert run["status"] == "success", server.output()
+        assert "city: Hangzhou" in system_prompts(stub)[-1]
+    finally:
+        server.stop()
