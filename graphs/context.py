@@ -9,10 +9,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from pydantic import ConfigDict
+
 
 @dataclass(kw_only=True)
 class Context:
     """Who is talking, which model answers, and how memory is used."""
+
+    # Makes the field docstrings below the descriptions of the JSON schema
+    # that LangGraph Studio and the assistants API show.
+    __pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
 
     user_id: str = ""
     """Id of the end user whose memory this run reads and writes. Required:

@@ -1,0 +1,42 @@
+"""The wiring and the schemas the platform shows (graphs/agent.py, graphs/context.py)."""
+
+import json
+from pathlib import Path
+
+from graphs.agent import graph
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_graph_shape_is_the_declared_one():
+    g = graph.get_graph()
+    edges = {(e.source, e.target) for e in g.edges}
+    assert set(g.nodes) == {"__start__", "load_memory", "call_model", "tools", "write_memory", "__end__"}
+    assert edges == {
+        ("__start__", "load_memory"),
+        ("load_memory", "call_model"),
+        ("call_model", "tools"),
+        ("call_model", "write_memory"),
+        ("tools", "call_model"),
+        ("write_memory", "__end__"),
+    }
+
+
+def test_graph_brings_no_store_or_checkpointer_of_its_own():
+    assert graph.store is None and graph.checkpointer is None
+
+
+def test_every_context_field_is_described_for_studio():
+    props = graph.get_context_jsonschema()["properties"]
+    assert "user_id" in props and "model" in props
+    assert all(p.get("description") for p in props.values()), props
+
+
+def test_langgraph_json_declares_the_agent_and_the_local_index():
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    assert config["graphs"]["agent"] == "./graphs/agent.py:graph"
+    index = config["store"]["index"]
+    assert index["embed"] == "./mnemo/embeddings.py:embeddings" and index["fields"] == ["text"]
+    from mnemo.embeddings import embeddings
+
+    assert len(embeddings.embed_query("dims check")) == index["dims"]
