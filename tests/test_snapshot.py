@@ -1,0 +1,50 @@
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import aupdate_profile
+from mnemo.notes import aremember_many
+from mnemo.snapshot import aload_snapshot, render_snapshot
+
+
+class CountingStore(InMemoryStore):
+    """Counts round trips (every public async call is one)."""
+
+    trips = 0
+
+    async def abatch(self, ops):
+        self.trips += 1
+        return await super().abatch(ops)
+
+
+async def test_one_round_trip_for_a_small_user(index, user):
+    store = CountingStore(index=index)
+    await aupdate_profile(store, user, {"name": "Ann"})
+    await aremember_many(store, user, ["The user has two cats.", "The user is allergic to peanuts."])
+    store.trips = 0
+    snap = await aload_snapshot(store, user, "what pets do I have?")
+    assert store.trips == 1
+    assert snap["profile"]["name"]["value"] == "Ann"
+    assert [n["text"] for n in snap["relevant"]][:1] == ["The user has two cats."]
+    # recent excludes what is already relevant
+    assert {n["id"] for n in snap["recent"]}.isdisjoint({n["id"] for n in snap["relevant"]})
+
+
+async def test_pages_beyond_the_first_hundred_notes(user):
+    store = CountingStore()  # no index needed for an empty query
+    for i in range(250):
+        store.put(user.namespace("notes"), f"k{i}", {"text": f"n{i}", "updated_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}"})
+    snap = await aload_snapshot(store, user, "", recent_limit=2)
+    assert [n["text"] for n in snap["recent"]] == ["n249", "n248"]
+
+
+def test_render_respects_the_budget_and_keeps_the_profile():
+    notes = [{"id": f"{i:032d}", "text": "x" * 80, "source": "user_said", "first_seen": "", "updated_at": ""} for i in range(50)]
+    snap = {"profile": {"city": {"value": "Paris", "source": "user_said", "first_seen": "2026-01-01", "updated_at": ""}},
+            "relevant": notes[:25], "recent": notes[25:]}
+    text = render_snapshot(snap, char_budget=600)
+    assert len(text) <= 600 and "city: Paris" in text
+    assert "Notes relevant" in text
+
+
+def test_render_says_when_nothing_is_known():
+    text = render_snapshot({"profile": {}, "relevant": [], "recent": []})
+    assert "no profile yet" in text and "Notes: (none)" in text
