@@ -71,9 +71,9 @@ class DevServer:
                 self.proc.wait()
         self.log.close()
 
-    def output(self) -> str:
+    def output(self, tail: int = 4000) -> str:
         self.log.flush()
-        return (self.workdir / f"server-{self.port}.log").read_text()[-4000:]
+        return (self.workdir / f"server-{self.port}.log").read_text()[-tail:]
 
 
 @pytest.fixture
@@ -158,6 +158,8 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
         run = await chat(client, "hello", user_id=None)
         assert run["status"] == "error"
         assert len(stub.requests) == calls_before
+        # The server flags blocking calls on its event loop; mnemo makes none.
+        assert "BlockingError" not in server.output(tail=10**7)
     finally:
         server.stop()
 
