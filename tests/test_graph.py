@@ -30,6 +30,8 @@ def naive_extraction(messages, tool_names) -> AIMessage:
         args["name"] = m.group(1)
     if "forget where I live" in text:
         args["forget_fields"] = ["city"]
+    if "allergic to peanuts" in text:
+        args["notes"] = ["The user is allergic to peanuts."]
     return tool_call("MemoryExtraction", **args)
 
 
@@ -211,3 +213,37 @@ async def test_a_failing_store_costs_memory_not_the_answer(model):
     assert out["messages"][-1].content == "ok"
     assert "unavailable" in chat_prompts(model)[-1]
     assert out.get("memory_cursor", 0) == 0  # the write will be retried
+
+
+async def test_a_failing_embedder_loses_nothing(model, index):
+    """The embedder dies mid-conversation: the turn still answers, and what the
+    user said is written once the embedder is back."""
+    from langchain_core.embeddings import Embeddings
+    from langgraph.store.memory import InMemoryStore
+
+    class Flaky(Embeddings):
+        broken = False
+
+        def embed_documents(self, texts):
+            if self.broken:
+                raise ConnectionError("embedding service down")
+            return index["embed"].embed_documents(texts)
+
+        def embed_query(self, text):
+            if self.broken:
+                raise ConnectionError("embedding service down")
+            return index["embed"].embed_query(text)
+
+    flaky = Flaky()
+    store = InMemoryStore(index={**index, "embed": flaky})
+    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+    await say(agent, "I'm Zhou.")
+    flaky.broken = True
+    out = await say(agent, "I live in Hangzhou and I'm allergic to peanuts.")
+    assert out["messages"][-1].content == "ok"
+    assert "unavailable" in chat_prompts(model)[-1]
+    assert await alist_notes(store, User.of("u_zhou")) == []  # the note could not be written yet
+    flaky.broken = False
+    await say(agent, "Thanks!")
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
