@@ -84,7 +84,7 @@ def stub():
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    for name in ("graphs", "nodes", "mnemo"):
+    for name in ("graphs", "nodes", "mnemo", "web"):
         shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "langgraph.json", tmp_path / "langgraph.json")
     return tmp_path
@@ -128,10 +128,17 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
         assert run["status"] == "success", server.output()
         assert "no profile yet" in system_prompts(stub)[0]
 
+        # The web UI is served by the same server, and maps ids like mnemo does.
+        page = httpx.get(f"{server.url}/ui", timeout=10)
+        assert page.status_code == 200 and "What mnemo remembers" in page.text
+        mapped = httpx.get(f"{server.url}/ui/label", params={"user_id": "zhou.wang@x.com"}, timeout=10).json()
+        assert httpx.get(f"{server.url}/ui/label", params={"user_id": ""}, timeout=10).status_code == 400
+
         # The store is readable through the SDK; the e-mail became a stable hashed label.
         from mnemo import load_policy_file, user_label
 
         label = user_label("zhou.wang@x.com")
+        assert mapped == {"label": label}
         items = (await client.store.search_items((label, "profile"), limit=50))["items"]
         assert {i["key"]: i["value"]["value"] for i in items} == {"name": "Zhou", "city": "Hangzhou"}
 

@@ -1,0 +1,1 @@
+"""A small chat page for people, served by the same `langgraph dev` server."""
