@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from langgraph.store.memory import InMemoryStore
 
@@ -21,3 +23,26 @@ def store(index) -> InMemoryStore:
 @pytest.fixture
 def user() -> User:
     return User.of("u_zhou")
+
+
+@pytest.fixture
+def stub():
+    """A local OpenAI-compatible model server (tests/stub_openai.py)."""
+    from tests.stub_openai import StubServer
+
+    with StubServer() as server:
+        yield server
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    from tests.devserver import copy_project
+
+    return copy_project(tmp_path)
+
+
+@pytest.fixture
+def server_env(stub) -> dict[str, str]:
+    from tests.devserver import server_environment
+
+    return server_environment(stub)
