@@ -107,3 +107,29 @@ def most_recent(items: list[Item], n: int) -> list[Item]:
 
     Sorted explicitly: backends return different orders."""
     return sorted(items, key=lambda it: (it.value.get("updated_at", ""), it.key), reverse=True)[:n]
+
+
+async def alist_users(store: BaseStore, *, page_size: int = PAGE_SIZE) -> list[str]:
+    """Labels of the users that really have memories, sorted.
+
+    ``list_namespaces`` is not enough: ``InMemoryStore`` keeps a namespace
+    after its last item is deleted and creates one on every ``get`` ("ghost"
+    namespaces), PostgreSQL keeps none. So each root is confirmed by one
+    ``limit=1`` read, and shared roots (``org`` and the other reserved roots of
+    :mod:`mnemo.identity`) are never users.
+    """
+    from mnemo.identity import RESERVED_ROOTS
+
+    roots: list[str] = []
+    offset = 0
+    while True:
+        page = await store.alist_namespaces(max_depth=1, limit=page_size, offset=offset)
+        roots.extend(ns[0] for ns in page if ns)
+        if len(page) < page_size:
+            break
+        offset += page_size
+    candidates = sorted({r for r in roots if r.lower() not in RESERVED_ROOTS})
+    if not candidates:
+        return []
+    found = await store.abatch([SearchOp(namespace_prefix=(label,), limit=1) for label in candidates])
+    return [label for label, items in zip(candidates, found, strict=True) if items]

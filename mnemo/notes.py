@@ -35,7 +35,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchOp
 
 from mnemo._lexical import adds_nothing
 from mnemo._store import alist_all, most_recent, now_iso, semantic_hits
-from mnemo.errors import InvalidInputError
+from mnemo.errors import InvalidInputError, check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
 
@@ -85,6 +85,7 @@ def validate_note(text: object) -> str:
     cleaned = re.sub(r"\s+", " ", text).strip()
     if not cleaned:
         raise InvalidInputError("a note cannot be empty")
+    check_storable_text(cleaned, "the note")
     if len(cleaned) > MAX_NOTE_CHARS:
         raise InvalidInputError(
             f"a note is limited to {MAX_NOTE_CHARS} characters, this one has {len(cleaned)}; "

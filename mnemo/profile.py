@@ -32,7 +32,7 @@ from typing import Any, Literal, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo._store import alist_all, now_iso
-from mnemo.errors import InvalidInputError
+from mnemo.errors import InvalidInputError, check_storable_text
 from mnemo.identity import PROFILE, User
 
 ProfileField = Literal["name", "city", "language", "response_style"]
@@ -102,6 +102,7 @@ def normalize_field(field: str, value: Any) -> str | None:
     if not isinstance(value, str):
         raise InvalidInputError(f"profile field {field!r} takes a string, got {type(value).__name__}")
     text = re.sub(r"\s+", " ", value).strip()
+    check_storable_text(text, f"profile field {field!r}")
     if text.casefold() in _NOT_MENTIONED:
         return None
     if len(text) > MAX_FIELD_CHARS:

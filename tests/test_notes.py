@@ -123,3 +123,10 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
     assert await alist_notes(store, user) == []
     with pytest.raises(InvalidInputError, match="exactly one"):
         await aforget(store, user)
+
+
+async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
+    for bad in ("nul\x00byte", "half \ud800 surrogate"):
+        with pytest.raises(InvalidInputError):
+            await aremember(store, user, bad)
+    assert await alist_notes(store, user) == []

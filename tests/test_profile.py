@@ -76,3 +76,8 @@ def test_empty_profile_is_said_explicitly():
 async def test_users_are_isolated(store):
     await aupdate_profile(store, User.of("a"), {"name": "A"})
     assert await aget_profile(store, User.of("b")) == {}
+
+
+async def test_profile_refuses_text_no_backend_can_store(store, user):
+    with pytest.raises(InvalidInputError, match="NUL"):
+        await aupdate_profile(store, user, {"name": "a\x00b"})
