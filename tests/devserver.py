@@ -27,19 +27,26 @@ def free_port() -> int:
 
 
 class DevServer:
-    def __init__(self, workdir: Path, env: dict[str, str]):
-        self.workdir, self.env, self.port, self.proc = workdir, env, free_port(), None
+    """One `langgraph dev` process on a free port, started from ``workdir``."""
+
+    def __init__(self, workdir: Path, env: dict[str, str], *, config: str = "langgraph.json"):
+        self.workdir, self.env, self.config = workdir, env, config
+        self.port, self.proc = free_port(), None
+        self.logfile = workdir / f"server-{self.port}.log"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 120) -> None:
-        self.log = open(self.workdir / f"server-{self.port}.log", "w")
+    def launch(self) -> None:
+        self.log = open(self.logfile, "w")
         self.proc = subprocess.Popen(
-            [str(LANGGRAPH), "dev", "--port", str(self.port), "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+            [str(LANGGRAPH), "dev", "--config", self.config, "--port", str(self.port),
+             "--host", "127.0.0.1", "--no-browser", "--no-reload"],
             cwd=self.workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
+
+    def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -52,26 +59,32 @@ class DevServer:
             time.sleep(0.5)
         raise TimeoutError(f"langgraph dev did not start:\n{self.output()}")
 
+    def start(self) -> None:
+        self.launch()
+        self.wait_ready()
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)  # graceful: flushes the store to disk
+            os.killpg(self.proc.pid, signal.SIGINT)  # graceful: the store is flushed / closed
             try:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        self.log.close()
+        if self.proc:
+            self.log.close()
 
-    def output(self, tail: int = 4000) -> str:
+    def output(self, tail: int = 6000) -> str:
         self.log.flush()
-        return (self.workdir / f"server-{self.port}.log").read_text()[-tail:]
+        return self.logfile.read_text()[-tail:]
 
 
 def copy_project(dest: Path) -> Path:
     """What `langgraph dev` needs to serve mnemo, copied to ``dest``."""
     for name in ("graphs", "nodes", "mnemo", "web"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "langgraph.json", dest / "langgraph.json")
+    for config in ("langgraph.json", "langgraph.postgres.json"):
+        shutil.copy(ROOT / config, dest / config)
     return dest
 
 
@@ -87,3 +100,20 @@ def server_environment(stub: StubServer) -> dict[str, str]:
         PYTHONPATH=str(ROOT),
     )
     return env
+
+
+def system_prompts(stub: StubServer) -> list[str]:
+    """System prompts of the chat calls the stub received (extraction calls left out)."""
+    return [r["messages"][0]["content"] for r in stub.requests
+            if r["messages"][0]["role"] == "system" and not any(
+                t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+
+
+async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None) -> dict:
+    """One run of the agent through the SDK, on a new thread unless given; returns the finished run."""
+    if thread_id is None:
+        thread_id = (await client.threads.create())["thread_id"]
+    context = {} if user_id is None else {"user_id": user_id}
+    run = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]}, context=context)
+    await client.runs.join(thread_id, run["run_id"])
+    return await client.runs.get(thread_id, run["run_id"])

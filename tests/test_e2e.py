@@ -12,25 +12,9 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 
-from tests.devserver import DevServer
-from tests.stub_openai import StubServer
+from tests.devserver import DevServer, chat, system_prompts
 
 pytestmark = pytest.mark.e2e
-
-
-def system_prompts(stub: StubServer) -> list[str]:
-    return [r["messages"][0]["content"] for r in stub.requests
-            if r["messages"][0]["role"] == "system" and not any(
-                t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
-
-
-async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None) -> dict:
-    if thread_id is None:
-        thread_id = (await client.threads.create())["thread_id"]
-    context = {} if user_id is None else {"user_id": user_id}
-    run = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]}, context=context)
-    await client.runs.join(thread_id, run["run_id"])
-    return await client.runs.get(thread_id, run["run_id"])
 
 
 async def test_memory_across_threads_users_and_a_restart(workdir, server_env, stub):
