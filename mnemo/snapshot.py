@@ -16,16 +16,17 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo._store import alist_rest, list_op, most_recent, query_op, semantic_hits
+from mnemo._store import alist_rest, list_op, most_recent, query_op
 from mnemo.identity import NOTES, PROFILE, User
-from mnemo.notes import RECALL_MIN_SCORE, Note, to_note
+from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, rank_notes, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items
 
 
 class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
-    """Best first; only real hits (score above threshold)."""
+    """Best first: dense hits above the threshold fused with BM25 (see
+    :func:`mnemo.notes.rank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
 
@@ -43,17 +44,15 @@ async def aload_snapshot(
     profile_ns = user.namespace(PROFILE)
     ops = [list_op(profile_ns), list_op(notes_ns)]
     if query.strip() and recall_limit > 0:
-        ops.append(query_op(notes_ns, query, limit=recall_limit))
+        ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
     results = await store.abatch(ops)
     profile_items = await alist_rest(store, profile_ns, results[0])
+    all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
     relevant: list[Note] = []
-    if len(results) > 2 and results[1]:
-        relevant = [to_note(it) for it in semantic_hits(results[2], notes_ns, min_score=min_score)]
+    if len(results) > 2 and all_notes:
+        relevant = rank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
-    recent: list[Note] = []
-    if recent_limit > 0 and results[1]:
-        all_notes = await alist_rest(store, notes_ns, results[1])
-        recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
+    recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
 
 

@@ -130,3 +130,17 @@ async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
         with pytest.raises(InvalidInputError):
             await aremember(store, user, bad)
     assert await alist_notes(store, user) == []
+
+
+async def test_recall_fuses_words_with_meaning(store, user):
+    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
+                                       "用户家的净化器型号是 AP-2024。", "The user prefers email contact."])
+    # a dense threshold nothing reaches: only the lexical half can answer
+    words = await arecall(store, user, "Biscuit", min_score=0.999)
+    assert [n["text"] for n in words] == ["The user's dog is named Biscuit."]
+    assert "score" not in words[0]  # found by words, not by meaning
+    zh = await arecall(store, user, "净化器型号", min_score=0.999)
+    assert zh[0]["text"] == "用户家的净化器型号是 AP-2024。"
+    # no shared word: meaning alone still finds it
+    meaning = await arecall(store, user, "which foods should I avoid?")
+    assert meaning[0]["text"] == "The user is allergic to peanuts." and "score" in meaning[0]
