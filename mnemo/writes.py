@@ -22,20 +22,18 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
     """Merge the profile changes and add the notes; writes nothing for an empty
     extraction. Invalid items (e.g. an oversized note) are dropped one by one,
     so one bad value does not cost the others."""
-    changes = {}
-    for field, value in extraction.profile_changes().items():
-        try:
-            normalize_field(field, value)
-        except InvalidInputError:
-            continue
-        changes[field] = value
-    notes = []
-    for text in extraction.notes:
-        try:
-            validate_note(text)
-        except InvalidInputError:
-            continue
-        notes.append(text)
-    profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
+    changes = {f: v for f, v in extraction.profile_changes().items() if _accepts(normalize_field, f, v)}
+    notes = [text for text in extraction.notes if _accepts(validate_note, text)]
+    profile: list[ProfileChange] = []
+    if extraction.forget_fields or any(normalize_field(f, v) is not None for f, v in changes.items()):
+        profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
     added = await aremember_many(store, user, notes, source="user_said") if notes else []
     return AppliedExtraction(profile=profile, notes=added)
+
+
+def _accepts(validate, *args) -> bool:
+    try:
+        validate(*args)
+    except InvalidInputError:
+        return False
+    return True
