@@ -1,0 +1,33 @@
+"""mnemo's benchmarks: memory recall on LoCoMo, per-turn cost, embedders, thresholds.
+
+Run from the repository root (``bench`` is a development tool, not part of
+the installed package)::
+
+    python -m bench all --out bench/results            # everything, < 15 min on 2 cores
+    python -m bench all --out /tmp/b --smoke           # the quick check CI runs
+    python -m bench locomo --data PATH --out DIR [--k 5,10,25] [--smoke]
+    python -m bench turn-cost --out DIR [--smoke]
+    python -m bench embedders --out DIR [--smoke]
+    python -m bench thresholds --out DIR [--smoke]
+    python -m bench plots --out DIR                    # redraw the PNGs from the JSON
+    python -m bench report --out DIR                   # the JSON as markdown tables
+
+Modules:
+
+* :mod:`bench.common` - instrumentation shared by the benchmarks: an
+  embedding cache (so that one run embeds each text once), counting
+  wrappers for the store and the embedder, the token counter, JSON output;
+* :mod:`bench.locomo_data` - the LoCoMo loader (public split and the
+  original ``locomo10.json`` share one layout);
+* :mod:`bench.locomo` - recall@k of mnemo and of the alternatives;
+* :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
+  chat model, measured per turn;
+* :mod:`bench.embedders` - throughput and latency of the embedders that
+  install offline;
+* :mod:`bench.thresholds` - the measurements behind mnemo's similarity
+  thresholds;
+* :mod:`bench.plots` - PNG plots of the JSON results;
+* :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md).
+
+Results and the exact commands are described in ``docs/bench.md``.
+"""

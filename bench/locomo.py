@@ -1,0 +1,468 @@
+"""LoCoMo retrieval: does the right memory reach the model, and at what token cost?
+
+For every conversation, every dialog turn becomes a note of one user, written
+through mnemo's own write path (:func:`mnemo.aremember_many`, one call per
+turn, as the agent's ``write_memory`` does once per turn), so mnemo's dedupe,
+fields and namespace rules apply; each question is then answered with mnemo's
+own recall path. Methods compared in the same run, with the same embedding
+model and the same note texts:
+
+``mnemo``
+    :func:`mnemo.arecall` with ``limit=max(k)`` and ``min_score=0``: the
+    ranking mnemo's recall produces (dense hits fused with BM25 over the
+    user's notes, as the agent's ``recall_notes`` and ``load_memory`` do).
+``mnemo_thresholded``
+    the same call with mnemo's default ``RECALL_MIN_SCORE`` (what
+    ``recall_notes`` and ``load_memory`` keep): fewer notes, fewer tokens.
+``memory_agent``
+    LangChain's ``memory-agent`` template: the whole value
+    ``{"content", "context"}`` embedded (index ``fields`` left at ``["$"]``),
+    ``store.asearch(("memories", user), query=str([last messages]), limit=10)``,
+    no threshold. Its recall@25 is capped by that ``limit=10``.
+``bm25``
+    ``bm25s`` over the same texts (English stopwords, no stemming; Chinese is
+    segmented with ``jieba``), only documents sharing a term are returned.
+``full_context``
+    every turn in the prompt: recall 1 by definition; the token-cost reference.
+
+``mnemo_snapshot`` (under ``token_cost``) is what ``load_memory`` would
+really inject for the question with the agent's defaults
+(:class:`graphs.context.Context`): relevant notes above the threshold plus
+the most recent ones, rendered under the character budget; its recall is
+reported once (it does not depend on k).
+
+Recall of a question = fraction of its evidence turns (turn level) or
+evidence sessions (session level: the sessions of the top-k retrieved turns)
+found in the top k; averaged over the questions of a category; ``overall``
+averages categories 1-4 question-weighted, category 5 (adversarial) is
+reported apart. A note that dedupe merged several turns into counts for all
+of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import PutOp
+from langgraph.store.base.embed import get_text_at_path
+from langgraph.store.memory import InMemoryStore
+from tqdm import tqdm
+
+from bench.common import CachingEmbeddings, TokenCounter, display_path, meta, write_json
+from bench.locomo_data import ALL_CATEGORIES, CATEGORY_NAMES, MAIN_CATEGORIES, Conversation, load_locomo, truncate
+
+#: LoCoMo paper (Maharana et al., 2024), Table 3: DRAGON retriever, dialog
+#: turns as the retrieval unit, all 10 conversations, all categories.
+DRAGON_REFERENCE = {"recall@5": 0.567, "recall@10": 0.662, "recall@25": 0.767, "recall@50": 0.827}
+#: The memory-agent template's search limit.
+MEMORY_AGENT_LIMIT = 10
+
+METHODS = ("mnemo", "mnemo_thresholded", "memory_agent", "bm25", "full_context")
+
+_DESCRIPTIONS = {
+    "mnemo": "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn",
+    "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
+    "memory_agent": ("LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
+                     "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"),
+    "bm25": "bm25s, English stopwords, no stemming, jieba for Chinese; documents with no shared term are not returned",
+    "full_context": "all turns in the prompt: recall 1 by definition; token-cost reference",
+}
+
+
+# --------------------------------------------------------------------------
+# BM25
+
+
+_WORD = re.compile(r"(?u)\b\w\w+\b")
+_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Lower-cased words minus English stopwords; runs of Chinese characters
+    are segmented with jieba (BM25 on unsegmented Chinese sees one "word"
+    per sentence and matches nothing)."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    folded = text.casefold()
+    tokens: list[str] = []
+    runs = _CJK_RUN.findall(folded)
+    if runs:
+        import logging
+
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        for run in runs:
+            tokens.extend(w for w in jieba.lcut(run) if w.strip())
+        folded = _CJK_RUN.sub(" ", folded)
+    stop = set(STOPWORDS_EN)
+    tokens.extend(w for w in _WORD.findall(folded) if w not in stop)
+    return tokens
+
+
+class Bm25Index:
+    """``bm25s`` over a list of texts; :meth:`search` returns indices, best first."""
+
+    def __init__(self, texts: list[str]) -> None:
+        import bm25s
+
+        self.size = len(texts)
+        self.retriever = bm25s.BM25()
+        self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
+
+    def search(self, query: str, k: int) -> list[int]:
+        tokens = bm25_tokens(query)
+        if not tokens or not self.size:
+            return []
+        docs, scores = self.retriever.retrieve([tokens], k=min(k, self.size), show_progress=False)
+        return [int(d) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+
+# --------------------------------------------------------------------------
+# one conversation
+
+
+@dataclass
+class QuestionResult:
+    category: str
+    evidence: frozenset[str]
+    sessions: frozenset[int]
+    #: method -> ranked list of retrieved items, each the set of turns it covers
+    ranked: dict[str, list[frozenset[str]]] = field(default_factory=dict)
+    #: method -> k -> tokens of the top-k items as they would be injected
+    tokens: dict[str, dict[int, int]] = field(default_factory=dict)
+    #: mnemo_snapshot: turns covered by what load_memory would inject, and its tokens
+    snapshot_covers: frozenset[str] = frozenset()
+    snapshot_tokens: int = 0
+    snapshot_notes: int = 0
+    full_context_tokens: int = 0
+
+
+def stored_text(text: str) -> str:
+    """The note text mnemo stores for ``text`` (whitespace collapsed), so the
+    embedding cache is warmed with exactly what the store will embed."""
+    from mnemo.notes import validate_note
+
+    return validate_note(text[:1000])
+
+
+def memory_agent_value(text: str) -> dict[str, str]:
+    """A memory as the memory-agent template stores it. ``context`` is what
+    its model would add ("mentioned while ..."); the benchmark leaves it
+    empty so both methods see the same information."""
+    return {"content": text, "context": ""}
+
+
+def render_notes(notes: list[tuple[str, str]]) -> str:
+    """Note lines as mnemo's prompt shows them (``render_snapshot``)."""
+    return "\n".join(f"- {text}  (note {nid[:8]})" for nid, text in notes)
+
+
+def render_memory_agent(items: list) -> str:
+    """The memory block of the memory-agent template's system prompt."""
+    if not items:
+        return ""
+    lines = "\n".join(f"[{it.key}]: {it.value} (similarity: {it.score})" for it in items)
+    return f"\n<memories>\n{lines}\n</memories>"
+
+
+def render_full_context(conv: Conversation) -> str:
+    by_session: dict[int, list[str]] = defaultdict(list)
+    for t in conv.turns:
+        by_session[t.session].append(t.text)
+    return "\n".join(
+        f"Session {s} ({conv.session_dates.get(s, '')}):\n" + "\n".join(lines) for s, lines in sorted(by_session.items())
+    )
+
+
+async def evaluate_conversation(
+    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Counter
+) -> tuple[list[QuestionResult], Counter]:
+    """Write the conversation through mnemo and through the memory-agent
+    layout, then retrieve for every question with every method."""
+    from graphs.context import Context
+    from mnemo import User, arecall, aremember_many
+    from mnemo.embeddings import DIMS, index_config
+    from mnemo.snapshot import aload_snapshot, render_snapshot
+
+    max_k = max(ks)
+    user = User.of(f"locomo-{conv.sample_id}")
+    texts = [stored_text(t.text) for t in conv.turns]
+    questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
+    agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
+    agent_queries = [str([q.question]) for q in questions]
+
+    # Embed everything this conversation needs up front, in batches: the
+    # store then finds every vector in the cache (same vectors, less time).
+    start = time.perf_counter()
+    emb.warm("p", texts, desc=f"{conv.sample_id}: notes (passages)")
+    emb.warm("q", texts, desc=f"{conv.sample_id}: dedupe lookups (queries)")
+    emb.warm("p", agent_docs, desc=f"{conv.sample_id}: memory-agent values")
+    emb.warm("q", [q.question for q in questions] + agent_queries, desc=f"{conv.sample_id}: questions")
+    timing["embedding_s"] += time.perf_counter() - start
+
+    # mnemo: one aremember_many per turn, as write_memory does per turn.
+    start = time.perf_counter()
+    store = InMemoryStore(index=index_config(emb))
+    note_of: dict[str, str] = {}
+    covers: dict[str, set[str]] = defaultdict(set)
+    statuses: Counter = Counter()
+    for turn, text in zip(tqdm(conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False,
+                               file=sys.stderr, disable=None), texts, strict=False):
+        (result,) = await aremember_many(store, user, [text])
+        nid = result["note"]["id"]
+        statuses[result["status"]] += 1
+        note_of[turn.dia_id] = nid
+        covers[nid].add(turn.dia_id)
+    frozen = {nid: frozenset(d) for nid, d in covers.items()}
+    timing["mnemo_write_s"] += time.perf_counter() - start
+
+    # memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded.
+    start = time.perf_counter()
+    agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
+    agent_ns = ("memories", user.label)
+    dia_of_key: dict[str, str] = {}
+    puts = []
+    for turn, text in zip(conv.turns, texts, strict=True):
+        key = str(uuid.uuid4())
+        dia_of_key[key] = turn.dia_id
+        puts.append(PutOp(agent_ns, key, memory_agent_value(text)))
+    await agent_store.abatch(puts)
+    timing["memory_agent_write_s"] += time.perf_counter() - start
+
+    start = time.perf_counter()
+    bm25 = Bm25Index(texts)
+    timing["bm25_index_s"] += time.perf_counter() - start
+
+    ctx = Context(user_id=user.id)  # the agent's defaults for load_memory
+    full_tokens = counter.count(render_full_context(conv))
+    results: list[QuestionResult] = []
+    for q, agent_query in zip(tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False,
+                                   file=sys.stderr, disable=None), agent_queries, strict=False):
+        r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), full_context_tokens=full_tokens)
+        t0 = time.perf_counter()
+        notes = await arecall(store, user, q.question, limit=max_k, min_score=0.0)
+        t1 = time.perf_counter()
+        timing["mnemo_recall_s"] += t1 - t0
+        kept = await arecall(store, user, q.question, limit=max_k)
+        t2 = time.perf_counter()
+        items = await agent_store.asearch(agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
+        timing["memory_agent_search_s"] += time.perf_counter() - t2
+        t3 = time.perf_counter()
+        lexical = bm25.search(q.question, max_k)
+        timing["bm25_search_s"] += time.perf_counter() - t3
+
+        for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
+            r.ranked[name] = [frozen[n["id"]] for n in found]
+            r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
+        r.ranked["memory_agent"] = [frozenset({dia_of_key[it.key]}) for it in items]
+        r.tokens["memory_agent"] = {k: counter.count(render_memory_agent(items[:k])) for k in ks}
+        r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
+        r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
+        r.tokens["full_context"] = {k: full_tokens for k in ks}
+
+        # What load_memory would inject for this question, with the agent's defaults.
+        snapshot = await aload_snapshot(store, user, q.question, recall_limit=ctx.recall_limit,
+                                        recent_limit=ctx.recent_limit, min_score=ctx.recall_min_score)
+        rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
+        shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
+        r.snapshot_covers = frozenset().union(*(frozen[n["id"]] for n in shown)) if shown else frozenset()
+        r.snapshot_tokens = counter.count(rendered)
+        r.snapshot_notes = len(shown)
+        results.append(r)
+    return results, statuses
+
+
+# --------------------------------------------------------------------------
+# aggregation
+
+
+def _recall(evidence: frozenset, covered: set) -> float:
+    return len(evidence & covered) / len(evidence)
+
+
+def recall_table(results: list[QuestionResult], method: str, level: str, ks: list[int]) -> dict[str, dict[str, float]]:
+    """``{"recall@k": {"overall": x, "1": x, ..., "5": x}}`` for one method and level."""
+    out: dict[str, dict[str, float]] = {}
+    for k in ks:
+        per_cat: dict[str, list[float]] = defaultdict(list)
+        for r in results:
+            if method == "full_context":
+                value = 1.0  # every turn is in the prompt
+            else:
+                turns = set().union(*r.ranked[method][:k]) if r.ranked[method][:k] else set()
+                if level == "turn":
+                    value = _recall(r.evidence, turns)
+                else:
+                    value = _recall(r.sessions, {int(d[1:].split(":")[0]) for d in turns})
+            per_cat[r.category].append(value)
+        row = {"overall": _mean([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
+        row.update({c: _mean(per_cat[c]) for c in ALL_CATEGORIES})
+        out[f"recall@{k}"] = row
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def _mean_main(results: list[QuestionResult], value) -> float | None:
+    vals = [value(r) for r in results if r.category in MAIN_CATEGORIES]
+    return round(sum(vals) / len(vals), 1) if vals else None
+
+
+def snapshot_recall(results: list[QuestionResult], level: str) -> dict[str, float | None]:
+    per_cat: dict[str, list[float]] = defaultdict(list)
+    for r in results:
+        if level == "turn":
+            per_cat[r.category].append(_recall(r.evidence, set(r.snapshot_covers)))
+        else:
+            per_cat[r.category].append(_recall(r.sessions, {int(d[1:].split(":")[0]) for d in r.snapshot_covers}))
+    row = {"overall": _mean([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
+    row.update({c: _mean(per_cat[c]) for c in ALL_CATEGORIES})
+    return row
+
+
+# --------------------------------------------------------------------------
+# entry point
+
+
+def run(
+    data: Path,
+    out: Path,
+    *,
+    ks: list[int],
+    smoke: bool = False,
+    note_format: str = "colon",
+    emb: CachingEmbeddings | None = None,
+    counter: TokenCounter | None = None,
+) -> dict[str, Any]:
+    """Run the LoCoMo benchmark and write ``out/locomo.json``; returns the result."""
+    started = time.time()
+    ks = sorted(set(ks))
+    conversations = load_locomo(data, note_format=note_format)
+    if smoke:
+        conversations = [truncate(conversations[0], sessions=2, questions=12)]
+    if emb is None:
+        from mnemo.embeddings import embeddings as default_embeddings
+
+        emb = CachingEmbeddings(default_embeddings)
+    counter = counter or TokenCounter()
+
+    timing: Counter = Counter()
+    statuses: Counter = Counter()
+    results: list[QuestionResult] = []
+    per_conversation = {}
+    # The outer bar is always shown (a handful of updates), so that a run
+    # logged to a file still tells where it is.
+    bar = tqdm(conversations, desc="LoCoMo conversations", unit="conv", file=sys.stderr, disable=False)
+    for conv in bar:
+        conv_results, conv_statuses = asyncio.run(evaluate_conversation(conv, emb, ks, counter, timing))
+        results.extend(conv_results)
+        statuses.update(conv_statuses)
+        per_conversation[conv.sample_id] = {
+            "turns": len(conv.turns),
+            "sessions": len({t.session for t in conv.turns}),
+            "notes": conv_statuses["stored"],
+            "questions_evaluated": len(conv_results),
+            f"mnemo_turn_recall@{ks[-1]}": recall_table(conv_results, "mnemo", "turn", [ks[-1]])[f"recall@{ks[-1]}"]["overall"],
+        }
+
+    questions_total = Counter(q.category for c in conversations for q in c.questions)
+    evaluated = Counter(r.category for r in results)
+    unmatched = [u for c in conversations for q in c.questions for u in q.unmatched]
+    methods: dict[str, Any] = {}
+    for m in METHODS:
+        methods[m] = {
+            "turn": recall_table(results, m, "turn", ks),
+            "session": recall_table(results, m, "session", ks),
+            "tokens": {f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: r.tokens[m][k]) for k in ks},
+            "description": _DESCRIPTIONS[m],
+        }
+        if m != "full_context":
+            methods[m]["items_returned"] = {
+                f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: len(r.ranked[m][:k])) for k in ks
+            }
+    methods["memory_agent"]["limit"] = MEMORY_AGENT_LIMIT
+
+    from graphs.context import Context
+    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MIN_SCORE
+
+    ctx = Context(user_id="x")
+    result = {
+        "benchmark": "locomo",
+        "data": {"path": display_path(data), "conversations": len(conversations), "turns": sum(len(c.turns) for c in conversations),
+                 "smoke": smoke, "note_format": note_format},
+        "k": ks,
+        "questions": {c: evaluated.get(c, 0) for c in ALL_CATEGORIES},
+        "questions_total": {c: questions_total.get(c, 0) for c in ALL_CATEGORIES},
+        "questions_without_evidence": {c: questions_total.get(c, 0) - evaluated.get(c, 0) for c in ALL_CATEGORIES},
+        "categories": CATEGORY_NAMES,
+        "evidence": {
+            "ids": sum(len(q.evidence) + len(q.unmatched) for c in conversations for q in c.questions),
+            "matched": sum(len(q.evidence) for c in conversations for q in c.questions),
+            "unmatched": len(unmatched),
+            "unmatched_ids": unmatched[:50],
+        },
+        "methods": methods,
+        "reference": {"name": "LoCoMo paper (Maharana et al., ACL 2024), Table 3, DRAGON, dialog turns, "
+                              "all 10 conversations, all categories",
+                      "turn": DRAGON_REFERENCE},
+        "mnemo_write": {
+            "turns": sum(statuses.values()),
+            "notes": statuses["stored"],
+            "statuses": dict(statuses),
+            "merged_turns": statuses["duplicate"] + statuses["refined"],
+            "dedupe_threshold": DEDUPE_THRESHOLD,
+            "recall_min_score": RECALL_MIN_SCORE,
+        },
+        "token_cost": {
+            "tokenizer": counter.name,
+            "unit": "mean tokens per question, categories 1-4",
+            "full_context": _mean_main(results, lambda r: r.full_context_tokens),
+            "mnemo_snapshot": {
+                "description": (f"what load_memory injects with the agent's defaults: up to {ctx.recall_limit} notes "
+                                f"with score >= {ctx.recall_min_score} plus {ctx.recent_limit} most recent notes, "
+                                f"{ctx.memory_char_budget}-character budget (the profile is empty here)"),
+                "tokens": _mean_main(results, lambda r: r.snapshot_tokens),
+                "notes_shown": _mean_main(results, lambda r: r.snapshot_notes),
+                "turn": snapshot_recall(results, "turn"),
+                "session": snapshot_recall(results, "session"),
+            },
+            **{f"{m}@{k}": methods[m]["tokens"][f"recall@{k}"] for m in METHODS if m != "full_context" for k in ks},
+        },
+        "per_conversation": per_conversation,
+        "embedding_cache": emb.stats(),
+        "timing_s": {k: round(v, 1) for k, v in sorted(timing.items())},
+    }
+    result["meta"] = meta("locomo", started, tokenizer=counter.name)
+    write_json(out / "locomo.json", result)
+    print_table(result)
+    return result
+
+
+def _pct(x: float | None) -> str:
+    return "   -" if x is None else f"{100 * x:5.1f}"
+
+
+def print_table(result: dict[str, Any]) -> None:
+    """Recall@k overall (categories 1-4), ours beside the published reference."""
+    ks = result["k"]
+    print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({sum(result['questions'][c] for c in MAIN_CATEGORIES)} questions)")
+    print(f"{'method':<22}" + "".join(f"{'R@' + str(k):>8}" for k in ks) + f"{'tokens@' + str(ks[-1]):>12}")
+    for m, row in result["methods"].items():
+        print(f"{m:<22}" + "".join(f"{_pct(row['turn'][f'recall@{k}']['overall']):>8}" for k in ks)
+              + f"{row['tokens'][f'recall@{ks[-1]}'] or 0:>12.0f}")
+    ref = result["reference"]["turn"]
+    print(f"{'DRAGON (paper, all cat.)':<22}" + "".join(f"{_pct(ref.get(f'recall@{k}')):>8}" for k in ks))
+    snap = result["token_cost"]["mnemo_snapshot"]
+    print(f"mnemo snapshot as injected: turn recall {_pct(snap['turn']['overall'])}, {snap['tokens']} tokens "
+          f"vs full context {result['token_cost']['full_context']} ({result['token_cost']['tokenizer'].split(';')[0]})\n")

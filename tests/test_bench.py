@@ -1,0 +1,193 @@
+"""The benchmark harness runs and writes well-formed results (``--smoke``).
+
+CI proves that every ``python -m bench`` command works end to end and that
+its JSON has the documented shape; it never asserts a speed or a recall
+level (those depend on the machine and on the data). LoCoMo itself is not
+needed: a tiny conversation in LoCoMo's layout is written by the test (made
+up here, nothing copied from the dataset), including the malformed evidence
+ids the real file has.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+TURNS = [
+    # session 1
+    ("Ana", "Hi Ben! I finally adopted a puppy last week, her name is Luna."),
+    ("Ben", "Congrats! What breed is Luna?"),
+    ("Ana", "She is a border collie, very energetic.", "a photo of a black and white dog on a lawn"),
+    ("Ben", "I started training for the city marathon in October."),
+    ("Ana", "That is great, how many kilometres do you run a week?"),
+    ("Ben", "About forty kilometres, mostly in the mornings."),
+    # session 2
+    ("Ana", "I moved to a new apartment near the river."),
+    ("Ben", "Nice! Is it big enough for Luna?"),
+    ("Ana", "Yes, and there is a park next door where she plays."),
+    ("Ben", "I hurt my knee, so the marathon is on hold."),
+    ("Ana", "Sorry to hear that. Are you seeing a physiotherapist?"),
+    ("Ben", "Yes, twice a week until December."),
+    # session 3
+    ("Ana", "Luna learned to catch a frisbee!"),
+    ("Ben", "I'm back to running, slowly."),
+]
+SESSIONS = [(1, 0, 6), (2, 6, 12), (3, 12, 14)]
+
+
+def synthetic_locomo(path: Path) -> Path:
+    conversation = {"speaker_a": "Ana", "speaker_b": "Ben"}
+    for number, start, end in SESSIONS:
+        conversation[f"session_{number}_date_time"] = f"10:00 am on {number} May, 2023"
+        session = []
+        for i, turn in enumerate(TURNS[start:end], start=1):
+            row = {"speaker": turn[0], "dia_id": f"D{number}:{i}", "text": turn[1]}
+            if len(turn) > 2:
+                row["blip_caption"] = turn[2]
+            session.append(row)
+        conversation[f"session_{number}"] = session
+    qa = [
+        {"question": "What is the name of Ana's dog?", "answer": "Luna", "evidence": ["D1:1"], "category": 4},
+        {"question": "What breed is Ana's dog?", "answer": "border collie", "evidence": ["D1:3"], "category": 4},
+        {"question": "When is Ben's marathon?", "answer": "October", "evidence": ["D1:4"], "category": 2},
+        {"question": "Why did Ben pause his marathon training?", "answer": "knee",
+         "evidence": ["D1:4; D2:4"], "category": 1},  # two ids in one string, as in the real file
+        {"question": "Where does Luna play?", "answer": "the park", "evidence": ["D:2:3"], "category": 3},
+        {"question": "How often does Ben see a physiotherapist?", "answer": "twice a week",
+         "evidence": ["D2:6", "D9:99"], "category": 4},  # one id matches no turn
+        {"question": "What did Ben's cat learn?", "adversarial_answer": "frisbee", "evidence": ["D3:1"], "category": 5},
+        {"question": "What does Ana think of running?", "answer": "n/a", "evidence": ["D"], "category": 3},
+    ]
+    path.write_text(json.dumps([{"sample_id": "synthetic-1", "conversation": conversation, "qa": qa}]), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def locomo_file(tmp_path_factory) -> Path:
+    return synthetic_locomo(tmp_path_factory.mktemp("data") / "locomo-synthetic.json")
+
+
+def _fraction(x) -> bool:
+    return x is None or (isinstance(x, (int, float)) and 0.0 <= x <= 1.0)
+
+
+def test_loader_parses_malformed_evidence_leniently(locomo_file):
+    from bench.locomo_data import load_locomo
+
+    (conv,) = load_locomo(locomo_file)
+    assert len(conv.turns) == len(TURNS)
+    assert "[shares an image: a photo of a black and white dog" in conv.turns[2].text
+    by_question = {q.question: q for q in conv.questions}
+    assert by_question["Why did Ben pause his marathon training?"].evidence == ["D1:4", "D2:4"]
+    assert by_question["Where does Luna play?"].evidence == ["D2:3"]
+    assert by_question["How often does Ben see a physiotherapist?"].unmatched == ["D9:99"]
+    assert by_question["What does Ana think of running?"].evidence == []
+
+
+@pytest.fixture(scope="module")
+def locomo_json(locomo_file, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("locomo")
+    assert main(["locomo", "--data", str(locomo_file), "--out", str(out), "--smoke", "--k", "1,3,5"]) == 0
+    assert (out / "locomo_recall.png").stat().st_size > 0
+    return json.loads((out / "locomo.json").read_text())
+
+
+def test_locomo_json_has_the_documented_shape(locomo_json):
+    data = locomo_json
+    assert set(data["questions"]) == {"1", "2", "3", "4", "5"}
+    assert sum(data["questions"].values()) > 0
+    assert data["questions_without_evidence"]["3"] >= 1  # the "D" evidence id
+    assert data["evidence"]["unmatched"] >= 2
+    assert {"mnemo", "memory_agent", "bm25", "full_context"} <= set(data["methods"])
+    for name, method in data["methods"].items():
+        for level in ("turn", "session"):
+            assert set(method[level]) == {"recall@1", "recall@3", "recall@5"}, (name, level)
+            for row in method[level].values():
+                assert set(row) == {"overall", "1", "2", "3", "4", "5"}
+                assert all(_fraction(v) for v in row.values()), (name, level, row)
+                assert row["overall"] is not None
+    assert data["methods"]["full_context"]["turn"]["recall@1"]["overall"] == 1.0
+    assert data["mnemo_write"]["turns"] == 12  # --smoke keeps the first two sessions
+    assert data["token_cost"]["full_context"] > 0
+    assert data["reference"]["turn"]["recall@5"] == 0.567
+
+
+def test_turn_cost_json(tmp_path):
+    assert main(["turn-cost", "--out", str(tmp_path), "--smoke"]) == 0
+    data = json.loads((tmp_path / "turn_cost.json").read_text())
+    assert data["summary"]["turns"] == len(data["turns"]) > 0
+    for node in ("load_memory", "write_memory"):
+        row = data["summary"]["per_node"][node]
+        assert row["wall_ms"]["p50"] is not None and row["wall_ms"]["p95"] is not None
+        assert row["embedding_ms"]["n"] > 0
+    first = data["turns"][0]
+    assert first["store_round_trips"]["total"] > 0
+    assert first["texts_embedded"]["total"] > 0
+    assert first["memory_tokens"] > 0
+    assert (tmp_path / "turn_cost.png").exists()
+
+
+@pytest.fixture(scope="module")
+def all_out(locomo_file, tmp_path_factory) -> Path:
+    """``python -m bench all --smoke`` in a subprocess, as CI and users run it;
+    the embedders and thresholds checks read its output."""
+    out = tmp_path_factory.mktemp("all")
+    # Idle OpenMP threads sleep instead of spinning: on a CI machine busy with
+    # other jobs, spinning makes the embedder several times slower.
+    env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
+    run = subprocess.run([sys.executable, "-m", "bench", "all", "--smoke", "--data", str(locomo_file),
+                          "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return out
+
+
+def test_all_writes_every_result_and_plot(all_out):
+    for name in ("locomo.json", "turn_cost.json", "embedders.json", "thresholds.json"):
+        data = json.loads((all_out / name).read_text())
+        assert data["meta"]["argv"].startswith("python -m bench all")
+        assert data["meta"]["duration_s"] >= 0
+    for name in ("locomo_recall.png", "locomo_categories.png", "turn_cost.png", "thresholds.png", "embedders.png"):
+        assert (all_out / name).stat().st_size > 0
+
+
+def test_embedders_json(all_out):
+    data = json.loads((all_out / "embedders.json").read_text())
+    available = [e for e in data["embedders"] if e.get("available")]
+    assert any("mnemo default" in e["name"] for e in available)
+    assert any(e["name"].startswith("bm25s") for e in available)
+    for e in available:
+        assert e["passages_per_s_batched"] > 0
+        assert e["query_ms"]["n"] > 0
+        assert all(_fraction(v) for v in (e.get("locomo_recall") or {}).values())
+
+
+def test_thresholds_json(all_out):
+    data = json.loads((all_out / "thresholds.json").read_text())
+    dedupe = data["dedupe"]
+    assert dedupe["pairs"]["same"] > 0 and dedupe["pairs"]["different"] > 0
+    assert [row["threshold"] for row in dedupe["sweep"]][0] == 0.85
+    assert [row["threshold"] for row in dedupe["sweep"]][-1] == 0.97
+    for row in dedupe["sweep"]:
+        assert all(_fraction(v) for k, v in row.items() if k != "threshold")
+    # the formula the sweep uses agrees with mnemo's real write path
+    assert dedupe["real_path_check"]["pairs_agreeing_with_formula"] == dedupe["real_path_check"]["pairs"]
+    recall = data["recall"]
+    assert recall["evidence_pairs"] > 0
+    assert set(recall["question_to_evidence"]) == {"p5", "p25", "p50", "p75", "p95"}
+    assert all(-1.0 <= v <= 1.0 for v in recall["question_to_evidence"].values())
+
+
+def test_a_missing_data_file_is_a_clear_error(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "bench", "locomo", "--data", str(tmp_path / "missing.json"),
+                          "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 2
+    assert "not found" in run.stderr
