@@ -43,9 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
     common_args(p, data=True)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
-    p.add_argument("--note-format", choices=NOTE_FORMATS, default="colon",
-                   help='how a turn becomes a note: "colon" = "Name: text" (default), "said" = the LoCoMo paper\'s '
-                        '\'Name said, "text"\'')
+    # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
+    p.add_argument("--note-format", choices=NOTE_FORMATS, default="said",
+                   help='how a turn becomes a note: "said" = the LoCoMo paper\'s \'Name said, "text"\' (default), '
+                        '"colon" = "Name: text"')
     p = sub.add_parser("turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph")
     common_args(p, data=False)
     p = sub.add_parser("embedders", help="passages/s and query latency of the embedders available offline")
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("locomo", "all"):
         from bench import locomo
 
-        locomo.run(args.data, out, ks=args.k, smoke=args.smoke, note_format=getattr(args, "note_format", "colon"),
+        locomo.run(args.data, out, ks=args.k, smoke=args.smoke, note_format=getattr(args, "note_format", "said"),
                    emb=emb, counter=counter)
     if args.command in ("thresholds", "all"):
         from bench import thresholds

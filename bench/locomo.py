@@ -341,7 +341,7 @@ def run(
     *,
     ks: list[int],
     smoke: bool = False,
-    note_format: str = "colon",
+    note_format: str = "said",
     emb: CachingEmbeddings | None = None,
     counter: TokenCounter | None = None,
 ) -> dict[str, Any]:

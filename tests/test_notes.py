@@ -1,3 +1,6 @@
+"""mnemo.notes, backend-independent cases. Dedupe, refinement, recall, forget,
+paging and ordering run on every backend in tests/test_conformance.py."""
+
 import pytest
 from langgraph.store.base import SearchItem
 from langgraph.store.memory import InMemoryStore
@@ -5,22 +8,6 @@ from langgraph.store.memory import InMemoryStore
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
 from mnemo._store import semantic_hits
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
-
-
-async def test_exact_duplicates_are_skipped(store, user):
-    first = await aremember(store, user, "The user is allergic to peanuts.")
-    again = await aremember(store, user, "the user is  allergic to peanuts")
-    assert first["status"] == "stored" and again["status"] == "duplicate"
-    assert again["note"]["id"] == first["note"]["id"]
-    assert len(await alist_notes(store, user)) == 1
-
-
-async def test_semantic_duplicates_are_skipped_in_both_languages(store, user):
-    await aremember(store, user, "The user is allergic to peanuts.")
-    assert (await aremember(store, user, "The user has a peanut allergy."))["status"] == "duplicate"
-    await aremember(store, user, "用户对花生过敏。")
-    assert (await aremember(store, user, "用户有花生过敏。"))["status"] == "duplicate"
-    assert len(await alist_notes(store, user)) == 2
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
@@ -31,30 +18,6 @@ async def test_close_but_different_facts_are_both_kept(store, user):
         assert (await aremember(store, user, a))["status"] == "stored"
         assert (await aremember(store, user, b))["status"] == "stored"
     assert len(await alist_notes(store, user)) == 4
-
-
-async def test_more_detail_refines_the_same_note(store, user):
-    first = await aremember(store, user, "用户养了两只猫。")
-    refined = await aremember(store, user, "用户养了两只猫，叫咪咪和花花。")
-    assert refined["status"] == "refined" and refined["note"]["id"] == first["note"]["id"]
-    (note,) = await alist_notes(store, user)
-    assert "咪咪" in note["text"] and note["first_seen"] == first["note"]["first_seen"]
-
-
-async def test_batch_remember_dedupes_within_the_batch(store, user):
-    results = await aremember_many(store, user, ["Likes tea.", "likes tea", "Owns a bike."])
-    assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
-    assert len(await alist_notes(store, user)) == 2
-
-
-async def test_recall_by_meaning(store, user):
-    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user owns a Xiaomi air purifier.",
-                                       "The user's daughter is called Mia."])
-    hits = await arecall(store, user, "what food allergies do I have?")
-    assert hits and hits[0]["text"] == "The user is allergic to peanuts."
-    assert all("score" in h for h in hits)
-    zh = await arecall(store, user, "我家的净化器是什么牌子")
-    assert zh[0]["text"] == "The user owns a Xiaomi air purifier."
 
 
 async def test_score_none_is_never_a_hit():

@@ -1,53 +1,10 @@
-import asyncio
+"""mnemo.profile, backend-independent cases. Merge, forget, provenance, no-op
+writes and concurrent updates run on every backend in tests/test_conformance.py."""
 
 import pytest
 
 from mnemo import InvalidInputError, User, aget_profile, aupdate_profile
 from mnemo.profile import format_profile, normalize_field
-
-
-async def test_merge_never_clobbers_fields_not_mentioned(store, user):
-    await aupdate_profile(store, user, {"name": "小周", "city": "杭州"})
-    await aupdate_profile(store, user, {"response_style": "别啰嗦", "city": None, "name": "not mentioned"})
-    profile = await aget_profile(store, user)
-    assert {f: e["value"] for f, e in profile.items()} == {"name": "小周", "city": "杭州", "response_style": "concise"}
-
-
-async def test_forget_a_field_removes_only_that_field(store, user):
-    await aupdate_profile(store, user, {"name": "Ann", "city": "Paris"})
-    diff = await aupdate_profile(store, user, {}, forget=["city"])
-    assert diff == [{"field": "city", "before": "Paris", "after": None}]
-    assert set(await aget_profile(store, user)) == {"name"}
-
-
-async def test_provenance_is_kept_and_first_seen_survives_changes(store, user):
-    await aupdate_profile(store, user, {"city": "Paris"}, source="user_said")
-    first = (await aget_profile(store, user))["city"]
-    await asyncio.sleep(0.01)
-    await aupdate_profile(store, user, {"city": "Lyon"}, source="tool")
-    after = (await aget_profile(store, user))["city"]
-    assert after["value"] == "Lyon" and after["source"] == "tool"
-    assert after["first_seen"] == first["first_seen"]
-    assert after["updated_at"] > first["updated_at"]
-
-
-async def test_nothing_is_written_when_nothing_changed(store, user):
-    await aupdate_profile(store, user, {"city": "Paris"})
-    before = store.search(user.namespace("profile"))[0].updated_at
-    diff = await aupdate_profile(store, user, {"city": " Paris "})
-    assert diff == []
-    assert store.search(user.namespace("profile"))[0].updated_at == before
-
-
-async def test_concurrent_updates_of_different_fields_both_survive(store, user):
-    # Two turns in two threads of the same user, interleaved at every await.
-    await asyncio.gather(
-        aupdate_profile(store, user, {"name": "Ann"}),
-        aupdate_profile(store, user, {"city": "Paris"}),
-        aupdate_profile(store, user, {"language": "English"}),
-    )
-    profile = await aget_profile(store, user)
-    assert {f: e["value"] for f, e in profile.items()} == {"name": "Ann", "city": "Paris", "language": "en"}
 
 
 async def test_invalid_values_are_rejected_before_any_write(store, user):
