@@ -34,7 +34,7 @@ from typing import Literal, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
-from mnemo._store import alist_all, alist_rest, list_op, most_recent, now_iso, query_op, semantic_hits
+from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
 from mnemo.errors import InvalidInputError, check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
@@ -56,9 +56,9 @@ FORGET_MIN_SCORE = 0.80
 FORGET_MARGIN = 0.03
 #: Candidates each ranking (dense, BM25) contributes to the fusion.
 FUSION_CANDIDATES = 50
-#: Above this many notes of one user, recall is dense only: ranking every note
-#: lexically on each query would cost more than it brings.
-LEXICAL_MAX_NOTES = 5000
+#: Above this many notes of one user, recall is dense only: reading and ranking
+#: every note on each query would cost more than it brings.
+LEXICAL_MAX_NOTES = 2000
 
 
 class Note(TypedDict):
@@ -245,8 +245,7 @@ async def arecall(
 ) -> list[Note]:
     """Notes that match ``query`` by meaning or by words, best first.
 
-    One batch (dense search + first page of the listing), plus one read per
-    further 100 notes. A note found only by words has no ``score``.
+    One store round trip. A note found only by words has no ``score``.
 
     Raises:
         IndexMissingError: the store has no vector index.
@@ -254,8 +253,13 @@ async def arecall(
     if not query or not query.strip():
         return []
     ns = user.namespace(NOTES)
-    dense, first_page = await store.abatch([query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns)])
-    notes = await alist_rest(store, ns, first_page)
+    # One round trip: the dense search, and the notes for BM25 in a single
+    # read capped just past LEXICAL_MAX_NOTES (a larger user gets dense only,
+    # instead of a listing that grows with every note).
+    dense, listed = await store.abatch(
+        [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
+    )
+    notes = exact(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
     return rank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
 
 

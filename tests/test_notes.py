@@ -107,3 +107,23 @@ async def test_recall_fuses_words_with_meaning(store, user):
     # no shared word: meaning alone still finds it
     meaning = await arecall(store, user, "which foods should I avoid?")
     assert meaning[0]["text"] == "The user is allergic to peanuts." and "score" in meaning[0]
+
+
+async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(index, user, monkeypatch):
+    from mnemo import notes as notes_module
+
+    class CountingStore(InMemoryStore):
+        trips = 0
+
+        async def abatch(self, ops):
+            self.trips += 1
+            return await super().abatch(ops)
+
+    store = CountingStore(index=index)
+    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
+                                       "The user prefers email contact."])
+    store.trips = 0
+    assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == ["The user's dog is named Biscuit."]
+    assert store.trips == 1
+    monkeypatch.setattr(notes_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
+    assert await arecall(store, user, "Biscuit", min_score=0.999) == []  # dense only: nothing above 0.999
