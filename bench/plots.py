@@ -128,11 +128,7 @@ def plot_turn_cost(data: dict[str, Any], out: Path) -> list[Path]:
     ax.set_title("tokens per turn")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = out / "turn_cost.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(fig, out / "turn_cost.png")]
 
 
 def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
@@ -171,11 +167,7 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
         ax.set_title("LoCoMo question similarity")
         ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    path = out / "thresholds.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    return [_save(fig, out / "thresholds.png")]
 
 
 def plot_embedders(data: dict[str, Any], out: Path) -> list[Path]:
@@ -215,8 +207,13 @@ def plot_embedders(data: dict[str, Any], out: Path) -> list[Path]:
     if omp:
         axes[2].grid(axis="y", alpha=0.3)
     fig.suptitle(f"embedders on {data['texts']['passages']} passages ({data['texts']['source']})")
+    return [_save(fig, out / "embedders.png")]
+
+
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    path = out / "embedders.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    return [path]
+    return path
