@@ -208,7 +208,7 @@ class ExpiringInMemoryStore(InMemoryStore):
     """``InMemoryStore`` that honours TTLs the way ``AsyncPostgresStore`` does.
 
     The stock ``InMemoryStore`` has ``supports_ttl = False``: ``put(..., ttl=)``
-    raises ``NotImplementedError`` and a ``PutOp`` with a ``ttl`` passed to
+    refuses the argument (the library raises "not implemented") and a ``PutOp`` with a ``ttl`` passed to
     ``batch`` is silently kept forever. Here a ``ttl`` (minutes) sets a
     deadline, reads refresh it (``refresh_on_read`` / ``refresh_ttl``),
     ``omit_expired`` hides expired items before they are swept, and
