@@ -49,14 +49,8 @@ def exact(items: list[Item], namespace: tuple[str, ...]) -> list[Item]:
 
 async def alist_all(store: BaseStore, namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> list[Item]:
     """Every item of exactly ``namespace``, however many, in no promised order."""
-    found: list[Item] = []
-    offset = 0
-    while True:
-        page = await store.asearch(namespace, limit=page_size, offset=offset)
-        found.extend(page)
-        if len(page) < page_size:
-            return exact(found, namespace)
-        offset += page_size
+    first_page = await store.asearch(namespace, limit=page_size, offset=0)
+    return await alist_rest(store, namespace, first_page, page_size=page_size)
 
 
 async def alist_rest(

@@ -22,18 +22,20 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
     """Merge the profile changes and add the notes; writes nothing for an empty
     extraction. Invalid items (e.g. an oversized note) are dropped one by one,
     so one bad value does not cost the others."""
-    changes = {f: v for f, v in extraction.profile_changes().items() if _accepts(normalize_field, f, v)}
-    notes = [text for text in extraction.notes if _accepts(validate_note, text)]
+    # "not mentioned" values are dropped here too, so an extraction that changes
+    # no field skips the profile read.
+    changes = {f: v for f, v in extraction.profile_changes().items() if _valid(normalize_field, f, v) is not None}
+    notes = [text for text in extraction.notes if _valid(validate_note, text) is not None]
     profile: list[ProfileChange] = []
-    if extraction.forget_fields or any(normalize_field(f, v) is not None for f, v in changes.items()):
+    if extraction.forget_fields or changes:
         profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
     added = await aremember_many(store, user, notes, source="user_said") if notes else []
     return AppliedExtraction(profile=profile, notes=added)
 
 
-def _accepts(validate, *args) -> bool:
+def _valid(validate, *args):
+    """``validate(*args)``, or ``None`` when it rejects the input."""
     try:
-        validate(*args)
+        return validate(*args)
     except InvalidInputError:
-        return False
-    return True
+        return None
