@@ -20,6 +20,21 @@ def store(index) -> InMemoryStore:
     return InMemoryStore(index=index)
 
 
+class CountingStore(InMemoryStore):
+    """Counts store round trips (every async method goes through ``abatch``)."""
+
+    trips = 0
+
+    async def abatch(self, ops):
+        self.trips += 1
+        return await super().abatch(ops)
+
+
+@pytest.fixture
+def counting_store(index) -> CountingStore:
+    return CountingStore(index=index)
+
+
 @pytest.fixture
 def user() -> User:
     return User.of("u_zhou")

@@ -312,6 +312,7 @@ async def test_policy_seeding_is_idempotent_and_follows_the_file(store):
     assert {it.key: it.updated_at for it in await alist_all(store, POLICIES_NAMESPACE)} == stamps
     changed = [{**policies[0], "text": policies[0]["text"] + " (revised)"}, *policies[1:-1]]
     assert await aseed_policies(store, changed) == {"added": 0, "updated": 1, "removed": 1}
+    assert len(await alist_all(store, POLICIES_NAMESPACE)) == len(policies) - 1
     hits = await asearch_policies(store, "how long do I have to return something for my money back?")
     assert hits and hits[0]["id"].startswith(("refund", "returns"))
 

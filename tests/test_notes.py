@@ -109,17 +109,10 @@ async def test_recall_fuses_words_with_meaning(store, user):
     assert meaning[0]["text"] == "The user is allergic to peanuts." and "score" in meaning[0]
 
 
-async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(index, user, monkeypatch):
+async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(counting_store, user, monkeypatch):
     from mnemo import notes as notes_module
 
-    class CountingStore(InMemoryStore):
-        trips = 0
-
-        async def abatch(self, ops):
-            self.trips += 1
-            return await super().abatch(ops)
-
-    store = CountingStore(index=index)
+    store = counting_store
     await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
                                        "The user prefers email contact."])
     store.trips = 0

@@ -5,18 +5,8 @@ from mnemo.notes import aremember_many
 from mnemo.snapshot import aload_snapshot, render_snapshot
 
 
-class CountingStore(InMemoryStore):
-    """Counts round trips (every public async call is one)."""
-
-    trips = 0
-
-    async def abatch(self, ops):
-        self.trips += 1
-        return await super().abatch(ops)
-
-
-async def test_one_round_trip_for_a_small_user(index, user):
-    store = CountingStore(index=index)
+async def test_one_round_trip_for_a_small_user(counting_store, user):
+    store = counting_store
     await aupdate_profile(store, user, {"name": "Ann"})
     await aremember_many(store, user, ["The user has two cats.", "The user is allergic to peanuts."])
     store.trips = 0
@@ -29,7 +19,7 @@ async def test_one_round_trip_for_a_small_user(index, user):
 
 
 async def test_pages_beyond_the_first_hundred_notes(user):
-    store = CountingStore()  # no index needed for an empty query
+    store = InMemoryStore()  # no index needed for an empty query
     for i in range(250):
         store.put(user.namespace("notes"), f"k{i}", {"text": f"n{i}", "updated_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}"})
     snap = await aload_snapshot(store, user, "", recent_limit=2)
