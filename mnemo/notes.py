@@ -27,6 +27,7 @@ embedding model, measure again (``python -m bench thresholds``).
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from typing import Literal, NotRequired, TypedDict
@@ -240,6 +241,23 @@ def rank_notes(
     return [to_note(by_key[key]) for key in reciprocal_rank_fusion(rankings)[:limit]]
 
 
+async def arank_notes(
+    query: str,
+    dense: list[SearchItem],
+    notes: list[Item],
+    namespace: tuple[str, ...],
+    *,
+    limit: int,
+    min_score: float,
+) -> list[Note]:
+    """:func:`rank_notes` in a worker thread. Building a BM25 index is CPU work
+    that grows with the user's notes, and bm25s creates a multiprocessing lock
+    on first use (a pipe write): on the event loop it would stall every other
+    run of the server, and ``langgraph dev`` (auto-reload) aborts it as a
+    blocking call."""
+    return await asyncio.to_thread(rank_notes, query, dense, notes, namespace, limit=limit, min_score=min_score)
+
+
 async def arecall(
     store: BaseStore, user: User, query: str, *, limit: int = 5, min_score: float = RECALL_MIN_SCORE
 ) -> list[Note]:
@@ -260,7 +278,7 @@ async def arecall(
         [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
     )
     notes = exact(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
-    return rank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
+    return await arank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
 
 
 async def alist_notes(store: BaseStore, user: User) -> list[Note]:

@@ -18,7 +18,7 @@ from langgraph.store.base import BaseStore
 
 from mnemo._store import alist_rest, list_op, most_recent, query_op
 from mnemo.identity import NOTES, PROFILE, User
-from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, rank_notes, to_note
+from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, arank_notes, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items
 
 
@@ -26,7 +26,7 @@ class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
     """Best first: dense hits above the threshold fused with BM25 (see
-    :func:`mnemo.notes.rank_notes`)."""
+    :func:`mnemo.notes.arank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
 
@@ -50,7 +50,7 @@ async def aload_snapshot(
     all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
     relevant: list[Note] = []
     if len(results) > 2 and all_notes:
-        relevant = rank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+        relevant = await arank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)

@@ -1,6 +1,7 @@
 # Shared by scripts/dev and scripts/test: make sure .venv exists and holds the
 # project with every extra, then put it first on PATH. Re-installs only when
-# pyproject.toml changed since the last install.
+# the content of pyproject.toml changed since the last install (a hash, not a
+# file time: a checkout or a copy touches the time, not the dependencies).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -9,10 +10,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 STAMP=.venv/.mnemo-installed
-if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
+WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[dev]"
-  touch "$STAMP"
+  echo "$WANT" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"
 # Offline by default: no tracing, no analytics.

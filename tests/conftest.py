@@ -51,13 +51,16 @@ def stub():
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
+    """A user's checkout of the project (see tests/devserver.py)."""
     from tests.devserver import copy_project
 
-    return copy_project(tmp_path)
+    return copy_project(tmp_path / "mnemo")
 
 
 @pytest.fixture
-def server_env(stub) -> dict[str, str]:
-    from tests.devserver import server_environment
+def server_env(workdir, stub) -> dict[str, str]:
+    """A user's shell, and a ``.env`` pointing the server at the stub model."""
+    from tests.devserver import server_environment, write_dotenv
 
-    return server_environment(stub)
+    write_dotenv(workdir, stub)
+    return server_environment()

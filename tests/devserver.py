@@ -1,14 +1,21 @@
-"""Run `langgraph dev` from a test: a copy of the project in a temporary
-directory (its own ``.langgraph_api/``), a free port, the stub model server."""
+"""Run the server from a test exactly as the README tells a user to.
+
+A copy of the project in a temporary directory (its own ``.langgraph_api/``
+and ``.mnemo/``), a ``.env`` made from ``.env.example`` with the stub model's
+key and base URL filled in, and ``./scripts/dev`` started there with its own
+defaults (auto-reload and all); only the port and, for PostgreSQL, the config
+are added, as a user would. The copy shares this checkout's ``.venv`` (a
+symlink): ``scripts/_venv.sh`` sees an up-to-date install and installs nothing.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,7 +24,14 @@ import httpx
 from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
-LANGGRAPH = Path(sys.executable).with_name("langgraph")
+
+#: What a user's checkout holds that `./scripts/dev` needs.
+PROJECT_DIRS = ("graphs", "nodes", "mnemo", "web", "scripts")
+PROJECT_FILES = ("langgraph.json", "langgraph.postgres.json", "pyproject.toml", "README.md", ".env.example")
+
+#: Lines of a server log that mean a turn lost its memory, or that the server
+#: caught a blocking call on its event loop. Any of them fails a server test.
+TROUBLE = re.compile(r"BlockingError|Blocking call to|load_memory failed|memory write failed")
 
 
 def free_port() -> int:
@@ -27,12 +41,13 @@ def free_port() -> int:
 
 
 class DevServer:
-    """One `langgraph dev` process on a free port, started from ``workdir``."""
+    """``./scripts/dev`` on a free port, started from ``workdir``; its log
+    goes to a file beside (not inside) the watched project directory."""
 
-    def __init__(self, workdir: Path, env: dict[str, str], *, config: str = "langgraph.json"):
+    def __init__(self, workdir: Path, env: dict[str, str], *, config: str | None = None):
         self.workdir, self.env, self.config = workdir, env, config
         self.port, self.proc = free_port(), None
-        self.logfile = workdir / f"server-{self.port}.log"
+        self.logfile = workdir.parent / f"server-{self.port}.log"
 
     @property
     def url(self) -> str:
@@ -40,24 +55,25 @@ class DevServer:
 
     def launch(self) -> None:
         self.log = open(self.logfile, "w")
+        args = [str(self.workdir / "scripts" / "dev"), "--port", str(self.port)]
+        if self.config:
+            args += ["--config", self.config]
         self.proc = subprocess.Popen(
-            [str(LANGGRAPH), "dev", "--config", self.config, "--port", str(self.port),
-             "--host", "127.0.0.1", "--no-browser", "--no-reload"],
-            cwd=self.workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            args, cwd=self.workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
     def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"langgraph dev exited:\n{self.output()}")
+                raise RuntimeError(f"./scripts/dev exited:\n{self.output()}")
             try:
                 if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        raise TimeoutError(f"langgraph dev did not start:\n{self.output()}")
+        raise TimeoutError(f"./scripts/dev did not start:\n{self.output()}")
 
     def start(self) -> None:
         self.launch()
@@ -78,28 +94,42 @@ class DevServer:
         self.log.flush()
         return self.logfile.read_text()[-tail:]
 
+    def trouble(self) -> list[str]:
+        """Log lines showing a blocking call or a turn that lost its memory."""
+        return [line for line in self.output(tail=10**8).splitlines() if TROUBLE.search(line)]
+
 
 def copy_project(dest: Path) -> Path:
-    """What `langgraph dev` needs to serve mnemo, copied to ``dest``."""
-    for name in ("graphs", "nodes", "mnemo", "web"):
+    """A user's checkout of mnemo at ``dest`` (sharing this one's ``.venv``)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in PROJECT_DIRS:
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for config in ("langgraph.json", "langgraph.postgres.json"):
-        shutil.copy(ROOT / config, dest / config)
+    for name in PROJECT_FILES:
+        shutil.copy2(ROOT / name, dest / name)
+    (dest / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
     return dest
 
 
-def server_environment(stub: StubServer) -> dict[str, str]:
-    """This process's environment, with the stub as the model and nothing that leaves the machine."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_", "LANGCHAIN_"))}
-    env.update(
-        OPENAI_BASE_URL=stub.base_url,
-        OPENAI_API_KEY="stub-key",
-        MNEMO_MODEL="openai:stub-model",
-        LANGSMITH_TRACING="false",
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-        PYTHONPATH=str(ROOT),
-    )
-    return env
+def write_dotenv(workdir: Path, stub: StubServer, **extra: str) -> Path:
+    """``.env`` from ``.env.example``, filled in as a user with an
+    OpenAI-compatible server would: key, base URL, model; plus ``extra``."""
+    values = {"OPENAI_API_KEY": "stub-key", "OPENAI_BASE_URL": stub.base_url, "MNEMO_MODEL": "openai:stub-model",
+              **extra}
+    lines = []
+    for line in (workdir / ".env.example").read_text().splitlines():
+        name = line.split("=", 1)[0]
+        lines.append(f"{name}={values.pop(name)}" if "=" in line and name in values else line)
+    lines += [f"{k}={v}" for k, v in values.items()]
+    path = workdir / ".env"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def server_environment() -> dict[str, str]:
+    """This process's environment less anything that would override the
+    ``.env`` (a user's shell has none of the test runner's settings)."""
+    prefixes = ("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "MNEMO_", "POSTGRES_URI", "VIRTUAL_ENV", "PYTHONPATH")
+    return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
 
 
 def system_prompts(stub: StubServer) -> list[str]:

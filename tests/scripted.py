@@ -8,6 +8,7 @@ parser turns into the pydantic object), so the graph runs unchanged.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Callable
 from typing import Any
@@ -50,7 +51,9 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     async def _agenerate(self, messages, stop=None, run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs) -> ChatResult:
-        return self._generate(messages, stop=stop, **kwargs)
+        # In a thread, as a real client's request would not hold the event
+        # loop: a slow scripted answer can then be timed out and cancelled.
+        return await asyncio.to_thread(self._generate, messages, stop=stop, **kwargs)
 
 
 def tool_call(name: str, /, **args: Any) -> AIMessage:

@@ -9,6 +9,12 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   "I live in Y").
 * When the user's last message mentions a refund, it calls ``search_policy``
   and then answers with the start of the tool's result.
+* "Remember that <fact>" in the user's last message makes it call
+  ``remember_note`` with the fact, as a real model asked to remember would.
+* A user message containing "rendezvous" is held until a second such request
+  arrives (or 30 s pass): the answer is "together" when two runs were in
+  flight at once, "alone" when they were not, so a test can tell concurrent
+  runs from queued ones without measuring time.
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -24,7 +30,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
-NAME = re.compile(r"(?:I'm|I am|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+NAME = re.compile(r"(?:I'm|I am|(?i:my name is)|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
+REMEMBER = re.compile(r"remember that (.+?)(?:[.!]|$)", re.IGNORECASE)
 
 
 def _extraction_args(prompt: str) -> dict:
@@ -67,7 +74,19 @@ class _Handler(BaseHTTPRequestHandler):
         message: dict = {"role": "assistant", "content": "ok"}
         finish = "stop"
         last = body["messages"][-1]
-        if "search_policy" in tools and last["role"] == "user" and "refund" in str(last.get("content", "")).lower():
+        said = str(last.get("content", "")) if last["role"] == "user" else ""
+        if "rendezvous" in said:
+            try:
+                self.server.rendezvous.wait()
+                message["content"] = "together"
+            except threading.BrokenBarrierError:
+                message["content"] = "alone"
+        elif "remember_note" in tools and (m := REMEMBER.search(said)):
+            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
+                    "function": {"name": "remember_note", "arguments": json.dumps({"text": m.group(1)})}}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        elif "search_policy" in tools and last["role"] == "user" and "refund" in str(last.get("content", "")).lower():
             call = {"id": f"call_{len(self.server.requests)}", "type": "function",
                     "function": {"name": "search_policy", "arguments": json.dumps({"query": last["content"]})}}
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
@@ -104,6 +123,7 @@ class StubServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0):
         super().__init__(("127.0.0.1", port), _Handler)
         self.requests: list[dict] = []
+        self.rendezvous = threading.Barrier(2, timeout=30)
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property
