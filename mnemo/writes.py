@@ -8,6 +8,7 @@ from langgraph.store.base import BaseStore
 
 from mnemo.errors import InvalidInputError
 from mnemo.extraction import MemoryExtraction
+from mnemo.guards import business_record_term
 from mnemo.identity import User
 from mnemo.notes import RememberResult, aremember_many, validate_note
 from mnemo.profile import ProfileChange, aupdate_profile, normalize_field
@@ -25,7 +26,10 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
     changes = {f: v for f, v in extraction.profile_changes().items() if _valid(normalize_field, f, v) is not None}
-    notes = [text for text in extraction.notes if _valid(validate_note, text) is not None]
+    # Orders, refunds and payments are the order system's, never memory's,
+    # whatever the extractor returned (mnemo.guards).
+    notes = [text for text in extraction.notes
+             if _valid(validate_note, text) is not None and business_record_term(text) is None]
     profile: list[ProfileChange] = []
     if extraction.forget_fields or changes:
         profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")

@@ -16,6 +16,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from graphs.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
+from mnemo.guards import refuse_business_record
 from nodes.runtime import current_user
 
 logger = logging.getLogger(__name__)
@@ -30,7 +31,9 @@ async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
     Args:
         text: the fact, one short self-contained sentence.
     """
-    result = await aremember(runtime.store, current_user(runtime.context, runtime.config), text, source="user_said")
+    user = current_user(runtime.context, runtime.config)
+    refuse_business_record(text)
+    result = await aremember(runtime.store, user, text, source="user_said")
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"

@@ -139,11 +139,12 @@ def system_prompts(stub: StubServer) -> list[str]:
                 t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
 
 
-async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None) -> dict:
+async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None,
+               assistant_id: str = "agent") -> dict:
     """One run of the agent through the SDK, on a new thread unless given; returns the finished run."""
     if thread_id is None:
         thread_id = (await client.threads.create())["thread_id"]
     context = {} if user_id is None else {"user_id": user_id}
-    run = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]}, context=context)
+    run = await client.runs.create(thread_id, assistant_id, input={"messages": [{"role": "user", "content": text}]}, context=context)
     await client.runs.join(thread_id, run["run_id"])
     return await client.runs.get(thread_id, run["run_id"])

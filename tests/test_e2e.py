@@ -48,6 +48,16 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     assert "name: Lin" in prompt and "city: Suzhou" in prompt
     relevant = prompt.split("Notes relevant to the latest message:")[1]
     assert "I have a parrot" in relevant.split("Most recent notes:")[0]
+
+    # An assistant carries per-deployment settings; its runs add only the user.
+    assistant = await client.assistants.create(
+        "agent", context={"model": "openai:stub-assistant-model", "recall_limit": 0, "recent_limit": 0})
+    run = await chat(client, "Which pet do I have?", user_id="u_lin", assistant_id=assistant["assistant_id"])
+    assert run["status"] == "success", server.output()
+    chat_calls = [r for r in stub.requests if r["messages"][0]["role"] == "system"]
+    assert chat_calls[-1]["model"] == "stub-assistant-model"
+    prompt = system_prompts(stub)[-1]
+    assert "city: Suzhou" in prompt and "Notes: (none)" in prompt and "parrot" not in prompt.split("Profile:")[1]
     assert server.trouble() == [], server.trouble()
 
 

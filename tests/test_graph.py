@@ -260,3 +260,58 @@ async def test_a_failing_embedder_loses_nothing(model, index):
     await say(agent, "Thanks!")
     assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
     assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+
+
+async def test_orders_refunds_and_payments_are_never_remembered(agent, model, store, script):
+    """The extractor's output and the remember_note tool alike: a business
+    record is dropped (or refused to the model), the other facts are kept."""
+    script.extract = lambda m, t: tool_call(
+        "MemoryExtraction", notes=["My order #8841 was refunded.", "The user is allergic to peanuts."])
+    await say(agent, "My order #8841 was refunded. Also I'm allergic to peanuts.")
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+
+    steps = iter([tool_call("remember_note", text="The user's refund for order 8841 was approved."),
+                  AIMessage(content="I cannot keep that.")])
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    out = await say(agent, "Remember that my refund was approved.")
+    refused = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+    assert "order system" in refused.content
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+
+
+async def test_pending_messages_are_capped_to_the_latest(agent, model, store, script):
+    """After repeated extractor failures, only the latest MAX_PENDING_MESSAGES
+    user messages are sent once it works again."""
+    from nodes.write_memory import MAX_PENDING_MESSAGES
+
+    script.extract = lambda m, t: AIMessage(content="no tool call")  # -> None: nothing written, all pending
+    for i in range(MAX_PENDING_MESSAGES + 2):
+        await say(agent, f"message number {i}")
+    script.extract = naive_extraction
+    await say(agent, "I live in Hangzhou.")
+    sent = extraction_prompts(model)[-1]
+    total = MAX_PENDING_MESSAGES + 3
+    kept = range(total - MAX_PENDING_MESSAGES, total - 1)
+    assert all(f"message number {i}\n" in sent for i in kept)
+    assert "message number 0\n" not in sent and "message number 2\n" not in sent
+    assert "I live in Hangzhou." in sent
+
+
+async def test_context_knobs_shape_the_prompt(agent, model, store, script):
+    """recall_limit, recent_limit and memory_char_budget reach load_memory."""
+    from mnemo.notes import aremember_many
+
+    facts = [f"The user owns a {thing}." for thing in ("parrot", "bicycle", "piano", "tent", "kayak", "drone")]
+    await aremember_many(store, User.of("u_zhou"), facts)
+    await say(agent, "Tell me about my parrot.", recall_limit=5, recent_limit=3)
+    full = chat_prompts(model)[-1]
+    assert "The user owns a parrot." in full.split("Notes relevant to the latest message:")[1]
+
+    await say(agent, "Tell me about my parrot.", recall_limit=0, recent_limit=0)
+    assert "Notes: (none)" in chat_prompts(model)[-1] and "parrot" not in chat_prompts(model)[-1].split("Profile:")[1]
+
+    await say(agent, "Tell me about my parrot.", recall_limit=5, recent_limit=3, memory_char_budget=120)
+    tight = chat_prompts(model)[-1].split("What you remember about this user:")[1]
+    assert len(tight.strip()) <= 120 < len(full.split("What you remember about this user:")[1].strip())
+    assert tight.count("The user owns") < full.count("The user owns")

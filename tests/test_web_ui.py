@@ -49,10 +49,11 @@ def test_chat_shows_and_forgets_memory(browser, workdir, server_env, stub, tmp_p
 
         page.fill("#user", "zhou.wang@x.com")
         page.dispatch_event("#user", "change")
-        page.fill("#text", "Hi, I'm Zhou and I live in Hangzhou.")
+        page.fill("#text", "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.")
         page.click("form button")
         page.wait_for_function("document.querySelector('#profile').textContent.includes('Hangzhou')", timeout=60_000)
-        assert page.inner_text(".msg.ai") == "ok"
+        page.wait_for_function("document.querySelector('#notes').textContent.includes('I have a parrot')", timeout=30_000)
+        assert page.inner_text(".msg.ai").startswith("ok")
 
         page.fill("#text", "What is your refund policy?")
         page.click("form button")
@@ -66,5 +67,13 @@ def test_chat_shows_and_forgets_memory(browser, workdir, server_env, stub, tmp_p
         page.reload()
         page.wait_for_function("document.querySelector('#profile').textContent.includes('Zhou')", timeout=30_000)
         assert "Hangzhou" not in page.inner_text("#profile")
+
+        # Forget the note the same way: gone from the panel, and after a reload.
+        page.click("#notes li:has-text('I have a parrot') button")
+        page.wait_for_function("!document.querySelector('#notes').textContent.includes('parrot')", timeout=30_000)
+        page.reload()
+        page.wait_for_function("document.querySelector('#profile').textContent.includes('Zhou')", timeout=30_000)
+        page.wait_for_function("document.querySelector('#notes').textContent.includes('(none)')", timeout=30_000)
+        assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
