@@ -9,8 +9,10 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   "I live in Y").
 * When the user's last message mentions a refund, it calls ``search_policy``
   and then answers with the start of the tool's result.
-* "Remember that <fact>" in the user's last message makes it call
-  ``remember_note`` with the fact, as a real model asked to remember would.
+* "Remember that <fact>", "What do you remember about <topic>?" and
+  "Forget that <fact>" in the user's last message make it call
+  ``remember_note``, ``recall_notes`` and ``forget_note``, as a real model
+  asked to would.
 * A user message containing "rendezvous" is held until a second such request
   arrives (or 30 s pass): the answer is "together" when two runs were in
   flight at once, "alone" when they were not, so a test can tell concurrent
@@ -32,6 +34,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 NAME = re.compile(r"(?:I'm|I am|(?i:my name is)|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 REMEMBER = re.compile(r"remember that (.+?)(?:[.!]|$)", re.IGNORECASE)
+RECALL = re.compile(r"what do you remember about (.+?)(?:[.?!]|$)", re.IGNORECASE)
+FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
 
 
 def _extraction_args(prompt: str) -> dict:
@@ -63,6 +67,11 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json({"error": "not found"}, 404)
 
+    def _tool_call(self, name: str, **args) -> dict:
+        call = {"id": f"call_{len(self.server.requests)}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
@@ -82,15 +91,13 @@ class _Handler(BaseHTTPRequestHandler):
             except threading.BrokenBarrierError:
                 message["content"] = "alone"
         elif "remember_note" in tools and (m := REMEMBER.search(said)):
-            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
-                    "function": {"name": "remember_note", "arguments": json.dumps({"text": m.group(1)})}}
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            finish = "tool_calls"
-        elif "search_policy" in tools and last["role"] == "user" and "refund" in str(last.get("content", "")).lower():
-            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
-                    "function": {"name": "search_policy", "arguments": json.dumps({"query": last["content"]})}}
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            finish = "tool_calls"
+            message, finish = self._tool_call("remember_note", text=m.group(1)), "tool_calls"
+        elif "recall_notes" in tools and (m := RECALL.search(said)):
+            message, finish = self._tool_call("recall_notes", query=m.group(1)), "tool_calls"
+        elif "forget_note" in tools and (m := FORGET.search(said)):
+            message, finish = self._tool_call("forget_note", about=m.group(1)), "tool_calls"
+        elif "search_policy" in tools and "refund" in said.lower():
+            message, finish = self._tool_call("search_policy", query=said), "tool_calls"
         elif last["role"] == "tool":
             message = {"role": "assistant", "content": "ok: " + str(last.get("content", ""))[:200]}
         elif "MemoryExtraction" in tools:

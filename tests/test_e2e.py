@@ -49,7 +49,19 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     relevant = prompt.split("Notes relevant to the latest message:")[1]
     assert "I have a parrot" in relevant.split("Most recent notes:")[0]
 
+    # The note tools run on the server too (BM25 and embedding off the event loop).
+    run = await chat(client, "What do you remember about my pets?", user_id="u_lin")
+    state = await client.threads.get_state(run["thread_id"])
+    assert "I have a parrot" in [m for m in state["values"]["messages"] if m["type"] == "tool"][0]["content"]
+    run = await chat(client, "Forget that I have a parrot.", user_id="u_lin")
+    state = await client.threads.get_state(run["thread_id"])
+    assert [m for m in state["values"]["messages"] if m["type"] == "tool"][0]["content"].startswith("Deleted")
+    assert (await client.store.search_items(("u_lin", "notes"), limit=50))["items"] == []
+
     # An assistant carries per-deployment settings; its runs add only the user.
+    # (A note exists, so "Notes: (none)" below is the assistant's limits at work.)
+    await chat(client, "Remember that I have a cat.", user_id="u_lin")
+    assert len((await client.store.search_items(("u_lin", "notes"), limit=50))["items"]) == 1
     assistant = await client.assistants.create(
         "agent", context={"model": "openai:stub-assistant-model", "recall_limit": 0, "recent_limit": 0})
     run = await chat(client, "Which pet do I have?", user_id="u_lin", assistant_id=assistant["assistant_id"])
@@ -57,7 +69,7 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     chat_calls = [r for r in stub.requests if r["messages"][0]["role"] == "system"]
     assert chat_calls[-1]["model"] == "stub-assistant-model"
     prompt = system_prompts(stub)[-1]
-    assert "city: Suzhou" in prompt and "Notes: (none)" in prompt and "parrot" not in prompt.split("Profile:")[1]
+    assert "city: Suzhou" in prompt and "Notes: (none)" in prompt
     assert server.trouble() == [], server.trouble()
 
 
