@@ -53,7 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     common_args(p, data=True)
     p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
     common_args(p, data=True)
-    p = sub.add_parser("all", help="every benchmark above, then the plots")
+    p = sub.add_parser("load", help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, "
+                                    "with a SIGKILL mid-run); not part of `all`")
+    common_args(p, data=False)
+    p.add_argument("--users", type=int, default=50)
+    p.add_argument("--turns", type=int, default=10)
+    p.add_argument("--max-seconds", type=float, default=900, help="no new turn starts after this (default 900)")
+    p.add_argument("--no-postgres", action="store_true", help="the default store only")
+    p = sub.add_parser("all", help="every benchmark above but load, then the plots")
     common_args(p, data=True)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
     p = sub.add_parser("plots", help="redraw the PNG plots from the JSON files in --out")
@@ -90,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown(out))
         return 0
 
+    if args.command == "load":
+        from bench import load
+
+        out.mkdir(parents=True, exist_ok=True)
+        load.run(out, smoke=args.smoke, users=args.users, turns=args.turns, max_seconds=args.max_seconds,
+                 postgres=not args.no_postgres)
+        plots.plot_all(out)
+        return 0
     if args.command in ("locomo", "thresholds", "all", "embedders") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
         if args.command != "embedders":  # embedders falls back to the paraphrase file

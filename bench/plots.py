@@ -30,7 +30,8 @@ def plot_all(out: Path) -> list[Path]:
     matplotlib.use("Agg")
     written = []
     for name, fn in (("locomo.json", plot_locomo), ("turn_cost.json", plot_turn_cost),
-                     ("thresholds.json", plot_thresholds), ("embedders.json", plot_embedders)):
+                     ("thresholds.json", plot_thresholds), ("embedders.json", plot_embedders),
+                     ("load.json", plot_load)):
         data = _load(out / name)
         if data is not None:
             written.extend(fn(data, out))
@@ -208,6 +209,32 @@ def plot_embedders(data: dict[str, Any], out: Path) -> list[Path]:
         axes[2].grid(axis="y", alpha=0.3)
     fig.suptitle(f"embedders on {data['texts']['passages']} passages ({data['texts']['source']})")
     return [_save(fig, out / "embedders.png")]
+
+
+def plot_load(data: dict[str, Any], out: Path) -> list[Path]:
+    """Per scenario: the latency a user waited per turn, and writes expected vs found."""
+    import matplotlib.pyplot as plt
+
+    scenarios = data["scenarios"]
+    labels = [f"{s['config'].removeprefix('langgraph.').removesuffix('.json')}"
+              + (f"\n+{s['sigkills']} SIGKILL" if s["sigkills"] else "") for s in scenarios]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    xs = range(len(scenarios))
+    left.bar([x - 0.2 for x in xs], [s["latency_s"]["p50"] or 0 for s in scenarios], 0.4, label="p50")
+    left.bar([x + 0.2 for x in xs], [s["latency_s"]["p95"] or 0 for s in scenarios], 0.4, label="p95")
+    left.set_xticks(list(xs), labels)
+    left.set_ylabel("seconds a user waited per turn")
+    left.set_title(f"{data['meta']['users']} users x {data['meta']['turns']} turns at once")
+    left.legend()
+    right.bar([x - 0.2 for x in xs], [s["notes_expected"] + s["profile_fields_expected"] for s in scenarios], 0.4,
+              label="expected")
+    right.bar([x + 0.2 for x in xs], [s["notes_found"] + s["profile_fields_found"] for s in scenarios], 0.4,
+              label="found")
+    right.set_xticks(list(xs), labels)
+    right.set_ylabel("memory writes (notes + profile fields)")
+    right.set_title("cross-user reads: " + ", ".join(str(s["cross_user_reads"]) for s in scenarios))
+    right.legend()
+    return [_save(fig, out / "load.png")]
 
 
 def _save(fig: Any, path: Path) -> Path:

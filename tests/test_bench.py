@@ -191,3 +191,20 @@ def test_a_missing_data_file_is_a_clear_error(tmp_path):
                           "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True)
     assert run.returncode == 2
     assert "not found" in run.stderr
+
+
+@pytest.mark.e2e
+def test_load_smoke_holds_memory_under_concurrency_and_a_kill(tmp_path):
+    """`python -m bench load --smoke`: every scenario (default store,
+    PostgreSQL, PostgreSQL with a SIGKILL mid-run) ends with every write of a
+    successful turn found once, and no prompt showing another user's memory."""
+    assert main(["load", "--smoke", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "load.json").read_text())
+    assert [s["sigkills"] for s in data["scenarios"]] == [0, 0, 1]
+    for s in data["scenarios"]:
+        assert s["turns_succeeded"] == s["users"] * s["turns_per_user"], s
+        assert s["prompts_with_own_name"] > 0 and s["cross_user_reads"] == 0, s
+        assert s["notes_found"] == s["notes_expected"] > 0 and s["notes_doubled"] == 0, s
+        assert s["profile_fields_found"] == s["profile_fields_expected"] > 0, s
+        assert s["server_log_trouble"] == 0, s
+    assert (tmp_path / "load.png").exists()
