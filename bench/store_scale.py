@@ -96,7 +96,8 @@ def note_value(i: int) -> dict[str, Any]:
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace,
                       emb: SyntheticEmbeddings) -> dict[str, Any]:
     from mnemo import User, arecall, aremember
-    from mnemo.stores import HNSW_EF_SEARCH, open_store
+    from mnemo.postgres_setup import HNSW_EF_SEARCH
+    from mnemo.stores import open_store
 
     user = User.of("u_scale")
     ns = user.namespace("notes")
@@ -227,7 +228,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import pgserver
-    from mnemo.stores import HNSW_EF_SEARCH
+    from mnemo.postgres_setup import HNSW_EF_SEARCH
 
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))

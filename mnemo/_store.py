@@ -22,18 +22,10 @@ from datetime import UTC, datetime
 
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
-from mnemo.errors import MnemoError
+from mnemo.errors import IndexMissingError
 
 #: Page size for listing; the store default (10) is never relied upon.
 PAGE_SIZE = 100
-
-
-class IndexMissingError(MnemoError):
-    """Semantic search was asked of a store that has no vector index.
-
-    The store would silently ignore the query and list items instead; mnemo
-    refuses. Configure ``store.index`` (see ``langgraph.json``).
-    """
 
 
 def now_iso() -> str:

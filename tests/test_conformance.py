@@ -54,14 +54,9 @@ from mnemo._store import alist_all, alist_users
 from mnemo.embeddings import embeddings as e5
 from mnemo.embeddings import index_config
 from mnemo.snapshot import aload_snapshot
-from mnemo.stores import (
-    HNSW_EF_SEARCH,
-    DimsMismatchError,
-    StoreClosedError,
-    UnstorableValueError,
-    open_checkpointer,
-    open_store,
-)
+from mnemo.errors import DimsMismatchError, StoreClosedError, UnstorableValueError
+from mnemo.postgres_setup import HNSW_EF_SEARCH
+from mnemo.stores import open_checkpointer, open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["memory", "postgres"]
