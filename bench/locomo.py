@@ -27,7 +27,7 @@ model and the same note texts:
 
 ``mnemo_snapshot`` (under ``token_cost``) is what ``load_memory`` would
 really inject for the question with the agent's defaults
-(:class:`graphs.context.Context`): relevant notes above the threshold plus
+(:class:`nodes.context.Context`): relevant notes above the threshold plus
 the most recent ones, rendered under the character budget; its recall is
 reported once (it does not depend on k).
 
@@ -188,7 +188,7 @@ async def evaluate_conversation(
 ) -> tuple[list[QuestionResult], Counter]:
     """Write the conversation through mnemo and through the memory-agent
     layout, then retrieve for every question with every method."""
-    from graphs.context import Context
+    from nodes.context import Context
     from mnemo import User, arecall, aremember_many
     from mnemo.embeddings import DIMS, index_config
     from mnemo.snapshot import aload_snapshot, render_snapshot
@@ -393,7 +393,7 @@ def run(
             }
     methods["memory_agent"]["limit"] = MEMORY_AGENT_LIMIT
 
-    from graphs.context import Context
+    from nodes.context import Context
     from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MIN_SCORE
 
     ctx = Context(user_id="x")

@@ -42,7 +42,7 @@ from tqdm import tqdm
 
 from bench.common import CountingEmbeddings, CountingStore, TokenCounter, meta, summary, write_json
 
-#: Registered under this name in ``nodes.runtime._models`` for the run only.
+#: Registered under this name in ``nodes.chat_models._models`` for the run only.
 MODEL_NAME = "bench-scripted"
 NODES = ("load_memory", "call_model", "tools", "write_memory")
 
@@ -182,16 +182,16 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from graphs.context import Context
+    from nodes.context import Context
     from mnemo import User, aremember_many
     from mnemo.embeddings import embeddings, index_config
-    from nodes import runtime as node_runtime
+    from nodes import chat_models
     from tests.scripted import ScriptedChatModel
 
     emb = CountingEmbeddings(embeddings)
     store = CountingStore(index=index_config(emb))
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
-    node_runtime._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns))
+    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns))
     try:
         await embeddings.aembed_query("warm up")  # model load is a one-off, not a turn's cost
         seeded = seed_notes(big_notes) if any(t.user == "u_big" for t in turns) else []
@@ -252,7 +252,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             history[turn.user] += [f"user: {turn.text}", f"assistant: {reply}"]
         return {"records": records, "seeded_notes": len(seeded)}
     finally:
-        node_runtime._models.pop(MODEL_NAME, None)
+        chat_models._models.pop(MODEL_NAME, None)
 
 
 def _aggregate(records: list[dict]) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from typing import Literal, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
-from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
+from mnemo.store_reads import alist_all, list_op, only_in_namespace, most_recent, now_iso, query_op, semantic_hits
 from mnemo.errors import InvalidInputError
 from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
@@ -260,7 +260,7 @@ async def arecall(
     dense, listed = await store.abatch(
         [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
     )
-    notes = exact(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
+    notes = only_in_namespace(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
     return rank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
 
 

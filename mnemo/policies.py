@@ -21,7 +21,7 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo._store import alist_all, semantic_hits
+from mnemo.store_reads import alist_all, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
 
 #: Minimum similarity for a policy to be returned by :func:`asearch_policies`.

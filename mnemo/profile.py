@@ -31,7 +31,7 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo._store import alist_all, now_iso
+from mnemo.store_reads import alist_all, now_iso
 from mnemo.errors import InvalidInputError
 from mnemo.storable import check_storable_text
 from mnemo.identity import PROFILE, User

@@ -16,7 +16,7 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo._store import alist_rest, list_op, most_recent, query_op
+from mnemo.store_reads import alist_rest, list_op, most_recent, query_op
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, rank_notes, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items

@@ -7,10 +7,10 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import State
+from nodes.context import Context
+from nodes.state import State
 from mnemo.snapshot import aload_snapshot, render_snapshot
-from nodes.runtime import current_user
+from nodes.context import current_user
 
 logger = logging.getLogger(__name__)
 

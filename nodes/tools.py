@@ -1,6 +1,6 @@
 """Step 3: the tools the model may call, run by ``ToolNode``.
 
-No tool takes a user id: the user comes from :func:`nodes.runtime.current_user`
+No tool takes a user id: the user comes from :func:`nodes.context.current_user`
 (trusted context), injected through ``ToolRuntime``, which is hidden from the
 schema the model sees. Policies are searchable, never writable, by the model.
 """
@@ -14,9 +14,9 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from graphs.context import Context
+from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
-from nodes.runtime import current_user
+from nodes.context import current_user
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
     return json.dumps(hits, ensure_ascii=False, indent=1)
 
 
-TOOLS = [remember_note, recall_notes, forget_note, search_policy]
+MODEL_TOOLS = [remember_note, recall_notes, forget_note, search_policy]
 
 
 def _tool_error(exc: Exception) -> str:
@@ -104,4 +104,4 @@ def _tool_error(exc: Exception) -> str:
     return f"Error: the memory service failed ({type(exc).__name__}); nothing was changed. Tell the user and try later."
 
 
-tools = ToolNode(TOOLS, handle_tool_errors=_tool_error)
+tool_node = ToolNode(MODEL_TOOLS, handle_tool_errors=_tool_error)

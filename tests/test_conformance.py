@@ -50,7 +50,7 @@ from mnemo import (
     user_label,
 )
 from mnemo import pgserver
-from mnemo._store import alist_all, alist_users
+from mnemo.store_reads import alist_all, alist_users
 from mnemo.embeddings import embeddings as e5
 from mnemo.embeddings import index_config
 from mnemo.snapshot import aload_snapshot

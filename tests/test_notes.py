@@ -6,7 +6,7 @@ from langgraph.store.base import SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
-from mnemo._store import semantic_hits
+from mnemo.store_reads import semantic_hits
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 

@@ -34,7 +34,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def exact(items: list[Item], namespace: tuple[str, ...]) -> list[Item]:
+def only_in_namespace(items: list[Item], namespace: tuple[str, ...]) -> list[Item]:
     """Drop items of deeper namespaces that a prefix search also returned."""
     return [it for it in items if tuple(it.namespace) == tuple(namespace)]
 
@@ -57,7 +57,7 @@ async def alist_rest(
         page = await store.asearch(namespace, limit=page_size, offset=offset)
         found.extend(page)
         offset += page_size
-    return exact(found, namespace)
+    return only_in_namespace(found, namespace)
 
 
 def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> SearchOp:
@@ -78,7 +78,7 @@ def semantic_hits(
         IndexMissingError: items came back but none has a score, which is what
             a store without an index does with a query.
     """
-    items = exact(items, namespace)
+    items = only_in_namespace(items, namespace)
     if items and all(it.score is None for it in items):
         raise IndexMissingError(
             "the store has no vector index, so the query was ignored; "

@@ -1,15 +1,20 @@
-"""Run-time configuration of the agent (``context_schema``).
+"""Run-time configuration of the agent (``context_schema``), and whose run it is.
 
 Sent per run as ``context={...}`` (SDK / REST) or set on an assistant; LangGraph
-Studio shows each field with its docstring.
+Studio shows each field with its docstring. Every node and tool gets the user
+of the run from :func:`current_user`, never from the model.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
+from langgraph.config import get_config
 from pydantic import ConfigDict
+
+from mnemo import User, resolve_user
 
 
 @dataclass(kw_only=True)
@@ -49,3 +54,9 @@ class Context:
 
     memory_char_budget: int = 2000
     """Upper bound, in characters, of the memory block injected in the prompt."""
+
+
+def current_user(context: Any, config: Any | None = None) -> User:
+    """The user of this run (see :func:`mnemo.resolve_user`); raises
+    :class:`mnemo.MissingUserError` when there is none."""
+    return resolve_user(context, config if config is not None else get_config())
