@@ -27,13 +27,12 @@ embedding model, measure again (``python -m bench thresholds``).
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Literal, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
-from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
+from mnemo._lexical import adds_nothing, bm25_rank, collapse_whitespace, reciprocal_rank_fusion
 from mnemo.store_reads import alist_all, list_op, only_in_namespace, most_recent, now_iso, query_op, semantic_hits
 from mnemo.errors import InvalidInputError
 from mnemo.storable import check_storable_text
@@ -83,13 +82,13 @@ class RememberResult(TypedDict):
 
 def normalize_note(text: str) -> str:
     """Key for exact dedupe: case-folded, whitespace collapsed, end punctuation dropped."""
-    return re.sub(r"\s+", " ", text).strip().casefold().rstrip(".!?。！？")
+    return collapse_whitespace(text).casefold().rstrip(".!?。！？")
 
 
 def validate_note(text: object) -> str:
     if not isinstance(text, str):
         raise InvalidInputError(f"a note is a string, got {type(text).__name__}")
-    cleaned = re.sub(r"\s+", " ", text).strip()
+    cleaned = collapse_whitespace(text)
     if not cleaned:
         raise InvalidInputError("a note cannot be empty")
     check_storable_text(cleaned, "the note")

@@ -23,9 +23,12 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.store_reads import alist_all, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
+from mnemo.notes import RECALL_MIN_SCORE
 
-#: Minimum similarity for a policy to be returned by :func:`asearch_policies`.
-POLICY_MIN_SCORE = 0.78
+#: Minimum similarity for a policy to be returned by :func:`asearch_policies`:
+#: the recall threshold, for the same reason (a question against passages;
+#: docs/thresholds.md). The best policy for a real question scores 0.87-0.93.
+POLICY_MIN_SCORE = RECALL_MIN_SCORE
 
 
 class Policy(TypedDict):

@@ -22,6 +22,14 @@ from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, rank_notes, t
 from mnemo.profile import Profile, format_profile, profile_from_items
 
 
+#: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
+RECALL_LIMIT = 5
+#: Most recent notes put in the prompt as well (``Context.recent_limit``).
+RECENT_LIMIT = 3
+#: Upper bound of the memory block in the prompt (``Context.memory_char_budget``).
+MEMORY_CHAR_BUDGET = 2000
+
+
 class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
@@ -36,8 +44,8 @@ async def aload_snapshot(
     user: User,
     query: str,
     *,
-    recall_limit: int = 5,
-    recent_limit: int = 3,
+    recall_limit: int = RECALL_LIMIT,
+    recent_limit: int = RECENT_LIMIT,
     min_score: float = RECALL_MIN_SCORE,
 ) -> MemorySnapshot:
     notes_ns = user.namespace(NOTES)
@@ -56,7 +64,7 @@ async def aload_snapshot(
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
 
 
-def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = 2000) -> str:
+def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
     """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
     after the profile (whole lines only; what does not fit is left out and
     stays reachable through the ``recall_notes`` tool)."""

@@ -15,6 +15,8 @@ from langgraph.config import get_config
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
+from mnemo.notes import RECALL_MIN_SCORE
+from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 
 @dataclass(kw_only=True)
@@ -42,17 +44,17 @@ class Context:
     """Seconds the memory extractor may take; past that the write is skipped
     (and retried with the next turn), the reply is not held up."""
 
-    recall_limit: int = 5
+    recall_limit: int = RECALL_LIMIT
     """How many notes relevant to the latest message are put in the prompt."""
 
-    recent_limit: int = 3
+    recent_limit: int = RECENT_LIMIT
     """How many of the most recent notes are put in the prompt as well."""
 
-    recall_min_score: float = 0.78
+    recall_min_score: float = RECALL_MIN_SCORE
     """Similarity (0-1) a note needs to count as relevant. Measured for the
     bundled multilingual-e5-small; re-measure for another embedder."""
 
-    memory_char_budget: int = 2000
+    memory_char_budget: int = MEMORY_CHAR_BUDGET
     """Upper bound, in characters, of the memory block injected in the prompt."""
 
 
