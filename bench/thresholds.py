@@ -140,7 +140,8 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
     from bench.locomo import stored_text
     from bench.locomo_data import MAIN_CATEGORIES, load_locomo, truncate
     from mnemo._lexical import adds_nothing
-    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MIN_SCORE
+    from mnemo.notes import DEDUPE_THRESHOLD
+    from mnemo.recall import RECALL_MIN_SCORE
 
     conversations = load_locomo(data)
     if smoke:

@@ -27,7 +27,8 @@ from mnemo.errors import (
 )
 from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
 from mnemo.extraction import MemoryExtraction, aextract, build_extractor
-from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.notes import Note, aforget, alist_notes, arecent, aremember, aremember_many
+from mnemo.recall import arecall
 from mnemo.policies import aensure_policies, aseed_policies, asearch_policies, load_policy_file
 from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
 

@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.store_reads import alist_all, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
-from mnemo.notes import RECALL_MIN_SCORE
+from mnemo.recall import RECALL_MIN_SCORE
 
 #: Minimum similarity for a policy to be returned by :func:`asearch_policies`:
 #: the recall threshold, for the same reason (a question against passages;

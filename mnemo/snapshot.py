@@ -18,7 +18,8 @@ from langgraph.store.base import BaseStore
 
 from mnemo.store_reads import alist_rest, list_op, most_recent, query_op
 from mnemo.identity import NOTES, PROFILE, User
-from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, rank_notes, to_note
+from mnemo.notes import Note, to_note
+from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, rank_notes
 from mnemo.profile import Profile, format_profile, profile_from_items
 
 
@@ -34,7 +35,7 @@ class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
     """Best first: dense hits above the threshold fused with BM25 (see
-    :func:`mnemo.notes.rank_notes`)."""
+    :func:`mnemo.recall.rank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
 

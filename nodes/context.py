@@ -15,7 +15,7 @@ from langgraph.config import get_config
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
-from mnemo.notes import RECALL_MIN_SCORE
+from mnemo.recall import RECALL_MIN_SCORE
 from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 

@@ -110,7 +110,7 @@ async def test_recall_fuses_words_with_meaning(store, user):
 
 
 async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(counting_store, user, monkeypatch):
-    from mnemo import notes as notes_module
+    from mnemo import recall as recall_module
 
     store = counting_store
     await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
@@ -118,5 +118,5 @@ async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(coun
     store.trips = 0
     assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == ["The user's dog is named Biscuit."]
     assert store.trips == 1
-    monkeypatch.setattr(notes_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
+    monkeypatch.setattr(recall_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
     assert await arecall(store, user, "Biscuit", min_score=0.999) == []  # dense only: nothing above 0.999
