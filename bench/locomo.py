@@ -68,7 +68,9 @@ MEMORY_AGENT_LIMIT = 10
 METHODS = ("mnemo", "mnemo_thresholded", "memory_agent", "bm25", "full_context")
 
 _DESCRIPTIONS = {
-    "mnemo": "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn",
+    "mnemo": (
+        "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
+    ),
     "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
     "memory_agent": ("LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
                      "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"),
@@ -128,6 +130,10 @@ class Bm25Index:
 
 # --------------------------------------------------------------------------
 # one conversation
+
+
+#: Seconds spent per step, summed over conversations.
+Timing = defaultdict[str, float]
 
 
 @dataclass
@@ -196,7 +202,7 @@ class _Written:
 
 
 async def evaluate_conversation(
-    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Counter
+    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
 ) -> tuple[list[QuestionResult], Counter]:
     """Write the conversation through mnemo and through the memory-agent
     layout, then retrieve for every question with every method."""
@@ -227,7 +233,7 @@ async def evaluate_conversation(
 
 
 def _warm_cache(conv: Conversation, emb: CachingEmbeddings, texts: list[str], questions: list, agent_queries: list[str],
-                timing: Counter) -> None:
+                timing: Timing) -> None:
     """Embed everything this conversation needs up front, in batches: the
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
@@ -240,13 +246,13 @@ def _warm_cache(conv: Conversation, emb: CachingEmbeddings, texts: list[str], qu
 
 
 async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written,
-                       timing: Counter) -> None:
+                       timing: Timing) -> None:
     """mnemo: one aremember_many per turn, as write_memory does per turn."""
     from mnemo import aremember_many
     from mnemo.embeddings import index_config
 
     start = time.perf_counter()
-    written.store = store = InMemoryStore(index=index_config(emb))
+    written.store = store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     covers: dict[str, set[str]] = defaultdict(set)
     for turn, text in zip(tqdm(conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False,
                                file=sys.stderr, disable=None), texts, strict=False):
@@ -258,7 +264,7 @@ async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: Cac
 
 
 async def _write_memory_agent(conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written,
-                              timing: Counter) -> None:
+                              timing: Timing) -> None:
     """memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded."""
     from mnemo.embeddings import DIMS
 
@@ -274,7 +280,7 @@ async def _write_memory_agent(conv: Conversation, texts: list[str], emb: Caching
 
 
 async def _retrieve(conv: Conversation, q: Any, agent_query: str, texts: list[str], user: Any, written: _Written,
-                    bm25: Bm25Index, r: QuestionResult, ks: list[int], counter: TokenCounter, timing: Counter) -> None:
+                    bm25: Bm25Index, r: QuestionResult, ks: list[int], counter: TokenCounter, timing: Timing) -> None:
     """Rank the turns for ``q`` with every method; record the ranks and tokens in ``r``."""
     from mnemo import arecall
 
@@ -324,9 +330,11 @@ def _recall(evidence: frozenset, covered: set) -> float:
     return len(evidence & covered) / len(evidence)
 
 
-def recall_table(results: list[QuestionResult], method: str, level: str, ks: list[int]) -> dict[str, dict[str, float]]:
+def recall_table(
+    results: list[QuestionResult], method: str, level: str, ks: list[int]
+) -> dict[str, dict[str, float | None]]:
     """``{"recall@k": {"overall": x, "1": x, ..., "5": x}}`` for one method and level."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for k in ks:
         per_cat: dict[str, list[float]] = defaultdict(list)
         for r in results:
@@ -392,7 +400,7 @@ def run(
         emb = CachingEmbeddings(default_embeddings)
     counter = counter or TokenCounter()
 
-    timing: Counter = Counter()
+    timing: Timing = defaultdict(float)
     results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing)
     questions_total = Counter(q.category for c in conversations for q in c.questions)
     evaluated = Counter(r.category for r in results)
@@ -451,7 +459,7 @@ def run(
 
 
 def _evaluate_all(
-    conversations: list[Conversation], emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Counter
+    conversations: list[Conversation], emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
 ) -> tuple[list[QuestionResult], Counter, dict[str, Any]]:
     """Every conversation evaluated: the per-question results, the write
     statuses, and a summary per conversation."""
@@ -511,7 +519,8 @@ def _pct(x: float | None) -> str:
 def print_table(result: dict[str, Any]) -> None:
     """Recall@k overall (categories 1-4), ours beside the published reference."""
     ks = result["k"]
-    print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({sum(result['questions'][c] for c in MAIN_CATEGORIES)} questions)")
+    questions = sum(result["questions"][c] for c in MAIN_CATEGORIES)
+    print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({questions} questions)")
     print(f"{'method':<22}" + "".join(f"{'R@' + str(k):>8}" for k in ks) + f"{'tokens@' + str(ks[-1]):>12}")
     for m, row in result["methods"].items():
         print(f"{m:<22}" + "".join(f"{_pct(row['turn'][f'recall@{k}']['overall']):>8}" for k in ks)

@@ -123,7 +123,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
             by_ef: dict[str, Any] = {}
             for ef in (args.ef_search if uri is not None else [None]):
                 if ef is not None:
-                    async with store.conn.connection() as conn:
+                    async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                         await conn.execute(f"SET hnsw.ef_search = {int(ef)}")
                 recall_t, overlap, first = [], [], []
                 for j, target in enumerate(targets):
@@ -137,7 +137,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
                 by_ef[str(ef)] = {"recall_ms": percentiles(recall_t), "target_at_1": round(float(np.mean(first)), 4),
                                   "recall_at_5": round(float(np.mean(overlap)), 4)}
             if uri is not None:  # back to what mnemo sets (writes are measured with it)
-                async with store.conn.connection() as conn:
+                async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                     await conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
             default = by_ef.get(str(HNSW_EF_SEARCH if uri is not None else None)) or next(iter(by_ef.values()))
             remember_t = []

@@ -125,7 +125,7 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
     agree = 0
     statuses: dict[str, int] = {}
     for row in rows:
-        store = InMemoryStore(index=index_config(emb))
+        store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
         user = User.of("bench-thresholds")
         await aremember(store, user, row["stored"])
         result = await aremember(store, user, row["new"], dedupe_threshold=threshold)

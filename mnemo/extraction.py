@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
@@ -64,12 +66,12 @@ class MemoryExtraction(BaseModel):
         return {field: getattr(self, field) for field in PROFILE_FIELDS}
 
 
-def build_extractor(model: BaseChatModel):
+def build_extractor(model: BaseChatModel) -> Any:
     """Structured-output runnable for :class:`MemoryExtraction` (function calling)."""
     return model.with_structured_output(MemoryExtraction, method="function_calling")
 
 
-async def aextract(extractor, user_messages: list[str], *, timeout_s: float) -> MemoryExtraction | None:
+async def aextract(extractor: Any, user_messages: Sequence[str], *, timeout_s: float) -> MemoryExtraction | None:
     """Run the extractor on the user's messages; ``None`` means "write nothing".
 
     Never raises: memory is a side effect and must not fail the turn.

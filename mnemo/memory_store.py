@@ -10,9 +10,9 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
-from langgraph.store.base import GetOp, Op, PutOp, Result, SearchOp, TTLConfig
+from langgraph.store.base import GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.memory import InMemoryStore
 
 from mnemo.errors import StoreClosedError
@@ -83,8 +83,8 @@ class ExpiringInMemoryStore(InMemoryStore):
                     self._deadlines[key] = (now + float(op.ttl) * 60, float(op.ttl))
             elif isinstance(op, GetOp) and op.refresh_ttl and result is not None:
                 self._refresh((tuple(op.namespace), op.key), now)
-            elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
-                for item in result:
+            elif isinstance(op, SearchOp) and op.refresh_ttl and result:
+                for item in cast(list[Item], result):
                     self._refresh((tuple(item.namespace), item.key), now)
 
     def _refresh(self, key: _ItemKey, now: float) -> None:

@@ -31,10 +31,10 @@ from __future__ import annotations
 import uuid
 from typing import Literal, NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, collapse_whitespace
-from mnemo.store_reads import alist_all, most_recent, now_iso, semantic_hits
+from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
 from mnemo.errors import InvalidInputError
 from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
@@ -101,8 +101,9 @@ def to_note(item: Item) -> Note:
         first_seen=item.value.get("first_seen", ""),
         updated_at=item.value.get("updated_at", ""),
     )
-    if getattr(item, "score", None) is not None:
-        note["score"] = round(float(item.score), 4)
+    score = getattr(item, "score", None)
+    if score is not None:
+        note["score"] = round(float(score), 4)
     return note
 
 
@@ -116,7 +117,7 @@ def _duplicate_lookups(ns: tuple[str, ...], text: str) -> list[SearchOp]:
 
 
 def _match(
-    text: str, same: list[Item], nearest: list[Item], ns: tuple[str, ...], threshold: float
+    text: str, same: list[SearchItem], nearest: list[SearchItem], ns: tuple[str, ...], threshold: float
 ) -> tuple[Literal["duplicate", "refined"], Item] | None:
     """Whether ``text`` repeats a stored note, or refines one with more detail.
 
@@ -179,7 +180,7 @@ async def aremember_many(
 
 
 def _plan_notes(
-    ns: tuple[str, ...], texts: list[str], lookups: list, *, source: Source, threshold: float, stamp: str
+    ns: tuple[str, ...], texts: list[str], lookups: list[Result], *, source: Source, threshold: float, stamp: str
 ) -> tuple[list[RememberResult], list[PutOp]]:
     """What :func:`aremember_many` reports and writes for ``texts``, given the
     results of their :func:`_duplicate_lookups` (two per text, in order)."""
@@ -191,7 +192,7 @@ def _plan_notes(
         if norm in new_by_norm:  # repeated within this batch
             results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
             continue
-        match = _match(text, lookups[2 * i], lookups[2 * i + 1], ns, threshold)
+        match = _match(text, search_result(lookups[2 * i]), search_result(lookups[2 * i + 1]), ns, threshold)
         if match is not None:
             status, existing = match
             write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp)
@@ -257,7 +258,7 @@ async def aforget(
         items = [it for it in await store.asearch(ns, filter={"id": note_id}, limit=1) if it.key == note_id]
     else:
         items = semantic_hits(await store.asearch(ns, query=about, limit=max_notes), ns, min_score=min_score)
-        items = [it for it in items if it.score >= items[0].score - FORGET_MARGIN] if items else []
+        items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         await store.abatch([PutOp(ns, it.key, None) for it in items])
     return [to_note(it) for it in items]

@@ -19,11 +19,12 @@ import contextvars
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
+from psycopg_pool import AsyncConnectionPool
 
 from mnemo.errors import DimsMismatchError, StoreClosedError
 from mnemo.postgres_setup import DEFAULT_POOL, STORE_SETUP_LOCK, advisory_lock, configure_connection
@@ -111,14 +112,14 @@ class MnemoPostgresStore(AsyncPostgresStore):
         self,
         namespace: tuple[str, ...],
         key: str,
-        value: dict[str, Any],
+        value: Mapping[str, Any],
         index: Any = None,
         *,
         ttl: float | None | NotProvided = NOT_PROVIDED,
     ) -> None:
         # Checked before queueing: a refused value must not fail the
         # other operations batched in the same tick.
-        checked_ops([PutOp(namespace, key, value, index)])
+        checked_ops([PutOp(namespace, key, cast(dict[str, Any], value), index)])
         await super().aput(namespace, key, value, index, ttl=ttl)
 
     def close(self) -> None:
@@ -138,14 +139,14 @@ async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]
     """
     vector_type = index.get("ann_index_config", {}).get("vector_type", "vector")
     expected = f"{vector_type}({index['dims']})"
-    async with store.conn.connection() as conn:  # type: ignore[union-attr]
-        row = await (
+    async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+        row: dict[str, Any] | None = await (  # type: ignore[assignment]  # the pool's rows are dicts (dict_row)
             await conn.execute(
                 "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute "
                 "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding' AND NOT attisdropped"
             )
         ).fetchone()
-        index_row = await (
+        index_row: dict[str, Any] | None = await (  # type: ignore[assignment]
             await conn.execute(
                 "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx' "
                 "AND schemaname = ANY (current_schemas(false))"

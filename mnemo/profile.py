@@ -26,7 +26,7 @@ Update rules (:func:`aupdate_profile`):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from langgraph.store.base import BaseStore, PutOp
 
@@ -133,7 +133,7 @@ async def aget_profile(store: BaseStore, user: User) -> Profile:
 
 def profile_from_items(items: Iterable[Any]) -> Profile:
     """Build a :data:`Profile` from profile items already fetched (e.g. in a batch)."""
-    return {it.key: it.value for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
+    return {it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
 
 
 def plan_profile_update(

@@ -10,12 +10,14 @@ on LoCoMo (docs/bench.md). The threshold was measured for multilingual-e5-small
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from mnemo._lexical import bm25_rank, reciprocal_rank_fusion
 from mnemo.identity import NOTES, User
 from mnemo.notes import Note, to_note
-from mnemo.store_reads import list_op, only_in_namespace, query_op, semantic_hits
+from mnemo.store_reads import list_op, only_in_namespace, query_op, search_result, semantic_hits
 
 #: Minimum similarity for a note to be recalled by meaning: the 5th percentile
 #: of question-to-evidence similarity on LoCoMo (0.780), so 95 % of true hits pass.
@@ -30,7 +32,7 @@ LEXICAL_MAX_NOTES = 2000
 def rank_notes(
     query: str,
     dense: list[SearchItem],
-    notes: list[Item],
+    notes: Sequence[Item],
     namespace: tuple[str, ...],
     *,
     limit: int,
@@ -76,5 +78,5 @@ async def arecall(
     dense, listed = await store.abatch(
         [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
     )
-    notes = only_in_namespace(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
-    return rank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
+    notes = only_in_namespace(search_result(listed), ns) if len(search_result(listed)) <= LEXICAL_MAX_NOTES else []
+    return rank_notes(query, search_result(dense), notes, ns, limit=limit, min_score=min_score)

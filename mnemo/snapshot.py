@@ -16,7 +16,7 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo.store_reads import alist_rest, list_op, most_recent, query_op
+from mnemo.store_reads import alist_rest, list_op, most_recent, query_op, search_result
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import Note, to_note
 from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, rank_notes
@@ -55,11 +55,11 @@ async def aload_snapshot(
     if query.strip() and recall_limit > 0:
         ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
     results = await store.abatch(ops)
-    profile_items = await alist_rest(store, profile_ns, results[0])
-    all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
+    profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
+    all_notes = await alist_rest(store, notes_ns, search_result(results[1])) if results[1] else []
     relevant: list[Note] = []
     if len(results) > 2 and all_notes:
-        relevant = rank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+        relevant = rank_notes(query, search_result(results[2]), all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)

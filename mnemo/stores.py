@@ -150,7 +150,7 @@ async def open_checkpointer(
         open=False,
         **pc,
     ) as pool:
-        saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        saver = AsyncPostgresSaver(pool)
         async with advisory_lock(postgres_uri, SAVER_SETUP_LOCK):
             await saver.setup()
         yield saver

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langgraph.config import get_config
+from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
@@ -62,3 +63,9 @@ def current_user(context: Any, config: Any | None = None) -> User:
     """The user of this run (see :func:`mnemo.resolve_user`); raises
     :class:`mnemo.MissingUserError` when there is none."""
     return resolve_user(context, config if config is not None else get_config())
+
+
+def memory_store(runtime: Any) -> BaseStore:
+    """The store of the run (the platform's, or ``compile(store=...)``'s).
+    LangGraph types it as optional; the graph is always run with one."""
+    return cast(BaseStore, runtime.store)

@@ -16,7 +16,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
-from nodes.context import current_user
+from nodes.context import current_user, memory_store
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
     Args:
         text: the fact, one short self-contained sentence.
     """
-    result = await aremember(runtime.store, current_user(runtime.context, runtime.config), text, source="user_said")
+    result = await aremember(memory_store(runtime), current_user(runtime.context, runtime.config), text, source="user_said")
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"
@@ -50,7 +50,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     """
     limit = max(1, min(int(limit), 20))
     notes = await arecall(
-        runtime.store,
+        memory_store(runtime),
         current_user(runtime.context, runtime.config),
         query,
         limit=limit,
@@ -70,7 +70,7 @@ async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None,
         note_id: id of the note to delete.
         about: description of the note(s) to delete, e.g. "my cats".
     """
-    removed = await aforget(runtime.store, current_user(runtime.context, runtime.config), note_id=note_id, about=about)
+    removed = await aforget(memory_store(runtime), current_user(runtime.context, runtime.config), note_id=note_id, about=about)
     if not removed:
         return "Nothing matched; nothing was deleted."
     return "Deleted:\n" + "\n".join(f"- {n['text']} (note {n['id'][:8]})" for n in removed)
@@ -86,8 +86,8 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
         query: the policy question, in the user's words.
     """
     current_user(runtime.context, runtime.config)  # policies are shared, but runs still need a user
-    await aensure_policies(runtime.store)
-    hits = await asearch_policies(runtime.store, query)
+    await aensure_policies(memory_store(runtime))
+    hits = await asearch_policies(memory_store(runtime), query)
     if not hits:
         return "No policy matches this question; say you are not sure and offer to escalate to a human."
     return json.dumps(hits, ensure_ascii=False, indent=1)

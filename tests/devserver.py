@@ -31,7 +31,8 @@ class DevServer:
 
     def __init__(self, workdir: Path, env: dict[str, str], *, config: str = "langgraph.json"):
         self.workdir, self.env, self.config = workdir, env, config
-        self.port, self.proc = free_port(), None
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
         self.logfile = workdir / f"server-{self.port}.log"
 
     @property
@@ -48,6 +49,7 @@ class DevServer:
 
     def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
+        assert self.proc is not None, "launch() first"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"langgraph dev exited:\n{self.output()}")

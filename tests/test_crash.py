@@ -26,6 +26,7 @@ def _start_writer(uri: str, phase: str) -> subprocess.Popen:
 
 
 def _read_acks(proc: subprocess.Popen, until: int, timeout: float = 60) -> list[int]:
+    assert proc.stdout is not None and proc.stderr is not None
     acks: list[int] = []
     deadline = time.monotonic() + timeout
     while len(acks) < until:

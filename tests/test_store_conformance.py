@@ -109,6 +109,7 @@ async def raw_count(store, uri: str | None, namespace: tuple[str, ...]) -> int:
         return len(data.get(namespace, {}))
     async with await psycopg.AsyncConnection.connect(uri) as conn:
         row = await (await conn.execute("SELECT count(*) FROM store WHERE prefix = %s", (".".join(namespace),))).fetchone()
+    assert row is not None
     return row[0]
 
 
@@ -390,6 +391,7 @@ async def seconds_left(store, uri: str | None, namespace: tuple[str, ...], key: 
         row = await (await conn.execute(
             "SELECT extract(epoch FROM expires_at - now()) FROM store WHERE prefix = %s AND key = %s",
             (".".join(namespace), key))).fetchone()
+    assert row is not None
     return float(row[0])
 
 
