@@ -1,5 +1,5 @@
 """mnemo.notes, backend-independent cases. Dedupe, refinement, recall, forget,
-paging and ordering run on every backend in tests/test_conformance.py."""
+paging and ordering run on every backend in tests/test_store_conformance.py."""
 
 import pytest
 from langgraph.store.base import SearchItem

@@ -1,5 +1,5 @@
 """mnemo.profile, backend-independent cases. Merge, forget, provenance, no-op
-writes and concurrent updates run on every backend in tests/test_conformance.py."""
+writes and concurrent updates run on every backend in tests/test_store_conformance.py."""
 
 import pytest
 
