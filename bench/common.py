@@ -24,9 +24,9 @@ import platform
 import socket
 import sys
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -392,22 +392,3 @@ def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
-
-
-@dataclass
-class Stopwatch:
-    """Accumulates wall time per label (``with sw("label"): ...``)."""
-
-    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
-
-    def __call__(self, label: str):
-        watch = self
-
-        class _Ctx:
-            def __enter__(self):
-                self.start = time.perf_counter()
-
-            def __exit__(self, *exc):
-                watch.seconds[label] += time.perf_counter() - self.start
-
-        return _Ctx()

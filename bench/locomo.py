@@ -27,7 +27,7 @@ model and the same note texts:
 
 ``mnemo_snapshot`` (under ``token_cost``) is what ``load_memory`` would
 really inject for the question with the agent's defaults
-(:class:`graphs.context.Context`): relevant notes above the threshold plus
+(:class:`nodes.context.Context`): relevant notes above the threshold plus
 the most recent ones, rendered under the character budget; its recall is
 reported once (it does not depend on k).
 
@@ -68,7 +68,9 @@ MEMORY_AGENT_LIMIT = 10
 METHODS = ("mnemo", "mnemo_thresholded", "memory_agent", "bm25", "full_context")
 
 _DESCRIPTIONS = {
-    "mnemo": "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn",
+    "mnemo": (
+        "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
+    ),
     "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
     "memory_agent": ("LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
                      "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"),
@@ -130,6 +132,10 @@ class Bm25Index:
 # one conversation
 
 
+#: Seconds spent per step, summed over conversations.
+Timing = defaultdict[str, float]
+
+
 @dataclass
 class QuestionResult:
     category: str
@@ -183,25 +189,54 @@ def render_full_context(conv: Conversation) -> str:
     )
 
 
+@dataclass
+class _Written:
+    """One conversation written through mnemo and through the memory-agent layout."""
+
+    store: InMemoryStore
+    covers: dict[str, frozenset[str]]  # mnemo note id -> dialog turns it holds
+    statuses: Counter
+    agent_store: InMemoryStore
+    agent_ns: tuple[str, ...]
+    dia_of_key: dict[str, str]  # memory-agent key -> dialog turn
+
+
 async def evaluate_conversation(
-    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Counter
+    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
 ) -> tuple[list[QuestionResult], Counter]:
     """Write the conversation through mnemo and through the memory-agent
     layout, then retrieve for every question with every method."""
-    from graphs.context import Context
-    from mnemo import User, arecall, aremember_many
-    from mnemo.embeddings import DIMS, index_config
-    from mnemo.snapshot import aload_snapshot, render_snapshot
+    from mnemo import User
 
-    max_k = max(ks)
     user = User.of(f"locomo-{conv.sample_id}")
     texts = [stored_text(t.text) for t in conv.turns]
     questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
-    agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     agent_queries = [str([q.question]) for q in questions]
+    _warm_cache(conv, emb, texts, questions, agent_queries, timing)
+    written = _Written(store=InMemoryStore(), covers={}, statuses=Counter(), agent_store=InMemoryStore(),
+                       agent_ns=("memories", user.label), dia_of_key={})
+    await _write_mnemo(conv, texts, user, emb, written, timing)
+    await _write_memory_agent(conv, texts, emb, written, timing)
+    start = time.perf_counter()
+    bm25 = Bm25Index(texts)
+    timing["bm25_index_s"] += time.perf_counter() - start
 
-    # Embed everything this conversation needs up front, in batches: the
-    # store then finds every vector in the cache (same vectors, less time).
+    full_tokens = counter.count(render_full_context(conv))
+    results: list[QuestionResult] = []
+    for q, agent_query in zip(tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False,
+                                   file=sys.stderr, disable=None), agent_queries, strict=False):
+        r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), full_context_tokens=full_tokens)
+        await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
+        await _snapshot(q, user, written, r, counter)
+        results.append(r)
+    return results, written.statuses
+
+
+def _warm_cache(conv: Conversation, emb: CachingEmbeddings, texts: list[str], questions: list, agent_queries: list[str],
+                timing: Timing) -> None:
+    """Embed everything this conversation needs up front, in batches: the
+    store then finds every vector in the cache (same vectors, less time)."""
+    agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     start = time.perf_counter()
     emb.warm("p", texts, desc=f"{conv.sample_id}: notes (passages)")
     emb.warm("q", texts, desc=f"{conv.sample_id}: dedupe lookups (queries)")
@@ -209,76 +244,82 @@ async def evaluate_conversation(
     emb.warm("q", [q.question for q in questions] + agent_queries, desc=f"{conv.sample_id}: questions")
     timing["embedding_s"] += time.perf_counter() - start
 
-    # mnemo: one aremember_many per turn, as write_memory does per turn.
+
+async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written,
+                       timing: Timing) -> None:
+    """mnemo: one aremember_many per turn, as write_memory does per turn."""
+    from mnemo import aremember_many
+    from mnemo.embeddings import index_config
+
     start = time.perf_counter()
-    store = InMemoryStore(index=index_config(emb))
-    note_of: dict[str, str] = {}
+    written.store = store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     covers: dict[str, set[str]] = defaultdict(set)
-    statuses: Counter = Counter()
     for turn, text in zip(tqdm(conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False,
                                file=sys.stderr, disable=None), texts, strict=False):
         (result,) = await aremember_many(store, user, [text])
-        nid = result["note"]["id"]
-        statuses[result["status"]] += 1
-        note_of[turn.dia_id] = nid
-        covers[nid].add(turn.dia_id)
-    frozen = {nid: frozenset(d) for nid, d in covers.items()}
+        written.statuses[result["status"]] += 1
+        covers[result["note"]["id"]].add(turn.dia_id)
+    written.covers = {nid: frozenset(d) for nid, d in covers.items()}
     timing["mnemo_write_s"] += time.perf_counter() - start
 
-    # memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded.
+
+async def _write_memory_agent(conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written,
+                              timing: Timing) -> None:
+    """memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded."""
+    from mnemo.embeddings import DIMS
+
     start = time.perf_counter()
-    agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
-    agent_ns = ("memories", user.label)
-    dia_of_key: dict[str, str] = {}
+    written.agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
     puts = []
     for turn, text in zip(conv.turns, texts, strict=True):
         key = str(uuid.uuid4())
-        dia_of_key[key] = turn.dia_id
-        puts.append(PutOp(agent_ns, key, memory_agent_value(text)))
-    await agent_store.abatch(puts)
+        written.dia_of_key[key] = turn.dia_id
+        puts.append(PutOp(written.agent_ns, key, memory_agent_value(text)))
+    await written.agent_store.abatch(puts)
     timing["memory_agent_write_s"] += time.perf_counter() - start
 
-    start = time.perf_counter()
-    bm25 = Bm25Index(texts)
-    timing["bm25_index_s"] += time.perf_counter() - start
 
-    ctx = Context(user_id=user.id)  # the agent's defaults for load_memory
-    full_tokens = counter.count(render_full_context(conv))
-    results: list[QuestionResult] = []
-    for q, agent_query in zip(tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False,
-                                   file=sys.stderr, disable=None), agent_queries, strict=False):
-        r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), full_context_tokens=full_tokens)
-        t0 = time.perf_counter()
-        notes = await arecall(store, user, q.question, limit=max_k, min_score=0.0)
-        t1 = time.perf_counter()
-        timing["mnemo_recall_s"] += t1 - t0
-        kept = await arecall(store, user, q.question, limit=max_k)
-        t2 = time.perf_counter()
-        items = await agent_store.asearch(agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
-        timing["memory_agent_search_s"] += time.perf_counter() - t2
-        t3 = time.perf_counter()
-        lexical = bm25.search(q.question, max_k)
-        timing["bm25_search_s"] += time.perf_counter() - t3
+async def _retrieve(conv: Conversation, q: Any, agent_query: str, texts: list[str], user: Any, written: _Written,
+                    bm25: Bm25Index, r: QuestionResult, ks: list[int], counter: TokenCounter, timing: Timing) -> None:
+    """Rank the turns for ``q`` with every method; record the ranks and tokens in ``r``."""
+    from mnemo import arecall
 
-        for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
-            r.ranked[name] = [frozen[n["id"]] for n in found]
-            r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
-        r.ranked["memory_agent"] = [frozenset({dia_of_key[it.key]}) for it in items]
-        r.tokens["memory_agent"] = {k: counter.count(render_memory_agent(items[:k])) for k in ks}
-        r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
-        r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
-        r.tokens["full_context"] = {k: full_tokens for k in ks}
+    max_k = max(ks)
+    t0 = time.perf_counter()
+    notes = await arecall(written.store, user, q.question, limit=max_k, min_score=0.0)
+    t1 = time.perf_counter()
+    timing["mnemo_recall_s"] += t1 - t0
+    kept = await arecall(written.store, user, q.question, limit=max_k)
+    t2 = time.perf_counter()
+    items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
+    timing["memory_agent_search_s"] += time.perf_counter() - t2
+    t3 = time.perf_counter()
+    lexical = bm25.search(q.question, max_k)
+    timing["bm25_search_s"] += time.perf_counter() - t3
 
-        # What load_memory would inject for this question, with the agent's defaults.
-        snapshot = await aload_snapshot(store, user, q.question, recall_limit=ctx.recall_limit,
-                                        recent_limit=ctx.recent_limit, min_score=ctx.recall_min_score)
-        rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
-        shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
-        r.snapshot_covers = frozenset().union(*(frozen[n["id"]] for n in shown)) if shown else frozenset()
-        r.snapshot_tokens = counter.count(rendered)
-        r.snapshot_notes = len(shown)
-        results.append(r)
-    return results, statuses
+    for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
+        r.ranked[name] = [written.covers[n["id"]] for n in found]
+        r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
+    r.ranked["memory_agent"] = [frozenset({written.dia_of_key[it.key]}) for it in items]
+    r.tokens["memory_agent"] = {k: counter.count(render_memory_agent(items[:k])) for k in ks}
+    r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
+    r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
+    r.tokens["full_context"] = {k: r.full_context_tokens for k in ks}
+
+
+async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
+    """What load_memory would inject for ``q``, with the agent's defaults."""
+    from mnemo.snapshot import aload_snapshot, render_snapshot
+    from nodes.context import Context
+
+    ctx = Context(user_id=user.id)
+    snapshot = await aload_snapshot(written.store, user, q.question, recall_limit=ctx.recall_limit,
+                                    recent_limit=ctx.recent_limit, min_score=ctx.recall_min_score)
+    rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
+    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
+    r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
+    r.snapshot_tokens = counter.count(rendered)
+    r.snapshot_notes = len(shown)
 
 
 # --------------------------------------------------------------------------
@@ -289,9 +330,11 @@ def _recall(evidence: frozenset, covered: set) -> float:
     return len(evidence & covered) / len(evidence)
 
 
-def recall_table(results: list[QuestionResult], method: str, level: str, ks: list[int]) -> dict[str, dict[str, float]]:
+def recall_table(
+    results: list[QuestionResult], method: str, level: str, ks: list[int]
+) -> dict[str, dict[str, float | None]]:
     """``{"recall@k": {"overall": x, "1": x, ..., "5": x}}`` for one method and level."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, float | None]] = {}
     for k in ks:
         per_cat: dict[str, list[float]] = defaultdict(list)
         for r in results:
@@ -357,44 +400,15 @@ def run(
         emb = CachingEmbeddings(default_embeddings)
     counter = counter or TokenCounter()
 
-    timing: Counter = Counter()
-    statuses: Counter = Counter()
-    results: list[QuestionResult] = []
-    per_conversation = {}
-    # The outer bar is always shown (a handful of updates), so that a run
-    # logged to a file still tells where it is.
-    bar = tqdm(conversations, desc="LoCoMo conversations", unit="conv", file=sys.stderr, disable=False)
-    for conv in bar:
-        conv_results, conv_statuses = asyncio.run(evaluate_conversation(conv, emb, ks, counter, timing))
-        results.extend(conv_results)
-        statuses.update(conv_statuses)
-        per_conversation[conv.sample_id] = {
-            "turns": len(conv.turns),
-            "sessions": len({t.session for t in conv.turns}),
-            "notes": conv_statuses["stored"],
-            "questions_evaluated": len(conv_results),
-            f"mnemo_turn_recall@{ks[-1]}": recall_table(conv_results, "mnemo", "turn", [ks[-1]])[f"recall@{ks[-1]}"]["overall"],
-        }
-
+    timing: Timing = defaultdict(float)
+    results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing)
     questions_total = Counter(q.category for c in conversations for q in c.questions)
     evaluated = Counter(r.category for r in results)
-    unmatched = [u for c in conversations for q in c.questions for u in q.unmatched]
-    methods: dict[str, Any] = {}
-    for m in METHODS:
-        methods[m] = {
-            "turn": recall_table(results, m, "turn", ks),
-            "session": recall_table(results, m, "session", ks),
-            "tokens": {f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: r.tokens[m][k]) for k in ks},
-            "description": _DESCRIPTIONS[m],
-        }
-        if m != "full_context":
-            methods[m]["items_returned"] = {
-                f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: len(r.ranked[m][:k])) for k in ks
-            }
-    methods["memory_agent"]["limit"] = MEMORY_AGENT_LIMIT
+    methods = _method_tables(results, ks)
 
-    from graphs.context import Context
-    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MIN_SCORE
+    from nodes.context import Context
+    from mnemo.notes import DEDUPE_THRESHOLD
+    from mnemo.recall import RECALL_MIN_SCORE
 
     ctx = Context(user_id="x")
     result = {
@@ -406,12 +420,7 @@ def run(
         "questions_total": {c: questions_total.get(c, 0) for c in ALL_CATEGORIES},
         "questions_without_evidence": {c: questions_total.get(c, 0) - evaluated.get(c, 0) for c in ALL_CATEGORIES},
         "categories": CATEGORY_NAMES,
-        "evidence": {
-            "ids": sum(len(q.evidence) + len(q.unmatched) for c in conversations for q in c.questions),
-            "matched": sum(len(q.evidence) for c in conversations for q in c.questions),
-            "unmatched": len(unmatched),
-            "unmatched_ids": unmatched[:50],
-        },
+        "evidence": _evidence_summary(conversations),
         "methods": methods,
         "reference": {"name": "LoCoMo paper (Maharana et al., ACL 2024), Table 3, DRAGON, dialog turns, "
                               "all 10 conversations, all categories",
@@ -449,6 +458,60 @@ def run(
     return result
 
 
+def _evaluate_all(
+    conversations: list[Conversation], emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
+) -> tuple[list[QuestionResult], Counter, dict[str, Any]]:
+    """Every conversation evaluated: the per-question results, the write
+    statuses, and a summary per conversation."""
+    statuses: Counter = Counter()
+    results: list[QuestionResult] = []
+    per_conversation = {}
+    # The outer bar is always shown (a handful of updates), so that a run
+    # logged to a file still tells where it is.
+    bar = tqdm(conversations, desc="LoCoMo conversations", unit="conv", file=sys.stderr, disable=False)
+    for conv in bar:
+        conv_results, conv_statuses = asyncio.run(evaluate_conversation(conv, emb, ks, counter, timing))
+        results.extend(conv_results)
+        statuses.update(conv_statuses)
+        per_conversation[conv.sample_id] = {
+            "turns": len(conv.turns),
+            "sessions": len({t.session for t in conv.turns}),
+            "notes": conv_statuses["stored"],
+            "questions_evaluated": len(conv_results),
+            f"mnemo_turn_recall@{ks[-1]}": recall_table(conv_results, "mnemo", "turn", [ks[-1]])[f"recall@{ks[-1]}"]["overall"],
+        }
+    return results, statuses, per_conversation
+
+
+def _method_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+    """Recall at every k, turn and session level, and tokens, per method."""
+    methods: dict[str, Any] = {}
+    for m in METHODS:
+        methods[m] = {
+            "turn": recall_table(results, m, "turn", ks),
+            "session": recall_table(results, m, "session", ks),
+            "tokens": {f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: r.tokens[m][k]) for k in ks},
+            "description": _DESCRIPTIONS[m],
+        }
+        if m != "full_context":
+            methods[m]["items_returned"] = {
+                f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: len(r.ranked[m][:k])) for k in ks
+            }
+    methods["memory_agent"]["limit"] = MEMORY_AGENT_LIMIT
+    return methods
+
+
+def _evidence_summary(conversations: list[Conversation]) -> dict[str, Any]:
+    """How many evidence ids the questions cite, and how many matched a turn."""
+    unmatched = [u for c in conversations for q in c.questions for u in q.unmatched]
+    return {
+        "ids": sum(len(q.evidence) + len(q.unmatched) for c in conversations for q in c.questions),
+        "matched": sum(len(q.evidence) for c in conversations for q in c.questions),
+        "unmatched": len(unmatched),
+        "unmatched_ids": unmatched[:50],
+    }
+
+
 def _pct(x: float | None) -> str:
     return "   -" if x is None else f"{100 * x:5.1f}"
 
@@ -456,7 +519,8 @@ def _pct(x: float | None) -> str:
 def print_table(result: dict[str, Any]) -> None:
     """Recall@k overall (categories 1-4), ours beside the published reference."""
     ks = result["k"]
-    print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({sum(result['questions'][c] for c in MAIN_CATEGORIES)} questions)")
+    questions = sum(result["questions"][c] for c in MAIN_CATEGORIES)
+    print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({questions} questions)")
     print(f"{'method':<22}" + "".join(f"{'R@' + str(k):>8}" for k in ks) + f"{'tokens@' + str(ks[-1]):>12}")
     for m, row in result["methods"].items():
         print(f"{m:<22}" + "".join(f"{_pct(row['turn'][f'recall@{k}']['overall']):>8}" for k in ks)

@@ -96,7 +96,8 @@ def note_value(i: int) -> dict[str, Any]:
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace,
                       emb: SyntheticEmbeddings) -> dict[str, Any]:
     from mnemo import User, arecall, aremember
-    from mnemo.stores import HNSW_EF_SEARCH, open_store
+    from mnemo.postgres_setup import HNSW_EF_SEARCH
+    from mnemo.stores import open_store
 
     user = User.of("u_scale")
     ns = user.namespace("notes")
@@ -122,7 +123,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
             by_ef: dict[str, Any] = {}
             for ef in (args.ef_search if uri is not None else [None]):
                 if ef is not None:
-                    async with store.conn.connection() as conn:
+                    async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                         await conn.execute(f"SET hnsw.ef_search = {int(ef)}")
                 recall_t, overlap, first = [], [], []
                 for j, target in enumerate(targets):
@@ -136,7 +137,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
                 by_ef[str(ef)] = {"recall_ms": percentiles(recall_t), "target_at_1": round(float(np.mean(first)), 4),
                                   "recall_at_5": round(float(np.mean(overlap)), 4)}
             if uri is not None:  # back to what mnemo sets (writes are measured with it)
-                async with store.conn.connection() as conn:
+                async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                     await conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
             default = by_ef.get(str(HNSW_EF_SEARCH if uri is not None else None)) or next(iter(by_ef.values()))
             remember_t = []
@@ -227,7 +228,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import pgserver
-    from mnemo.stores import HNSW_EF_SEARCH
+    from mnemo.postgres_setup import HNSW_EF_SEARCH
 
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))

@@ -125,7 +125,7 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
     agree = 0
     statuses: dict[str, int] = {}
     for row in rows:
-        store = InMemoryStore(index=index_config(emb))
+        store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
         user = User.of("bench-thresholds")
         await aremember(store, user, row["stored"])
         result = await aremember(store, user, row["new"], dedupe_threshold=threshold)
@@ -140,7 +140,8 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
     from bench.locomo import stored_text
     from bench.locomo_data import MAIN_CATEGORIES, load_locomo, truncate
     from mnemo._lexical import adds_nothing
-    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MIN_SCORE
+    from mnemo.notes import DEDUPE_THRESHOLD
+    from mnemo.recall import RECALL_MIN_SCORE
 
     conversations = load_locomo(data)
     if smoke:

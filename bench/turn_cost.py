@@ -38,11 +38,12 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from tqdm import tqdm
 
 from bench.common import CountingEmbeddings, CountingStore, TokenCounter, meta, summary, write_json
 
-#: Registered under this name in ``nodes.runtime._models`` for the run only.
+#: Registered under this name in ``nodes.chat_models._models`` for the run only.
 MODEL_NAME = "bench-scripted"
 NODES = ("load_memory", "call_model", "tools", "write_memory")
 
@@ -182,16 +183,16 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from graphs.context import Context
+    from nodes.context import Context
     from mnemo import User, aremember_many
     from mnemo.embeddings import embeddings, index_config
-    from nodes import runtime as node_runtime
+    from nodes import chat_models
     from tests.scripted import ScriptedChatModel
 
     emb = CountingEmbeddings(embeddings)
     store = CountingStore(index=index_config(emb))
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
-    node_runtime._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns))
+    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns))
     try:
         await embeddings.aembed_query("warm up")  # model load is a one-off, not a turn's cost
         seeded = seed_notes(big_notes) if any(t.user == "u_big" for t in turns) else []
@@ -206,7 +207,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             timer = NodeTimer()
             memory = ""
             reply = ""
-            config = {"configurable": {"thread_id": turn.thread}, "callbacks": [timer]}
+            config: RunnableConfig = {"configurable": {"thread_id": turn.thread}, "callbacks": [timer]}
             start = time.perf_counter()
             async for update in graph.astream({"messages": [HumanMessage(turn.text)]}, config,
                                               context=Context(user_id=turn.user, model=MODEL_NAME),
@@ -228,10 +229,10 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             embed_ms: dict[str, float] = defaultdict(float)
             embed_calls: Counter = Counter()
             embed_texts: Counter = Counter()
-            for c in emb.calls:
-                embed_ms[c.node] += c.seconds * 1000
-                embed_calls[c.node] += 1
-                embed_texts[c.node] += c.texts
+            for call in emb.calls:
+                embed_ms[call.node] += call.seconds * 1000
+                embed_calls[call.node] += 1
+                embed_texts[call.node] += call.texts
             full_context = "\n".join(history[turn.user])
             records.append({
                 "turn": i + 1,
@@ -252,7 +253,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             history[turn.user] += [f"user: {turn.text}", f"assistant: {reply}"]
         return {"records": records, "seeded_notes": len(seeded)}
     finally:
-        node_runtime._models.pop(MODEL_NAME, None)
+        chat_models._models.pop(MODEL_NAME, None)
 
 
 def _aggregate(records: list[dict]) -> dict[str, Any]:
@@ -302,7 +303,10 @@ def run(out: Path, *, smoke: bool = False, counter: TokenCounter | None = None) 
             "turns": len(turns),
             "seeded_notes_for_u_big": driven["seeded_notes"],
             "chat_model": "scripted (tests/scripted.py): instant answers, so times are mnemo's own overhead",
-            "store": "InMemoryStore with the bundled multilingual-e5-small index (round trips as a networked store would make them)",
+            "store": (
+                "InMemoryStore with the bundled multilingual-e5-small index "
+                "(round trips as a networked store would make them)"
+            ),
             "tokenizer": counter.name,
         },
         "summary": _aggregate(records),
@@ -322,5 +326,6 @@ def print_summary(result: dict[str, Any]) -> None:
     for node, row in s["per_node"].items():
         print(f"{node:<14}{row['wall_ms']['p50']:>9}{row['wall_ms']['p95']:>9}{row['embedding_ms']['p50']:>11}"
               f"{row['store_round_trips']['p50']:>17}{row['texts_embedded']['p50']:>20}")
-    print(f"memory tokens injected: mean {s['memory_tokens']['mean']} vs full context mean {s['full_context_tokens']['mean']}"
-          f" (p95 {s['memory_tokens']['p95']} vs {s['full_context_tokens']['p95']})\n")
+    memory, full = s["memory_tokens"], s["full_context_tokens"]
+    print(f"memory tokens injected: mean {memory['mean']} vs full context mean {full['mean']}"
+          f" (p95 {memory['p95']} vs {full['p95']})\n")

@@ -10,17 +10,17 @@ in tests); this module creates neither.
 
 from langgraph.graph import END, START, StateGraph
 
-from graphs.context import Context
-from graphs.state import State
+from nodes.context import Context
+from nodes.state import State
 from nodes.call_model import call_model, route_after_model
 from nodes.load_memory import load_memory
-from nodes.tools import tools
+from nodes.tools import tool_node
 from nodes.write_memory import write_memory
 
 builder = StateGraph(State, context_schema=Context)
 builder.add_node("load_memory", load_memory)
 builder.add_node("call_model", call_model)
-builder.add_node("tools", tools)
+builder.add_node("tools", tool_node)
 builder.add_node("write_memory", write_memory)
 builder.add_edge(START, "load_memory")
 builder.add_edge("load_memory", "call_model")

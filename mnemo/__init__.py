@@ -15,15 +15,26 @@ shared policies    ``("org", "policies")``         :mod:`mnemo.policies`
 namespace label (:mod:`mnemo.identity`).
 """
 
-from mnemo.errors import InvalidInputError, MissingUserError, MnemoError
+from mnemo.errors import (
+    DimsMismatchError,
+    EmbeddedPostgresError,
+    IndexMissingError,
+    InvalidInputError,
+    MissingUserError,
+    MnemoError,
+    StoreClosedError,
+    UnstorableValueError,
+)
 from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
-from mnemo._store import IndexMissingError
 from mnemo.extraction import MemoryExtraction, aextract, build_extractor
-from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.notes import Note, aforget, alist_notes, arecent, aremember, aremember_many
+from mnemo.recall import arecall
 from mnemo.policies import aensure_policies, aseed_policies, asearch_policies, load_policy_file
 from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
 
 __all__ = [
+    "DimsMismatchError",
+    "EmbeddedPostgresError",
     "IndexMissingError",
     "InvalidInputError",
     "MemoryExtraction",
@@ -33,6 +44,8 @@ __all__ = [
     "POLICIES_NAMESPACE",
     "PROFILE_FIELDS",
     "Profile",
+    "StoreClosedError",
+    "UnstorableValueError",
     "User",
     "aensure_policies",
     "aextract",

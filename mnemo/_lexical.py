@@ -25,7 +25,13 @@ _FUNCTION_WORDS = frozenset(
 _FUNCTION_CHARS = frozenset("用户的了是在有对和与也都很一个着过吗呢吧啊我你他她它们这那就还又把被给让于")
 
 _WORD = re.compile(r"[a-z0-9]+")
+_WHITESPACE = re.compile(r"\s+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def collapse_whitespace(text: str) -> str:
+    """``text`` with every run of white space (newlines, tabs) made one space, stripped."""
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def content_tokens(text: str) -> frozenset[str]:
@@ -33,11 +39,6 @@ def content_tokens(text: str) -> frozenset[str]:
     words = {w[:5] for w in _WORD.findall(folded) if w not in _FUNCTION_WORDS and len(w) > 1}
     chars = {c for c in _CJK.findall(folded) if c not in _FUNCTION_CHARS}
     return frozenset(words | chars)
-
-
-def same_content(a: str, b: str) -> bool:
-    """True when neither text has a content token the other lacks."""
-    return content_tokens(a) == content_tokens(b)
 
 
 def adds_nothing(new: str, old: str) -> bool:

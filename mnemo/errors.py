@@ -1,7 +1,18 @@
-"""Errors raised by mnemo's memory API.
+"""Every error mnemo raises on purpose, in one tree under :class:`MnemoError`.
 
 Every error a caller can cause carries a message meant to be shown to a human
 (or to the model, when it comes back from a tool call) and says what to do.
+
+::
+
+    MnemoError
+    ├── MissingUserError        no user id for the run
+    ├── InvalidInputError       (also a ValueError) refused before any write
+    │   └── UnstorableValueError  a value PostgreSQL cannot store
+    ├── IndexMissingError       semantic search on a store without an index
+    ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
+    ├── StoreClosedError        a store used after its ``async with`` block
+    └── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
 """
 
 
@@ -17,19 +28,27 @@ class InvalidInputError(MnemoError, ValueError):
     """A value was rejected before anything was written (too long, empty, wrong type)."""
 
 
-
 class UnstorableValueError(InvalidInputError):
     """A value PostgreSQL cannot store (``jsonb``/``text``), refused on every
     backend before anything is written: NUL characters, unpaired surrogates,
     NaN/Infinity, non-string keys, non-JSON types."""
 
 
-def check_storable_text(text: str, what: str) -> None:
-    """Refuse text PostgreSQL cannot store on every backend alike, so a value
-    accepted in tests is accepted in production."""
-    if "\x00" in text:
-        raise UnstorableValueError(f"{what} contains a NUL character (\\x00), which PostgreSQL cannot store")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise UnstorableValueError(f"{what} is not valid Unicode ({exc.reason}: an unpaired surrogate?)") from None
+class IndexMissingError(MnemoError):
+    """Semantic search was asked of a store that has no vector index.
+
+    The store would silently ignore the query and list items instead; mnemo
+    refuses. Configure ``store.index`` (see ``langgraph.json``).
+    """
+
+
+class DimsMismatchError(MnemoError):
+    """The embedding model and the store's ``dims`` disagree (refused at startup)."""
+
+
+class StoreClosedError(MnemoError):
+    """A store was used after the ``async with`` block that opened it ended."""
+
+
+class EmbeddedPostgresError(MnemoError, RuntimeError):
+    """The embedded PostgreSQL could not be started or prepared."""

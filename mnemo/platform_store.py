@@ -44,6 +44,14 @@ logger = logging.getLogger("mnemo.platform_store")  # the server loads this file
 PGDATA_ENV = "MNEMO_PGDATA"
 
 
+# Private API of langgraph-api 0.16.7, in one place (guarded by
+# tests/test_upstream_private_api.py): the server calls ``generate_store()``
+# with no argument, so the only way to read the ``store`` section of the
+# config it runs (index, ttl) is its module-level ``config.STORE_CONFIG``, and
+# ``graph.resolve_embeddings`` is how it turns ``"embed": "./path.py:attr"``
+# into an ``Embeddings`` object for its own store.
+
+
 def _server_store_config() -> Mapping[str, Any]:
     """The ``store`` section of the config the server was started with (``{}``
     outside a LangGraph server)."""

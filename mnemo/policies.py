@@ -21,11 +21,14 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo._store import alist_all, semantic_hits
+from mnemo.store_reads import alist_all, score_of, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
+from mnemo.recall import RECALL_MIN_SCORE
 
-#: Minimum similarity for a policy to be returned by :func:`asearch_policies`.
-POLICY_MIN_SCORE = 0.78
+#: Minimum similarity for a policy to be returned by :func:`asearch_policies`:
+#: the recall threshold, for the same reason (a question against passages;
+#: docs/thresholds.md). The best policy for a real question scores 0.87-0.93.
+POLICY_MIN_SCORE = RECALL_MIN_SCORE
 
 
 class Policy(TypedDict):
@@ -83,7 +86,7 @@ async def asearch_policies(
     """Policies closest in meaning to ``query``, best first, real hits only."""
     items = await store.asearch(POLICIES_NAMESPACE, query=query, limit=limit)
     return [
-        PolicyHit(id=it.key, title=it.value["title"], text=it.value["text"], score=round(float(it.score), 4))
+        PolicyHit(id=it.key, title=it.value["title"], text=it.value["text"], score=round(score_of(it), 4))
         for it in semantic_hits(items, POLICIES_NAMESPACE, min_score=min_score)
     ]
 

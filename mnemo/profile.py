@@ -25,23 +25,27 @@ Update rules (:func:`aupdate_profile`):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo._store import alist_all, now_iso
-from mnemo.errors import InvalidInputError, check_storable_text
+from mnemo._lexical import collapse_whitespace
+from mnemo.store_reads import alist_all, now_iso
+from mnemo.errors import InvalidInputError
+from mnemo.storable import check_storable_text
 from mnemo.identity import PROFILE, User
 
+#: The profile's fields: the one list (the extractor's schema is built from it).
 ProfileField = Literal["name", "city", "language", "response_style"]
-PROFILE_FIELDS: tuple[str, ...] = ("name", "city", "language", "response_style")
+PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
 
+#: Where a value came from.
 Source = Literal["user_said", "tool", "inferred"]
-SOURCES: tuple[str, ...] = ("user_said", "tool", "inferred")
+SOURCES: tuple[str, ...] = get_args(Source)
 
-RESPONSE_STYLES: tuple[str, ...] = ("concise", "detailed")
+ResponseStyle = Literal["concise", "detailed"]
+RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
 #: Longest accepted value of a profile field, in characters.
 MAX_FIELD_CHARS = 200
@@ -101,7 +105,7 @@ def normalize_field(field: str, value: Any) -> str | None:
         return None
     if not isinstance(value, str):
         raise InvalidInputError(f"profile field {field!r} takes a string, got {type(value).__name__}")
-    text = re.sub(r"\s+", " ", value).strip()
+    text = collapse_whitespace(value)
     check_storable_text(text, f"profile field {field!r}")
     if text.casefold() in _NOT_MENTIONED:
         return None
@@ -129,7 +133,7 @@ async def aget_profile(store: BaseStore, user: User) -> Profile:
 
 def profile_from_items(items: Iterable[Any]) -> Profile:
     """Build a :data:`Profile` from profile items already fetched (e.g. in a batch)."""
-    return {it.key: it.value for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
+    return {it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
 
 
 def plan_profile_update(

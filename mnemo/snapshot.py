@@ -16,17 +16,26 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo._store import alist_rest, list_op, most_recent, query_op
+from mnemo.store_reads import alist_rest, list_op, most_recent, query_op, search_result
 from mnemo.identity import NOTES, PROFILE, User
-from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, arank_notes, to_note
+from mnemo.notes import Note, to_note
+from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
 from mnemo.profile import Profile, format_profile, profile_from_items
+
+
+#: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
+RECALL_LIMIT = 5
+#: Most recent notes put in the prompt as well (``Context.recent_limit``).
+RECENT_LIMIT = 3
+#: Upper bound of the memory block in the prompt (``Context.memory_char_budget``).
+MEMORY_CHAR_BUDGET = 2000
 
 
 class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
     """Best first: dense hits above the threshold fused with BM25 (see
-    :func:`mnemo.notes.arank_notes`)."""
+    :func:`mnemo.recall.arank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
 
@@ -36,8 +45,8 @@ async def aload_snapshot(
     user: User,
     query: str,
     *,
-    recall_limit: int = 5,
-    recent_limit: int = 3,
+    recall_limit: int = RECALL_LIMIT,
+    recent_limit: int = RECENT_LIMIT,
     min_score: float = RECALL_MIN_SCORE,
 ) -> MemorySnapshot:
     notes_ns = user.namespace(NOTES)
@@ -46,17 +55,17 @@ async def aload_snapshot(
     if query.strip() and recall_limit > 0:
         ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
     results = await store.abatch(ops)
-    profile_items = await alist_rest(store, profile_ns, results[0])
-    all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
+    profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
+    all_notes = await alist_rest(store, notes_ns, search_result(results[1])) if results[1] else []
     relevant: list[Note] = []
     if len(results) > 2 and all_notes:
-        relevant = await arank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+        relevant = await arank_notes(query, search_result(results[2]), all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
 
 
-def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = 2000) -> str:
+def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
     """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
     after the profile (whole lines only; what does not fit is left out and
     stays reachable through the ``recall_notes`` tool)."""

@@ -25,11 +25,11 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
     so one bad value does not cost the others."""
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
-    changes = {f: v for f, v in extraction.profile_changes().items() if _valid(normalize_field, f, v) is not None}
+    changes = {f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None}
     # Orders, refunds and payments are the order system's, never memory's,
     # whatever the extractor returned (mnemo.guards).
     notes = [text for text in extraction.notes
-             if _valid(validate_note, text) is not None and business_record_term(text) is None]
+             if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None]
     profile: list[ProfileChange] = []
     if extraction.forget_fields or changes:
         profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
@@ -37,8 +37,9 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
     return AppliedExtraction(profile=profile, notes=added)
 
 
-def _valid(validate, *args):
-    """``validate(*args)``, or ``None`` when it rejects the input."""
+def _validated_or_none(validate, *args):
+    """``validate(*args)`` (the cleaned value, ``None`` for "not mentioned"),
+    or ``None`` when it rejects the input."""
     try:
         return validate(*args)
     except InvalidInputError:

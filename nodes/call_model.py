@@ -5,15 +5,15 @@ from __future__ import annotations
 from langchain_core.messages import SystemMessage
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import State
+from nodes.context import Context
+from nodes.state import State
 from nodes.prompts import SYSTEM_PROMPT
-from nodes.runtime import aload_chat_model
-from nodes.tools import TOOLS
+from nodes.chat_models import aload_chat_model
+from nodes.tools import MODEL_TOOLS
 
 
 async def call_model(state: State, runtime: Runtime[Context]) -> dict:
-    model = (await aload_chat_model(runtime.context.model)).bind_tools(TOOLS)
+    model = (await aload_chat_model(runtime.context.model)).bind_tools(MODEL_TOOLS)
     system = SystemMessage(SYSTEM_PROMPT.format(memory=state.get("memory") or "(not loaded)"))
     response = await model.ainvoke([system, *state["messages"]])
     return {"messages": [response]}

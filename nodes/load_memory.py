@@ -7,10 +7,10 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import State
+from nodes.context import Context
+from nodes.state import State
 from mnemo.snapshot import aload_snapshot, render_snapshot
-from nodes.runtime import current_user
+from nodes.context import current_user, memory_store
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +21,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     try:
         snapshot = await aload_snapshot(
-            runtime.store,
+            memory_store(runtime),
             user,
             latest.text if latest is not None else "",
             recall_limit=ctx.recall_limit,

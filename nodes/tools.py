@@ -1,6 +1,6 @@
 """Step 3: the tools the model may call, run by ``ToolNode``.
 
-No tool takes a user id: the user comes from :func:`nodes.runtime.current_user`
+No tool takes a user id: the user comes from :func:`nodes.context.current_user`
 (trusted context), injected through ``ToolRuntime``, which is hidden from the
 schema the model sees. Policies are searchable, never writable, by the model.
 """
@@ -14,10 +14,10 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from graphs.context import Context
+from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.guards import refuse_business_record
-from nodes.runtime import current_user
+from nodes.context import current_user, memory_store
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
-    result = await aremember(runtime.store, user, text, source="user_said")
+    result = await aremember(memory_store(runtime), user, text, source="user_said")
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"
@@ -53,7 +53,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     """
     limit = max(1, min(int(limit), 20))
     notes = await arecall(
-        runtime.store,
+        memory_store(runtime),
         current_user(runtime.context, runtime.config),
         query,
         limit=limit,
@@ -73,7 +73,7 @@ async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None,
         note_id: id of the note to delete.
         about: description of the note(s) to delete, e.g. "my cats".
     """
-    removed = await aforget(runtime.store, current_user(runtime.context, runtime.config), note_id=note_id, about=about)
+    removed = await aforget(memory_store(runtime), current_user(runtime.context, runtime.config), note_id=note_id, about=about)
     if not removed:
         return "Nothing matched; nothing was deleted."
     return "Deleted:\n" + "\n".join(f"- {n['text']} (note {n['id'][:8]})" for n in removed)
@@ -89,14 +89,14 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
         query: the policy question, in the user's words.
     """
     current_user(runtime.context, runtime.config)  # policies are shared, but runs still need a user
-    await aensure_policies(runtime.store)
-    hits = await asearch_policies(runtime.store, query)
+    await aensure_policies(memory_store(runtime))
+    hits = await asearch_policies(memory_store(runtime), query)
     if not hits:
         return "No policy matches this question; say you are not sure and offer to escalate to a human."
     return json.dumps(hits, ensure_ascii=False, indent=1)
 
 
-TOOLS = [remember_note, recall_notes, forget_note, search_policy]
+MODEL_TOOLS = [remember_note, recall_notes, forget_note, search_policy]
 
 
 def _tool_error(exc: Exception) -> str:
@@ -107,4 +107,4 @@ def _tool_error(exc: Exception) -> str:
     return f"Error: the memory service failed ({type(exc).__name__}); nothing was changed. Tell the user and try later."
 
 
-tools = ToolNode(TOOLS, handle_tool_errors=_tool_error)
+tool_node = ToolNode(MODEL_TOOLS, handle_tool_errors=_tool_error)

@@ -7,11 +7,12 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graphs.context import Context
-from graphs.state import State
+from nodes.context import Context
+from nodes.state import State
 from mnemo import aextract, build_extractor
 from mnemo.writes import aapply_extraction
-from nodes.runtime import aload_chat_model, current_user
+from nodes.chat_models import aload_chat_model
+from nodes.context import current_user, memory_store
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         # the turn still succeeds, and these messages are tried again next turn.
         return {}
     try:
-        await aapply_extraction(runtime.store, user, extraction)
+        await aapply_extraction(memory_store(runtime), user, extraction)
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")
         return {}

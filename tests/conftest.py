@@ -15,6 +15,30 @@ def index():
     return index_config()
 
 
+@pytest.fixture(scope="session")
+def cached_index():
+    """The same model behind a cache, so each text is embedded once per session
+    whichever backend of the conformance suite asks first."""
+    from bench.common import CachingEmbeddings
+    from mnemo.embeddings import embeddings
+
+    return index_config(CachingEmbeddings(embeddings))
+
+
+@pytest.fixture(scope="session")
+def pg(tmp_path_factory):
+    """The embedded PostgreSQL, started once per session in a temporary
+    directory; an error here fails the suite (``MNEMO_SKIP_POSTGRES=1`` skips)."""
+    from mnemo import pgserver
+    from tests.store_backends import skip_postgres
+
+    if skip_postgres():
+        pytest.skip("MNEMO_SKIP_POSTGRES=1")
+    server = pgserver.start(tmp_path_factory.mktemp("pg") / "data", database="conformance", cleanup="delete")
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def store(index) -> InMemoryStore:
     return InMemoryStore(index=index)

@@ -46,7 +46,8 @@ class DevServer:
 
     def __init__(self, workdir: Path, env: dict[str, str], *, config: str | None = None):
         self.workdir, self.env, self.config = workdir, env, config
-        self.port, self.proc = free_port(), None
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
         self.logfile = workdir.parent / f"server-{self.port}.log"
 
     @property
@@ -64,6 +65,7 @@ class DevServer:
 
     def wait_ready(self, timeout: float = 180) -> None:
         deadline = time.monotonic() + timeout
+        assert self.proc is not None, "launch() first"
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"./scripts/dev exited:\n{self.output()}")

@@ -35,7 +35,7 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted"
 
-    def bind_tools(self, tools: list, **kwargs: Any) -> Runnable:
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Runnable:
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
         names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]

@@ -1,4 +1,4 @@
-"""The wiring and the schemas the platform shows (graphs/agent.py, graphs/context.py)."""
+"""The wiring and the schemas the platform shows (graphs/agent.py, nodes/context.py)."""
 
 import json
 from pathlib import Path

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,7 +46,7 @@ SESSIONS = [(1, 0, 6), (2, 6, 12), (3, 12, 14)]
 
 
 def synthetic_locomo(path: Path) -> Path:
-    conversation = {"speaker_a": "Ana", "speaker_b": "Ben"}
+    conversation: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben"}
     for number, start, end in SESSIONS:
         conversation[f"session_{number}_date_time"] = f"10:00 am on {number} May, 2023"
         session = []

@@ -9,9 +9,9 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.agent import builder
-from graphs.context import Context
+from nodes.context import Context
 from mnemo import MissingUserError, User, aget_profile, alist_notes
-from nodes import runtime as node_runtime
+from nodes import chat_models
 from tests.scripted import ScriptedChatModel, tool_call
 
 CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
@@ -55,7 +55,7 @@ def script():
 @pytest.fixture
 def model(monkeypatch, script):
     model = ScriptedChatModel(respond=script)
-    monkeypatch.setitem(node_runtime._models, "scripted", model)
+    monkeypatch.setitem(chat_models._models, "scripted", model)
     return model
 
 
@@ -204,9 +204,9 @@ async def test_malformed_tool_arguments_are_reported_to_the_model(agent, model, 
 
 
 def test_no_tool_shows_a_user_field_to_the_model():
-    from nodes.tools import TOOLS
+    from nodes.tools import MODEL_TOOLS
 
-    for t in TOOLS:
+    for t in MODEL_TOOLS:
         props = t.tool_call_schema.model_json_schema().get("properties", {})
         assert props, t.name
         assert not {p for p in props if "user" in p.lower() or p == "runtime"}, (t.name, props)

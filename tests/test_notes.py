@@ -1,12 +1,12 @@
 """mnemo.notes, backend-independent cases. Dedupe, refinement, recall, forget,
-paging and ordering run on every backend in tests/test_conformance.py."""
+paging and ordering run on every backend in tests/test_store_conformance.py."""
 
 import pytest
 from langgraph.store.base import SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
-from mnemo._store import semantic_hits
+from mnemo.store_reads import semantic_hits
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 
@@ -110,7 +110,7 @@ async def test_recall_fuses_words_with_meaning(store, user):
 
 
 async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(counting_store, user, monkeypatch):
-    from mnemo import notes as notes_module
+    from mnemo import recall as recall_module
 
     store = counting_store
     await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
@@ -118,5 +118,5 @@ async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(coun
     store.trips = 0
     assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == ["The user's dog is named Biscuit."]
     assert store.trips == 1
-    monkeypatch.setattr(notes_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
+    monkeypatch.setattr(recall_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
     assert await arecall(store, user, "Biscuit", min_score=0.999) == []  # dense only: nothing above 0.999

@@ -1,5 +1,5 @@
 """mnemo.policies, search quality. Seeding (idempotent, following the file)
-runs on every backend in tests/test_conformance.py."""
+runs on every backend in tests/test_store_conformance.py."""
 
 from mnemo import aseed_policies, asearch_policies, load_policy_file
 

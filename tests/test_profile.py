@@ -1,5 +1,5 @@
 """mnemo.profile, backend-independent cases. Merge, forget, provenance, no-op
-writes and concurrent updates run on every backend in tests/test_conformance.py."""
+writes and concurrent updates run on every backend in tests/test_store_conformance.py."""
 
 import pytest
 
@@ -38,3 +38,15 @@ async def test_users_are_isolated(store):
 async def test_profile_refuses_text_no_backend_can_store(store, user):
     with pytest.raises(InvalidInputError, match="NUL"):
         await aupdate_profile(store, user, {"name": "a\x00b"})
+
+
+def test_the_extractor_schema_has_one_field_per_profile_field():
+    from mnemo.extraction import MemoryExtraction
+    from mnemo.profile import PROFILE_FIELDS
+
+    assert len(PROFILE_FIELDS) == 4
+    assert set(PROFILE_FIELDS) <= set(MemoryExtraction.model_fields)
+    schema = MemoryExtraction.model_json_schema()
+    assert set(schema["properties"]["forget_fields"]["items"]["enum"]) == set(PROFILE_FIELDS)
+    extraction = MemoryExtraction(name="Ann", response_style="concise")
+    assert extraction.profile_changes() == {"name": "Ann", "city": None, "language": None, "response_style": "concise"}

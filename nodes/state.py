@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from langgraph.graph import MessagesState
-from typing_extensions import NotRequired
+from typing import NotRequired
 
 
 class State(MessagesState):

@@ -18,22 +18,18 @@ hit".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TypeVar, cast
 
-from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
-from mnemo.errors import MnemoError
+from mnemo.errors import IndexMissingError
 
 #: Page size for listing; the store default (10) is never relied upon.
 PAGE_SIZE = 100
 
-
-class IndexMissingError(MnemoError):
-    """Semantic search was asked of a store that has no vector index.
-
-    The store would silently ignore the query and list items instead; mnemo
-    refuses. Configure ``store.index`` (see ``langgraph.json``).
-    """
+AnyItem = TypeVar("AnyItem", bound=Item)
 
 
 def now_iso() -> str:
@@ -42,7 +38,12 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def exact(items: list[Item], namespace: tuple[str, ...]) -> list[Item]:
+def search_result(result: Result) -> list[SearchItem]:
+    """The result of a ``SearchOp`` in an ``abatch`` (typed as any op's result)."""
+    return cast(list[SearchItem], result)
+
+
+def only_in_namespace(items: Sequence[AnyItem], namespace: tuple[str, ...]) -> list[AnyItem]:
     """Drop items of deeper namespaces that a prefix search also returned."""
     return [it for it in items if tuple(it.namespace) == tuple(namespace)]
 
@@ -54,18 +55,18 @@ async def alist_all(store: BaseStore, namespace: tuple[str, ...], *, page_size: 
 
 
 async def alist_rest(
-    store: BaseStore, namespace: tuple[str, ...], first_page: list[Item], *, page_size: int = PAGE_SIZE
+    store: BaseStore, namespace: tuple[str, ...], first_page: Sequence[Item], *, page_size: int = PAGE_SIZE
 ) -> list[Item]:
     """Complete a listing whose first page (``offset=0, limit=page_size``) was
     already fetched, e.g. inside a batch with other reads."""
-    found = list(first_page)
+    found: list[Item] = list(first_page)
     offset = page_size
-    page = first_page
+    page: Sequence[Item] = first_page
     while len(page) >= page_size:
         page = await store.asearch(namespace, limit=page_size, offset=offset)
         found.extend(page)
         offset += page_size
-    return exact(found, namespace)
+    return only_in_namespace(found, namespace)
 
 
 def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> SearchOp:
@@ -86,17 +87,22 @@ def semantic_hits(
         IndexMissingError: items came back but none has a score, which is what
             a store without an index does with a query.
     """
-    items = exact(items, namespace)
+    items = only_in_namespace(items, namespace)
     if items and all(it.score is None for it in items):
         raise IndexMissingError(
             "the store has no vector index, so the query was ignored; "
             "configure store.index (embed, dims, fields=['text'])"
         )
     hits = [it for it in items if it.score is not None and it.score >= min_score]
-    return sorted(hits, key=lambda it: it.score, reverse=True)
+    return sorted(hits, key=score_of, reverse=True)
 
 
-def most_recent(items: list[Item], n: int) -> list[Item]:
+def score_of(hit: SearchItem) -> float:
+    """The score of a hit :func:`semantic_hits` returned (never ``None`` there)."""
+    return cast(float, hit.score)
+
+
+def most_recent(items: Sequence[AnyItem], n: int) -> list[AnyItem]:
     """The ``n`` most recently updated items, by mnemo's own ``updated_at``.
 
     Sorted explicitly: backends return different orders."""

@@ -1,15 +1,23 @@
-"""Run-time configuration of the agent (``context_schema``).
+"""Run-time configuration of the agent (``context_schema``), and whose run it is.
 
 Sent per run as ``context={...}`` (SDK / REST) or set on an assistant; LangGraph
-Studio shows each field with its docstring.
+Studio shows each field with its docstring. Every node and tool gets the user
+of the run from :func:`current_user`, never from the model.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any, cast
 
+from langgraph.config import get_config
+from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
+
+from mnemo import User, resolve_user
+from mnemo.recall import RECALL_MIN_SCORE
+from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 
 @dataclass(kw_only=True)
@@ -37,15 +45,27 @@ class Context:
     """Seconds the memory extractor may take; past that the write is skipped
     (and retried with the next turn), the reply is not held up."""
 
-    recall_limit: int = 5
+    recall_limit: int = RECALL_LIMIT
     """How many notes relevant to the latest message are put in the prompt."""
 
-    recent_limit: int = 3
+    recent_limit: int = RECENT_LIMIT
     """How many of the most recent notes are put in the prompt as well."""
 
-    recall_min_score: float = 0.78
+    recall_min_score: float = RECALL_MIN_SCORE
     """Similarity (0-1) a note needs to count as relevant. Measured for the
     bundled multilingual-e5-small; re-measure for another embedder."""
 
-    memory_char_budget: int = 2000
+    memory_char_budget: int = MEMORY_CHAR_BUDGET
     """Upper bound, in characters, of the memory block injected in the prompt."""
+
+
+def current_user(context: Any, config: Any | None = None) -> User:
+    """The user of this run (see :func:`mnemo.resolve_user`); raises
+    :class:`mnemo.MissingUserError` when there is none."""
+    return resolve_user(context, config if config is not None else get_config())
+
+
+def memory_store(runtime: Any) -> BaseStore:
+    """The store of the run (the platform's, or ``compile(store=...)``'s).
+    LangGraph types it as optional; the graph is always run with one."""
+    return cast(BaseStore, runtime.store)

@@ -1,0 +1,73 @@
+"""Connections to PostgreSQL, shared by the store and the checkpointer: pool
+defaults, per-connection pgvector tuning, and ``setup()`` serialised across
+processes (two servers starting on one database at once)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: Connection pool of the PostgreSQL store and checkpointer.
+DEFAULT_POOL: dict[str, Any] = {"min_size": 1, "max_size": 10}
+
+#: ``hnsw.ef_search`` of every store connection (pgvector's default is 40).
+#: Measured with ``python -m bench.store_scale`` on 100k notes of one user
+#: (random vectors, HNSW's worst case): the source note of a query ranked
+#: first for 83 % of queries at 40 (p50 12 ms), 93 % at 100 (24 ms), 100 % at
+#: 400 (50 ms); at 10k notes all three found it every time.
+HNSW_EF_SEARCH = 100
+
+# Any 64-bit constants: advisory locks that serialise setup() across processes.
+STORE_SETUP_LOCK = 0x6D6E656D6F5F7331  # "mnemo_s1"
+SAVER_SETUP_LOCK = 0x6D6E656D6F5F6331  # "mnemo_c1"
+
+
+async def configure_connection(conn: Any) -> None:
+    """Per-connection settings of the store pool.
+
+    ``hnsw.iterative_scan``: without it an HNSW scan returns at most
+    ``hnsw.ef_search`` nearest vectors of the *whole table* and only then
+    applies the namespace filter, so a user whose notes are not among those
+    nearest of all users would get no hits at all once the planner uses the
+    index. Iterative scans (pgvector >= 0.8) keep scanning until the filtered
+    query has its ``LIMIT``. ``hnsw.ef_search``: :data:`HNSW_EF_SEARCH`.
+    Ignored (logged) on older pgvector.
+    """
+    try:
+        await conn.execute("SET hnsw.iterative_scan = strict_order")
+        await conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
+    except Exception as exc:  # pragma: no cover - old pgvector
+        logger.warning("could not configure pgvector's HNSW search (pgvector < 0.8?): %s", exc)
+
+
+def connection_kwargs() -> dict[str, Any]:
+    """What ``AsyncPostgresSaver`` / ``AsyncPostgresStore`` expect of a pooled connection."""
+    from psycopg.rows import dict_row
+
+    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+@asynccontextmanager
+async def advisory_lock(uri: str, lock_id: int) -> AsyncIterator[None]:
+    """Hold a session advisory lock on its own connection, polling with
+    ``pg_try_advisory_lock`` (a blocked ``pg_advisory_lock`` would keep a
+    snapshot open and deadlock with ``CREATE INDEX CONCURRENTLY`` in setup)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+        while not await _try_lock(conn, lock_id):
+            await asyncio.sleep(0.1)
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (lock_id,))
+
+
+async def _try_lock(conn: Any, lock_id: int) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_id,))).fetchone()
+    return bool(row[0])

@@ -1,0 +1,190 @@
+"""The PostgreSQL backend: ``AsyncPostgresStore`` + pgvector, with mnemo's rules.
+
+Needs the ``postgres`` extra; :mod:`mnemo.stores` imports this module only
+when a PostgreSQL URI is given, so mnemo imports without it.
+
+* :class:`MnemoPostgresStore`: every op checked by
+  :func:`mnemo.storable.checked_ops` (as on the in-memory store), search
+  queries embedded as *queries* (:class:`QueryAwareEmbeddings`), and
+  :class:`StoreClosedError` after its block.
+* :func:`open_postgres`: a pool whose connections are tuned for filtered HNSW
+  search (:func:`configure_connection`), ``setup()`` serialised across
+  processes, the ``store_vectors`` column checked against ``dims``
+  (:func:`check_vector_table`), and the TTL sweeper.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, TTLConfig
+from langgraph.store.postgres import AsyncPostgresStore
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo.errors import DimsMismatchError, StoreClosedError
+from mnemo.postgres_setup import DEFAULT_POOL, STORE_SETUP_LOCK, advisory_lock, configure_connection
+from mnemo.storable import checked_ops
+
+logger = logging.getLogger(__name__)
+
+#: pgvector index of the PostgreSQL store: HNSW over ``vector`` with cosine
+#: distance, so scores are the same cosine similarities as InMemoryStore's.
+ANN_INDEX: dict[str, Any] = {"kind": "hnsw", "vector_type": "vector"}
+DISTANCE = "cosine"
+
+_EMBEDDING_QUERIES: contextvars.ContextVar[bool] = contextvars.ContextVar("mnemo_embedding_queries", default=False)
+
+
+def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
+    """``index`` plus the pgvector settings: ``ann_index_config`` HNSW over
+    ``vector``, ``distance_type`` cosine."""
+    config = dict(index)
+    config.setdefault("ann_index_config", dict(ANN_INDEX))
+    config.setdefault("distance_type", DISTANCE)
+    return config
+
+
+class QueryAwareEmbeddings(Embeddings):
+    """Routes ``aembed_documents`` to ``aembed_query`` while a search runs.
+
+    ``AsyncPostgresStore`` (3.2.0) embeds search *queries* with
+    ``aembed_documents``; ``InMemoryStore`` uses ``aembed_query``. For an
+    asymmetric model such as E5 (``query: `` / ``passage: `` prefixes) the two
+    give different vectors, so the same search scored differently per backend
+    (e.g. 0.887 in memory, 0.901 on PostgreSQL) and mnemo's thresholds, measured
+    with query vectors, would not hold on PostgreSQL. The store's search path
+    sets a context variable (per task, so concurrent writes are unaffected).
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if _EMBEDDING_QUERIES.get():
+            return [self.inner.embed_query(t) for t in texts]
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        if _EMBEDDING_QUERIES.get():
+            return [await self.inner.aembed_query(t) for t in texts]
+        return await self.inner.aembed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return await self.inner.aembed_query(text)
+
+
+class MnemoPostgresStore(AsyncPostgresStore):
+    """``AsyncPostgresStore`` with mnemo's write checks, query embeddings and
+    a closed state. Open it with :func:`open_postgres`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._closed = False
+        if self.embeddings is not None:
+            self.embeddings = QueryAwareEmbeddings(self.embeddings)
+
+    # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
+    # tests/test_upstream_private_api.py): upstream's search path calls
+    # ``self.embeddings.aembed_documents`` for the *queries* (it should call
+    # ``aembed_query``, as InMemoryStore does). Overriding the one method that
+    # embeds queries is the narrowest fix until upstream changes.
+    async def _batch_search_ops(self, *args: Any, **kwargs: Any) -> None:
+        token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
+        try:
+            await super()._batch_search_ops(*args, **kwargs)
+        finally:
+            _EMBEDDING_QUERIES.reset(token)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        if self._closed:
+            raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
+        return await super().abatch(checked_ops(ops))
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Any = None,
+        *,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> None:
+        # Checked before queueing: a refused value must not fail the
+        # other operations batched in the same tick.
+        checked_ops([PutOp(namespace, key, cast(dict[str, Any], value), index)])
+        await super().aput(namespace, key, value, index, ttl=ttl)
+
+    def close(self) -> None:
+        """Refuse every later op (the pool is closed by the block that opened it)."""
+        self._closed = True
+
+
+async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
+    """The ``store_vectors.embedding`` column must hold vectors of ``dims``.
+
+    Reads through ``store.conn`` (the pool ``from_conn_string`` made; an
+    undocumented attribute of ``AsyncPostgresStore``, guarded by
+    tests/test_upstream_private_api.py): the same pool, no second connection.
+
+    Raises:
+        DimsMismatchError: the database was indexed with another model.
+    """
+    vector_type = index.get("ann_index_config", {}).get("vector_type", "vector")
+    expected = f"{vector_type}({index['dims']})"
+    async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+        row: dict[str, Any] | None = await (  # type: ignore[assignment]  # the pool's rows are dicts (dict_row)
+            await conn.execute(
+                "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute "
+                "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding' AND NOT attisdropped"
+            )
+        ).fetchone()
+        index_row: dict[str, Any] | None = await (  # type: ignore[assignment]
+            await conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx' "
+                "AND schemaname = ANY (current_schemas(false))"
+            )
+        ).fetchone()
+    if row is None:
+        raise DimsMismatchError("store_vectors has no 'embedding' column after setup(); is pgvector installed?")
+    if row["t"] != expected:
+        raise DimsMismatchError(
+            f"this database's vector index holds {row['t']} but the store is configured for {expected}: "
+            "it was indexed with another embedding model. Use the same model and dims, "
+            "or a new database (vectors of two models are not comparable)."
+        )
+    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(index.get("distance_type", DISTANCE))
+    if index_row is not None and ops and ops not in index_row["indexdef"]:
+        logger.warning(
+            "store_vectors_embedding_idx was built for another distance (%s); searches stay correct "
+            "but cannot use it: drop the index and run setup() again",
+            index_row["indexdef"],
+        )
+
+
+@asynccontextmanager
+async def open_postgres(
+    uri: str, index: Mapping[str, Any], ttl: TTLConfig, pool_config: Mapping[str, Any] | None, sweep: bool
+) -> AsyncIterator[MnemoPostgresStore]:
+    """A :class:`MnemoPostgresStore` on ``uri`` (``index`` with the pgvector
+    settings of :func:`postgres_index_config`), set up, checked and swept."""
+    pool = {**DEFAULT_POOL, **(pool_config or {})}
+    pool.setdefault("configure", configure_connection)
+    async with MnemoPostgresStore.from_conn_string(uri, pool_config=pool, index=index, ttl=ttl) as store:  # type: ignore[arg-type]
+        try:
+            async with advisory_lock(uri, STORE_SETUP_LOCK):
+                await store.setup()
+            await check_vector_table(store, index)
+            if sweep:
+                await store.start_ttl_sweeper()
+            yield store  # type: ignore[misc]
+        finally:
+            await store.stop_ttl_sweeper(timeout=5)
+            store.close()  # type: ignore[attr-defined]

@@ -1,0 +1,104 @@
+"""The store backends the conformance suite runs every case on, built the way
+each is built in use.
+
+* ``memory``: :func:`mnemo.stores.open_store` without a URI (mnemo's
+  ``ExpiringInMemoryStore``: unit tests, notebooks).
+* ``postgres``: :func:`mnemo.stores.open_store` on the embedded PostgreSQL
+  (what ``langgraph.postgres.json`` serves).
+* ``platform``: what ``langgraph dev`` with the default ``langgraph.json``
+  really runs: ``langgraph_runtime_inmem``'s disk-backed ``InMemoryStore``
+  behind its ``AsyncBatchedBaseStore`` wrapper, with the ``store.index`` of
+  ``langgraph.json`` (as ``set_store_config`` builds it at server start).
+  mnemo does not open or wrap it; mnemo's API is all that guards it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore
+
+ROOT = Path(__file__).resolve().parents[1]
+BACKENDS = ["memory", "postgres", "platform"]
+
+
+def skip_postgres() -> bool:
+    """``MNEMO_SKIP_POSTGRES=1`` skips the PostgreSQL cases deliberately
+    (otherwise a PostgreSQL that cannot start fails the suite)."""
+    return os.environ.get("MNEMO_SKIP_POSTGRES") == "1"
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic unit vectors of any size (for tests that need no meaning)."""
+
+    def __init__(self, dims: int):
+        self.dims = dims
+
+    def _vec(self, text: str) -> list[float]:
+        raw = hashlib.sha256(text.encode()).digest() * (self.dims // 32 + 1)
+        v = [b - 127.5 for b in raw[: self.dims]]
+        norm = sum(x * x for x in v) ** 0.5
+        return [x / norm for x in v]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vec(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vec(text)
+
+
+async def truncate(uri: str) -> None:
+    async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+        await conn.execute("TRUNCATE store CASCADE")
+
+
+def platform_index(embed: Embeddings) -> dict[str, Any]:
+    """``langgraph.json``'s ``store.index`` with ``embed`` resolved to an object
+    (the server resolves ``./mnemo/embeddings.py:embeddings``; the tests pass
+    the same model behind a cache)."""
+    index = json.loads((ROOT / "langgraph.json").read_text())["store"]["index"]
+    return {**index, "embed": embed}
+
+
+@asynccontextmanager
+async def open_platform_store(index: Mapping[str, Any], datadir: Path) -> AsyncIterator[BaseStore]:
+    """The store of ``langgraph dev`` (``langgraph_runtime_inmem.store``),
+    persisted under ``datadir`` instead of ``./.langgraph_api``."""
+    from langgraph_runtime_inmem import store as inmem
+
+    saved = inmem._STORE_FILE, inmem._VECTOR_FILE
+    inmem._STORE_FILE, inmem._VECTOR_FILE = str(datadir / "store.pckl"), str(datadir / "store.vectors.pckl")
+    try:
+        disk_backed = inmem.DiskBackedInMemStore(index=dict(index))
+    finally:
+        inmem._STORE_FILE, inmem._VECTOR_FILE = saved
+    batched = inmem.BatchedStore(disk_backed)
+    await batched.start_ttl_sweeper()  # what the server's lifespan does (a no-op here)
+    try:
+        yield batched
+    finally:
+        batched.close()
+
+
+def import_platform_store_module(workdir: Path) -> None:
+    """Import ``langgraph_runtime_inmem.store`` with ``workdir`` as the current
+    directory: at import it creates ``.langgraph_api/`` and loads the store
+    files found there, which must not be the repository's own."""
+    import sys
+
+    if "langgraph_runtime_inmem.store" in sys.modules:
+        return
+    cwd = os.getcwd()
+    os.chdir(workdir)
+    try:
+        import langgraph_runtime_inmem.store  # noqa: F401
+    finally:
+        os.chdir(cwd)

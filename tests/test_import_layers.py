@@ -1,0 +1,102 @@
+"""Imports run one way: graphs -> nodes -> (nodes.context, nodes.state) -> mnemo.
+
+Read from the source (every ``import``, including those inside functions), so
+a cycle fails here even when import order happens to hide it at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: First-party top-level packages (tests/ may import anything).
+PACKAGES = ("graphs", "nodes", "mnemo", "web", "bench")
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute module names ``path`` imports (relative imports resolved)."""
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def module_imports() -> dict[str, set[str]]:
+    """First-party module -> the first-party modules (or names) it imports."""
+    out: dict[str, set[str]] = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            module = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            out[module] = {m for m in imported_modules(path) if m.split(".")[0] in PACKAGES}
+    return out
+
+
+def package_edges() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {p: set() for p in PACKAGES}
+    for module, imports in module_imports().items():
+        src = module.split(".")[0]
+        edges[src].update(m.split(".")[0] for m in imports if m.split(".")[0] != src)
+    return edges
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of ``edges`` as a path (first == last), or ``None``."""
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                return [*path[path.index(nxt) :], nxt] if nxt in path else [node, nxt]
+            if nxt not in state and (cycle := visit(nxt, [*path, nxt])):
+                return cycle
+        state[node] = "done"
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (cycle := visit(start, [start])):
+            return cycle
+    return None
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle_between_top_level_packages():
+    edges = package_edges()
+    assert "nodes" in edges["graphs"] and "mnemo" in edges["nodes"]  # the scan sees imports
+    assert find_cycle(edges) is None, f"import cycle between packages: {' -> '.join(find_cycle(edges) or [])}"
+
+
+def test_mnemo_imports_no_other_first_party_package():
+    assert package_edges()["mnemo"] == set()
+
+
+def test_context_and_state_sit_below_the_nodes():
+    imports = module_imports()
+    assert "nodes.context" in imports["nodes.load_memory"]  # the scan sees in-package imports
+    for module in ("nodes.context", "nodes.state"):
+        assert {m for m in imports[module] if not m.startswith("mnemo")} == set(), module
+
+
+def test_the_graph_imports_from_its_package_whatever_was_imported_first():
+    """The trap of a package cycle: ``import nodes.tools`` before the graph."""
+    code = "import nodes.tools, nodes.load_memory; import graphs; print(graphs.graph.name)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "mnemo"

