@@ -1,5 +1,6 @@
 """Run `langgraph dev` from a test: a copy of the project in a temporary
-directory (its own ``.langgraph_api/``), a free port, the stub model server."""
+directory (its own ``.langgraph_api/``), a free port, the stub model server,
+auth on with a test secret; :func:`client` gives an SDK client with a token."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from pathlib import Path
 
 import httpx
 
+from mnemo.tokens import SECRET_ENV, mint_token
 from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
+#: The signing secret of every test server (tests only; a server run by a
+#: person gets its own, see scripts/dev).
+TEST_SECRET = "mnemo-test-secret-" + "0123456789abcdef" * 2
 
 
 def free_port() -> int:
@@ -81,7 +86,7 @@ class DevServer:
 
 def copy_project(dest: Path) -> Path:
     """What `langgraph dev` needs to serve mnemo, copied to ``dest``."""
-    for name in ("graphs", "nodes", "mnemo", "web"):
+    for name in ("graphs", "nodes", "mnemo", "web", "server"):
         shutil.copytree(ROOT / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
     for config in ("langgraph.json", "langgraph.postgres.json"):
         shutil.copy(ROOT / config, dest / config)
@@ -98,8 +103,22 @@ def server_environment(stub: StubServer) -> dict[str, str]:
         LANGSMITH_TRACING="false",
         LANGGRAPH_CLI_NO_ANALYTICS="1",
         PYTHONPATH=str(ROOT),
+        MNEMO_DEV_LOGIN="1",  # like ./scripts/dev: the console signs in by user id
     )
+    env[SECRET_ENV] = TEST_SECRET
     return env
+
+
+def token(user_id: str, *, admin: bool = False, **kwargs) -> str:
+    """A token the test servers accept (see :func:`mnemo.tokens.mint_token`)."""
+    return mint_token(user_id, secret=TEST_SECRET, role="admin" if admin else "user", **kwargs)
+
+
+def client(server: DevServer, user_id: str, *, admin: bool = False):
+    """An SDK client of ``server`` signed in as ``user_id``."""
+    from langgraph_sdk import get_client
+
+    return get_client(url=server.url, headers={"Authorization": f"Bearer {token(user_id, admin=admin)}"})
 
 
 def system_prompts(stub: StubServer) -> list[str]:
