@@ -18,9 +18,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from langgraph_sdk import get_client
-
-from tests.devserver import DevServer, chat, server_environment, system_prompts
+from tests.devserver import DevServer, chat, client, server_environment, system_prompts
 
 pytestmark = [
     pytest.mark.e2e,
@@ -56,7 +54,7 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
     try:
         a.wait_ready()
         b.wait_ready()
-        ca, cb = get_client(url=a.url), get_client(url=b.url)
+        ca, cb = client(a, "zhou.wang@x.com"), client(b, "zhou.wang@x.com")
 
         # Through the agent: learned on A, known on B.
         run = await chat(ca, "Hi, I'm Zhou and I live in Hangzhou.", user_id="zhou.wang@x.com")
@@ -73,10 +71,11 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
         assert hits[0]["key"] == "n1" and hits[0]["score"] > 0.8
 
         # A time-bound memory through the platform API: gone for both once expired.
-        await ca.store.put_item(["u_ttl", "now"], "order", {"text": "asking about order 42"}, ttl=1 / 60)
-        assert len((await cb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]) == 1
+        ta, tb = client(a, "u_ttl"), client(b, "u_ttl")
+        await ta.store.put_item(["u_ttl", "now"], "order", {"text": "asking about order 42"}, ttl=1 / 60)
+        assert len((await tb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]) == 1
         await asyncio.sleep(1.5)
-        assert (await cb.store.search_items(["u_ttl", "now"]))["items"] == []
+        assert (await tb.store.search_items(["u_ttl", "now"]))["items"] == []
 
         # It is PostgreSQL: the rows are there for any client.
         info = postmaster(pgdata)
