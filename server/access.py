@@ -7,18 +7,18 @@ server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
 Store namespaces (the first label is always the owner, see
 :mod:`mnemo.identity`):
 
-=================================  ===============  ========================
-namespace                          user (own label)  admin
-=================================  ===============  ========================
-``(own, ...)``                      read, write       read, write
-``(own, "audit", ...)``             read              read (nobody writes:
-                                                      the graph appends)
-``(own, "entitlements", ...)``      read              read, write
-``(own, "usage", ...)``             read              read (nobody writes:
-                                                      the graph counts)
-``("org", ...)``                    read              read, write
-``(another user, ...)``             refused           as for the owner
-=================================  ===============  ========================
+==============================  ================  ==========================
+namespace                       user (own label)  admin
+==============================  ================  ==========================
+``(own, ...)``                  read, write       read, write
+``(own, "audit", ...)``         read              read (nobody writes: the
+                                                  graph appends)
+``(own, "entitlements", ...)``  read              read, write
+``(own, "usage", ...)``         read              read (nobody writes: the
+                                                  graph counts)
+``("org", ...)``                read              read, write
+``(another user, ...)``         refused           as for the owner
+==============================  ================  ==========================
 
 A search or namespace listing with an empty prefix is narrowed to the user's
 own label; with a foreign prefix it is refused. It is never widened.
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mnemo.identity import POLICIES_NAMESPACE, user_label
+from mnemo.identity import _field  # reads the platform's user object like resolve_user does
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
@@ -75,7 +76,7 @@ class Caller:
         return cls(user_id=user.identity, admin=role == "admin")
 
 
-def authorize_store(caller: Caller, action: str, namespace: Sequence[str] | None) -> tuple[str, ...]:
+def authorize_store(caller: Caller, action: StoreAction, namespace: Sequence[str] | None) -> tuple[str, ...]:
     """The namespace (prefix) the operation may use: ``namespace`` itself, or
     the caller's own label when a user searched or listed with no prefix.
 
@@ -141,9 +142,3 @@ def authorize_assistants(caller: Caller, action: str) -> None:
         return
     raise Forbidden(f"Only admins may {action} assistants")
 
-
-def _field(obj: Any, name: str) -> Any:
-    value = getattr(obj, name, None) if not isinstance(obj, Mapping) else None
-    if value is None and callable(getattr(obj, "get", None)):
-        value = obj.get(name)
-    return value
