@@ -37,7 +37,8 @@ _HINT = "send 'Authorization: Bearer <token>' (mint one with: python -m mnemo to
 
 
 def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
-    return Auth.exceptions.HTTPException(status_code=401, detail=detail, headers={"WWW-Authenticate": "Bearer"})
+    # The platform answers {"detail": ...} with this status (it keeps no headers).
+    return Auth.exceptions.HTTPException(status_code=401, detail=detail)
 
 
 @auth.authenticate
