@@ -4,7 +4,8 @@
 (``./scripts/dev`` in a copy of the project, through the same harness as the
 end-to-end tests, ``tests/devserver.py``) with the local OpenAI-compatible stub
 (``tests/stub_openai.py``) as the model, then lets N users hold a T-turn
-conversation each, all at the same time, through ``langgraph_sdk``:
+conversation each, all at the same time, through ``langgraph_sdk``, each
+signed in with their own token:
 
 * turn 1: "Hi, I'm <Name> and I live in <City>." (the profile, by extraction);
 * turns 2..T: "Remember that my locker number is <user><turn>" (a note each,
@@ -92,10 +93,10 @@ async def _turn(client: Any, user: SimUser, turn: int, thread_id: str) -> bool:
     return ok
 
 
-async def _converse(url: str, user: SimUser, turns: range, deadline: float, done: list[int]) -> None:
-    from langgraph_sdk import get_client
+async def _converse(server: Any, user: SimUser, turns: range, deadline: float, done: list[int]) -> None:
+    from tests.devserver import client as signed_in
 
-    client = get_client(url=url)
+    client = signed_in(server, user.uid)
     thread_id = None
     for turn in turns:
         if time.monotonic() > deadline:
@@ -113,10 +114,10 @@ async def _converse(url: str, user: SimUser, turns: range, deadline: float, done
         done[0] += 1
 
 
-async def _stored(url: str, user: SimUser) -> tuple[set[str], list[str]]:
-    from langgraph_sdk import get_client
+async def _stored(server: Any, user: SimUser) -> tuple[set[str], list[str]]:
+    from tests.devserver import client as signed_in
 
-    client = get_client(url=url)
+    client = signed_in(server, user.uid)
     profile = {i["key"] for i in (await client.store.search_items((user.uid, "profile"), limit=50))["items"]}
     notes: list[str] = []
     for offset in range(0, 10_000, 100):
@@ -148,10 +149,10 @@ def _prompt_checks(requests: list[dict], users: list[SimUser]) -> dict[str, int]
     return {"prompts_checked": checked, "prompts_with_own_name": own, "cross_user_reads": foreign}
 
 
-async def _writes(url: str, users: list[SimUser]) -> dict[str, int]:
+async def _writes(server: Any, users: list[SimUser]) -> dict[str, int]:
     expected_fields = expected_notes = found_fields = found_notes = missing = doubled = 0
     for user in users:
-        profile, notes = await _stored(url, user)
+        profile, notes = await _stored(server, user)
         wanted = {f"my locker number is {user.locker(t)}" for t in user.succeeded if t > 0}
         expected_fields += 2 if 0 in user.succeeded else 0
         found_fields += len(profile & {"name", "city"}) if 0 in user.succeeded else 0
@@ -180,7 +181,7 @@ async def _run_scenario(config: str | None, *, users: int, turns: int, max_secon
         done = [0]
         kills = 0
         try:
-            tasks = [asyncio.create_task(_converse(server.url, u, range(turns), deadline, done)) for u in sims]
+            tasks = [asyncio.create_task(_converse(server, u, range(turns), deadline, done)) for u in sims]
             if kill_after is not None:
                 while done[0] < kill_after * users * turns and not all(t.done() for t in tasks):
                     await asyncio.sleep(0.2)
@@ -193,11 +194,11 @@ async def _run_scenario(config: str | None, *, users: int, turns: int, max_secon
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 remaining = {u.uid: range((max(u.succeeded) + 1) if u.succeeded else 0, turns) for u in sims}
-                tasks = [asyncio.create_task(_converse(server.url, u, remaining[u.uid], deadline, done))
+                tasks = [asyncio.create_task(_converse(server, u, remaining[u.uid], deadline, done))
                          for u in sims]
             await asyncio.gather(*tasks)
             elapsed = time.monotonic() - started
-            writes = await _writes(server.url, sims)
+            writes = await _writes(server, sims)
             prompts = _prompt_checks(stub.requests, sims)
             trouble = server.trouble()
         finally:

@@ -16,7 +16,9 @@ namespace, across processes and backends.
 
 The user id itself must come from trusted context: the authenticated identity of
 the server (``langgraph_auth_user_id``) when there is one, else the run's
-``context.user_id``. It never comes from the model or a tool argument.
+``context.user_id``. It never comes from the model or a tool argument. An
+authenticated *admin* (an app backend calling for its users) acts for the
+``context.user_id`` it names.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ _VERBATIM = re.compile(r"[A-Za-z0-9_@+:\-]{1,128}")
 
 PROFILE = "profile"
 NOTES = "notes"
+
+#: Role of an authenticated caller that may act for the user a run names
+#: (``langgraph_auth_user["role"]``, set by the server from a verified token).
+ADMIN_ROLE = "admin"
 
 #: Shared, read-only organisation knowledge.
 POLICIES_NAMESPACE: tuple[str, ...] = ("org", "policies")
@@ -89,9 +95,12 @@ def resolve_user(context: Any, config: Mapping[str, Any] | None) -> User:
             ``user_id`` attribute (or key) is what the client sent.
         config: the run's ``RunnableConfig``. When the server authenticated the
             caller, ``configurable.langgraph_auth_user_id`` holds that identity
-            and **wins** over the client's ``user_id``. The unauthenticated
-            placeholder (empty identity) and LangGraph Studio's built-in user
-            do not count as an authenticated identity.
+            and **wins** over the client's ``user_id``, except for an
+            identity whose ``langgraph_auth_user`` has role
+            :data:`ADMIN_ROLE`: an admin acts for the ``user_id`` the run
+            names (and, naming none, fails like everyone else). The
+            unauthenticated placeholder (empty identity) and LangGraph
+            Studio's built-in user do not count as an authenticated identity.
 
     Raises:
         MissingUserError: neither source has a user id.
@@ -101,6 +110,8 @@ def resolve_user(context: Any, config: Mapping[str, Any] | None) -> User:
     auth_user = configurable.get("langgraph_auth_user")
     studio = _field(auth_user, "kind") == "StudioUser"
     if isinstance(auth_id, str) and auth_id.strip() and not studio:
+        if _field(auth_user, "role") == ADMIN_ROLE:
+            return User.of(_field(context, "user_id") or "", authenticated=True)
         return User.of(auth_id, authenticated=True)
     return User.of(_field(context, "user_id") or "")
 

@@ -8,6 +8,13 @@ it already matches, so it is safe to run at every start or first use.
 
 Policies are searchable by meaning (``text`` is embedded). The agent has a
 search tool and no write tool for them.
+
+Integrity: the store is only the search index of the file. Anyone with write
+access to ``("org", "policies")`` (an admin through the API, a bug) could plant
+or alter an item there; :func:`asearch_policies` serves a hit only if it equals
+the file's policy of that id, and repairs the store (re-seeds) when it finds
+one that does not. :func:`aensure_policies` re-reads the file on every call and
+re-seeds when it changed, so an edited policy file is served without a restart.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import weakref
 from importlib import resources
 from typing import TypedDict
@@ -24,6 +32,8 @@ from langgraph.store.base import BaseStore, PutOp
 from mnemo.store_reads import alist_all, score_of, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
 from mnemo.recall import RECALL_MIN_SCORE
+
+logger = logging.getLogger(__name__)
 
 #: Minimum similarity for a policy to be returned by :func:`asearch_policies`:
 #: the recall threshold, for the same reason (a question against passages;
@@ -59,19 +69,24 @@ def _digest(policy: Policy) -> str:
     return hashlib.sha256(json.dumps(policy, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
+def _stored_value(policy: Policy) -> dict:
+    """What the store holds for ``policy`` (the only value that is served)."""
+    return {**policy, "digest": _digest(policy)}
+
+
 async def aseed_policies(store: BaseStore, policies: list[Policy]) -> dict[str, int]:
     """Make the store's policies equal ``policies``; returns counts of what changed."""
     stored = {it.key: it.value for it in await alist_all(store, POLICIES_NAMESPACE)}
     ops: list[PutOp] = []
     added = updated = 0
     for policy in policies:
-        digest = _digest(policy)
+        wanted_value = _stored_value(policy)
         current = stored.get(policy["id"])
-        if current is not None and current.get("digest") == digest:
+        if current == wanted_value:  # the whole value: an altered text with a copied digest is rewritten
             continue
         added += current is None
         updated += current is not None
-        ops.append(PutOp(POLICIES_NAMESPACE, policy["id"], {**policy, "digest": digest}))
+        ops.append(PutOp(POLICIES_NAMESPACE, policy["id"], wanted_value))
     wanted = {p["id"] for p in policies}
     removed = [key for key in stored if key not in wanted]
     ops.extend(PutOp(POLICIES_NAMESPACE, key, None) for key in removed)
@@ -81,25 +96,49 @@ async def aseed_policies(store: BaseStore, policies: list[Policy]) -> dict[str, 
 
 
 async def asearch_policies(
-    store: BaseStore, query: str, *, limit: int = 3, min_score: float = POLICY_MIN_SCORE
+    store: BaseStore,
+    query: str,
+    *,
+    limit: int = 3,
+    min_score: float = POLICY_MIN_SCORE,
+    policies: list[Policy] | None = None,
 ) -> list[PolicyHit]:
-    """Policies closest in meaning to ``query``, best first, real hits only."""
-    items = await store.asearch(POLICIES_NAMESPACE, query=query, limit=limit)
+    """Policies closest in meaning to ``query``, best first, real hits only.
+
+    Only items equal to their policy in ``policies`` (default: the shipped
+    file) are served; finding any other item in the namespace re-seeds the
+    store from ``policies`` and searches again, so a planted item neither is
+    served nor crowds the real ones out of ``limit``.
+    """
+    if policies is None:
+        policies = await asyncio.to_thread(load_policy_file)  # file I/O off the event loop
+    trusted = {p["id"]: _stored_value(p) for p in policies}
+    for _ in range(2):
+        items = await store.asearch(POLICIES_NAMESPACE, query=query, limit=limit)
+        hits = semantic_hits(items, POLICIES_NAMESPACE, min_score=min_score)
+        if all(trusted.get(it.key) == it.value for it in items if it.namespace == POLICIES_NAMESPACE):
+            break
+        logger.warning("policy store differs from the policy file; re-seeding")
+        await aseed_policies(store, policies)
+        _seeded.pop(store, None)
     return [
         PolicyHit(id=it.key, title=it.value["title"], text=it.value["text"], score=round(score_of(it), 4))
-        for it in semantic_hits(items, POLICIES_NAMESPACE, min_score=min_score)
+        for it in hits
+        if trusted.get(it.key) == it.value
     ]
 
 
-# Stores already seeded by this process. Seeding is idempotent; this only
-# saves the listing on every later call.
-_seeded: weakref.WeakSet[BaseStore] = weakref.WeakSet()
+# What this process last seeded into each store (a digest of the whole file).
+# Seeding is idempotent; this only saves the listing when the file is unchanged.
+_seeded: weakref.WeakKeyDictionary[BaseStore, str] = weakref.WeakKeyDictionary()
 
 
-async def aensure_policies(store: BaseStore) -> None:
-    """Seed the shipped policies into ``store`` once per process (first use)."""
-    if store in _seeded:
-        return
+async def aensure_policies(store: BaseStore) -> list[Policy]:
+    """Make ``store`` hold the shipped policies, re-seeding whenever the file
+    changed since this process last seeded it; returns the file's policies."""
     policies = await asyncio.to_thread(load_policy_file)  # file I/O off the event loop
-    await aseed_policies(store, policies)
-    _seeded.add(store)
+    version = hashlib.sha256(json.dumps(policies, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    if _seeded.get(store) != version:
+        await aseed_policies(store, policies)
+        _seeded[store] = version
+    return policies

@@ -31,7 +31,8 @@ class Context:
     user_id: str = ""
     """Id of the end user whose memory this run reads and writes. Required:
     a run without one fails (there is no shared default user). When the server
-    authenticates callers, the authenticated identity is used instead."""
+    authenticates callers, a user's token decides (naming another user is
+    refused) and an admin token acts for the user named here."""
 
     model: str = field(default_factory=lambda: os.environ.get("MNEMO_MODEL", "openai:gpt-4o-mini"))
     """Chat model as ``provider:model`` for ``init_chat_model``. With

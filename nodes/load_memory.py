@@ -9,14 +9,22 @@ from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.state import State
+from mnemo import MnemoError
 from mnemo.snapshot import aload_snapshot, render_snapshot
 from nodes.context import current_user, memory_store
 
 logger = logging.getLogger(__name__)
 
 
+class ForeignThreadError(MnemoError):
+    """The run's user is not the user this thread belongs to."""
+
+
 async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)  # no user: the run fails here, before any model call
+    if state.get("owner", user.label) != user.label:
+        # Otherwise the other user's words would be extracted into this user's memory.
+        raise ForeignThreadError("This thread belongs to another user; start a new thread.")
     ctx = runtime.context
     latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     try:
@@ -30,5 +38,6 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
-        return {"memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
-    return {"memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}
+        return {"owner": user.label,
+                "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
+    return {"owner": user.label, "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}

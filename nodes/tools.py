@@ -89,8 +89,8 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
         query: the policy question, in the user's words.
     """
     current_user(runtime.context, runtime.config)  # policies are shared, but runs still need a user
-    await aensure_policies(memory_store(runtime))
-    hits = await asearch_policies(memory_store(runtime), query)
+    policies = await aensure_policies(memory_store(runtime))  # re-seeds when the file changed
+    hits = await asearch_policies(memory_store(runtime), query, policies=policies)  # serves only what the file says
     if not hits:
         return "No policy matches this question; say you are not sure and offer to escalate to a human."
     return json.dumps(hits, ensure_ascii=False, indent=1)

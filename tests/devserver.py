@@ -6,6 +6,10 @@ key and base URL filled in, and ``./scripts/dev`` started there with its own
 defaults (auto-reload and all); only the port and, for PostgreSQL, the config
 are added, as a user would. The copy shares this checkout's ``.venv`` (a
 symlink): ``scripts/_venv.sh`` sees an up-to-date install and installs nothing.
+
+Auth is on, as it always is: the copy holds a development secret in
+``.mnemo/jwt-secret`` (what ``./scripts/dev`` creates on a first start, here
+with a value the tests know), so :func:`token` / :func:`client` can sign in.
 """
 
 from __future__ import annotations
@@ -21,17 +25,22 @@ from pathlib import Path
 
 import httpx
 
+from mnemo.tokens import DEV_SECRET_PATH, mint_token
 from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: What a user's checkout holds that `./scripts/dev` needs.
-PROJECT_DIRS = ("graphs", "nodes", "mnemo", "web", "scripts")
+PROJECT_DIRS = ("graphs", "nodes", "mnemo", "web", "server", "scripts")
 PROJECT_FILES = ("langgraph.json", "langgraph.postgres.json", "pyproject.toml", "README.md", ".env.example")
 
 #: Lines of a server log that mean a turn lost its memory, or that the server
 #: caught a blocking call on its event loop. Any of them fails a server test.
 TROUBLE = re.compile(r"BlockingError|Blocking call to|load_memory failed|memory write failed")
+
+#: The development secret of every test checkout (tests only; a person's
+#: checkout gets a random one from ./scripts/dev).
+TEST_SECRET = "mnemo-test-secret-" + "0123456789abcdef" * 2
 
 
 def free_port() -> int:
@@ -109,6 +118,10 @@ def copy_project(dest: Path) -> Path:
     for name in PROJECT_FILES:
         shutil.copy2(ROOT / name, dest / name)
     (dest / ".venv").symlink_to(ROOT / ".venv", target_is_directory=True)
+    secret = dest / DEV_SECRET_PATH
+    secret.parent.mkdir(mode=0o700)
+    secret.write_text(TEST_SECRET)
+    secret.chmod(0o600)
     return dest
 
 
@@ -132,6 +145,18 @@ def server_environment() -> dict[str, str]:
     ``.env`` (a user's shell has none of the test runner's settings)."""
     prefixes = ("OPENAI_", "LANGSMITH_", "LANGCHAIN_", "MNEMO_", "POSTGRES_URI", "VIRTUAL_ENV", "PYTHONPATH")
     return {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+
+
+def token(user_id: str, *, admin: bool = False, **kwargs) -> str:
+    """A token the test servers accept (see :func:`mnemo.tokens.mint_token`)."""
+    return mint_token(user_id, secret=TEST_SECRET, role="admin" if admin else "user", **kwargs)
+
+
+def client(server: DevServer, user_id: str, *, admin: bool = False):
+    """An SDK client of ``server`` signed in as ``user_id``."""
+    from langgraph_sdk import get_client
+
+    return get_client(url=server.url, headers={"Authorization": f"Bearer {token(user_id, admin=admin)}"})
 
 
 def system_prompts(stub: StubServer) -> list[str]:

@@ -1,6 +1,7 @@
 """End to end, as a user runs it: ``./scripts/dev`` (auto-reload on, ``.env``
 made from ``.env.example``) serving the agent, a local OpenAI-compatible stub
-as the model, driven through `langgraph_sdk` like a user's client would.
+as the model, driven through `langgraph_sdk` like a user's client would, with
+a bearer token (auth is on; tests/test_auth.py tries to get around it).
 
 The server runs from a copy of the project in a temporary directory so its
 persisted state (``.langgraph_api/``) is the test's own, and is restarted once
@@ -14,9 +15,7 @@ import asyncio
 
 import httpx
 import pytest
-from langgraph_sdk import get_client
-
-from tests.devserver import DevServer, chat, system_prompts
+from tests.devserver import DevServer, chat, client, system_prompts
 
 pytestmark = pytest.mark.e2e
 
@@ -34,14 +33,14 @@ def server(workdir, server_env):
 async def test_profile_and_note_reach_a_new_thread(server, stub):
     """The README's path: tell the agent who you are and something to
     remember; a new thread's prompt carries both (hybrid recall ran)."""
-    client = get_client(url=server.url)
-    run = await chat(client, "Hi, my name is Lin and I live in Suzhou. Remember that I have a parrot.", user_id="u_lin")
+    lin = client(server, "u_lin")
+    run = await chat(lin, "Hi, my name is Lin and I live in Suzhou. Remember that I have a parrot.", user_id="u_lin")
     assert run["status"] == "success", server.output()
-    state = await client.threads.get_state(run["thread_id"])
+    state = await lin.threads.get_state(run["thread_id"])
     tool_results = [m["content"] for m in state["values"]["messages"] if m["type"] == "tool"]
     assert tool_results and tool_results[0].startswith("Remembered"), tool_results
 
-    run = await chat(client, "Where do I live? And which pet do I have?", user_id="u_lin")
+    run = await chat(lin, "Where do I live? And which pet do I have?", user_id="u_lin")
     assert run["status"] == "success", server.output()
     prompt = system_prompts(stub)[-1]
     assert UNAVAILABLE not in prompt, server.output()
@@ -50,21 +49,22 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     assert "I have a parrot" in relevant.split("Most recent notes:")[0]
 
     # The note tools run on the server too (BM25 and embedding off the event loop).
-    run = await chat(client, "What do you remember about my pets?", user_id="u_lin")
-    state = await client.threads.get_state(run["thread_id"])
+    run = await chat(lin, "What do you remember about my pets?", user_id="u_lin")
+    state = await lin.threads.get_state(run["thread_id"])
     assert "I have a parrot" in [m for m in state["values"]["messages"] if m["type"] == "tool"][0]["content"]
-    run = await chat(client, "Forget that I have a parrot.", user_id="u_lin")
-    state = await client.threads.get_state(run["thread_id"])
+    run = await chat(lin, "Forget that I have a parrot.", user_id="u_lin")
+    state = await lin.threads.get_state(run["thread_id"])
     assert [m for m in state["values"]["messages"] if m["type"] == "tool"][0]["content"].startswith("Deleted")
-    assert (await client.store.search_items(("u_lin", "notes"), limit=50))["items"] == []
+    assert (await lin.store.search_items(("u_lin", "notes"), limit=50))["items"] == []
 
     # An assistant carries per-deployment settings; its runs add only the user.
     # (A note exists, so "Notes: (none)" below is the assistant's limits at work.)
-    await chat(client, "Remember that I have a cat.", user_id="u_lin")
-    assert len((await client.store.search_items(("u_lin", "notes"), limit=50))["items"]) == 1
-    assistant = await client.assistants.create(
+    await chat(lin, "Remember that I have a cat.", user_id="u_lin")
+    assert len((await lin.store.search_items(("u_lin", "notes"), limit=50))["items"]) == 1
+    # Assistants are an admin's to create (auth); a user's runs may use them.
+    assistant = await client(server, "ops", admin=True).assistants.create(
         "agent", context={"model": "openai:stub-assistant-model", "recall_limit": 0, "recent_limit": 0})
-    run = await chat(client, "Which pet do I have?", user_id="u_lin", assistant_id=assistant["assistant_id"])
+    run = await chat(lin, "Which pet do I have?", user_id="u_lin", assistant_id=assistant["assistant_id"])
     assert run["status"] == "success", server.output()
     chat_calls = [r for r in stub.requests if r["messages"][0]["role"] == "system"]
     assert chat_calls[-1]["model"] == "stub-assistant-model"
@@ -76,12 +76,11 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
 async def test_runs_of_different_users_run_at_the_same_time(server, stub):
     """Two users' runs are in flight together: the stub holds each model call
     until the other arrives, and answers "alone" if it never does."""
-    client = get_client(url=server.url)
-    runs = await asyncio.gather(chat(client, "rendezvous please", user_id="u_a"),
-                                chat(client, "rendezvous please", user_id="u_b"))
-    for run in runs:
+    users = [client(server, "u_a"), client(server, "u_b")]
+    runs = await asyncio.gather(*(chat(c, "rendezvous please", user_id=u) for c, u in zip(users, ("u_a", "u_b"))))
+    for user, run in zip(users, runs):
         assert run["status"] == "success", server.output()
-        state = await client.threads.get_state(run["thread_id"])
+        state = await user.threads.get_state(run["thread_id"])
         assert state["values"]["messages"][-1]["content"] == "together"
     assert server.trouble() == [], server.trouble()
 
@@ -90,12 +89,12 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        client = get_client(url=server.url)
-        run = await chat(client, "Hi, I'm Zhou and I live in Hangzhou.", user_id="zhou.wang@x.com")
+        zhou = client(server, "zhou.wang@x.com")
+        run = await chat(zhou, "Hi, I'm Zhou and I live in Hangzhou.", user_id="zhou.wang@x.com")
         assert run["status"] == "success", server.output()
         assert "no profile yet" in system_prompts(stub)[0]
 
-        # The web UI is served by the same server, and maps ids like mnemo does.
+        # The web UI is served by the same server (its page needs no token), and maps ids like mnemo does.
         page = httpx.get(f"{server.url}/ui", timeout=10)
         assert page.status_code == 200 and "What mnemo remembers" in page.text
         mapped = httpx.get(f"{server.url}/ui/label", params={"user_id": "zhou.wang@x.com"}, timeout=10).json()
@@ -106,31 +105,31 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
 
         label = user_label("zhou.wang@x.com")
         assert mapped == {"label": label}
-        items = (await client.store.search_items((label, "profile"), limit=50))["items"]
+        items = (await zhou.store.search_items((label, "profile"), limit=50))["items"]
         assert {i["key"]: i["value"]["value"] for i in items} == {"name": "Zhou", "city": "Hangzhou"}
 
         # Thread 2 of the same user: the model's prompt carries thread 1's facts.
-        run = await chat(client, "How long does delivery to my city take?", user_id="zhou.wang@x.com")
+        run = await chat(zhou, "How long does delivery to my city take?", user_id="zhou.wang@x.com")
         assert run["status"] == "success"
         assert "city: Hangzhou" in system_prompts(stub)[-1]
 
         # A policy question goes through the policy tool (seeded on first use).
-        run = await chat(client, "What is your refund policy?", user_id="zhou.wang@x.com")
+        run = await chat(zhou, "What is your refund policy?", user_id="zhou.wang@x.com")
         assert run["status"] == "success", server.output()
-        state = await client.threads.get_state(run["thread_id"])
+        state = await zhou.threads.get_state(run["thread_id"])
         tool_messages = [m for m in state["values"]["messages"] if m["type"] == "tool"]
         assert tool_messages and "30 days" in tool_messages[0]["content"]
-        policies = (await client.store.search_items(("org", "policies"), limit=100))["items"]
+        policies = (await zhou.store.search_items(("org", "policies"), limit=100))["items"]
         assert len(policies) == len(load_policy_file())
 
         # Another user sees none of it; their own (empty) memory did load.
-        await chat(client, "Where do I live?", user_id="someone_else")
+        await chat(client(server, "someone_else"), "Where do I live?", user_id="someone_else")
         assert "no profile yet" in system_prompts(stub)[-1]
         assert "Hangzhou" not in system_prompts(stub)[-1]
 
-        # No user id: the run fails with a clear error, no model call is made.
+        # An admin (an app backend) naming no user: the run fails, no model call is made.
         calls_before = len(stub.requests)
-        run = await chat(client, "hello", user_id=None)
+        run = await chat(client(server, "backend", admin=True), "hello", user_id=None)
         assert run["status"] == "error"
         assert len(stub.requests) == calls_before
         assert server.trouble() == [], server.trouble()
@@ -141,10 +140,10 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        client = get_client(url=server.url)
-        items = (await client.store.search_items((label, "profile"), limit=50))["items"]
+        zhou = client(server, "zhou.wang@x.com")
+        items = (await zhou.store.search_items((label, "profile"), limit=50))["items"]
         assert {i["key"] for i in items} == {"name", "city"}
-        run = await chat(client, "Remind me what you know about me.", user_id="zhou.wang@x.com")
+        run = await chat(zhou, "Remind me what you know about me.", user_id="zhou.wang@x.com")
         assert run["status"] == "success", server.output()
         assert "city: Hangzhou" in system_prompts(stub)[-1]
         assert server.trouble() == [], server.trouble()

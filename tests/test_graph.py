@@ -315,3 +315,25 @@ async def test_context_knobs_shape_the_prompt(agent, model, store, script):
     tight = chat_prompts(model)[-1].split("What you remember about this user:")[1]
     assert len(tight.strip()) <= 120 < len(full.split("What you remember about this user:")[1].strip())
     assert tight.count("The user owns") < full.count("The user owns")
+
+
+async def test_a_thread_belongs_to_the_user_of_its_first_run(agent, model, store):
+    await say(agent, "Hi, I'm Zhou and I live in Hangzhou.", user="alice", thread="t1")
+    assert (await aget_profile(store, User.of("alice")))["city"]["value"] == "Hangzhou"
+    calls = len(model.calls)
+    from nodes.load_memory import ForeignThreadError
+
+    with pytest.raises(ForeignThreadError, match="another user"):
+        await say(agent, "Where do I live?", user="bob", thread="t1")
+    assert len(model.calls) == calls  # refused before any model call
+    assert await aget_profile(store, User.of("bob")) == {}  # alice's words never reach bob's memory
+    await say(agent, "Thanks!", user="alice", thread="t1")  # the owner goes on
+
+
+async def test_an_admin_identity_acts_for_the_user_the_run_names(agent, model, store):
+    admin = {"langgraph_auth_user_id": "backend", "langgraph_auth_user": {"identity": "backend", "role": "admin"}}
+    await say(agent, "I live in Hangzhou.", user="alice", config=admin)
+    assert (await aget_profile(store, User.of("alice")))["city"]["value"] == "Hangzhou"
+    assert await aget_profile(store, User.of("backend")) == {}
+    with pytest.raises(MissingUserError):  # naming nobody: no default user, admin or not
+        await say(agent, "hello", user="", config=admin, thread="t2")

@@ -70,3 +70,13 @@ def test_user_namespaces_put_the_user_first():
     user = User.of("u1")
     assert user.namespace("notes") == ("u1", "notes")
     assert user.root == ("u1",)
+
+
+def test_an_authenticated_user_cannot_be_redirected_but_an_admin_acts_for_the_named_user():
+    user = {"configurable": {"langgraph_auth_user_id": "bob", "langgraph_auth_user": {"identity": "bob", "role": "user"}}}
+    assert resolve_user({"user_id": "alice"}, user).id == "bob"
+    admin = {"configurable": {"langgraph_auth_user_id": "backend",
+                              "langgraph_auth_user": {"identity": "backend", "role": "admin"}}}
+    assert resolve_user({"user_id": "alice"}, admin) == User(id="alice", label="alice", authenticated=True)
+    with pytest.raises(MissingUserError):
+        resolve_user({"user_id": ""}, admin)

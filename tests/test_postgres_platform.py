@@ -18,9 +18,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from langgraph_sdk import get_client
-
-from tests.devserver import DevServer, chat, server_environment, system_prompts, write_dotenv
+from tests.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
 
 pytestmark = [
     pytest.mark.e2e,
@@ -56,7 +54,7 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
     try:
         a.wait_ready()
         b.wait_ready()
-        ca, cb = get_client(url=a.url), get_client(url=b.url)
+        ca, cb = client(a, "zhou.wang@x.com"), client(b, "zhou.wang@x.com")
 
         # Through the agent: learned on A (a profile and a note), known on B,
         # the note found by hybrid recall.
@@ -79,10 +77,11 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
 
         # A time-bound memory through the platform API: gone for both once expired.
         # (A TTL long enough to be seen on a busy machine; then polled until gone.)
-        await ca.store.put_item(["u_ttl", "now"], "order", {"text": "asking about order 42"}, ttl=5 / 60)
-        assert len((await cb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]) == 1
+        ta, tb = client(a, "u_ttl"), client(b, "u_ttl")
+        await ta.store.put_item(["u_ttl", "now"], "order", {"text": "asking about order 42"}, ttl=5 / 60)
+        assert len((await tb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]) == 1
         deadline = time.monotonic() + 60
-        while (await cb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]:
+        while (await tb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]:
             assert time.monotonic() < deadline, "the expired item is still served after 60 s"
             await asyncio.sleep(0.5)
 

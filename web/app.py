@@ -4,6 +4,8 @@
 (threads, runs, store) from the browser: no build step, no extra service.
 ``/ui/label`` tells the page which namespace label holds a user id, because
 ids that are not valid labels (e-mails, Chinese) are mapped by mnemo.
+``/ui/dev-token`` is the development sign-in (:mod:`server.dev_login`); the
+page sends the token it gets, or one pasted by the user, as ``Bearer``.
 
 The page shows the user's profile and notes next to the chat and lets the
 user forget any of them: the memory is the user's to see and to delete.
@@ -20,6 +22,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from mnemo import MnemoError, user_label
+from server.dev_login import dev_token
 
 _PAGE = Path(__file__).with_name("index.html")
 
@@ -36,4 +39,5 @@ async def label(request: Request) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=400)
 
 
-app = Starlette(routes=[Route("/ui", page), Route("/ui/label", label)])
+app = Starlette(routes=[Route("/ui", page), Route("/ui/label", label),
+                        Route("/ui/dev-token", dev_token, methods=["POST"])])

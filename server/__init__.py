@@ -1,0 +1,3 @@
+"""What only the server needs: authentication and access rules of the REST API
+(``langgraph.json`` → ``auth``), the development sign-in of the console.
+mnemo itself (the memory library) does not depend on this package."""

@@ -1,0 +1,144 @@
+"""Who may do what through the server's REST API: pure rules, no server.
+
+:mod:`server.auth` hands every request to these functions; they are plain
+functions of the caller and the request so they can be tested without a
+server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
+
+Store namespaces (the first label is always the owner, see
+:mod:`mnemo.identity`):
+
+==============================  ================  ==========================
+namespace                       user (own label)  admin
+==============================  ================  ==========================
+``(own, ...)``                  read, write       read, write
+``(own, "audit", ...)``         read              read (nobody writes: the
+                                                  graph appends)
+``(own, "entitlements", ...)``  read              read, write
+``(own, "usage", ...)``         read              read (nobody writes: the
+                                                  graph counts)
+``("org", ...)``                read              read, write
+``(another user, ...)``         refused           as for the owner
+==============================  ================  ==========================
+
+A search or namespace listing with an empty prefix is narrowed to the user's
+own label; with a foreign prefix it is refused. It is never widened.
+
+The graph writes audit records and usage counters through the platform store
+directly, which these rules do not see: they guard the REST routes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mnemo.identity import POLICIES_NAMESPACE, user_label
+from mnemo.identity import _field  # reads the platform's user object like resolve_user does
+
+StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
+_READS = frozenset({"get", "search", "list_namespaces"})
+_WRITES = frozenset({"put", "delete"})
+
+SHARED_ROOT = POLICIES_NAMESPACE[0]  # "org": shared knowledge
+#: Kinds under a user's label that the API may read but only admins may write.
+ADMIN_WRITTEN = frozenset({"entitlements"})
+#: Kinds under a user's label that nobody may write through the API.
+APPEND_ONLY = frozenset({"audit", "usage"})
+
+#: Thread / cron metadata key holding the identity of the owner.
+OWNER = "owner"
+
+
+class Forbidden(Exception):
+    """The caller is authenticated but may not do this (HTTP 403)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The authenticated identity of a request."""
+
+    user_id: str
+    admin: bool = False
+
+    @property
+    def label(self) -> str:
+        return user_label(self.user_id)
+
+    @classmethod
+    def of(cls, user: Any) -> Caller:
+        """From the server's user object (what ``authenticate`` returned)."""
+        role = _field(user, "role")
+        if _field(user, "kind") == "StudioUser" or role not in ("user", "admin"):
+            # Only identities from a verified mnemo token reach the handlers
+            # (studio auth is disabled); anything else is refused, not guessed.
+            raise Forbidden("This identity was not issued by mnemo; send 'Authorization: Bearer <token>'")
+        return cls(user_id=user.identity, admin=role == "admin")
+
+
+def authorize_store(caller: Caller, action: StoreAction, namespace: Sequence[str] | None) -> tuple[str, ...]:
+    """The namespace (prefix) the operation may use: ``namespace`` itself, or
+    the caller's own label when a user searched or listed with no prefix.
+
+    Raises:
+        Forbidden: the caller may not do ``action`` on ``namespace``.
+    """
+    if action not in _READS | _WRITES:
+        raise Forbidden(f"Unknown store action {action!r}")
+    ns = tuple(namespace or ())
+    if not ns:
+        if action in _WRITES:
+            raise Forbidden("A store item needs a namespace")
+        return () if caller.admin else (caller.label,)  # narrowed, never widened
+    root, kind = ns[0], (ns[1] if len(ns) > 1 else None)
+    if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT:
+        raise Forbidden(f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API")
+    if caller.admin:
+        return ns
+    if root == SHARED_ROOT:
+        if action in _WRITES:
+            raise Forbidden("Shared knowledge ('org') is read-only for users; an admin token can change it")
+        return ns
+    if root != caller.label:
+        raise Forbidden("This namespace belongs to another user; a user reaches only namespaces under their own label")
+    if action in _WRITES and kind in ADMIN_WRITTEN:
+        raise Forbidden(f"({root!r}, {kind!r}) is set by admins; a user may read it, not change it")
+    return ns
+
+
+def owner_filter(caller: Caller) -> dict[str, str] | None:
+    """The metadata filter that limits threads, runs and crons to their owner
+    (``None``: admins see everything)."""
+    return None if caller.admin else {OWNER: caller.user_id}
+
+
+def stamp_owner(caller: Caller, value: Mapping[str, Any]) -> None:
+    """Record the owner in the ``metadata`` of a thread / run / cron being
+    created or updated. A user cannot claim another owner; an admin may create
+    on behalf of a user (app backends), and owns what it creates otherwise."""
+    metadata = value.get("metadata")
+    if not isinstance(metadata, dict):
+        return
+    if caller.admin:
+        if isinstance(metadata.get(OWNER), str) and metadata[OWNER]:
+            return
+    metadata[OWNER] = caller.user_id
+
+
+def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
+    """A user's run may not name another user: refused rather than silently
+    re-targeted, so a client bug shows up instead of reading the wrong memory.
+    (The graph uses the token's user anyway, see :func:`mnemo.resolve_user`.)
+    An admin may name any user."""
+    named = (context or {}).get("user_id")
+    if caller.admin or named in (None, "", caller.user_id):
+        return
+    raise Forbidden("context.user_id names another user; a user token runs only as its own user")
+
+
+def authorize_assistants(caller: Caller, action: str) -> None:
+    """Users read and search assistants; creating, changing and deleting them is for admins."""
+    if action in ("read", "search") or caller.admin:
+        return
+    raise Forbidden(f"Only admins may {action} assistants")
+

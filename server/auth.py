@@ -1,0 +1,123 @@
+"""The server's trust boundary: ``langgraph.json`` → ``auth.path``.
+
+* :func:`authenticate` runs on every API request (the platform exempts
+  ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
+  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.tokens.verify_token`,
+  anything else is a 401 with the reason.
+* The ``@auth.on`` handlers scope every resource to its owner; the rules are
+  in :mod:`server.access`. Anything without a handler of its own is refused
+  by :func:`deny_by_default` (the platform allows unhandled actions).
+
+The graph does its own scoping as well (:func:`mnemo.resolve_user`, the
+thread owner checked by ``load_memory``): these handlers only see REST calls.
+
+The server does not start without ``MNEMO_JWT_SECRET`` (checked on import).
+"""
+
+from __future__ import annotations
+
+from langgraph_sdk import Auth
+
+from mnemo.tokens import InvalidTokenError, secret_from_env, verify_token
+from server.access import (
+    Caller,
+    Forbidden,
+    authorize_assistants,
+    authorize_store,
+    check_run_user,
+    owner_filter,
+    stamp_owner,
+)
+
+secret_from_env()  # fail at start-up, not at the first request
+
+auth = Auth()
+
+_HINT = "send 'Authorization: Bearer <token>' (mint one with: python -m mnemo token <user_id>)"
+
+
+def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
+    # The platform answers {"detail": ...} with this status (it keeps no headers).
+    return Auth.exceptions.HTTPException(status_code=401, detail=detail)
+
+
+@auth.authenticate
+async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+    if not authorization or not authorization.strip():
+        raise _unauthorized(f"Missing credentials: {_HINT}")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise _unauthorized(f"Malformed Authorization header: {_HINT}")
+    try:
+        identity = verify_token(token.strip(), secret=secret_from_env())
+    except InvalidTokenError as exc:
+        raise _unauthorized(str(exc)) from None
+    return {"identity": identity.user_id, "role": identity.role, "permissions": [f"role:{identity.role}"]}
+
+
+def _caller(ctx: Auth.types.AuthContext) -> Caller:
+    try:
+        return Caller.of(ctx.user)
+    except Forbidden as exc:
+        raise _forbidden(exc) from None
+
+
+def _forbidden(exc: Forbidden) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=403, detail=str(exc))
+
+
+@auth.on
+async def deny_by_default(ctx: Auth.types.AuthContext, value: dict) -> bool:
+    """Resources without a handler below (future platform routes) are refused."""
+    return False
+
+
+@auth.on.threads
+async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
+    """Threads and their runs: stamped with the owner, filtered by it.
+
+    ``create_run`` also refuses a user's run that names another user; the
+    returned filter makes the platform refuse a run on another user's thread.
+    """
+    caller = _caller(ctx)
+    if ctx.action in ("create", "update", "create_run"):
+        stamp_owner(caller, value)
+    if ctx.action == "create_run":
+        try:
+            check_run_user(caller, (value.get("kwargs") or {}).get("context"))
+        except Forbidden as exc:
+            raise _forbidden(exc) from None
+    return owner_filter(caller)
+
+
+@auth.on.crons
+async def on_crons(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
+    """Crons: like threads; a cron's runs go through ``create_run`` again when they fire."""
+    caller = _caller(ctx)
+    if ctx.action in ("create", "update"):
+        stamp_owner(caller, value)
+        try:
+            check_run_user(caller, (value.get("payload") or {}).get("context"))
+        except Forbidden as exc:
+            raise _forbidden(exc) from None
+    return owner_filter(caller)
+
+
+@auth.on.assistants
+async def on_assistants(ctx: Auth.types.AuthContext, value: dict) -> None:
+    try:
+        authorize_assistants(_caller(ctx), ctx.action)
+    except Forbidden as exc:
+        raise _forbidden(exc) from None
+
+
+@auth.on.store
+async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
+    """The platform uses ``value["namespace"]`` after this handler: a user's
+    empty search prefix is narrowed here to their own label."""
+    try:
+        namespace = authorize_store(_caller(ctx), ctx.action, value.get("namespace"))
+    except Forbidden as exc:
+        raise _forbidden(exc) from None
+    if namespace or value.get("namespace") is not None:  # an admin's unfiltered listing stays None
+        value["namespace"] = namespace

@@ -1,0 +1,275 @@
+"""server.access and server.auth without a server: the rules and the handlers
+(tests/test_auth.py tries them through a real `langgraph dev`)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from langgraph_sdk import Auth
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from mnemo import user_label
+from mnemo.tokens import mint_token
+from server.access import (
+    Caller,
+    Forbidden,
+    authorize_assistants,
+    authorize_store,
+    check_run_user,
+    owner_filter,
+    stamp_owner,
+)
+
+SECRET = "r" * 40
+ALICE, BOB, ADMIN = Caller("alice"), Caller("bob"), Caller("backend", admin=True)
+MAPPED = Caller("zhou.wang@x.com")
+
+READS = ["get", "search", "list_namespaces"]
+WRITES = ["put", "delete"]
+
+
+# --------------------------------------------------------------------------- store
+
+
+@pytest.mark.parametrize("action", READS + WRITES)
+def test_a_user_reaches_their_own_namespaces(action):
+    assert authorize_store(ALICE, action, ("alice", "notes")) == ("alice", "notes")
+    assert authorize_store(MAPPED, action, (user_label("zhou.wang@x.com"), "profile"))[0].startswith("~")
+
+
+@pytest.mark.parametrize("action", READS + WRITES)
+def test_another_users_namespace_is_refused(action):
+    assert authorize_store(ADMIN, action, ("alice", "notes")) == ("alice", "notes")  # exists, admins reach it
+    with pytest.raises(Forbidden, match="another user"):
+        authorize_store(BOB, action, ("alice", "notes"))
+    with pytest.raises(Forbidden, match="another user"):  # the raw e-mail is not the label
+        authorize_store(MAPPED, action, ("zhou.wang@x.com", "profile"))
+
+
+@pytest.mark.parametrize("action", ["search", "list_namespaces"])
+def test_an_empty_prefix_is_narrowed_to_the_user_never_widened(action):
+    assert authorize_store(BOB, action, ()) == ("bob",)
+    assert authorize_store(BOB, action, None) == ("bob",)
+    assert authorize_store(ADMIN, action, ()) == ()
+
+
+def test_shared_knowledge_is_read_by_users_and_written_by_admins():
+    for action in READS:
+        assert authorize_store(BOB, action, ("org", "policies")) == ("org", "policies")
+    for action in WRITES:
+        with pytest.raises(Forbidden, match="read-only"):
+            authorize_store(BOB, action, ("org", "policies"))
+        assert authorize_store(ADMIN, action, ("org", "policies")) == ("org", "policies")
+
+
+@pytest.mark.parametrize("kind", ["audit", "usage"])
+def test_audit_and_usage_are_readable_and_written_by_nobody_through_the_api(kind):
+    for action in READS:
+        assert authorize_store(ALICE, action, ("alice", kind)) == ("alice", kind)
+        assert authorize_store(ADMIN, action, ("alice", kind)) == ("alice", kind)
+    for caller in (ALICE, ADMIN):
+        for action in WRITES:
+            with pytest.raises(Forbidden, match="written by mnemo only"):
+                authorize_store(caller, action, ("alice", kind, "2026"))
+
+
+def test_entitlements_are_readable_by_the_user_and_set_by_admins():
+    assert authorize_store(ALICE, "get", ("alice", "entitlements")) == ("alice", "entitlements")
+    assert authorize_store(ADMIN, "put", ("alice", "entitlements")) == ("alice", "entitlements")
+    with pytest.raises(Forbidden, match="set by admins"):
+        authorize_store(ALICE, "put", ("alice", "entitlements"))
+    with pytest.raises(Forbidden, match="another user"):
+        authorize_store(BOB, "get", ("alice", "entitlements"))
+
+
+def test_writes_need_a_namespace_and_unknown_actions_are_refused():
+    with pytest.raises(Forbidden):
+        authorize_store(ADMIN, "put", ())
+    with pytest.raises(Forbidden, match="Unknown"):
+        authorize_store(ADMIN, "drop", ("alice",))
+
+
+# --------------------------------------------------------------------------- threads, runs, crons, assistants
+
+
+def test_owner_is_stamped_and_cannot_be_claimed_by_a_user():
+    value = {"metadata": {"owner": "alice", "topic": "x"}}
+    stamp_owner(BOB, value)
+    assert value["metadata"] == {"owner": "bob", "topic": "x"}
+    for_user = {"metadata": {"owner": "alice"}}
+    stamp_owner(ADMIN, for_user)  # an app backend creates a thread for its user
+    assert for_user["metadata"]["owner"] == "alice"
+    own = {"metadata": {}}
+    stamp_owner(ADMIN, own)
+    assert own["metadata"]["owner"] == "backend"
+    stamp_owner(BOB, {})  # nothing to stamp (e.g. a copy keeps its source's metadata)
+    assert owner_filter(BOB) == {"owner": "bob"} and owner_filter(ADMIN) is None
+
+
+def test_a_user_run_may_not_name_another_user():
+    check_run_user(ALICE, {"user_id": "alice"})
+    check_run_user(ALICE, {})
+    check_run_user(ALICE, None)
+    check_run_user(ADMIN, {"user_id": "alice"})
+    with pytest.raises(Forbidden, match="another user"):
+        check_run_user(BOB, {"user_id": "alice"})
+
+
+@pytest.mark.parametrize("action", ["create", "update", "delete"])
+def test_assistants_are_changed_by_admins_only(action):
+    authorize_assistants(ADMIN, action)
+    with pytest.raises(Forbidden, match="Only admins"):
+        authorize_assistants(ALICE, action)
+    authorize_assistants(ALICE, "read")
+    authorize_assistants(ALICE, "search")
+
+
+def test_identities_not_issued_by_mnemo_are_refused():
+    class StudioLike:
+        identity = "langgraph-studio-user"
+        kind = "StudioUser"
+
+    with pytest.raises(Forbidden):
+        Caller.of(StudioLike())
+
+    class Proxy(dict):  # like the platform's user proxy: attributes and mapping access
+        identity = "alice"
+
+    assert Caller.of(Proxy(role="user")) == ALICE
+    assert Caller.of(Proxy(role="admin")).admin
+    with pytest.raises(Forbidden):
+        Caller.of(Proxy())
+
+
+# --------------------------------------------------------------------------- server.auth handlers
+
+
+@pytest.fixture
+def auth_module(monkeypatch):
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    monkeypatch.delitem(sys.modules, "server.auth", raising=False)
+    return importlib.import_module("server.auth")
+
+
+def test_the_server_does_not_start_without_a_secret(monkeypatch):
+    from mnemo.tokens import SecretError
+
+    monkeypatch.delenv("MNEMO_JWT_SECRET", raising=False)
+    monkeypatch.delitem(sys.modules, "server.auth", raising=False)
+    with pytest.raises(SecretError, match="not set"):
+        importlib.import_module("server.auth")
+
+
+async def test_authenticate_accepts_only_a_valid_bearer_token(auth_module):
+    good = mint_token("alice", secret=SECRET)
+    user = await auth_module.authenticate(f"Bearer {good}")
+    assert user["identity"] == "alice" and user["role"] == "user"
+    past = datetime.now(UTC) - timedelta(hours=1)
+    cases = {
+        None: "Missing",
+        "": "Missing",
+        good: "Malformed Authorization",  # no scheme
+        f"Basic {good}": "Malformed Authorization",
+        "Bearer ": "Malformed Authorization",
+        "Bearer x.y.z": "Malformed token",
+        f"Bearer {mint_token('alice', secret='w' * 40)}": "signature",
+        f"Bearer {mint_token('alice', secret=SECRET, ttl=timedelta(minutes=1), now=past)}": "expired",
+    }
+    for header, message in cases.items():
+        with pytest.raises(Auth.exceptions.HTTPException) as exc:
+            await auth_module.authenticate(header)
+        assert exc.value.status_code == 401 and message in exc.value.detail, header
+
+
+def _ctx(user, resource, action):
+    return Auth.types.AuthContext(user=user, permissions=[], resource=resource, action=action)
+
+
+class _User(dict):
+    def __init__(self, identity, role="user"):
+        super().__init__(identity=identity, role=role)
+        self.identity = identity
+
+
+async def test_handlers_scope_and_refuse(auth_module):
+    alice, admin = _User("alice"), _User("backend", "admin")
+    value = {"namespace": ()}
+    await auth_module.on_store(_ctx(alice, "store", "search"), value)
+    assert value["namespace"] == ("alice",)
+    listing = {"namespace": None}
+    await auth_module.on_store(_ctx(admin, "store", "list_namespaces"), listing)
+    assert listing["namespace"] is None  # an admin's listing stays unfiltered
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_store(_ctx(alice, "store", "put"), {"namespace": ("bob", "notes")})
+    assert exc.value.status_code == 403
+
+    run = {"metadata": {}, "kwargs": {"context": {"user_id": "bob"}}}
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run)
+    assert exc.value.status_code == 403
+    own = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
+    assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), own) == {"owner": "alice"}
+    assert own["metadata"]["owner"] == "alice"
+    assert await auth_module.on_threads(_ctx(admin, "threads", "read"), {}) is None
+
+    cron = {"metadata": {}, "payload": {"context": {"user_id": "bob"}}}
+    with pytest.raises(Auth.exceptions.HTTPException):
+        await auth_module.on_crons(_ctx(alice, "crons", "create"), cron)
+    with pytest.raises(Auth.exceptions.HTTPException):
+        await auth_module.on_assistants(_ctx(alice, "assistants", "create"), {})
+    await auth_module.on_assistants(_ctx(alice, "assistants", "search"), {})
+    assert await auth_module.deny_by_default(_ctx(alice, "threads", "read"), {}) is False
+
+
+# --------------------------------------------------------------------------- development sign-in
+
+
+@pytest.fixture
+def dev_app(monkeypatch):
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    monkeypatch.setenv("MNEMO_DEV_LOGIN", "1")
+    from server.dev_login import dev_token
+
+    return Starlette(routes=[Route("/ui/dev-token", dev_token, methods=["POST"])])
+
+
+def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", **headers):
+    with TestClient(app, base_url=f"http://{host}", client=client) as tc:
+        return tc.post("/ui/dev-token", json={"user_id": "alice"}, headers=headers)
+
+
+def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
+    from mnemo.tokens import verify_token
+
+    res = _post(dev_app, origin="http://127.0.0.1:2024", **{"sec-fetch-site": "same-origin"})
+    assert res.status_code == 200, res.text
+    identity = verify_token(res.json()["token"], secret=SECRET)
+    assert identity.user_id == "alice" and not identity.is_admin
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "why"),
+    [
+        ({"origin": "http://evil.example"}, "same origin"),
+        ({}, "same origin"),  # no Origin at all
+        ({"origin": "http://127.0.0.1:2024", "sec-fetch-site": "cross-site"}, "same origin"),
+        ({"host": "evil.example:2024", "origin": "http://evil.example:2024"}, "loopback host"),  # DNS rebinding
+        ({"client": ("10.0.0.7", 5000), "origin": "http://127.0.0.1:2024"}, "loopback clients"),
+    ],
+)
+def test_dev_sign_in_refuses_other_origins_hosts_and_clients(dev_app, kwargs, why):
+    ok = _post(dev_app, origin="http://127.0.0.1:2024")
+    assert ok.status_code == 200  # the same request from the page itself passes
+    res = _post(dev_app, **kwargs)
+    assert res.status_code == 403 and why in res.json()["error"]
+
+
+def test_dev_sign_in_is_off_unless_enabled(dev_app, monkeypatch):
+    monkeypatch.delenv("MNEMO_DEV_LOGIN")
+    res = _post(dev_app, origin="http://127.0.0.1:2024")
+    assert res.status_code == 403 and "off" in res.json()["error"]
