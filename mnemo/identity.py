@@ -38,6 +38,9 @@ _VERBATIM = re.compile(r"[A-Za-z0-9_@+:\-]{1,128}")
 
 PROFILE = "profile"
 NOTES = "notes"
+AUDIT = "audit"
+ENTITLEMENTS = "entitlements"
+USAGE = "usage"
 
 #: Shared, read-only organisation knowledge.
 POLICIES_NAMESPACE: tuple[str, ...] = ("org", "policies")

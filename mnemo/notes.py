@@ -36,6 +36,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
 from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
+from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError, check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
@@ -150,6 +151,7 @@ async def aremember(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
 
@@ -158,7 +160,9 @@ async def aremember(
         IndexMissingError: the store has no vector index (semantic dedupe
             would silently do nothing).
     """
-    (result,) = await aremember_many(store, user, [text], source=source, dedupe_threshold=dedupe_threshold)
+    (result,) = await aremember_many(
+        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, origin=origin
+    )
     return result
 
 
@@ -169,11 +173,16 @@ async def aremember_many(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
     ``texts`` is reported as a duplicate of its first occurrence. All texts are
-    validated before anything is written."""
+    validated before anything is written.
+
+    A stored or refined note appends an audit record in the same batch
+    (:mod:`mnemo.audit`); a duplicate only refreshes recency and is not audited.
+    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``)."""
     cleaned = [validate_note(t) for t in texts]
     if source not in SOURCES:
         raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
@@ -182,8 +191,10 @@ async def aremember_many(
     ns = user.namespace(NOTES)
     stamp = now_iso()
     lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
+    origin = origin or Origin(source="extractor" if source == "inferred" else source)
     results: list[RememberResult] = []
     writes: dict[str, PutOp] = {}
+    audits: list[PutOp] = []
     new_by_norm: dict[str, Note] = {}
     for i, text in enumerate(cleaned):
         norm = normalize_note(text)
@@ -198,16 +209,19 @@ async def aremember_many(
             value = {**existing.value, "updated_at": stamp}
             if status == "refined":
                 value.update(text=text, norm=norm, source=source)
+                audits.append(audit_op(user, origin, "note.refine", existing.key,
+                                       before=existing.value["text"], after=text))
             writes[existing.key] = PutOp(ns, existing.key, value)
             results.append(RememberResult(status=status, note=to_note(_with_value(existing, value))))
             continue
         key = uuid.uuid4().hex
         value = {"id": key, "text": text, "norm": norm, "source": source, "first_seen": stamp, "updated_at": stamp}
         writes[key] = PutOp(ns, key, value)
+        audits.append(audit_op(user, origin, "note.add", key, after=text))
         note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
         new_by_norm[norm] = note
         results.append(RememberResult(status="stored", note=note))
-    await store.abatch(list(writes.values()))
+    await store.abatch([*writes.values(), *audits])
     return results
 
 
@@ -300,11 +314,13 @@ async def aforget(
     about: str | None = None,
     min_score: float = FORGET_MIN_SCORE,
     max_notes: int = 5,
+    origin: Origin | None = None,
 ) -> list[Note]:
     """Delete notes by id, or those that match ``about`` by meaning; return them.
 
     Only the user's own namespace is touched, so an id of another user's note
-    removes nothing. Returns ``[]`` when nothing matched.
+    removes nothing. Returns ``[]`` when nothing matched. Each deletion appends
+    an audit record in the same batch (``origin`` defaults to ``user_said``).
     """
     if (note_id is None) == (about is None):
         raise InvalidInputError("forget takes exactly one of note_id or about")
@@ -317,7 +333,11 @@ async def aforget(
         items = semantic_hits(await store.asearch(ns, query=about, limit=max_notes), ns, min_score=min_score)
         items = [it for it in items if it.score >= items[0].score - FORGET_MARGIN] if items else []
     if items:
-        await store.abatch([PutOp(ns, it.key, None) for it in items])
+        origin = origin or Origin(source="user_said")
+        await store.abatch([
+            *(PutOp(ns, it.key, None) for it in items),
+            *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+        ])
     return [to_note(it) for it in items]
 
 

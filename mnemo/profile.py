@@ -32,6 +32,7 @@ from typing import Any, Literal, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo._store import alist_all, now_iso
+from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError, check_storable_text
 from mnemo.identity import PROFILE, User
 
@@ -185,15 +186,24 @@ async def aupdate_profile(
     *,
     forget: Iterable[str] = (),
     source: Source = "user_said",
+    origin: Origin | None = None,
 ) -> list[ProfileChange]:
     """Merge ``changes`` into the profile; delete the fields in ``forget``.
 
     Returns the changes actually made (empty when nothing changed, in which
-    case nothing was written). One listing plus one batched write.
+    case nothing was written). One listing plus one batched write, which also
+    appends one audit record per change (:mod:`mnemo.audit`; ``origin``
+    defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
     current = await aget_profile(store, user)
     ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source)
     if ops:
+        origin = origin or Origin(source="extractor" if source == "inferred" else source)
+        ops += [
+            audit_op(user, origin, "profile.delete" if c["after"] is None else "profile.set", c["field"],
+                     before=c["before"], after=c["after"])
+            for c in diff
+        ]
         await store.abatch(ops)
     return diff
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 
 from langchain_core.messages import HumanMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graphs.context import Context
 from graphs.state import State
 from mnemo import aextract, build_extractor
+from mnemo.audit import Origin
 from mnemo.writes import aapply_extraction
 from nodes.runtime import aload_chat_model, current_user
 
@@ -39,7 +41,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         # the turn still succeeds, and these messages are tried again next turn.
         return {}
     try:
-        await aapply_extraction(runtime.store, user, extraction)
+        await aapply_extraction(runtime.store, user, extraction, origin=Origin.from_config(get_config(), "extractor"))
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")
         return {}
