@@ -1,0 +1,78 @@
+"""Export, audit, entitlements and erase through a real `langgraph dev`: the
+command line with ``--url`` (through ``langgraph_sdk`` and the server's store
+API) and the thread erase, with the stub model server as the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from langgraph_sdk import get_client
+
+from mnemo.privacy import aerase_threads
+from tests.devserver import ROOT, DevServer
+
+pytestmark = pytest.mark.e2e
+
+
+def cli(*args: str, url: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MNEMO_URL": url}
+    env.pop("MNEMO_TOKEN", None)
+    return subprocess.run([sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+async def run(client, thread_id: str, text: str, user_id: str) -> dict:
+    created = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]},
+                                       context={"user_id": user_id})
+    await client.runs.join(thread_id, created["run_id"])
+    return await client.runs.get(thread_id, created["run_id"])
+
+
+async def test_export_audit_entitle_and_erase_through_the_server(workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        client = get_client(url=server.url)
+        mine = [(await client.threads.create(metadata={"owner": "u_zhou"}))["thread_id"] for _ in range(2)]
+        theirs = (await client.threads.create(metadata={"owner": "u_li"}))["thread_id"]
+        done = await run(client, mine[0], "Hi, I'm Zhou and I live in Hangzhou.", "u_zhou")
+        assert done["status"] == "success", server.output()
+        assert (await run(client, theirs, "I'm Li and I live in Beijing.", "u_li"))["status"] == "success"
+
+        # Export through the server: the profile, and an audit trail naming the run.
+        exported = cli("export", "u_zhou", url=server.url)
+        assert exported.returncode == 0, exported.stderr
+        doc = json.loads(exported.stdout)
+        assert {f: e["value"] for f, e in doc["profile"].items()} == {"name": "Zhou", "city": "Hangzhou"}
+        sets = [r for r in doc["audit"] if r["action"] == "profile.set"]
+        assert {r["target"] for r in sets} == {"name", "city"}
+        assert all((r["source"], r["thread_id"], r["run_id"]) == ("extractor", mine[0], done["run_id"]) for r in sets)
+
+        # An admin denies a tool: the model is no longer offered it.
+        assert cli("entitle", "u_zhou", "--tool", "search_policy", "--deny", url=server.url).returncode == 0
+        await run(client, mine[1], "What is your refund policy?", "u_zhou")
+        chat = [r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+        assert "search_policy" not in {t["function"]["name"] for t in chat[-1].get("tools", [])}
+        assert "search_policy" in {t["function"]["name"] for t in chat[0].get("tools", [])}
+
+        # Erase: found by meaning before, not after; threads gone; the other user untouched.
+        found = await client.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
+        assert any(it["value"].get("value") == "Hangzhou" for it in found["items"])
+        erased = cli("erase", "u_zhou", "--yes", url=server.url)
+        assert erased.returncode == 0, erased.stderr
+        assert json.loads(erased.stdout)["deleted"]["profile"] == 2
+        assert sorted(await aerase_threads(client, "u_zhou")) == sorted(mine)
+        left = (await client.threads.search(limit=100))
+        assert [t["thread_id"] for t in left] == [theirs]
+        found = await client.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
+        assert [it for it in found["items"] if it["namespace"][1] not in ("audit", "entitlements", "usage")] == []
+        assert not any(it.get("score") is not None and it["namespace"][1] in ("profile", "notes") for it in found["items"])
+        assert json.loads(cli("export", "u_zhou", url=server.url).stdout)["profile"] == {}
+        li = json.loads(cli("export", "u_li", url=server.url).stdout)
+        assert li["profile"]["city"]["value"] == "Beijing"
+    finally:
+        server.stop()
