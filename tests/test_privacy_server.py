@@ -13,7 +13,7 @@ import pytest
 from langgraph_sdk import get_client
 
 from mnemo.privacy import aerase_threads
-from tests.devserver import ROOT, DevServer
+from tests.devserver import ROOT, DevServer, chat
 
 pytestmark = pytest.mark.e2e
 
@@ -25,13 +25,6 @@ def cli(*args: str, url: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-async def run(client, thread_id: str, text: str, user_id: str) -> dict:
-    created = await client.runs.create(thread_id, "agent", input={"messages": [{"role": "user", "content": text}]},
-                                       context={"user_id": user_id})
-    await client.runs.join(thread_id, created["run_id"])
-    return await client.runs.get(thread_id, created["run_id"])
-
-
 async def test_export_audit_entitle_and_erase_through_the_server(workdir, server_env, stub):
     server = DevServer(workdir, server_env)
     server.start()
@@ -39,9 +32,9 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         client = get_client(url=server.url)
         mine = [(await client.threads.create(metadata={"owner": "u_zhou"}))["thread_id"] for _ in range(2)]
         theirs = (await client.threads.create(metadata={"owner": "u_li"}))["thread_id"]
-        done = await run(client, mine[0], "Hi, I'm Zhou and I live in Hangzhou.", "u_zhou")
+        done = await chat(client, "Hi, I'm Zhou and I live in Hangzhou.", user_id="u_zhou", thread_id=mine[0])
         assert done["status"] == "success", server.output()
-        assert (await run(client, theirs, "I'm Li and I live in Beijing.", "u_li"))["status"] == "success"
+        assert (await chat(client, "I'm Li and I live in Beijing.", user_id="u_li", thread_id=theirs))["status"] == "success"
 
         # Export through the server: the profile, and an audit trail naming the run.
         exported = cli("export", "u_zhou", url=server.url)
@@ -54,10 +47,10 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
 
         # An admin denies a tool: the model is no longer offered it.
         assert cli("entitle", "u_zhou", "--tool", "search_policy", "--deny", url=server.url).returncode == 0
-        await run(client, mine[1], "What is your refund policy?", "u_zhou")
-        chat = [r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
-        assert "search_policy" not in {t["function"]["name"] for t in chat[-1].get("tools", [])}
-        assert "search_policy" in {t["function"]["name"] for t in chat[0].get("tools", [])}
+        await chat(client, "What is your refund policy?", user_id="u_zhou", thread_id=mine[1])
+        chat_calls = [r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+        assert "search_policy" not in {t["function"]["name"] for t in chat_calls[-1].get("tools", [])}
+        assert "search_policy" in {t["function"]["name"] for t in chat_calls[0].get("tools", [])}
 
         # Erase: found by meaning before, not after; threads gone; the other user untouched.
         found = await client.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
@@ -74,5 +67,6 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         assert json.loads(cli("export", "u_zhou", url=server.url).stdout)["profile"] == {}
         li = json.loads(cli("export", "u_li", url=server.url).stdout)
         assert li["profile"]["city"]["value"] == "Beijing"
+        assert server.trouble() == []
     finally:
         server.stop()
