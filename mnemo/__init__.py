@@ -8,8 +8,14 @@ kind               namespace                       module
 =================  ==============================  ==========================
 profile            ``(user_label, "profile")``     :mod:`mnemo.profile`
 notes              ``(user_label, "notes")``       :mod:`mnemo.notes`
+audit trail        ``(user_label, "audit")``       :mod:`mnemo.audit`
+entitlements       ``(user_label, "entitlements")``  :mod:`mnemo.entitlements`
+tool usage         ``(user_label, "usage")``       :mod:`mnemo.entitlements`
 shared policies    ``("org", "policies")``         :mod:`mnemo.policies`
 =================  ==============================  ==========================
+
+Export and erase of everything a user has: :mod:`mnemo.privacy`; the
+operator commands: ``python -m mnemo`` (:mod:`mnemo.cli`).
 
 ``user_label`` is the user id, or a hash of it when the id is not a valid
 namespace label (:mod:`mnemo.identity`).

@@ -40,6 +40,9 @@ _VERBATIM = re.compile(r"[A-Za-z0-9_@+:\-]{1,128}")
 
 PROFILE = "profile"
 NOTES = "notes"
+AUDIT = "audit"
+ENTITLEMENTS = "entitlements"
+USAGE = "usage"
 
 #: Role of an authenticated caller that may act for the user a run names
 #: (``langgraph_auth_user["role"]``, set by the server from a verified token).

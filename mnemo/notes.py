@@ -34,8 +34,9 @@ from typing import Literal, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, collapse_whitespace
-from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
+from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
+from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
 from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
@@ -143,6 +144,7 @@ async def aremember(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
 
@@ -151,7 +153,9 @@ async def aremember(
         IndexMissingError: the store has no vector index (semantic dedupe
             would silently do nothing).
     """
-    (result,) = await aremember_many(store, user, [text], source=source, dedupe_threshold=dedupe_threshold)
+    (result,) = await aremember_many(
+        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, origin=origin
+    )
     return result
 
 
@@ -162,11 +166,16 @@ async def aremember_many(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
     ``texts`` is reported as a duplicate of its first occurrence. All texts are
-    validated before anything is written."""
+    validated before anything is written.
+
+    A stored or refined note appends an audit record in the same batch
+    (:mod:`mnemo.audit`); a duplicate only refreshes recency and is not audited.
+    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``)."""
     cleaned = [validate_note(t) for t in texts]
     if source not in SOURCES:
         raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
@@ -174,18 +183,27 @@ async def aremember_many(
         return []
     ns = user.namespace(NOTES)
     lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
-    results, writes = _plan_notes(ns, cleaned, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso())
-    await store.abatch(writes)
+    results, writes, changes = _plan_notes(
+        ns, cleaned, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso()
+    )
+    origin = origin or Origin(source="extractor" if source == "inferred" else source)
+    audits = [audit_op(user, origin, action, key, before=before, after=after) for action, key, before, after in changes]
+    await store.abatch([*writes, *audits])
     return results
+
+
+#: One change to audit: (action, note id, text before, text after).
+_Change = tuple[str, str, str | None, str | None]
 
 
 def _plan_notes(
     ns: tuple[str, ...], texts: list[str], lookups: list[Result], *, source: Source, threshold: float, stamp: str
-) -> tuple[list[RememberResult], list[PutOp]]:
-    """What :func:`aremember_many` reports and writes for ``texts``, given the
-    results of their :func:`_duplicate_lookups` (two per text, in order)."""
+) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
+    """What :func:`aremember_many` reports, writes and audits for ``texts``,
+    given the results of their :func:`_duplicate_lookups` (two per text, in order)."""
     results: list[RememberResult] = []
     writes: dict[str, PutOp] = {}
+    changes: list[_Change] = []
     new_by_norm: dict[str, Note] = {}
     for i, text in enumerate(texts):
         norm = normalize_note(text)
@@ -198,12 +216,15 @@ def _plan_notes(
             write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp)
             writes[existing.key] = write
             results.append(RememberResult(status=status, note=note))
+            if status == "refined":
+                changes.append(("note.refine", existing.key, existing.value["text"], text))
             continue
         write, note = _new_note(ns, text, source=source, stamp=stamp)
         writes[note["id"]] = write
         new_by_norm[norm] = note
         results.append(RememberResult(status="stored", note=note))
-    return results, list(writes.values())
+        changes.append(("note.add", note["id"], None, text))
+    return results, list(writes.values()), changes
 
 
 def _update_existing(
@@ -243,11 +264,13 @@ async def aforget(
     about: str | None = None,
     min_score: float = FORGET_MIN_SCORE,
     max_notes: int = 5,
+    origin: Origin | None = None,
 ) -> list[Note]:
     """Delete notes by id, or those that match ``about`` by meaning; return them.
 
     Only the user's own namespace is touched, so an id of another user's note
-    removes nothing. Returns ``[]`` when nothing matched.
+    removes nothing. Returns ``[]`` when nothing matched. Each deletion appends
+    an audit record in the same batch (``origin`` defaults to ``user_said``).
     """
     if (note_id is None) == (about is None):
         raise InvalidInputError("forget takes exactly one of note_id or about")
@@ -260,7 +283,11 @@ async def aforget(
         items = semantic_hits(await store.asearch(ns, query=about, limit=max_notes), ns, min_score=min_score)
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
-        await store.abatch([PutOp(ns, it.key, None) for it in items])
+        origin = origin or Origin(source="user_said")
+        await store.abatch([
+            *(PutOp(ns, it.key, None) for it in items),
+            *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+        ])
     return [to_note(it) for it in items]
 
 

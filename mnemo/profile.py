@@ -31,9 +31,10 @@ from typing import Any, Literal, TypedDict, cast, get_args
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo._lexical import collapse_whitespace
-from mnemo.store_reads import alist_all, now_iso
+from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.storable import check_storable_text
+from mnemo.store_reads import alist_all, now_iso
 from mnemo.identity import PROFILE, User
 
 #: The profile's fields: the one list (the extractor's schema is built from it).
@@ -189,15 +190,24 @@ async def aupdate_profile(
     *,
     forget: Iterable[str] = (),
     source: Source = "user_said",
+    origin: Origin | None = None,
 ) -> list[ProfileChange]:
     """Merge ``changes`` into the profile; delete the fields in ``forget``.
 
     Returns the changes actually made (empty when nothing changed, in which
-    case nothing was written). One listing plus one batched write.
+    case nothing was written). One listing plus one batched write, which also
+    appends one audit record per change (:mod:`mnemo.audit`; ``origin``
+    defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
     current = await aget_profile(store, user)
     ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source)
     if ops:
+        origin = origin or Origin(source="extractor" if source == "inferred" else source)
+        ops += [
+            audit_op(user, origin, "profile.delete" if c["after"] is None else "profile.set", c["field"],
+                     before=c["before"], after=c["after"])
+            for c in diff
+        ]
         await store.abatch(ops)
     return diff
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
@@ -48,14 +48,23 @@ def only_in_namespace(items: Sequence[AnyItem], namespace: tuple[str, ...]) -> l
     return [it for it in items if tuple(it.namespace) == tuple(namespace)]
 
 
-async def alist_all(store: BaseStore, namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> list[Item]:
-    """Every item of exactly ``namespace``, however many, in no promised order."""
-    first_page = await store.asearch(namespace, limit=page_size, offset=0)
-    return await alist_rest(store, namespace, first_page, page_size=page_size)
+async def alist_all(
+    store: BaseStore, namespace: tuple[str, ...], *, filter: dict[str, Any] | None = None, page_size: int = PAGE_SIZE
+) -> list[Item]:
+    """Every item of exactly ``namespace`` (matching ``filter``, an equality
+    filter on value fields that every backend evaluates), however many, in no
+    promised order."""
+    first_page = await store.asearch(namespace, filter=filter, limit=page_size, offset=0)
+    return await alist_rest(store, namespace, first_page, filter=filter, page_size=page_size)
 
 
 async def alist_rest(
-    store: BaseStore, namespace: tuple[str, ...], first_page: Sequence[Item], *, page_size: int = PAGE_SIZE
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    first_page: Sequence[Item],
+    *,
+    filter: dict[str, Any] | None = None,
+    page_size: int = PAGE_SIZE,
 ) -> list[Item]:
     """Complete a listing whose first page (``offset=0, limit=page_size``) was
     already fetched, e.g. inside a batch with other reads."""
@@ -63,7 +72,7 @@ async def alist_rest(
     offset = page_size
     page: Sequence[Item] = first_page
     while len(page) >= page_size:
-        page = await store.asearch(namespace, limit=page_size, offset=offset)
+        page = await store.asearch(namespace, filter=filter, limit=page_size, offset=offset)
         found.extend(page)
         offset += page_size
     return only_in_namespace(found, namespace)

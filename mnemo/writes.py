@@ -6,6 +6,7 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
+from mnemo.audit import Origin
 from mnemo.errors import InvalidInputError
 from mnemo.extraction import MemoryExtraction
 from mnemo.guards import business_record_term
@@ -19,10 +20,14 @@ class AppliedExtraction(TypedDict):
     notes: list[RememberResult]
 
 
-async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtraction) -> AppliedExtraction:
+async def aapply_extraction(
+    store: BaseStore, user: User, extraction: MemoryExtraction, *, origin: Origin | None = None
+) -> AppliedExtraction:
     """Merge the profile changes and add the notes; writes nothing for an empty
     extraction. Invalid items (e.g. an oversized note) are dropped one by one,
-    so one bad value does not cost the others."""
+    so one bad value does not cost the others. Audited as ``origin`` (default:
+    source ``extractor``, no thread or run)."""
+    origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
     changes = {f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None}
@@ -32,8 +37,9 @@ async def aapply_extraction(store: BaseStore, user: User, extraction: MemoryExtr
              if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None]
     profile: list[ProfileChange] = []
     if extraction.forget_fields or changes:
-        profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said")
-    added = await aremember_many(store, user, notes, source="user_said") if notes else []
+        profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said",
+                                       origin=origin)
+    added = await aremember_many(store, user, notes, source="user_said", origin=origin) if notes else []
     return AppliedExtraction(profile=profile, notes=added)
 
 

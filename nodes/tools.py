@@ -16,8 +16,10 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
+from mnemo.audit import Origin
 from mnemo.guards import refuse_business_record
 from nodes.context import current_user, memory_store
+from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +35,8 @@ async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
-    result = await aremember(memory_store(runtime), user, text, source="user_said")
+    origin = Origin.from_config(runtime.config, "tool")
+    result = await aremember(memory_store(runtime), user, text, source="user_said", origin=origin)
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"
@@ -73,7 +76,9 @@ async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None,
         note_id: id of the note to delete.
         about: description of the note(s) to delete, e.g. "my cats".
     """
-    removed = await aforget(memory_store(runtime), current_user(runtime.context, runtime.config), note_id=note_id, about=about)
+    user = current_user(runtime.context, runtime.config)
+    origin = Origin.from_config(runtime.config, "tool")
+    removed = await aforget(memory_store(runtime), user, note_id=note_id, about=about, origin=origin)
     if not removed:
         return "Nothing matched; nothing was deleted."
     return "Deleted:\n" + "\n".join(f"- {n['text']} (note {n['id'][:8]})" for n in removed)
@@ -107,4 +112,7 @@ def _tool_error(exc: Exception) -> str:
     return f"Error: the memory service failed ({type(exc).__name__}); nothing was changed. Tell the user and try later."
 
 
-tool_node = ToolNode(MODEL_TOOLS, handle_tool_errors=_tool_error)
+# Every call passes the entitlement gate first (nodes/tool_gate.py).
+tool_node = ToolNode(
+    MODEL_TOOLS, handle_tool_errors=_tool_error, awrap_tool_call=gate_tool_call, wrap_tool_call=gate_tool_call_sync
+)

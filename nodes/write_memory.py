@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 
 from langchain_core.messages import HumanMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from nodes.context import Context
 from nodes.state import State
 from mnemo import aextract, build_extractor
+from mnemo.audit import Origin
 from mnemo.writes import aapply_extraction
 from nodes.chat_models import aload_chat_model
 from nodes.context import current_user, memory_store
@@ -40,7 +42,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         # the turn still succeeds, and these messages are tried again next turn.
         return {}
     try:
-        await aapply_extraction(memory_store(runtime), user, extraction)
+        await aapply_extraction(memory_store(runtime), user, extraction, origin=Origin.from_config(get_config(), "extractor"))
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")
         return {}

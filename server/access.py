@@ -11,8 +11,9 @@ Store namespaces (the first label is always the owner, see
 namespace                       user (own label)  admin
 ==============================  ================  ==========================
 ``(own, ...)``                  read, write       read, write
-``(own, "audit", ...)``         read              read (nobody writes: the
-                                                  graph appends)
+``(own, "audit", ...)``         read              read, append a sealed
+                                                  record, delete (erase);
+                                                  never change one
 ``(own, "entitlements", ...)``  read              read, write
 ``(own, "usage", ...)``         read              read (nobody writes: the
                                                   graph counts)
@@ -33,7 +34,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mnemo.identity import POLICIES_NAMESPACE, user_label
+from mnemo.audit import is_sealed
+from mnemo.identity import AUDIT, POLICIES_NAMESPACE, user_label
 from mnemo.identity import _field  # reads the platform's user object like resolve_user does
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
@@ -76,9 +78,18 @@ class Caller:
         return cls(user_id=user.identity, admin=role == "admin")
 
 
-def authorize_store(caller: Caller, action: StoreAction, namespace: Sequence[str] | None) -> tuple[str, ...]:
+def authorize_store(
+    caller: Caller,
+    action: StoreAction,
+    namespace: Sequence[str] | None,
+    *,
+    key: str | None = None,
+    value: Any = None,
+) -> tuple[str, ...]:
     """The namespace (prefix) the operation may use: ``namespace`` itself, or
     the caller's own label when a user searched or listed with no prefix.
+    ``key`` and ``value`` are those of a put (an admin may append an audit
+    record only under the key that seals its content, see :mod:`mnemo.audit`).
 
     Raises:
         Forbidden: the caller may not do ``action`` on ``namespace``.
@@ -91,9 +102,16 @@ def authorize_store(caller: Caller, action: StoreAction, namespace: Sequence[str
             raise Forbidden("A store item needs a namespace")
         return () if caller.admin else (caller.label,)  # narrowed, never widened
     root, kind = ns[0], (ns[1] if len(ns) > 1 else None)
-    if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT:
+    # An admin's operator tools append sealed records (a put under a record's
+    # key can only repeat it) and erase a user's trail with the rest of their
+    # memory (audit records hold personal data); nobody can alter a record.
+    admin_audit = caller.admin and kind == AUDIT and len(ns) == 2 and (
+        action == "delete" or (action == "put" and key is not None and is_sealed(key, value)))
+    if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT and not admin_audit:
         raise Forbidden(f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API")
     if caller.admin:
+        if action == "put":
+            check_admin_value(ns, key, value)
         return ns
     if root == SHARED_ROOT:
         if action in _WRITES:
@@ -104,6 +122,19 @@ def authorize_store(caller: Caller, action: StoreAction, namespace: Sequence[str
     if action in _WRITES and kind in ADMIN_WRITTEN:
         raise Forbidden(f"({root!r}, {kind!r}) is set by admins; a user may read it, not change it")
     return ns
+
+
+def check_admin_value(namespace: Sequence[str], key: str | None, value: Any) -> None:
+    """An admin's put of an entitlement rule must be one mnemo can apply
+    (:func:`mnemo.entitlements.validate_rule`): a typo is refused, not stored."""
+    if len(namespace) == 2 and namespace[1] == "entitlements" and value is not None:
+        from mnemo.entitlements import validate_rule
+        from mnemo.errors import InvalidInputError
+
+        try:
+            validate_rule(str(key), value)
+        except InvalidInputError as exc:
+            raise Forbidden(f"Not stored: {exc}") from None
 
 
 def owner_filter(caller: Caller) -> dict[str, str] | None:

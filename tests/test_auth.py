@@ -108,12 +108,15 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert await status(bob.store.put_item(["org", "policies"], "x", {"text": "x"})) == 403
     assert await status(alice.store.put_item(["alice", "audit"], "x", {"text": "x"})) == 403
     assert await status(admin.store.put_item(["alice", "audit"], "x", {"text": "x"})) == 403
-    assert await status(admin.store.delete_item(["alice", "audit"], "x")) == 403
+    assert await status(alice.store.delete_item(["alice", "audit"], "x")) == 403
+    assert await status(admin.store.delete_item(["alice", "audit"], "x")) == 200  # erase (an admin's)
     assert await status(alice.store.search_items(["alice", "audit"])) == 200
     assert await status(admin.store.put_item(["alice", "usage"], "x", {"n": 1})) == 403
-    assert await status(alice.store.put_item(["alice", "entitlements"], "tools", {"deny": []})) == 403
-    assert await status(admin.store.put_item(["alice", "entitlements"], "tools", {"deny": []})) == 200
-    assert (await alice.store.get_item(["alice", "entitlements"], "tools"))["value"] == {"deny": []}
+    rule = {"allowed": True, "daily_limit": 50}
+    assert await status(alice.store.put_item(["alice", "entitlements"], "*", rule)) == 403
+    assert await status(admin.store.put_item(["alice", "entitlements"], "tools", {"deny": []})) == 403  # not a rule
+    assert await status(admin.store.put_item(["alice", "entitlements"], "*", rule)) == 200
+    assert (await alice.store.get_item(["alice", "entitlements"], "*"))["value"] == rule
 
     # ---- threads and runs.
     assert await status(alice.threads.get(thread_a)) == 200

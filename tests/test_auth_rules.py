@@ -78,9 +78,36 @@ def test_audit_and_usage_are_readable_and_written_by_nobody_through_the_api(kind
                 authorize_store(caller, action, ("alice", kind, "2026"))
 
 
+def test_an_admin_may_append_a_sealed_audit_record_never_change_one():
+    """Operator tools through the API (``entitle --url``) record what they did;
+    the key seals the content, so a put under a record's key cannot alter it.
+    An erase (admin) deletes the trail with the rest of the user's memory."""
+    from mnemo import User
+    from mnemo.audit import Origin, audit_op
+
+    op = audit_op(User.of("alice"), Origin(source="admin", actor="backend"), "entitlement.set", "*", after={"x": 1})
+    ns = ("alice", "audit")
+    assert authorize_store(ADMIN, "put", ns, key=op.key, value=op.value) == ns
+    for tampered in ({**op.value, "after": {"x": 2}}, {**op.value, "id": "x"}, "not a record", None):
+        with pytest.raises(Forbidden, match="written by mnemo only"):
+            authorize_store(ADMIN, "put", ns, key=op.key, value=tampered)
+    with pytest.raises(Forbidden, match="written by mnemo only"):
+        authorize_store(ALICE, "put", ns, key=op.key, value=op.value)  # users append nothing
+    assert authorize_store(ADMIN, "delete", ns, key=op.key) == ns
+    with pytest.raises(Forbidden, match="written by mnemo only"):
+        authorize_store(ALICE, "delete", ns, key=op.key)
+    with pytest.raises(Forbidden, match="written by mnemo only"):
+        authorize_store(ADMIN, "put", ("alice", "usage"), key=op.key, value=op.value)
+
+
 def test_entitlements_are_readable_by_the_user_and_set_by_admins():
     assert authorize_store(ALICE, "get", ("alice", "entitlements")) == ("alice", "entitlements")
-    assert authorize_store(ADMIN, "put", ("alice", "entitlements")) == ("alice", "entitlements")
+    rule = {"allowed": False, "daily_limit": None}
+    assert authorize_store(ADMIN, "put", ("alice", "entitlements"), key="tool:recall_notes", value=rule) == (
+        "alice", "entitlements")
+    for key, bad in (("tools", rule), ("*", {"deny": []}), ("*", {"allowed": True, "daily_limit": -1})):
+        with pytest.raises(Forbidden, match="Not stored"):
+            authorize_store(ADMIN, "put", ("alice", "entitlements"), key=key, value=bad)
     with pytest.raises(Forbidden, match="set by admins"):
         authorize_store(ALICE, "put", ("alice", "entitlements"))
     with pytest.raises(Forbidden, match="another user"):

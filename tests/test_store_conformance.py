@@ -265,8 +265,9 @@ async def test_policy_seeding_is_idempotent_and_follows_the_file(store):
 async def test_ghost_namespaces_are_never_users_or_data(store, backend):
     await store.aget(("ghost", "profile"), "name")  # InMemoryStore creates ("ghost", "profile") here
     gone = User.of("gone")
-    await aupdate_profile(store, gone, {"city": "Paris"})
-    await aupdate_profile(store, gone, {}, forget=["city"])  # an emptied namespace
+    # An emptied namespace (raw writes: through mnemo the audit trail would remain).
+    await store.aput(gone.namespace("profile"), "city", {"value": "Paris"}, index=False)
+    await store.adelete(gone.namespace("profile"), "city")
     await aremember(store, User.of("alive"), "Likes tea.")
     await aseed_policies(store, load_policy_file()[:2])
     roots = {ns[0] for ns in await store.alist_namespaces(max_depth=1)}

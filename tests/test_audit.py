@@ -1,0 +1,92 @@
+"""The audit trail: every memory write appends one record, concurrent writes lose none."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
+from mnemo.audit import Origin, alist_audit
+from mnemo.extraction import MemoryExtraction
+from mnemo.writes import aapply_extraction
+from tests.scripted import tool_call
+from tests.test_graph import agent, model, say, script  # noqa: F401  (fixtures)
+
+
+def summary(records):
+    return [(r["action"], r["target"], r["before"], r["after"], r["source"]) for r in records]
+
+
+async def test_profile_changes_are_recorded_with_before_and_after(store, user):
+    await aupdate_profile(store, user, {"city": "Paris", "name": "Ann"})
+    await aupdate_profile(store, user, {"city": "Lyon"}, source="tool")
+    await aupdate_profile(store, user, {"city": "Lyon"})  # unchanged: nothing written, nothing recorded
+    await aupdate_profile(store, user, {}, forget=["name"], origin=Origin(source="admin", actor="root"))
+    records = await alist_audit(store, user)
+    # Records of one batch share a time; their order among themselves is not promised.
+    assert sorted(summary(records[:2])) == [("profile.set", "city", None, "Paris", "user_said"),
+                                            ("profile.set", "name", None, "Ann", "user_said")]
+    assert summary(records[2:]) == [("profile.set", "city", "Paris", "Lyon", "tool"),
+                                    ("profile.delete", "name", "Ann", None, "admin")]
+    assert records[-1]["actor"] == "root" and records[0]["thread_id"] is None
+    assert [r["id"] for r in records] == sorted(r["id"] for r in records)
+
+
+async def test_note_add_refine_forget_are_recorded_and_duplicates_are_not(store, user):
+    first = (await aremember(store, user, "用户养了两只猫。"))["note"]
+    await aremember(store, user, "用户养了两只猫。")  # duplicate: recency only
+    await aremember(store, user, "用户养了两只猫，叫咪咪和花花。")  # refines
+    await aforget(store, user, note_id=first["id"], origin=Origin(source="tool", thread_id="t9", run_id="r9"))
+    records = await alist_audit(store, user)
+    assert [(r["action"], r["target"]) for r in records] == [
+        ("note.add", first["id"]), ("note.refine", first["id"]), ("note.forget", first["id"])]
+    assert records[1]["before"] == "用户养了两只猫。" and "咪咪" in records[1]["after"]
+    assert "咪咪" in records[2]["before"] and records[2]["after"] is None
+    assert (records[2]["source"], records[2]["thread_id"], records[2]["run_id"]) == ("tool", "t9", "r9")
+
+
+async def test_the_audit_record_is_written_in_the_same_batch_as_the_change(counting_store, user):
+    await aupdate_profile(counting_store, user, {"city": "Paris"})
+    assert counting_store.trips == 2  # the listing, then one batch: the field and its record
+    counting_store.trips = 0
+    await aremember(counting_store, user, "Likes tea.")
+    assert counting_store.trips == 2  # duplicate lookups, then one batch: the note and its record
+    assert len(await alist_audit(counting_store, user)) == 2
+
+
+async def test_extraction_is_recorded_as_the_extractor(store, user):
+    extraction = MemoryExtraction(city="Hangzhou", notes=["The user is allergic to peanuts."])
+    await aapply_extraction(store, user, extraction, origin=Origin(source="extractor", thread_id="t1", run_id="r1"))
+    records = await alist_audit(store, user)
+    assert {(r["action"], r["source"], r["thread_id"], r["run_id"]) for r in records} == {
+        ("profile.set", "extractor", "t1", "r1"), ("note.add", "extractor", "t1", "r1")}
+
+
+async def test_concurrent_writes_lose_no_record(store, user):
+    texts = [f"The user owns item number {i}." for i in range(20)]
+    await asyncio.gather(*(aremember_many(store, user, [t]) for t in texts))
+    records = await alist_audit(store, user)
+    assert len(records) == 20 and len({r["id"] for r in records}) == 20
+
+
+def test_an_unknown_source_is_refused():
+    from mnemo import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="source"):
+        Origin(source="model")
+
+
+# --------------------------------------------------------------------------- through the graph
+
+
+async def test_graph_writes_carry_the_runs_thread_and_run_ids(agent, model, store, script):  # noqa: F811
+    steps = iter([tool_call("remember_note", text="The user has two cats."), AIMessage(content="Noted.")])
+    script.chat = lambda messages: next(steps)
+    await say(agent, "Remember I have two cats. I live in Hangzhou.", thread="t7", config={"run_id": "run-7"})
+    records = await alist_audit(store, User.of("u_zhou"))
+    by_action = {(r["action"], r["source"]): r for r in records}
+    assert set(by_action) == {("note.add", "tool"), ("profile.set", "extractor")}
+    for record in records:
+        assert (record["thread_id"], record["run_id"]) == ("t7", "run-7")

@@ -1,0 +1,156 @@
+"""Entitlements: tools the user may call, daily quotas, usage counted without lost updates."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+
+from mnemo import InvalidInputError, User, alist_notes
+from mnemo.audit import Origin, alist_audit
+from mnemo.entitlements import (
+    aadmit,
+    aavailable_tools,
+    aclear_entitlement,
+    aget_entitlements,
+    aset_entitlement,
+    ausage_today,
+)
+from tests.scripted import tool_call
+from tests.test_graph import agent, model, say, script  # noqa: F401  (fixtures)
+
+ADMIN = Origin(source="admin", actor="admin_1")
+TOOLS = ["remember_note", "recall_notes", "forget_note", "search_policy"]
+
+
+async def test_no_record_means_every_tool_and_no_quota(store, user):
+    assert await aget_entitlements(store, user) == {}
+    assert await aavailable_tools(store, user, TOOLS) == TOOLS
+    for _ in range(3):
+        assert (await aadmit(store, user, "remember_note"))["allowed"]
+    assert await ausage_today(store, user) == {"remember_note": 3}  # counted even without a quota
+
+
+async def test_a_denied_tool_is_not_offered_not_admitted_not_counted(store, user):
+    await aset_entitlement(store, user, "remember_note", allowed=False, origin=ADMIN)
+    assert await aavailable_tools(store, user, TOOLS) == ["recall_notes", "forget_note", "search_policy"]
+    decision = await aadmit(store, user, "remember_note")
+    assert not decision["allowed"] and "not enabled" in decision["reason"]
+    assert await ausage_today(store, user) == {}
+
+
+async def test_deny_by_default_with_one_tool_allowed(store, user):
+    await aset_entitlement(store, user, None, allowed=False, origin=ADMIN)
+    await aset_entitlement(store, user, "search_policy", allowed=True, origin=ADMIN)
+    assert await aavailable_tools(store, user, TOOLS) == ["search_policy"]
+    assert not (await aadmit(store, user, "recall_notes"))["allowed"]
+    assert not (await aadmit(store, user, "made_up_tool"))["allowed"]
+    assert await aclear_entitlement(store, user, None, origin=ADMIN)
+    assert await aavailable_tools(store, user, TOOLS) == TOOLS
+
+
+async def test_per_tool_and_total_daily_limits(store, user):
+    await aset_entitlement(store, user, "recall_notes", daily_limit=2, origin=ADMIN)
+    assert [(await aadmit(store, user, "recall_notes"))["allowed"] for _ in range(3)] == [True, True, False]
+    assert "recall_notes" not in await aavailable_tools(store, user, TOOLS)
+    assert await ausage_today(store, user) == {"recall_notes": 2}  # the refused call left nothing behind
+    await aset_entitlement(store, user, None, daily_limit=3, origin=ADMIN)
+    assert (await aadmit(store, user, "search_policy"))["allowed"]
+    assert await aavailable_tools(store, user, TOOLS) == []
+    refused = await aadmit(store, user, "forget_note")
+    assert not refused["allowed"] and "3 tool calls" in refused["reason"]
+
+
+async def test_changes_are_audited_as_admin(store, user):
+    await aset_entitlement(store, user, "recall_notes", daily_limit=5, origin=ADMIN)
+    await aset_entitlement(store, user, "recall_notes", allowed=False, origin=ADMIN)
+    records = await alist_audit(store, user)
+    assert [(r["action"], r["target"], r["before"], r["after"], r["source"], r["actor"]) for r in records] == [
+        ("entitlement.set", "tool:recall_notes", None, {"allowed": True, "daily_limit": 5}, "admin", "admin_1"),
+        ("entitlement.set", "tool:recall_notes", {"allowed": True, "daily_limit": 5},
+         {"allowed": False, "daily_limit": None}, "admin", "admin_1"),
+    ]
+
+
+async def test_bad_rules_are_refused_before_anything_is_written(store, user):
+    for kwargs in ({"daily_limit": -1}, {"daily_limit": "5"}, {"daily_limit": True}):
+        with pytest.raises(InvalidInputError, match="daily_limit"):
+            await aset_entitlement(store, user, "recall_notes", origin=ADMIN, **kwargs)
+    with pytest.raises(InvalidInputError, match="tool name"):
+        await aset_entitlement(store, user, "", origin=ADMIN)
+    assert await aget_entitlements(store, user) == {} and await alist_audit(store, user) == []
+
+
+async def test_twenty_concurrent_calls_are_all_counted(store, user):
+    decisions = await asyncio.gather(*(aadmit(store, user, "recall_notes") for _ in range(20)))
+    assert all(d["allowed"] for d in decisions)
+    assert await ausage_today(store, user) == {"recall_notes": 20}
+
+
+async def test_concurrent_calls_never_exceed_the_quota(store, user):
+    await aset_entitlement(store, user, "recall_notes", daily_limit=5, origin=ADMIN)
+    decisions = await asyncio.gather(*(aadmit(store, user, "recall_notes") for _ in range(20)))
+    admitted = sum(d["allowed"] for d in decisions)
+    assert admitted <= 5
+    assert await ausage_today(store, user) == ({"recall_notes": admitted} if admitted else {})
+    # Once the race is over, what is left of the quota is usable.
+    while admitted < 5:
+        assert (await aadmit(store, user, "recall_notes"))["allowed"]
+        admitted += 1
+    assert not (await aadmit(store, user, "recall_notes"))["allowed"]
+
+
+# --------------------------------------------------------------------------- through the graph
+
+
+async def test_the_model_is_offered_only_allowed_tools(agent, model, store):  # noqa: F811
+    await aset_entitlement(store, User.of("u_zhou"), "remember_note", allowed=False, origin=ADMIN)
+    await say(agent, "hello")
+    chat_calls = [c for c in model.calls if "MemoryExtraction" not in c["tool_names"]]
+    assert chat_calls and set(chat_calls[0]["tool_names"]) == {"recall_notes", "forget_note", "search_policy"}
+
+
+async def test_a_denied_call_never_runs_the_tool(agent, model, store, script):  # noqa: F811
+    user = User.of("u_zhou")
+    call = tool_call("remember_note", text="The user is allergic to peanuts.")
+    steps = iter([call, AIMessage(content="Sorry, I cannot save notes for you.")])
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    await aset_entitlement(store, user, "remember_note", allowed=False, origin=ADMIN)
+    out = await say(agent, "Remember that I'm allergic to peanuts.")
+    (reply,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert reply.tool_call_id == call.tool_calls[0]["id"] and reply.status == "error"
+    assert "not enabled" in reply.content
+    assert await alist_notes(store, user) == []  # the tool's side effect did not happen
+    assert await ausage_today(store, user) == {}
+
+    # The control: once allowed, the same call does write the note.
+    await aset_entitlement(store, user, "remember_note", allowed=True, origin=ADMIN)
+    steps = iter([tool_call("remember_note", text="The user is allergic to peanuts."), AIMessage(content="Noted.")])
+    out = await say(agent, "Remember that I'm allergic to peanuts.", thread="t2")
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
+    assert await ausage_today(store, user) == {"remember_note": 1}
+
+
+async def test_an_over_quota_call_never_runs_the_tool(agent, model, store, script):  # noqa: F811
+    user = User.of("u_zhou")
+    await aset_entitlement(store, user, "remember_note", daily_limit=1, origin=ADMIN)
+    calls = [tool_call("remember_note", text="The user has a dog."), tool_call("remember_note", text="The user has a cat.")]
+    steps = iter([calls[0], calls[1], AIMessage(content="done")])
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    out = await say(agent, "Remember my pets.")
+    replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [r.tool_call_id for r in replies] == [c.tool_calls[0]["id"] for c in calls]
+    assert replies[0].status != "error" and replies[1].status == "error" and "limit of 1" in replies[1].content
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has a dog."]
+
+
+async def test_a_rule_mnemo_cannot_apply_fails_closed(store, user):
+    """Written around the API's checks (raw store writes): a malformed rule
+    under a rule key denies that tool; under another key it is ignored."""
+    ns = user.namespace("entitlements")
+    await store.aput(ns, "tool:recall_notes", {"allowed": "yes"}, index=False)
+    await store.aput(ns, "tools", {"deny": []}, index=False)
+    assert await aavailable_tools(store, user, TOOLS) == ["remember_note", "forget_note", "search_policy"]
