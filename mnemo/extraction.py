@@ -23,6 +23,8 @@ from typing import Literal
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
+from mnemo.expiry import now
+
 logger = logging.getLogger(__name__)
 
 EXTRACTION_PROMPT = """You maintain long-term memory about ONE user of a customer-service assistant.
@@ -35,10 +37,19 @@ Extract only what the user stated about themselves, in their own words' meaning:
   written in the user's language, in third person ("The user ..." / "用户……").
   Do NOT include: the profile fields above, questions, greetings, one-off requests, order numbers or
   anything about orders/refunds/payments (the order system is authoritative for those).
+- "temporary_notes": facts that are only true for a while ("I'm travelling until Friday"), each with
+  "expires": the ISO date (or date and time) when it stops being true. Today is {today} (UTC).
 If nothing qualifies, return all fields null and empty lists.
 
 USER MESSAGES:
 {messages}"""
+
+
+class TemporaryNote(BaseModel):
+    """A fact about the user that stops being true at a known time."""
+
+    text: str = Field(description="The fact, one short self-contained sentence in third person.")
+    expires: str = Field(description="ISO date (YYYY-MM-DD) or datetime when it stops being true.")
 
 
 class MemoryExtraction(BaseModel):
@@ -56,12 +67,14 @@ class MemoryExtraction(BaseModel):
         default_factory=list, description="Profile fields the user asked to forget."
     )
     notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
+    temporary_notes: list[TemporaryNote] = Field(
+        default_factory=list, description="Facts the user stated that are only true until a known date.")
 
     def profile_changes(self) -> dict[str, str | None]:
         return {"name": self.name, "city": self.city, "language": self.language, "response_style": self.response_style}
 
     def is_empty(self) -> bool:
-        return not self.forget_fields and not self.notes and all(v is None for v in self.profile_changes().values())
+        return not self.forget_fields and not self.notes and not self.temporary_notes and all(v is None for v in self.profile_changes().values())
 
 
 def build_extractor(model: BaseChatModel):
@@ -77,7 +90,7 @@ async def aextract(extractor, user_messages: list[str], *, timeout_s: float) -> 
     texts = [t.strip() for t in user_messages if t and t.strip()]
     if not texts:
         return None
-    prompt = EXTRACTION_PROMPT.format(messages="\n".join(f"- {t}" for t in texts))
+    prompt = EXTRACTION_PROMPT.format(messages="\n".join(f"- {t}" for t in texts), today=now().date().isoformat())
     try:
         result = await asyncio.wait_for(extractor.ainvoke(prompt), timeout=timeout_s)
     except TimeoutError:

@@ -5,9 +5,13 @@ two parallel tool calls would pick the same number and overwrite each other).
 Value::
 
     {"id": "<key>", "text": "Allergic to peanuts", "norm": "allergic to peanuts",
-     "source": "user_said", "first_seen": "<UTC ISO>", "updated_at": "<UTC ISO>"}
+     "source": "user_said", "first_seen": "<UTC ISO>", "updated_at": "<UTC ISO>",
+     "expires_at": "<UTC ISO>"}            # only for a time-bound note
 
 Only ``text`` is embedded (``index.fields = ["text"]``).
+
+A time-bound note (``expires_at``) is invisible to every read here once it
+expires, whatever the backend does with TTLs (:mod:`mnemo.expiry`).
 
 * :func:`aremember` skips exact duplicates (same ``norm``, found with a store
   ``filter``, which every backend evaluates) and semantic duplicates
@@ -37,6 +41,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 from mnemo._lexical import adds_nothing, bm25_rank, reciprocal_rank_fusion
 from mnemo._store import alist_all, exact, list_op, most_recent, now_iso, query_op, semantic_hits
 from mnemo.errors import InvalidInputError, check_storable_text
+from mnemo.expiry import live, ttl_minutes
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
 
@@ -70,6 +75,8 @@ class Note(TypedDict):
     source: Source
     first_seen: str
     updated_at: str
+    expires_at: NotRequired[str]
+    """Only for a time-bound note: when it stops being true (UTC ISO)."""
     score: NotRequired[float]
 
 
@@ -109,6 +116,8 @@ def to_note(item: Item) -> Note:
         first_seen=item.value.get("first_seen", ""),
         updated_at=item.value.get("updated_at", ""),
     )
+    if item.value.get("expires_at"):
+        note["expires_at"] = item.value["expires_at"]
     if getattr(item, "score", None) is not None:
         note["score"] = round(float(item.score), 4)
     return note
@@ -133,6 +142,8 @@ def _match(
     ``text`` adds no content word -> duplicate; the stored note's content
     words are a strict subset of ``text``'s -> ``text`` refines it.
     """
+    # An expired note is no longer known: the same words start a new note.
+    same, nearest = live(same), live(nearest)
     if same:
         return "duplicate", same[0]
     for hit in semantic_hits(nearest, ns, min_score=threshold):
@@ -150,15 +161,21 @@ async def aremember(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    expires_at: str | None = None,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
+
+    ``expires_at`` (UTC ISO, see :func:`mnemo.expiry.expiry_from`) makes it a
+    time-bound note. The latest statement decides: repeating a note with (or
+    without) an expiry gives the stored note that expiry (or makes it durable).
 
     Raises:
         InvalidInputError: empty or oversized text, or an unknown source.
         IndexMissingError: the store has no vector index (semantic dedupe
             would silently do nothing).
     """
-    (result,) = await aremember_many(store, user, [text], source=source, dedupe_threshold=dedupe_threshold)
+    (result,) = await aremember_many(
+        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, expires_at=[expires_at])
     return result
 
 
@@ -169,12 +186,17 @@ async def aremember_many(
     *,
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
+    expires_at: list[str | None] | None = None,
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
     ``texts`` is reported as a duplicate of its first occurrence. All texts are
-    validated before anything is written."""
+    validated before anything is written. ``expires_at``: one entry per text
+    (``None`` = durable), or ``None`` for all durable."""
     cleaned = [validate_note(t) for t in texts]
+    expiries = list(expires_at) if expires_at is not None else [None] * len(cleaned)
+    if len(expiries) != len(cleaned):
+        raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
     if source not in SOURCES:
         raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
     if not cleaned:
@@ -185,7 +207,7 @@ async def aremember_many(
     results: list[RememberResult] = []
     writes: dict[str, PutOp] = {}
     new_by_norm: dict[str, Note] = {}
-    for i, text in enumerate(cleaned):
+    for i, (text, expires) in enumerate(zip(cleaned, expiries, strict=True)):
         norm = normalize_note(text)
         if norm in new_by_norm:
             results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
@@ -198,13 +220,20 @@ async def aremember_many(
             value = {**existing.value, "updated_at": stamp}
             if status == "refined":
                 value.update(text=text, norm=norm, source=source)
-            writes[existing.key] = PutOp(ns, existing.key, value)
+            value.pop("expires_at", None)
+            if expires:
+                value["expires_at"] = expires
+            writes[existing.key] = PutOp(ns, existing.key, value, ttl=ttl_minutes(expires))
             results.append(RememberResult(status=status, note=to_note(_with_value(existing, value))))
             continue
         key = uuid.uuid4().hex
         value = {"id": key, "text": text, "norm": norm, "source": source, "first_seen": stamp, "updated_at": stamp}
-        writes[key] = PutOp(ns, key, value)
         note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
+        if expires:
+            value["expires_at"] = note["expires_at"] = expires
+        # The store TTL is a backstop for backends that honour it; mnemo's own
+        # ``expires_at`` is what hides the note (mnemo.expiry).
+        writes[key] = PutOp(ns, key, value, ttl=ttl_minutes(expires))
         new_by_norm[norm] = note
         results.append(RememberResult(status="stored", note=note))
     await store.abatch(list(writes.values()))
@@ -277,13 +306,14 @@ async def arecall(
     dense, listed = await store.abatch(
         [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
     )
-    notes = exact(listed, ns) if len(listed) <= LEXICAL_MAX_NOTES else []
-    return await arank_notes(query, dense, notes, ns, limit=limit, min_score=min_score)
+    notes = live(exact(listed, ns)) if len(listed) <= LEXICAL_MAX_NOTES else []
+    return await arank_notes(query, live(dense), notes, ns, limit=limit, min_score=min_score)
 
 
 async def alist_notes(store: BaseStore, user: User) -> list[Note]:
-    """Every note of the user, most recent first (pages past the store's limit)."""
-    items = await alist_all(store, user.namespace(NOTES))
+    """Every live note of the user, most recent first (pages past the store's
+    limit; expired time-bound notes are left out)."""
+    items = live(await alist_all(store, user.namespace(NOTES)))
     return [to_note(it) for it in most_recent(items, len(items))]
 
 

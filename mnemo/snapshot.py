@@ -17,6 +17,7 @@ from typing import TypedDict
 from langgraph.store.base import BaseStore
 
 from mnemo._store import alist_rest, list_op, most_recent, query_op
+from mnemo.expiry import adelete, expired, live
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, arank_notes, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items
@@ -48,9 +49,15 @@ async def aload_snapshot(
     results = await store.abatch(ops)
     profile_items = await alist_rest(store, profile_ns, results[0])
     all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
+    if stale := expired(all_notes):
+        # The sweep of this user's expired notes, at no extra read (one delete
+        # batch only when something expired): mnemo.expiry.
+        await adelete(store, stale)
+        all_notes = live(all_notes)
     relevant: list[Note] = []
     if len(results) > 2 and all_notes:
-        relevant = await arank_notes(query, results[2], all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+        dense = live(results[2])
+        relevant = await arank_notes(query, dense, all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
@@ -66,7 +73,8 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = 2000) -> str
                          ("Most recent notes:", snapshot["recent"])):
         lines = []
         for note in notes:
-            line = f"- {note['text']}  (note {note['id'][:8]})"
+            until = f", true until {note['expires_at'][:16]}" if note.get("expires_at") else ""
+            line = f"- {note['text']}  (note {note['id'][:8]}{until})"
             if used + len(title) + len(line) + 2 > char_budget:
                 break
             lines.append(line)

@@ -16,6 +16,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from graphs.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
+from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
 from nodes.runtime import current_user
 
@@ -23,17 +24,20 @@ logger = logging.getLogger(__name__)
 
 
 @tool
-async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
-    """Save one durable fact or preference the user stated about themselves,
-    e.g. "The user is allergic to peanuts". Use only for what the user said,
-    never for your own guesses, and never for orders or refunds.
+async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None) -> str:
+    """Save one fact or preference the user stated about themselves, e.g.
+    "The user is allergic to peanuts". Use only for what the user said, never
+    for your own guesses, and never for orders or refunds.
 
     Args:
         text: the fact, one short self-contained sentence.
+        valid_for_days: only for a fact that stops being true ("I'm travelling
+            until Friday"): how many days from now it holds. Omit for durable facts.
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
-    result = await aremember(runtime.store, user, text, source="user_said")
+    expires_at = expiry_from(valid_for_days=valid_for_days)
+    result = await aremember(runtime.store, user, text, source="user_said", expires_at=expires_at)
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"
