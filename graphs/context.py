@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import ConfigDict
 
@@ -49,3 +50,16 @@ class Context:
 
     memory_char_budget: int = 2000
     """Upper bound, in characters, of the memory block injected in the prompt."""
+
+    memory_write_mode: Literal["hot", "after_turn", "background"] = "after_turn"
+    """When memories are extracted from what the user said. ``hot``: only
+    through the tools, during the turn. ``after_turn``: by ``write_memory``
+    before the run ends (the reply is streamed first, the run ends after).
+    ``background``: by a ``memory_writer`` run the server starts
+    ``memory_write_delay_s`` after the last turn of a burst; the run ends
+    without waiting. Outside a LangGraph server, ``background`` falls back
+    to ``after_turn`` (logged)."""
+
+    memory_write_delay_s: int = 10
+    """``background`` only: seconds of quiet on a thread before its memories
+    are extracted; a new turn within them postpones (and merges) the write."""

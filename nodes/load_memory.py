@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from graphs.context import Context
 from graphs.state import State
 from mnemo.snapshot import aload_snapshot, render_snapshot
+from mnemo.writer import stamp_said_at
 from nodes.runtime import current_user
 
 logger = logging.getLogger(__name__)
@@ -18,6 +19,8 @@ logger = logging.getLogger(__name__)
 async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)  # no user: the run fails here, before any model call
     ctx = runtime.context
+    stamped = stamp_said_at(state["messages"], state.get("said_at"))
+    update = {"said_at": stamped} if stamped is not None else {}
     latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     try:
         snapshot = await aload_snapshot(
@@ -30,5 +33,5 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
-        return {"memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
-    return {"memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}
+        return {**update, "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
+    return {**update, "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}

@@ -1,0 +1,40 @@
+"""The ``memory_writer`` graph's one step: extract a conversation thread's
+pending user messages, off the user's path (``mnemo.background``)."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import convert_to_messages
+from langgraph.runtime import Runtime
+
+from graphs.context import Context
+from graphs.state import WriterState
+from mnemo.background import start_after
+from mnemo.expiry import asweep_user
+from mnemo.writer import aextract_pending, pending
+from nodes.runtime import aload_chat_model, current_user
+
+logger = logging.getLogger(__name__)
+
+
+async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
+    from langgraph_sdk import get_client
+
+    user = current_user(runtime.context)
+    ctx = runtime.context
+    thread = await get_client().threads.get_state(state["thread_id"])
+    values = thread.get("values") or {}
+    messages = convert_to_messages(values.get("messages") or [])
+    if not messages:
+        return {}
+    start = start_after(messages, state.get("extracted_through"), values.get("memory_cursor", 0))
+    said = pending(messages, start)
+    if said:
+        model = await aload_chat_model(ctx.extraction_model or ctx.model)
+        if not await aextract_pending(runtime.store, user, model, said, said_at=values.get("said_at"),
+                                      timeout_s=ctx.extraction_timeout_s):
+            return {}  # retried by the writer run of the next turn
+    logger.info("memory_writer: thread %s, %d user message(s) extracted", state["thread_id"], len(said))
+    await asweep_user(runtime.store, user)
+    return {"extracted_through": messages[-1].id}
