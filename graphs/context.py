@@ -60,6 +60,15 @@ class Context:
     without waiting. Outside a LangGraph server, ``background`` falls back
     to ``after_turn`` (logged)."""
 
+    history_token_budget: int = 6000
+    """Tokens (approximate) of conversation the model sees: past it, the
+    oldest turns are summarised (or trimmed) before the model is called; the
+    latest turn is always kept whole, tool calls with their results."""
+
+    history_strategy: Literal["summarize", "trim"] = "summarize"
+    """What happens to turns that leave the window: folded into a running
+    summary kept in the thread (one model call per compaction), or dropped."""
+
     memory_write_delay_s: int = 10
     """``background`` only: seconds of quiet on a thread before its memories
     are extracted; a new turn within them postpones (and merges) the write."""

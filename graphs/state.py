@@ -15,6 +15,13 @@ class State(MessagesState):
     """Index in ``messages`` up to which user messages were turned into memory.
     Advanced only when extraction ran, so a failed turn is retried next turn."""
 
+    examples: NotRequired[str]
+    """Similar past cases that went well, as prompt text (``load_memory``)."""
+
+    summary: NotRequired[str]
+    """Running summary of the turns removed from ``messages`` (``mnemo.history``).
+    Thread state only: never long-term memory."""
+
     said_at: NotRequired[dict[str, str]]
     """User message id -> UTC ISO time it arrived (``mnemo.writer``): a late
     extraction never overwrites a field changed after these words were said."""

@@ -1,21 +1,43 @@
-"""Step 2: the model answers, or asks for tools."""
+"""Step 2: the model answers, or asks for tools.
+
+Its prompt: the assistant's learned instructions (read here, every call, so a
+rewrite or a rollback applies from the next model call), the hard rules, the
+running summary, similar past cases and the user's memory; then the thread's
+messages, fitted to ``history_token_budget`` (``mnemo.history``).
+"""
 
 from __future__ import annotations
 
+import logging
+
 from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from graphs.context import Context
 from graphs.state import State
-from nodes.prompts import SYSTEM_PROMPT
+from mnemo.history import fit_to_budget
+from mnemo.instructions import aget_instructions, assistant_of
+from nodes.prompts import render_system_prompt
 from nodes.runtime import aload_chat_model
 from nodes.tools import TOOLS
+
+logger = logging.getLogger(__name__)
 
 
 async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     model = (await aload_chat_model(runtime.context.model)).bind_tools(TOOLS)
-    system = SystemMessage(SYSTEM_PROMPT.format(memory=state.get("memory") or "(not loaded)"))
-    response = await model.ainvoke([system, *state["messages"]])
+    try:
+        learned = await aget_instructions(runtime.store, assistant_of(get_config()))
+        instructions = learned["text"] if learned else ""
+    except Exception:  # the hard rules still apply; the turn goes on
+        logger.exception("could not load the learned instructions; answering with the hard rules only")
+        instructions = "(unavailable this turn)"
+    summary = state.get("summary")
+    system = SystemMessage(render_system_prompt(instructions=instructions, memory=state.get("memory") or "",
+                                                summary=summary, examples=state.get("examples")))
+    messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
+    response = await model.ainvoke([system, *messages])
     return {"messages": [response]}
 
 
