@@ -51,6 +51,16 @@ class Context:
     memory_char_budget: int = 2000
     """Upper bound, in characters, of the memory block injected in the prompt."""
 
+    episode_limit: int = 2
+    """How many similar past cases that went well are shown as examples (0: none)."""
+
+    episode_min_score: float = 0.88
+    """Similarity (0-1) a past case needs to be shown; below it, no example.
+    Measured for the bundled embedder (``python -m bench.episode_threshold``)."""
+
+    episode_char_budget: int = 1200
+    """Upper bound, in characters, of the examples block in the prompt."""
+
     memory_write_mode: Literal["hot", "after_turn", "background"] = "after_turn"
     """When memories are extracted from what the user said. ``hot``: only
     through the tools, during the turn. ``after_turn``: by ``write_memory``

@@ -100,7 +100,9 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
     return json.dumps(hits, ensure_ascii=False, indent=1)
 
 
-TOOLS = [remember_note, recall_notes, forget_note, search_policy]
+from nodes.learning_tools import LEARNING_TOOLS  # noqa: E402 (defined after the memory tools they join)
+
+TOOLS = [remember_note, recall_notes, forget_note, search_policy, *LEARNING_TOOLS]
 
 
 def _tool_error(exc: Exception) -> str:
