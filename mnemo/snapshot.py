@@ -1,7 +1,9 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads the profile, the notes most relevant to the
-latest message and the most recent notes in **one** ``abatch`` (three reads),
+latest message, the most recent notes and the past cases most similar to
+it (:mod:`mnemo.episodes`, two more reads) in **one** ``abatch`` (the query
+is embedded once per batch),
 plus one more read per 100 notes past the first 100 (explicit paging: the
 store's ``limit`` would otherwise silently truncate, and "most recent" must be
 sorted by mnemo itself because backends return different orders).
@@ -16,7 +18,8 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo._store import alist_rest, list_op, most_recent, query_op
+from mnemo._store import alist_rest, exact, list_op, most_recent, query_op
+from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
 from mnemo.expiry import adelete, expired, live
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import FUSION_CANDIDATES, RECALL_MIN_SCORE, Note, arank_notes, to_note
@@ -30,6 +33,8 @@ class MemorySnapshot(TypedDict):
     :func:`mnemo.notes.arank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
+    episodes: list[Episode]
+    """Resolved past cases similar to the query (the user's and shared), best first."""
 
 
 async def aload_snapshot(
@@ -40,13 +45,23 @@ async def aload_snapshot(
     recall_limit: int = 5,
     recent_limit: int = 3,
     min_score: float = RECALL_MIN_SCORE,
+    episode_limit: int = 0,
+    episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
     notes_ns = user.namespace(NOTES)
     profile_ns = user.namespace(PROFILE)
     ops = [list_op(profile_ns), list_op(notes_ns)]
+    with_episodes = bool(query.strip()) and episode_limit > 0
+    if with_episodes:
+        ops += similar_ops(user, query, limit=episode_limit)
     if query.strip() and recall_limit > 0:
         ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
     results = await store.abatch(ops)
+    episodes: list[Episode] = []
+    if with_episodes:
+        found = [exact(results[2], user.namespace(EPISODES)), exact(results[3], SHARED_EPISODES_NAMESPACE)]
+        episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
+        results = results[:2] + results[4:]
     profile_items = await alist_rest(store, profile_ns, results[0])
     all_notes = await alist_rest(store, notes_ns, results[1]) if results[1] else []
     if stale := expired(all_notes):
@@ -60,7 +75,8 @@ async def aload_snapshot(
         relevant = await arank_notes(query, dense, all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
-    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
+    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent,
+                          episodes=episodes)
 
 
 def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = 2000) -> str:

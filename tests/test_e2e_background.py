@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 
+import httpx
+
 import pytest
 from langgraph_sdk import get_client
 
@@ -66,6 +68,16 @@ async def test_background_writes_do_not_hold_the_run_and_a_burst_is_extracted_on
         assert run["status"] == "success", server.output()
         assert "city: Xiamen" in system_prompts(stub)[-1] and "name: Ning" in system_prompts(stub)[-1]
         assert "memory_writer: thread" in server.output(tail=10**8)
+
+        # A UI closes the first thread's case through the feedback route.
+        bad = httpx.post(f"{server.url}/feedback", json={"thread_id": thread_id, "outcome": "maybe"}, timeout=10)
+        assert bad.status_code == 400
+        done = httpx.post(f"{server.url}/feedback", timeout=10,
+                          json={"thread_id": thread_id, "user_id": "u_ning", "outcome": "resolved"})
+        assert done.status_code == 200, done.text
+        assert done.json()["episode"]["text"] == "Hi, I'm Ning." and done.json()["episode"]["outcome"] == "resolved"
+        episodes = (await client.store.search_items(("u_ning", "episodes"), limit=10))["items"]
+        assert [e["key"] for e in episodes] == [done.json()["episode"]["id"]]
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
