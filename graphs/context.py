@@ -32,7 +32,9 @@ class Context:
     server (DeepSeek, Qwen, vLLM, Ollama, llama.cpp)."""
 
     extraction_model: str = field(default_factory=lambda: os.environ.get("MNEMO_EXTRACTION_MODEL", ""))
-    """Model that extracts memories after each turn; empty = same as ``model``."""
+    """Model for memory work: extracting memories, summarising the turns that
+    leave a long thread's window, proposing instruction rewrites; empty =
+    same as ``model``."""
 
     extraction_timeout_s: float = 30.0
     """Seconds the memory extractor may take; past that the write is skipped

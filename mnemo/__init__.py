@@ -3,13 +3,20 @@
 Kinds of memory and where they live (the user always first, so ``(label,)``
 prefixes everything a user has):
 
-=================  ==============================  ==========================
-kind               namespace                       module
-=================  ==============================  ==========================
-profile            ``(user_label, "profile")``     :mod:`mnemo.profile`
-notes              ``(user_label, "notes")``       :mod:`mnemo.notes`
-shared policies    ``("org", "policies")``         :mod:`mnemo.policies`
-=================  ==============================  ==========================
+=====================  ========================================  ==========================
+kind                   namespace                                 module
+=====================  ========================================  ==========================
+profile                ``(user_label, "profile")``               :mod:`mnemo.profile`
+notes (time-bound too) ``(user_label, "notes")``                 :mod:`mnemo.notes`, :mod:`mnemo.expiry`
+episodes               ``(user_label, "episodes")``              :mod:`mnemo.episodes`
+shared exemplars       ``("org", "episodes")``                   :mod:`mnemo.episodes`
+learned instructions   ``("org", "instructions", assistant)``    :mod:`mnemo.instructions`
+shared policies        ``("org", "policies")``                   :mod:`mnemo.policies`
+=====================  ========================================  ==========================
+
+Writing: :mod:`mnemo.writer` (one extraction pipeline for every write mode),
+:mod:`mnemo.background` (the ``memory_writer`` run), :mod:`mnemo.history`
+(long threads: summary and trimming, thread state only).
 
 ``user_label`` is the user id, or a hash of it when the id is not a valid
 namespace label (:mod:`mnemo.identity`).

@@ -37,7 +37,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
                     logger.warning("could not extract messages leaving the window; keeping them for now")
                     return {}
         if ctx.history_strategy == "summarize":
-            summary = await asummarize(await aload_chat_model(ctx.model), summary, dropped,
+            summary = await asummarize(await aload_chat_model(ctx.extraction_model or ctx.model), summary, dropped,
                                        timeout_s=ctx.extraction_timeout_s)
             if summary is None:
                 return {}
