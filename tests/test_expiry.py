@@ -114,3 +114,29 @@ async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):
 def test_bad_expiries_are_refused(clock, kwargs):
     with pytest.raises(InvalidInputError):
         expiry.expiry_from(**kwargs)
+
+
+async def test_remember_note_with_a_duration_through_the_graph(store, clock, monkeypatch):
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.agent import builder
+    from nodes import runtime as node_runtime
+    from tests.scripted import ScriptedChatModel, tool_call
+    from tests.test_graph import Script, chat_prompts, say
+
+    script = Script()
+    steps = iter([tool_call("remember_note", text="The user is travelling in Japan.", valid_for_days=2),
+                  AIMessage("Noted, enjoy the trip.")])
+    script.chat = lambda messages: next(steps, AIMessage("ok"))
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    model = ScriptedChatModel(respond=script)
+    monkeypatch.setitem(node_runtime._models, "scripted", model)
+    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+    await say(agent, "Remember that I'm in Japan for two days.", thread="t1")
+    await say(agent, "Any travel adapters for Japan?", thread="t2")
+    assert "The user is travelling in Japan." in chat_prompts(model)[-1]
+    clock.advance(days=2, minutes=1)
+    await say(agent, "Any travel adapters for Japan?", thread="t3")
+    assert "travelling in Japan" not in chat_prompts(model)[-1]
+    assert raw_keys(store, User.of("u_zhou")) == set()  # swept by load_memory

@@ -33,36 +33,20 @@ def feedback_turn(script, rewrite: str):
     """The chat model calls improve_instructions; the proposer returns ``rewrite``."""
     steps = iter([tool_call("improve_instructions", feedback="Your answers are too verbose."), AIMessage("Noted.")])
     script.chat = lambda messages: next(steps, AIMessage("ok"))
-    inner = script.extract
-
-    def respond(messages, tool_names):
-        if "InstructionRewrite" in tool_names:
-            return tool_call("InstructionRewrite", instructions=rewrite, change="shorter answers")
-        return inner(messages, tool_names)
-
-    script.extract = respond
+    script.rewrite = rewrite
 
 
 @pytest.fixture
-def routed(script):
-    """Route InstructionRewrite calls (bound as a tool like MemoryExtraction) to ``script.extract``."""
-    original = script.__call__
-
-    class Router:
-        def __call__(self, messages, tool_names):
-            if "InstructionRewrite" in tool_names:
-                return script.extract(messages, tool_names)
-            return original(messages, tool_names)
-
-    return Router()
-
-
-@pytest.fixture
-def model(monkeypatch, script, routed):  # noqa: F811 (replaces test_graph's)
+def model(monkeypatch, script):  # noqa: F811 (test_graph's, plus the rewrite proposer)
     from nodes import runtime as node_runtime
     from tests.scripted import ScriptedChatModel
 
-    m = ScriptedChatModel(respond=routed)
+    def respond(messages, tool_names):
+        if "InstructionRewrite" in tool_names:
+            return tool_call("InstructionRewrite", instructions=script.rewrite, change="shorter answers")
+        return script(messages, tool_names)
+
+    m = ScriptedChatModel(respond=respond)
     monkeypatch.setitem(node_runtime._models, "scripted", m)
     return m
 
