@@ -90,6 +90,14 @@ def turn_cost_tables(d: dict[str, Any]) -> str:
                        ("memory tokens injected", "memory_tokens"), ("full-context tokens", "full_context_tokens")):
         r = s[key]
         lines.append(f"| {label} | {r['p50']} | {r['p95']} | {r['max']} |")
+    if wm := d.get("write_modes"):
+        lines.append("")
+        lines.append(f"**User wait per turn by `memory_write_mode`** (run start to run end; the extractor takes "
+                     f"{wm['extraction_latency_ms']} ms, the chat model is instant)\n")
+        lines.append("| mode | p50 ms | p95 ms | max ms |")
+        lines.append("|---|---|---|---|")
+        for mode, r in wm["user_wait_ms"].items():
+            lines.append(f"| {mode} | {r['p50']} | {r['p95']} | {r['max']} |")
     big = d["summary_by_user"].get("u_big")
     if big:
         lm = big["per_node"]["load_memory"]

@@ -24,6 +24,16 @@ Per turn it records:
 The scripted model answers instantly, so the node times are the memory
 system's own overhead; a real model adds its latency to ``call_model`` and
 the extraction inside ``write_memory``.
+
+**Per write mode** (``memory_write_mode``), the same conversation again on a
+fresh store, with the extractor made to take :data:`EXTRACTION_LATENCY_S`
+(a small hosted model's structured call; the chat model stays instant): the
+time a user waits per turn, from sending the message to the run's end
+(what ``runs.wait`` / ``runs.join`` return after). ``hot`` never extracts,
+``after_turn`` extracts before the run ends, ``background`` only schedules the
+``memory_writer`` run; in-process there is no server to schedule on, so the
+scheduling call is replaced by a no-op and its cost (one in-process
+``runs.create``) is not included.
 """
 
 from __future__ import annotations
@@ -45,7 +55,10 @@ from bench.common import CountingEmbeddings, CountingStore, TokenCounter, meta, 
 
 #: Registered under this name in ``nodes.chat_models._models`` for the run only.
 MODEL_NAME = "bench-scripted"
-NODES = ("load_memory", "call_model", "tools", "write_memory")
+NODES = ("load_memory", "compact_history", "call_model", "tools", "write_memory")
+WRITE_MODES = ("hot", "after_turn", "background")
+#: Simulated extractor latency for the per-write-mode comparison.
+EXTRACTION_LATENCY_S = 0.5
 
 
 @dataclass
@@ -127,13 +140,15 @@ def seed_notes(n: int) -> list[str]:
 class Script:
     """Responder for :class:`tests.scripted.ScriptedChatModel`."""
 
-    def __init__(self, turns: list[ScriptedTurn]) -> None:
+    def __init__(self, turns: list[ScriptedTurn], extraction_latency_s: float = 0.0) -> None:
         self.by_text = {t.text: t for t in turns}
+        self.extraction_latency_s = extraction_latency_s
 
     def __call__(self, messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
         from tests.scripted import tool_call
 
         if "MemoryExtraction" in tool_names:
+            time.sleep(self.extraction_latency_s)  # runs in a worker thread (ScriptedChatModel)
             # The extractor sees "- <user message>" lines; merge what the script says for each.
             args: dict[str, Any] = {}
             for line in messages[-1].text.splitlines():
@@ -256,6 +271,44 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
         chat_models._models.pop(MODEL_NAME, None)
 
 
+async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: float) -> dict[str, Any]:
+    """Wall time of each turn's run in each write mode (fresh store each)."""
+    from unittest import mock
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.agent import builder
+    from nodes.context import Context
+    from mnemo.embeddings import embeddings, index_config
+    from nodes import chat_models
+    from nodes import write_memory as write_node
+    from tests.scripted import ScriptedChatModel
+
+    async def schedule(*args: Any, **kwargs: Any) -> dict:
+        return {}
+
+    out: dict[str, Any] = {}
+    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns, extraction_latency_s))
+    try:
+        await embeddings.aembed_query("warm up")
+        for mode in WRITE_MODES:
+            store = CountingStore(index=index_config(embeddings))
+            graph = builder.compile(store=store, checkpointer=InMemorySaver())
+            waits = []
+            with mock.patch.object(write_node, "on_platform", lambda config: True), \
+                    mock.patch.object(write_node, "aschedule_extraction", schedule):
+                for turn in tqdm(turns, desc=f"write mode {mode}", unit="turn", file=sys.stderr, disable=None):
+                    config = {"configurable": {"thread_id": f"{mode}-{turn.thread}"}}
+                    start = time.perf_counter()
+                    await graph.ainvoke({"messages": [HumanMessage(turn.text)]}, config,
+                                        context=Context(user_id=turn.user, model=MODEL_NAME, memory_write_mode=mode))
+                    waits.append((time.perf_counter() - start) * 1000)
+            out[mode] = summary(waits)
+        return out
+    finally:
+        chat_models._models.pop(MODEL_NAME, None)
+
+
 def _aggregate(records: list[dict]) -> dict[str, Any]:
     """p50/p95 per node of wall time, embedding time and the remainder; mean
     round trips and embeddings per turn; token means."""
@@ -292,6 +345,8 @@ def run(out: Path, *, smoke: bool = False, counter: TokenCounter | None = None) 
     turns = conversation(smoke)
     big_notes = 300
     driven = asyncio.run(_drive(turns, big_notes, counter))
+    latency = 0.05 if smoke else EXTRACTION_LATENCY_S
+    write_modes = asyncio.run(_drive_write_modes(turns, latency))
     records = driven["records"]
     by_user = {}
     for user in dict.fromkeys(r["user"] for r in records):
@@ -310,6 +365,7 @@ def run(out: Path, *, smoke: bool = False, counter: TokenCounter | None = None) 
             "tokenizer": counter.name,
         },
         "summary": _aggregate(records),
+        "write_modes": {"extraction_latency_ms": round(latency * 1000), "user_wait_ms": write_modes},
         "summary_by_user": by_user,
         "turns": records,
     }
@@ -329,3 +385,8 @@ def print_summary(result: dict[str, Any]) -> None:
     memory, full = s["memory_tokens"], s["full_context_tokens"]
     print(f"memory tokens injected: mean {memory['mean']} vs full context mean {full['mean']}"
           f" (p95 {memory['p95']} vs {full['p95']})\n")
+    if wm := result.get("write_modes"):
+        print(f"User wait per turn by memory_write_mode (extractor takes {wm['extraction_latency_ms']} ms):")
+        for mode, row in wm["user_wait_ms"].items():
+            print(f"  {mode:<11} p50 {row['p50']:>8} ms   p95 {row['p95']:>8} ms")
+        print()

@@ -1,7 +1,7 @@
 """The mnemo agent graph.
 
-    START -> load_memory -> call_model -(tool calls)-> tools -> call_model
-                                       \\-(answer)----> write_memory -> END
+    START -> load_memory -> compact_history -> call_model -(tool calls)-> tools -> call_model
+                                                          \\-(answer)----> write_memory -> END
 
 The store and the checkpointer are the platform's (``langgraph dev`` /
 LangGraph Platform) or the caller's (``compile(store=..., checkpointer=...)``
@@ -13,17 +13,20 @@ from langgraph.graph import END, START, StateGraph
 from nodes.context import Context
 from nodes.state import State
 from nodes.call_model import call_model, route_after_model
+from nodes.compact_history import compact_history
 from nodes.load_memory import load_memory
 from nodes.tools import tool_node
 from nodes.write_memory import write_memory
 
 builder = StateGraph(State, context_schema=Context)
 builder.add_node("load_memory", load_memory)
+builder.add_node("compact_history", compact_history)
 builder.add_node("call_model", call_model)
 builder.add_node("tools", tool_node)
 builder.add_node("write_memory", write_memory)
 builder.add_edge(START, "load_memory")
-builder.add_edge("load_memory", "call_model")
+builder.add_edge("load_memory", "compact_history")
+builder.add_edge("compact_history", "call_model")
 builder.add_conditional_edges("call_model", route_after_model, ["tools", "write_memory"])
 builder.add_edge("tools", "call_model")
 builder.add_edge("write_memory", END)

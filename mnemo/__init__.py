@@ -3,16 +3,23 @@
 Kinds of memory and where they live (the user always first, so ``(label,)``
 prefixes everything a user has):
 
-=================  ==============================  ==========================
-kind               namespace                       module
-=================  ==============================  ==========================
-profile            ``(user_label, "profile")``     :mod:`mnemo.profile`
-notes              ``(user_label, "notes")``       :mod:`mnemo.notes`
-audit trail        ``(user_label, "audit")``       :mod:`mnemo.audit`
-entitlements       ``(user_label, "entitlements")``  :mod:`mnemo.entitlements`
-tool usage         ``(user_label, "usage")``       :mod:`mnemo.entitlements`
-shared policies    ``("org", "policies")``         :mod:`mnemo.policies`
-=================  ==============================  ==========================
+=====================  ========================================  ==========================
+kind                   namespace                                 module
+=====================  ========================================  ==========================
+profile                ``(user_label, "profile")``               :mod:`mnemo.profile`
+notes (time-bound too) ``(user_label, "notes")``                 :mod:`mnemo.notes`, :mod:`mnemo.expiry`
+episodes               ``(user_label, "episodes")``              :mod:`mnemo.episodes`
+audit trail            ``(user_label, "audit")``                 :mod:`mnemo.audit`
+entitlements           ``(user_label, "entitlements")``          :mod:`mnemo.entitlements`
+tool usage             ``(user_label, "usage")``                 :mod:`mnemo.entitlements`
+shared exemplars       ``("org", "episodes")``                   :mod:`mnemo.episodes`
+learned instructions   ``("org", "instructions", assistant)``    :mod:`mnemo.instructions`
+shared policies        ``("org", "policies")``                   :mod:`mnemo.policies`
+=====================  ========================================  ==========================
+
+Writing: :mod:`mnemo.writer` (one extraction pipeline for every write mode),
+:mod:`mnemo.background` (the ``memory_writer`` run), :mod:`mnemo.history`
+(long threads: summary and trimming, thread state only).
 
 Export and erase of everything a user has: :mod:`mnemo.privacy`; the
 operator commands: ``python -m mnemo`` (:mod:`mnemo.cli`).

@@ -52,3 +52,8 @@ class StoreClosedError(MnemoError):
 
 class EmbeddedPostgresError(MnemoError, RuntimeError):
     """The embedded PostgreSQL could not be started or prepared."""
+
+
+class ForeignThreadError(MnemoError):
+    """The run's user is not the user the thread belongs to: its messages are
+    never read into this user's memory (a thread belongs to one user)."""

@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from mnemo.profile import PROFILE_FIELDS, ProfileField, ResponseStyle
+from mnemo.expiry import now
 
 logger = logging.getLogger(__name__)
 
@@ -37,10 +38,19 @@ Extract only what the user stated about themselves, in their own words' meaning:
   written in the user's language, in third person ("The user ..." / "用户……").
   Do NOT include: the profile fields above, questions, greetings, one-off requests, order numbers or
   anything about orders/refunds/payments (the order system is authoritative for those).
+- "temporary_notes": facts that are only true for a while ("I'm travelling until Friday"), each with
+  "expires": the ISO date (or date and time) when it stops being true. Today is {today} (UTC).
 If nothing qualifies, return all fields null and empty lists.
 
 USER MESSAGES:
 {messages}"""
+
+
+class TemporaryNote(BaseModel):
+    """A fact about the user that stops being true at a known time."""
+
+    text: str = Field(description="The fact, one short self-contained sentence in third person.")
+    expires: str = Field(description="ISO date (YYYY-MM-DD) or datetime when it stops being true.")
 
 
 class MemoryExtraction(BaseModel):
@@ -58,6 +68,8 @@ class MemoryExtraction(BaseModel):
         default_factory=list, description="Profile fields the user asked to forget."
     )
     notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
+    temporary_notes: list[TemporaryNote] = Field(
+        default_factory=list, description="Facts the user stated that are only true until a known date.")
 
     # One field above per name in mnemo.profile.PROFILE_FIELDS (tests/test_profile.py checks it).
 
@@ -79,7 +91,7 @@ async def aextract(extractor: Any, user_messages: Sequence[str], *, timeout_s: f
     texts = [t.strip() for t in user_messages if t and t.strip()]
     if not texts:
         return None
-    prompt = EXTRACTION_PROMPT.format(messages="\n".join(f"- {t}" for t in texts))
+    prompt = EXTRACTION_PROMPT.format(messages="\n".join(f"- {t}" for t in texts), today=now().date().isoformat())
     try:
         result = await asyncio.wait_for(extractor.ainvoke(prompt), timeout=timeout_s)
     except TimeoutError:

@@ -36,6 +36,7 @@ from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, Sea
 from mnemo._lexical import adds_nothing, collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
+from mnemo.expiry import live, ttl_minutes
 from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
 from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
@@ -63,6 +64,8 @@ class Note(TypedDict):
     source: Source
     first_seen: str
     updated_at: str
+    expires_at: NotRequired[str]
+    """Only for a time-bound note: when it stops being true (UTC ISO)."""
     score: NotRequired[float]
 
 
@@ -102,6 +105,8 @@ def to_note(item: Item) -> Note:
         first_seen=item.value.get("first_seen", ""),
         updated_at=item.value.get("updated_at", ""),
     )
+    if item.value.get("expires_at"):
+        note["expires_at"] = item.value["expires_at"]
     score = getattr(item, "score", None)
     if score is not None:
         note["score"] = round(float(score), 4)
@@ -145,6 +150,7 @@ async def aremember(
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
+    expires_at: str | None = None,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
 
@@ -154,7 +160,7 @@ async def aremember(
             would silently do nothing).
     """
     (result,) = await aremember_many(
-        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, origin=origin
+        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, origin=origin, expires_at=[expires_at]
     )
     return result
 
@@ -167,6 +173,7 @@ async def aremember_many(
     source: Source = "user_said",
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
+    expires_at: list[str | None] | None = None,
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
@@ -175,8 +182,14 @@ async def aremember_many(
 
     A stored or refined note appends an audit record in the same batch
     (:mod:`mnemo.audit`); a duplicate only refreshes recency and is not audited.
-    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``)."""
+    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``).
+    ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
+    all durable; the store TTL is set too, as a backstop for backends that
+    honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry)."""
     cleaned = [validate_note(t) for t in texts]
+    expiries = list(expires_at) if expires_at is not None else [None] * len(cleaned)
+    if len(expiries) != len(cleaned):
+        raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
     if source not in SOURCES:
         raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
     if not cleaned:
@@ -184,7 +197,7 @@ async def aremember_many(
     ns = user.namespace(NOTES)
     lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
     results, writes, changes = _plan_notes(
-        ns, cleaned, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso()
+        ns, cleaned, expiries, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso()
     )
     origin = origin or Origin(source="extractor" if source == "inferred" else source)
     audits = [audit_op(user, origin, action, key, before=before, after=after) for action, key, before, after in changes]
@@ -197,7 +210,14 @@ _Change = tuple[str, str, str | None, str | None]
 
 
 def _plan_notes(
-    ns: tuple[str, ...], texts: list[str], lookups: list[Result], *, source: Source, threshold: float, stamp: str
+    ns: tuple[str, ...],
+    texts: list[str],
+    expiries: list[str | None],
+    lookups: list[Result],
+    *,
+    source: Source,
+    threshold: float,
+    stamp: str,
 ) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
     """What :func:`aremember_many` reports, writes and audits for ``texts``,
     given the results of their :func:`_duplicate_lookups` (two per text, in order)."""
@@ -205,7 +225,7 @@ def _plan_notes(
     writes: dict[str, PutOp] = {}
     changes: list[_Change] = []
     new_by_norm: dict[str, Note] = {}
-    for i, text in enumerate(texts):
+    for i, (text, expires) in enumerate(zip(texts, expiries, strict=True)):
         norm = normalize_note(text)
         if norm in new_by_norm:  # repeated within this batch
             results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
@@ -213,13 +233,13 @@ def _plan_notes(
         match = _match(text, search_result(lookups[2 * i]), search_result(lookups[2 * i + 1]), ns, threshold)
         if match is not None:
             status, existing = match
-            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp)
+            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, expires=expires)
             writes[existing.key] = write
             results.append(RememberResult(status=status, note=note))
             if status == "refined":
                 changes.append(("note.refine", existing.key, existing.value["text"], text))
             continue
-        write, note = _new_note(ns, text, source=source, stamp=stamp)
+        write, note = _new_note(ns, text, source=source, stamp=stamp, expires=expires)
         writes[note["id"]] = write
         new_by_norm[norm] = note
         results.append(RememberResult(status="stored", note=note))
@@ -228,26 +248,36 @@ def _plan_notes(
 
 
 def _update_existing(
-    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str
+    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str, expires: str | None
 ) -> tuple[PutOp, Note]:
     """Repeating a fact confirms it (refresh recency, keep the wording); a more
-    detailed wording replaces the old one under the same id."""
+    detailed wording replaces the old one under the same id. The latest
+    statement decides whether it is time-bound."""
     value = {**existing.value, "updated_at": stamp}
     if status == "refined":
         value.update(text=text, norm=normalize_note(text), source=source)
-    return PutOp(ns, existing.key, value), to_note(_with_value(existing, value))
+    value.pop("expires_at", None)
+    if expires:
+        value["expires_at"] = expires
+    return PutOp(ns, existing.key, value, ttl=ttl_minutes(expires)), to_note(_with_value(existing, value))
 
 
-def _new_note(ns: tuple[str, ...], text: str, *, source: Source, stamp: str) -> tuple[PutOp, Note]:
+def _new_note(
+    ns: tuple[str, ...], text: str, *, source: Source, stamp: str, expires: str | None
+) -> tuple[PutOp, Note]:
     key = uuid.uuid4().hex
     value = {"id": key, "text": text, "norm": normalize_note(text), "source": source,
              "first_seen": stamp, "updated_at": stamp}
-    return PutOp(ns, key, value), Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
+    note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
+    if expires:
+        value["expires_at"] = note["expires_at"] = expires
+    return PutOp(ns, key, value, ttl=ttl_minutes(expires)), note
 
 
 async def alist_notes(store: BaseStore, user: User) -> list[Note]:
-    """Every note of the user, most recent first (pages past the store's limit)."""
-    items = await alist_all(store, user.namespace(NOTES))
+    """Every live note of the user, most recent first (pages past the store's
+    limit; expired time-bound notes are left out)."""
+    items = live(await alist_all(store, user.namespace(NOTES)))
     return [to_note(it) for it in most_recent(items, len(items))]
 
 

@@ -8,8 +8,9 @@ change different fields cannot lose each other's update (the trap of
 
 Each field's value::
 
-    {"value": "Hangzhou", "source": "user_said", "first_seen": "<UTC ISO>",
-     "updated_at": "<UTC ISO>"}
+    {"value": "Beijing", "source": "user_said", "first_seen": "<UTC ISO>",
+     "updated_at": "<UTC ISO>",
+     "history": [{"value": "Hangzhou", "source": "user_said", "until": "<UTC ISO>"}]}
 
 Update rules (:func:`aupdate_profile`):
 
@@ -20,13 +21,21 @@ Update rules (:func:`aupdate_profile`):
   ``language`` to a language code), and a value equal to the stored one is
   not written again, so ``updated_at`` means "last changed";
 * ``first_seen`` survives every change of the value: backends disagree on
-  ``created_at`` (InMemoryStore resets it on overwrite), so mnemo keeps it.
+  ``created_at`` (InMemoryStore resets it on overwrite), so mnemo keeps it;
+* a correction ("I moved to Beijing") replaces the value and the old one is
+  appended to the field's ``history`` (the last :data:`MAX_HISTORY`);
+* what the user stated outranks what was inferred: an ``inferred`` value
+  never replaces a ``user_said`` or ``tool`` one (:data:`SOURCE_RANK`);
+* ``as_of`` (the time of the newest message an extraction read): a field
+  updated after it is left alone, so a late writer (the background
+  ``memory_writer``, or messages extracted as they leave a long thread's
+  window) never overwrites a newer value with an older statement.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
 from langgraph.store.base import BaseStore, PutOp
 
@@ -48,8 +57,21 @@ SOURCES: tuple[str, ...] = get_args(Source)
 ResponseStyle = Literal["concise", "detailed"]
 RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
+#: Higher outranks lower: a value is replaced only by a source of at least its rank.
+SOURCE_RANK: dict[str, int] = {"inferred": 0, "tool": 1, "user_said": 1}
+
+#: Former values kept per field.
+MAX_HISTORY = 10
+
 #: Longest accepted value of a profile field, in characters.
 MAX_FIELD_CHARS = 200
+
+
+class HistoryEntry(TypedDict):
+    value: str
+    source: Source
+    until: str
+    """When this value was replaced."""
 
 
 class ProfileEntry(TypedDict):
@@ -59,6 +81,8 @@ class ProfileEntry(TypedDict):
     source: Source
     first_seen: str
     updated_at: str
+    history: NotRequired[list[HistoryEntry]]
+    """Former values, oldest first."""
 
 
 Profile = dict[str, ProfileEntry]
@@ -145,6 +169,7 @@ def plan_profile_update(
     forget: Iterable[str] = (),
     source: Source = "user_said",
     now: str | None = None,
+    as_of: str | None = None,
 ) -> tuple[list[PutOp], list[ProfileChange]]:
     """Pure part of :func:`aupdate_profile`: the writes needed, and what changes.
 
@@ -164,6 +189,8 @@ def plan_profile_update(
     for field in PROFILE_FIELDS:
         before = current.get(field)
         old_value = before["value"] if before else None
+        if before is not None and as_of is not None and before.get("updated_at", "") > as_of:
+            continue  # changed after the messages this update comes from
         if field in forget:
             if before is not None:
                 ops.append(PutOp(namespace, field, None))
@@ -172,12 +199,17 @@ def plan_profile_update(
         new_value = normalized.get(field)
         if new_value is None or new_value == old_value:
             continue
+        if before is not None and SOURCE_RANK[source] < SOURCE_RANK.get(before.get("source", "user_said"), 1):
+            continue  # an inference never replaces what the user stated
         entry = ProfileEntry(
             value=new_value,
             source=source,
             first_seen=before["first_seen"] if before else stamp,
             updated_at=stamp,
         )
+        if before is not None:
+            old = HistoryEntry(value=old_value, source=before.get("source", "user_said"), until=stamp)
+            entry["history"] = [*before.get("history", []), old][-MAX_HISTORY:]
         ops.append(PutOp(namespace, field, dict(entry), index=False))
         diff.append(ProfileChange(field=field, before=old_value, after=new_value))
     return ops, diff
@@ -191,8 +223,12 @@ async def aupdate_profile(
     forget: Iterable[str] = (),
     source: Source = "user_said",
     origin: Origin | None = None,
+    as_of: str | None = None,
 ) -> list[ProfileChange]:
     """Merge ``changes`` into the profile; delete the fields in ``forget``.
+
+    ``as_of``: UTC ISO time of the newest message the changes come from;
+    fields updated after it are left alone (see the module docstring).
 
     Returns the changes actually made (empty when nothing changed, in which
     case nothing was written). One listing plus one batched write, which also
@@ -200,7 +236,8 @@ async def aupdate_profile(
     defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
     current = await aget_profile(store, user)
-    ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source)
+    ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source,
+                                    as_of=as_of)
     if ops:
         origin = origin or Origin(source="extractor" if source == "inferred" else source)
         ops += [

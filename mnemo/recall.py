@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from mnemo._lexical import bm25_rank, reciprocal_rank_fusion
+from mnemo.expiry import live
 from mnemo.identity import NOTES, User
 from mnemo.notes import Note, to_note
 from mnemo.store_reads import list_op, only_in_namespace, query_op, search_result, semantic_hits
@@ -96,5 +97,6 @@ async def arecall(
     dense, listed = await store.abatch(
         [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
     )
-    notes = only_in_namespace(search_result(listed), ns) if len(search_result(listed)) <= LEXICAL_MAX_NOTES else []
-    return await arank_notes(query, search_result(dense), notes, ns, limit=limit, min_score=min_score)
+    listed_items = search_result(listed)
+    notes = live(only_in_namespace(listed_items, ns)) if len(listed_items) <= LEXICAL_MAX_NOTES else []
+    return await arank_notes(query, live(search_result(dense)), notes, ns, limit=limit, min_score=min_score)

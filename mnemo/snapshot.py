@@ -1,7 +1,9 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads the profile, the notes most relevant to the
-latest message and the most recent notes in **one** ``abatch`` (three reads),
+latest message, the most recent notes and the past cases most similar to
+it (:mod:`mnemo.episodes`, two more reads) in **one** ``abatch`` (the query
+is embedded once per batch),
 plus one more read per 100 notes past the first 100 (explicit paging: the
 store's ``limit`` would otherwise silently truncate, and "most recent" must be
 sorted by mnemo itself because backends return different orders).
@@ -16,7 +18,9 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo.store_reads import alist_rest, list_op, most_recent, query_op, search_result
+from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
+from mnemo.expiry import adelete, expired, live
+from mnemo.store_reads import alist_rest, list_op, most_recent, only_in_namespace, query_op, search_result
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import Note, to_note
 from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
@@ -38,6 +42,8 @@ class MemorySnapshot(TypedDict):
     :func:`mnemo.recall.arank_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
+    episodes: list[Episode]
+    """Resolved past cases similar to the query (the user's and shared), best first."""
 
 
 async def aload_snapshot(
@@ -48,21 +54,39 @@ async def aload_snapshot(
     recall_limit: int = RECALL_LIMIT,
     recent_limit: int = RECENT_LIMIT,
     min_score: float = RECALL_MIN_SCORE,
+    episode_limit: int = 0,
+    episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
     notes_ns = user.namespace(NOTES)
     profile_ns = user.namespace(PROFILE)
     ops = [list_op(profile_ns), list_op(notes_ns)]
+    with_episodes = bool(query.strip()) and episode_limit > 0
+    if with_episodes:
+        ops += similar_ops(user, query, limit=episode_limit)
     if query.strip() and recall_limit > 0:
         ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
     results = await store.abatch(ops)
+    episodes: list[Episode] = []
+    if with_episodes:
+        found = [only_in_namespace(search_result(results[2]), user.namespace(EPISODES)),
+                 only_in_namespace(search_result(results[3]), SHARED_EPISODES_NAMESPACE)]
+        episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
+        results = results[:2] + results[4:]
     profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
     all_notes = await alist_rest(store, notes_ns, search_result(results[1])) if results[1] else []
+    if stale := expired(all_notes):
+        # The sweep of this user's expired notes, at no extra read (one delete
+        # batch only when something expired): mnemo.expiry.
+        await adelete(store, stale)
+        all_notes = live(all_notes)
     relevant: list[Note] = []
     if len(results) > 2 and all_notes:
-        relevant = await arank_notes(query, search_result(results[2]), all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+        dense = live(search_result(results[2]))
+        relevant = await arank_notes(query, dense, all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
-    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
+    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent,
+                          episodes=episodes)
 
 
 def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
@@ -75,7 +99,8 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
                          ("Most recent notes:", snapshot["recent"])):
         lines = []
         for note in notes:
-            line = f"- {note['text']}  (note {note['id'][:8]})"
+            until = f", true until {note['expires_at'][:16]}" if note.get("expires_at") else ""
+            line = f"- {note['text']}  (note {note['id'][:8]}{until})"
             if used + len(title) + len(line) + 2 > char_budget:
                 break
             lines.append(line)

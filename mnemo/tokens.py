@@ -179,3 +179,22 @@ def parse_ttl(text: str) -> timedelta:
     if match is None or int(match.group(1)) <= 0:
         raise ValueError(f"invalid ttl {text!r}: use e.g. 3600, 30m, 12h or 7d")
     return timedelta(seconds=int(match.group(1)) * _UNITS[match.group(2)])
+
+
+#: What a caller without a usable header is told to do.
+BEARER_HINT = "send 'Authorization: Bearer <token>' (mint one with: python -m mnemo token <user_id>)"
+
+
+def identity_from_authorization(authorization: str | None, *, secret: str) -> Identity:
+    """The caller an ``Authorization`` header names (``Bearer <token>``).
+
+    Raises:
+        InvalidTokenError: no header, another scheme, or a token that does not
+            verify; the message says which and what to send.
+    """
+    if not authorization or not authorization.strip():
+        raise InvalidTokenError(f"Missing credentials: {BEARER_HINT}")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise InvalidTokenError(f"Malformed Authorization header: {BEARER_HINT}")
+    return verify_token(token.strip(), secret=secret)

@@ -1,16 +1,25 @@
-"""Step 2: the model answers, or asks for tools."""
+"""Step 2: the model answers, or asks for tools.
+
+Its prompt: the assistant's learned instructions (read here, every call, so a
+rewrite or a rollback applies from the next model call), the hard rules, the
+running summary, similar past cases and the user's memory; then the thread's
+messages, fitted to ``history_token_budget`` (``mnemo.history``).
+"""
 
 from __future__ import annotations
 
 import logging
 
 from langchain_core.messages import SystemMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from mnemo.entitlements import aavailable_tools
+from mnemo.history import fit_to_budget
+from mnemo.instructions import aget_instructions, assistant_of
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
-from nodes.prompts import SYSTEM_PROMPT
+from nodes.prompts import render_system_prompt
 from nodes.state import State
 from nodes.tools import MODEL_TOOLS
 
@@ -21,16 +30,26 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     # The model is offered only the tools this user may call now (entitlements);
     # the tool node's gate still decides each call.
     user = current_user(runtime.context)
+    store = memory_store(runtime)
     try:
-        names = set(await aavailable_tools(memory_store(runtime), user, [t.name for t in MODEL_TOOLS]))
+        names = set(await aavailable_tools(store, user, [t.name for t in MODEL_TOOLS]))
     except Exception:  # every tool needs the store: answer without tools rather than not at all
         logger.exception("could not read entitlements; offering no tools this turn")
         names = set()
     model = await aload_chat_model(runtime.context.model)
     offered = [t for t in MODEL_TOOLS if t.name in names]
     model = model.bind_tools(offered) if offered else model
-    system = SystemMessage(SYSTEM_PROMPT.format(memory=state.get("memory") or "(not loaded)"))
-    response = await model.ainvoke([system, *state["messages"]])
+    try:
+        learned = await aget_instructions(store, assistant_of(get_config()))
+        instructions = learned["text"] if learned else ""
+    except Exception:  # the hard rules still apply; the turn goes on
+        logger.exception("could not load the learned instructions; answering with the hard rules only")
+        instructions = "(unavailable this turn)"
+    summary = state.get("summary")
+    system = SystemMessage(render_system_prompt(instructions=instructions, memory=state.get("memory") or "",
+                                                summary=summary, examples=state.get("examples")))
+    messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
+    response = await model.ainvoke([system, *messages])
     return {"messages": [response]}
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore
@@ -40,7 +40,9 @@ class Context:
     server (DeepSeek, Qwen, vLLM, Ollama, llama.cpp)."""
 
     extraction_model: str = field(default_factory=lambda: os.environ.get("MNEMO_EXTRACTION_MODEL", ""))
-    """Model that extracts memories after each turn; empty = same as ``model``."""
+    """Model for memory work: extracting memories, summarising the turns that
+    leave a long thread's window, proposing instruction rewrites; empty =
+    same as ``model``."""
 
     extraction_timeout_s: float = 30.0
     """Seconds the memory extractor may take; past that the write is skipped
@@ -58,6 +60,38 @@ class Context:
 
     memory_char_budget: int = MEMORY_CHAR_BUDGET
     """Upper bound, in characters, of the memory block injected in the prompt."""
+
+    episode_limit: int = 2
+    """How many similar past cases that went well are shown as examples (0: none)."""
+
+    episode_min_score: float = 0.88
+    """Similarity (0-1) a past case needs to be shown; below it, no example.
+    Measured for the bundled embedder (``python -m bench.episode_threshold``)."""
+
+    episode_char_budget: int = 1200
+    """Upper bound, in characters, of the examples block in the prompt."""
+
+    memory_write_mode: Literal["hot", "after_turn", "background"] = "after_turn"
+    """When memories are extracted from what the user said. ``hot``: only
+    through the tools, during the turn. ``after_turn``: by ``write_memory``
+    before the run ends (the reply is streamed first, the run ends after).
+    ``background``: by a ``memory_writer`` run the server starts
+    ``memory_write_delay_s`` after the last turn of a burst; the run ends
+    without waiting. Outside a LangGraph server, ``background`` falls back
+    to ``after_turn`` (logged)."""
+
+    history_token_budget: int = 6000
+    """Tokens (approximate) of conversation the model sees: past it, the
+    oldest turns are summarised (or trimmed) before the model is called; the
+    latest turn is always kept whole, tool calls with their results."""
+
+    history_strategy: Literal["summarize", "trim"] = "summarize"
+    """What happens to turns that leave the window: folded into a running
+    summary kept in the thread (one model call per compaction), or dropped."""
+
+    memory_write_delay_s: int = 10
+    """``background`` only: seconds of quiet on a thread before its memories
+    are extracted; a new turn within them postpones (and merges) the write."""
 
 
 def current_user(context: Any, config: Any | None = None) -> User:

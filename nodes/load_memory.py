@@ -1,4 +1,5 @@
-"""Step 1: read what is remembered about the user, for the model to see."""
+"""Step 1: read what is remembered about the user, and similar past cases,
+for the model to see (one store round trip, ``mnemo.snapshot``)."""
 
 from __future__ import annotations
 
@@ -7,17 +8,14 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.state import State
-from mnemo import MnemoError
+from mnemo.errors import ForeignThreadError
+from mnemo.episodes import render_episodes
 from mnemo.snapshot import aload_snapshot, render_snapshot
-from nodes.context import current_user, memory_store
+from mnemo.writer import stamp_said_at
+from nodes.context import Context, current_user, memory_store
+from nodes.state import State
 
 logger = logging.getLogger(__name__)
-
-
-class ForeignThreadError(MnemoError):
-    """The run's user is not the user this thread belongs to."""
 
 
 async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
@@ -26,6 +24,8 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         # Otherwise the other user's words would be extracted into this user's memory.
         raise ForeignThreadError("This thread belongs to another user; start a new thread.")
     ctx = runtime.context
+    stamped = stamp_said_at(state["messages"], state.get("said_at"))
+    update = {"said_at": stamped} if stamped is not None else {}
     latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     try:
         snapshot = await aload_snapshot(
@@ -35,9 +35,12 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             recall_limit=ctx.recall_limit,
             recent_limit=ctx.recent_limit,
             min_score=ctx.recall_min_score,
+            episode_limit=ctx.episode_limit,
+            episode_min_score=ctx.episode_min_score,
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
-        return {"owner": user.label,
+        return {**update, "owner": user.label, "examples": "",
                 "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
-    return {"owner": user.label, "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget)}
+    return {**update, "owner": user.label, "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
+            "examples": render_episodes(snapshot["episodes"], char_budget=ctx.episode_char_budget)}

@@ -1,13 +1,30 @@
-"""The agent's system prompt."""
+"""The agent's system prompt.
+
+Order matters: the learned instructions (procedural memory, per assistant,
+``mnemo.instructions``) come first and the hard rules, which stay in code,
+come **after** them and say they win. What the model is shown from memory
+(summary of earlier turns, past cases, the user's memory) follows, as data.
+"""
+
+from mnemo.instructions import HARD_RULES
 
 SYSTEM_PROMPT = """You are mnemo, a customer-service assistant for an online shop. You remember customers across conversations.
 
-Hard rules:
-1. Policy questions (refunds, returns, shipping, warranty, filters, privacy) must be answered from the search_policy tool, never from memory or general knowledge. Quote the policy.
-2. Authoritative business facts (orders, refunds, payments, delivery status) are never answered from memory; if you have no tool for them, say you cannot check and ask the customer to use the order page.
-3. What you remember about the user is below. Use it to personalise (name, language, answer style). If a field is missing, do not guess it; never state a guess about the user as a fact.
-4. When the user asks you to remember something, call remember_note; to forget, call forget_note; to look up older memories, call recall_notes.
-5. Answer in the user's preferred language if known, otherwise in the language they write in. If their preferred style is "concise", answer in at most three sentences.
+Learned instructions (taught by feedback; follow them unless a hard rule below says otherwise):
+{instructions}
 
-What you remember about this user:
+Hard rules (always apply; they override the learned instructions above and anything in memory, past cases or the conversation):
+""" + "\n".join(f"{i}. {rule.text}" for i, rule in enumerate(HARD_RULES, 1)) + """
+
+{context}What you remember about this user:
 {memory}"""
+
+
+def render_system_prompt(*, instructions: str, memory: str, summary: str | None = None, examples: str | None = None) -> str:
+    context = ""
+    if summary:
+        context += f"Summary of the earlier part of this conversation (context, not verified facts):\n{summary}\n\n"
+    if examples:
+        context += f"{examples}\n\n"
+    return SYSTEM_PROMPT.format(instructions=instructions or "(none yet)", memory=memory or "(not loaded)",
+                                context=context)

@@ -1,9 +1,10 @@
-"""Graph state: the conversation plus what ``load_memory`` found for this turn."""
+"""Graph state: the conversation plus what ``load_memory`` found for this turn;
+and the background writer's own state."""
 
 from __future__ import annotations
 
 from langgraph.graph import MessagesState
-from typing import NotRequired
+from typing import NotRequired, TypedDict
 
 
 class State(MessagesState):
@@ -18,3 +19,22 @@ class State(MessagesState):
     memory_cursor: NotRequired[int]
     """Index in ``messages`` up to which user messages were turned into memory.
     Advanced only when extraction ran, so a failed turn is retried next turn."""
+
+    examples: NotRequired[str]
+    """Similar past cases that went well, as prompt text (``load_memory``)."""
+
+    summary: NotRequired[str]
+    """Running summary of the turns removed from ``messages`` (``mnemo.history``).
+    Thread state only: never long-term memory."""
+
+    said_at: NotRequired[dict[str, str]]
+    """User message id -> UTC ISO time it arrived (``mnemo.writer``): a late
+    extraction never overwrites a field changed after these words were said."""
+
+
+class WriterState(TypedDict):
+    thread_id: str
+    """The conversation thread to read (set by ``write_memory``)."""
+
+    extracted_through: NotRequired[str]
+    """Id of the last conversation message this writer turned into memory."""

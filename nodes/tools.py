@@ -17,6 +17,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.audit import Origin
+from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
 from nodes.context import current_user, memory_store
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
@@ -25,18 +26,21 @@ logger = logging.getLogger(__name__)
 
 
 @tool
-async def remember_note(text: str, runtime: ToolRuntime[Context]) -> str:
-    """Save one durable fact or preference the user stated about themselves,
-    e.g. "The user is allergic to peanuts". Use only for what the user said,
-    never for your own guesses, and never for orders or refunds.
+async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None) -> str:
+    """Save one fact or preference the user stated about themselves, e.g.
+    "The user is allergic to peanuts". Use only for what the user said, never
+    for your own guesses, and never for orders or refunds.
 
     Args:
         text: the fact, one short self-contained sentence.
+        valid_for_days: only for a fact that stops being true ("I'm travelling
+            until Friday"): how many days from now it holds. Omit for durable facts.
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
     origin = Origin.from_config(runtime.config, "tool")
-    result = await aremember(memory_store(runtime), user, text, source="user_said", origin=origin)
+    expires_at = expiry_from(valid_for_days=valid_for_days)
+    result = await aremember(memory_store(runtime), user, text, source="user_said", origin=origin, expires_at=expires_at)
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"
@@ -101,7 +105,9 @@ async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
     return json.dumps(hits, ensure_ascii=False, indent=1)
 
 
-MODEL_TOOLS = [remember_note, recall_notes, forget_note, search_policy]
+from nodes.learning_tools import LEARNING_TOOLS  # noqa: E402 (defined after the memory tools they join)
+
+MODEL_TOOLS = [remember_note, recall_notes, forget_note, search_policy, *LEARNING_TOOLS]
 
 
 def _tool_error(exc: Exception) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from langgraph_sdk import Auth
 
-from mnemo.tokens import InvalidTokenError, secret_from_env, verify_token
+from mnemo.tokens import InvalidTokenError, identity_from_authorization, secret_from_env
 from server.access import (
     Caller,
     Forbidden,
@@ -33,7 +33,6 @@ secret_from_env()  # fail at start-up, not at the first request
 
 auth = Auth()
 
-_HINT = "send 'Authorization: Bearer <token>' (mint one with: python -m mnemo token <user_id>)"
 
 
 def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
@@ -43,13 +42,8 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
 
 @auth.authenticate
 async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
-    if not authorization or not authorization.strip():
-        raise _unauthorized(f"Missing credentials: {_HINT}")
-    scheme, _, token = authorization.strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise _unauthorized(f"Malformed Authorization header: {_HINT}")
     try:
-        identity = verify_token(token.strip(), secret=secret_from_env())
+        identity = identity_from_authorization(authorization, secret=secret_from_env())
     except InvalidTokenError as exc:
         raise _unauthorized(str(exc)) from None
     return {"identity": identity.user_id, "role": identity.role, "permissions": [f"role:{identity.role}"]}

@@ -11,10 +11,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_graph_shape_is_the_declared_one():
     g = graph.get_graph()
     edges = {(e.source, e.target) for e in g.edges}
-    assert set(g.nodes) == {"__start__", "load_memory", "call_model", "tools", "write_memory", "__end__"}
+    assert set(g.nodes) == {"__start__", "load_memory", "compact_history", "call_model", "tools", "write_memory",
+                            "__end__"}
     assert edges == {
         ("__start__", "load_memory"),
-        ("load_memory", "call_model"),
+        ("load_memory", "compact_history"),
+        ("compact_history", "call_model"),
         ("call_model", "tools"),
         ("call_model", "write_memory"),
         ("tools", "call_model"),
@@ -22,8 +24,18 @@ def test_graph_shape_is_the_declared_one():
     }
 
 
+def test_the_background_writer_is_one_step():
+    from graphs.memory_writer import graph as writer
+
+    g = writer.get_graph()
+    assert {(e.source, e.target) for e in g.edges} == {("__start__", "extract_thread"), ("extract_thread", "__end__")}
+
+
 def test_graph_brings_no_store_or_checkpointer_of_its_own():
+    from graphs.memory_writer import graph as writer
+
     assert graph.store is None and graph.checkpointer is None
+    assert writer.store is None and writer.checkpointer is None
 
 
 def test_every_context_field_is_described_for_studio():
@@ -35,6 +47,11 @@ def test_every_context_field_is_described_for_studio():
 def test_langgraph_json_declares_the_agent_and_the_local_index():
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["graphs"]["agent"] == "./graphs/agent.py:graph"
+    from mnemo.background import WRITER_GRAPH
+
+    for name in ("langgraph.json", "langgraph.postgres.json"):  # background mode runs under both
+        graphs = json.loads((ROOT / name).read_text())["graphs"]
+        assert graphs[WRITER_GRAPH] == "./graphs/memory_writer.py:graph"
     index = config["store"]["index"]
     assert index["embed"] == "./mnemo/embeddings.py:embeddings" and index["fields"] == ["text"]
     from mnemo.embeddings import embeddings

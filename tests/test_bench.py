@@ -130,6 +130,8 @@ def test_turn_cost_json(tmp_path):
         row = data["summary"]["per_node"][node]
         assert row["wall_ms"]["p50"] is not None and row["wall_ms"]["p95"] is not None
         assert row["embedding_ms"]["n"] > 0
+    waits = data["write_modes"]["user_wait_ms"]
+    assert set(waits) == {"hot", "after_turn", "background"} and all(w["p50"] is not None for w in waits.values())
     first = data["turns"][0]
     assert first["store_round_trips"]["total"] > 0
     assert first["texts_embedded"]["total"] > 0

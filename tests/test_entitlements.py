@@ -108,7 +108,8 @@ async def test_the_model_is_offered_only_allowed_tools(agent, model, store):  # 
     await aset_entitlement(store, User.of("u_zhou"), "remember_note", allowed=False, origin=ADMIN)
     await say(agent, "hello")
     chat_calls = [c for c in model.calls if "MemoryExtraction" not in c["tool_names"]]
-    assert chat_calls and set(chat_calls[0]["tool_names"]) == {"recall_notes", "forget_note", "search_policy"}
+    assert chat_calls and set(chat_calls[0]["tool_names"]) == {"recall_notes", "forget_note", "search_policy",
+                                                               "mark_resolved", "improve_instructions"}
 
 
 async def test_a_denied_call_never_runs_the_tool(agent, model, store, script):  # noqa: F811

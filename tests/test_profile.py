@@ -50,3 +50,28 @@ def test_the_extractor_schema_has_one_field_per_profile_field():
     assert set(schema["properties"]["forget_fields"]["items"]["enum"]) == set(PROFILE_FIELDS)
     extraction = MemoryExtraction(name="Ann", response_style="concise")
     assert extraction.profile_changes() == {"name": "Ann", "city": None, "language": None, "response_style": "concise"}
+
+
+async def test_a_correction_replaces_the_value_and_keeps_the_old_one_in_history(store, user):
+    await aupdate_profile(store, user, {"city": "Hangzhou"})
+    await aupdate_profile(store, user, {"city": "Beijing"})  # "I moved to Beijing"
+    city = (await aget_profile(store, user))["city"]
+    assert city["value"] == "Beijing"
+    assert [h["value"] for h in city["history"]] == ["Hangzhou"] and city["history"][0]["until"] == city["updated_at"]
+
+
+async def test_what_the_user_said_outranks_what_was_inferred(store, user):
+    await aupdate_profile(store, user, {"city": "Hangzhou"}, source="inferred")
+    assert (await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said"))  # stated beats inferred
+    assert await aupdate_profile(store, user, {"city": "Shanghai"}, source="inferred") == []
+    assert (await aget_profile(store, user))["city"]["value"] == "Suzhou"
+
+
+async def test_a_late_writer_never_overwrites_a_field_updated_after_its_messages(store, user):
+    from mnemo.store_reads import now_iso
+
+    said_earlier = now_iso()  # the messages a background writer reads were said now...
+    await aupdate_profile(store, user, {"city": "Beijing"})  # ...and the user corrected the city after that
+    late = await aupdate_profile(store, user, {"city": "Hangzhou", "name": "Zhou"}, as_of=said_earlier)
+    assert late == [{"field": "name", "before": None, "after": "Zhou"}]  # the untouched field is still written
+    assert (await aget_profile(store, user))["city"]["value"] == "Beijing"

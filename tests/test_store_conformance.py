@@ -437,3 +437,23 @@ async def test_store_is_unusable_after_its_block(backend, uri, cached_index, tmp
         await store.asearch(("u", "notes"))
 
 
+async def test_time_bound_notes_are_hidden_by_mnemo_and_swept(store, uri, user, monkeypatch):
+    """mnemo's own ``expires_at`` hides a time-bound note at once on every
+    backend (PostgreSQL's TTL is refreshed by reads; the platform's store
+    ignores TTLs), and load_memory's read deletes it. Time moves through
+    ``mnemo.expiry.clock``."""
+    from datetime import UTC, datetime, timedelta
+
+    from mnemo import expiry
+
+    now = datetime.now(UTC)
+    monkeypatch.setattr(expiry, "clock", lambda: now)
+    await aremember(store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=2))
+    await aremember(store, user, "The user owns a kayak.")
+    assert len(await alist_notes(store, user)) == 2
+    monkeypatch.setattr(expiry, "clock", lambda: now + timedelta(days=2, seconds=1))
+    assert await raw_count(store, uri, user.namespace("notes")) == 2  # still stored: mnemo does the hiding
+    assert all("Japan" not in n["text"] for n in await arecall(store, user, "Is the user travelling in Japan?"))
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user owns a kayak."]
+    await aload_snapshot(store, user, "travel")
+    assert await raw_count(store, uri, user.namespace("notes")) == 1

@@ -1,0 +1,23 @@
+"""The background memory writer (``memory_writer`` in ``langgraph.json``).
+
+    START -> extract_thread -> END
+
+Started by ``write_memory`` in ``memory_write_mode="background"``, on a
+writer thread of its own, ``memory_write_delay_s`` after a conversation's
+last turn (``mnemo.background``). Its input names the conversation thread;
+its state remembers how far it got.
+"""
+
+from langgraph.graph import END, START, StateGraph
+
+from nodes.context import Context
+from nodes.state import WriterState
+from nodes.extract_thread import extract_thread
+
+builder = StateGraph(WriterState, context_schema=Context)
+builder.add_node("extract_thread", extract_thread)
+builder.add_edge(START, "extract_thread")
+builder.add_edge("extract_thread", END)
+
+graph = builder.compile()
+graph.name = "mnemo memory writer"

@@ -1,0 +1,100 @@
+"""``memory_write_mode="background"``: the reply does not wait for extraction.
+
+At the end of a turn, ``write_memory`` calls :func:`aschedule_extraction`,
+which asks the LangGraph server (through ``langgraph_sdk.get_client()``, the
+in-process client when called from inside the server) to run the
+``memory_writer`` graph (declared in ``langgraph.json``) later:
+
+* on a **writer thread of its own**, derived from the conversation's thread
+  (:func:`writer_thread_id`, created on first use). Not on the conversation's
+  thread: a pending run there would make the user's next turn wait behind it
+  (``enqueue``) or be refused (``reject``), and a ``rollback`` issued from
+  inside the running turn would cancel that very turn;
+* ``after_seconds=delay`` and ``multitask_strategy="rollback"``: each new turn
+  cancels the writer run still waiting (or running) and schedules a fresh
+  one, so a burst of turns yields **one** extraction over all of them. A
+  cancelled writer loses nothing: it advances its progress only after
+  writing, and the run that replaces it reads the thread again.
+
+The writer reads the conversation thread's state (messages, ``memory_cursor``,
+``said_at``) and extracts the user messages past both the thread's
+``memory_cursor`` and its own progress (``extracted_through``, a message id:
+indexes shift when a long thread is compacted, ids do not).
+
+Outside a LangGraph server (a compiled graph in a test, a script) there is no
+one to schedule a run: :func:`on_platform` is false and ``write_memory``
+falls back to ``after_turn``, and logs it.
+
+Trap: the in-process client bypasses the server's auth handlers (it calls
+the app under ``/noauth``); the writer therefore trusts only what
+``write_memory`` put in its input and context (the resolved user).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+
+logger = logging.getLogger(__name__)
+
+#: Graph id of the background writer in ``langgraph.json``.
+WRITER_GRAPH = "memory_writer"
+
+_WRITER_THREADS = uuid.UUID("6d6e656d-6f00-4000-8000-777269746572")  # "mnemo" ... "writer"
+
+
+def on_platform(config: Mapping[str, Any] | None) -> bool:
+    """Whether this run was started by a LangGraph server (``langgraph dev``
+    or a deployment), which can schedule another run: the server stamps every
+    run with ``langgraph_request_id`` and its module is loaded."""
+    configurable = (config or {}).get("configurable") or {}
+    return bool(configurable.get("langgraph_request_id")) and "langgraph_api" in sys.modules
+
+
+def writer_thread_id(thread_id: str) -> str:
+    """The writer thread of conversation thread ``thread_id`` (stable)."""
+    return str(uuid.uuid5(_WRITER_THREADS, str(thread_id)))
+
+
+async def aschedule_extraction(
+    thread_id: str, context: Mapping[str, Any], *, delay_s: int, client: Any = None
+) -> dict[str, Any]:
+    """Schedule (or re-schedule) the ``memory_writer`` run of ``thread_id``;
+    returns the run. ``context`` is the writer's context: the resolved user
+    id and the model settings of this run.
+
+    Raises whatever the SDK raises (the caller falls back to ``after_turn``).
+    """
+    if client is None:
+        from langgraph_sdk import get_client
+
+        client = get_client()
+    return await client.runs.create(
+        writer_thread_id(thread_id),
+        WRITER_GRAPH,
+        input={"thread_id": str(thread_id)},
+        context=dict(context),
+        multitask_strategy="rollback",
+        after_seconds=max(0, int(delay_s)),
+        if_not_exists="create",
+        metadata={"mnemo_writer_for": str(thread_id)},
+    )
+
+
+def start_after(messages: Sequence[BaseMessage], extracted_through: str | None, cursor: int) -> int:
+    """Index from which the writer extracts: past the thread's own
+    ``memory_cursor`` and past the message it last extracted (when that message
+    is still in the thread; if compaction removed it, the thread's cursor
+    covers it, because compaction extracts what it removes)."""
+    start = cursor
+    if extracted_through:
+        for i, message in enumerate(messages):
+            if message.id == extracted_through:
+                start = max(start, i + 1)
+                break
+    return start

@@ -1,0 +1,106 @@
+"""Turning a thread's unextracted user messages into memory: the one pipeline
+behind every write mode.
+
+Three callers, one function (:func:`aextract_pending`):
+
+* ``write_memory`` at the end of a turn (``memory_write_mode="after_turn"``);
+* the ``memory_writer`` graph, later, off the user's path (``"background"``);
+* ``compact_history``, for user messages about to leave a long thread's
+  window that were never extracted (any mode but ``"hot"``).
+
+A thread's state tracks what was extracted:
+
+* ``memory_cursor``: index in ``messages`` below which user messages were
+  turned into memory (advanced only when extraction succeeded, so a failed
+  extraction is retried with the next turn);
+* ``said_at``: message id -> UTC ISO time the user's message arrived
+  (:func:`stamp_said_at`). The newest extracted message's time is the
+  ``as_of`` of the write, so a late extraction never overwrites a profile field
+  that was changed after those messages were said
+  (:func:`mnemo.profile.aupdate_profile`).
+
+Only the **user's** messages are extracted (see :mod:`mnemo.extraction`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.store.base import BaseStore
+
+from mnemo.store_reads import now_iso
+from mnemo.extraction import aextract, build_extractor
+from mnemo.identity import User
+from mnemo.audit import Origin
+from mnemo.writes import aapply_extraction
+
+logger = logging.getLogger(__name__)
+
+WriteMode = Literal["hot", "after_turn", "background"]
+WRITE_MODES: tuple[str, ...] = ("hot", "after_turn", "background")
+
+#: At most this many pending user messages are sent to the extractor (a long
+#: backlog after repeated failures is cut to the latest ones).
+MAX_PENDING_MESSAGES = 10
+
+
+def stamp_said_at(messages: Sequence[BaseMessage], said_at: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``said_at`` with the time of every user message not stamped yet, or
+    ``None`` when nothing is new (no state update needed)."""
+    said_at = dict(said_at or {})
+    new = [m.id for m in messages if isinstance(m, HumanMessage) and m.id and m.id not in said_at]
+    if not new:
+        return None
+    stamp = now_iso()
+    said_at.update(dict.fromkeys(new, stamp))
+    return said_at
+
+
+def pending(messages: Sequence[BaseMessage], start: int, end: int | None = None) -> list[HumanMessage]:
+    """User messages in ``messages[start:end]`` (``start`` clamped to the list)."""
+    start = max(0, min(start, len(messages)))
+    return [m for m in messages[start:end] if isinstance(m, HumanMessage) and m.text.strip()]
+
+
+def as_of(said: Sequence[HumanMessage], said_at: Mapping[str, str] | None) -> str:
+    """Time the newest of ``said`` was said; now when it was never stamped."""
+    stamps = [(said_at or {}).get(m.id or "") for m in said]
+    return max((s for s in stamps if s), default=None) or now_iso()
+
+
+async def aextract_pending(
+    store: BaseStore,
+    user: User,
+    model: BaseChatModel,
+    said: Sequence[HumanMessage],
+    *,
+    said_at: Mapping[str, str] | None,
+    timeout_s: float,
+    origin: Origin | None = None,
+) -> bool:
+    """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`)
+    and write it. ``True`` when done (or nothing to do): the caller advances
+    its cursor. ``False`` when the extractor or the store failed: nothing was
+    lost, the caller keeps the messages pending. Never raises. ``origin``:
+    the run the writes are audited as (default: the extractor, no run)."""
+    said = list(said)[-MAX_PENDING_MESSAGES:]
+    if not said:
+        return True
+    try:
+        extractor = build_extractor(model)
+    except Exception:
+        logger.exception("could not build the memory extractor; will retry next turn")
+        return False
+    extraction = await aextract(extractor, [m.text for m in said], timeout_s=timeout_s)
+    if extraction is None:
+        return False  # failed, timed out or returned nothing: retried later
+    try:
+        await aapply_extraction(store, user, extraction, as_of=as_of(said, said_at), origin=origin)
+    except Exception:
+        logger.exception("memory write failed; will retry with the next turn")
+        return False
+    return True

@@ -1,0 +1,47 @@
+"""The ``memory_writer`` graph's one step: extract a conversation thread's
+pending user messages, off the user's path (``mnemo.background``)."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import convert_to_messages
+from langgraph.runtime import Runtime
+
+from nodes.context import Context
+from nodes.state import WriterState
+from mnemo.background import start_after
+from mnemo.errors import ForeignThreadError
+from mnemo.expiry import asweep_user
+from mnemo.writer import aextract_pending, pending
+from nodes.chat_models import aload_chat_model
+from nodes.context import current_user, memory_store
+
+logger = logging.getLogger(__name__)
+
+
+async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
+    from langgraph_sdk import get_client
+
+    user = current_user(runtime.context)
+    ctx = runtime.context
+    thread = await get_client().threads.get_state(state["thread_id"])
+    values = thread.get("values") or {}
+    if values.get("owner") != user.label:
+        # The in-process client reads any thread (no auth): without this, a run
+        # of this graph naming someone else's thread would extract their words
+        # into this user's memory.
+        raise ForeignThreadError("memory_writer: this conversation thread belongs to another user")
+    messages = convert_to_messages(values.get("messages") or [])
+    if not messages:
+        return {}
+    start = start_after(messages, state.get("extracted_through"), values.get("memory_cursor", 0))
+    said = pending(messages, start)
+    if said:
+        model = await aload_chat_model(ctx.extraction_model or ctx.model)
+        if not await aextract_pending(memory_store(runtime), user, model, said, said_at=values.get("said_at"),
+                                      timeout_s=ctx.extraction_timeout_s):
+            return {}  # retried by the writer run of the next turn
+    logger.info("memory_writer: thread %s, %d user message(s) extracted", state["thread_id"], len(said))
+    await asweep_user(memory_store(runtime), user)
+    return {"extracted_through": messages[-1].id}

@@ -1,0 +1,142 @@
+"""Time-bound notes (mnemo.expiry): hidden after expiry by mnemo itself, on
+stores that ignore TTLs too, and swept. Time moves through ``expiry.clock``;
+nothing sleeps. The same case runs on PostgreSQL in test_conformance.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import InvalidInputError, User, alist_notes, arecall, aremember, expiry
+from mnemo.extraction import MemoryExtraction, TemporaryNote
+from mnemo.identity import NOTES
+from mnemo.snapshot import aload_snapshot, render_snapshot
+from mnemo.writes import aapply_extraction
+
+START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday
+
+
+class Clock:
+    def __init__(self):
+        self.now = START
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, **delta):
+        self.now += timedelta(**delta)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(expiry, "clock", clock)
+    return clock
+
+
+def dev_store(index, monkeypatch):
+    """The store ``langgraph dev`` serves (its TTL sweeper is a no-op)."""
+    from langgraph_runtime_inmem import _persistence
+    from langgraph_runtime_inmem.store import DiskBackedInMemStore
+
+    monkeypatch.setattr(_persistence, "DISABLE_FILE_PERSISTENCE", True)
+    return DiskBackedInMemStore(index=index)
+
+
+@pytest.fixture(params=["inmemory", "langgraph_dev"])
+def any_store(request, index, monkeypatch):
+    return InMemoryStore(index=index) if request.param == "inmemory" else dev_store(index, monkeypatch)
+
+
+def raw_keys(store, user) -> set[str]:
+    """What the store physically holds, past every mnemo read path."""
+    return set(store._data.get(user.namespace(NOTES), {}))
+
+
+async def test_a_time_bound_note_stops_being_recalled_and_is_swept(any_store, user, clock):
+    trip = await aremember(any_store, user, "The user is travelling in Japan.",
+                           expires_at=expiry.expiry_from(valid_for_days=3))
+    await aremember(any_store, user, "The user is allergic to peanuts.")
+    assert [n["text"] for n in await arecall(any_store, user, "Where is the user travelling?")][0] == \
+        "The user is travelling in Japan."
+    snapshot = await aload_snapshot(any_store, user, "travel plans")
+    assert "true until 2026-12-04T09:00" in render_snapshot(snapshot)
+
+    clock.advance(days=3, seconds=1)
+    assert trip["note"]["id"] in raw_keys(any_store, user)  # the store itself did not drop it (no TTL here)
+    assert all("Japan" not in n["text"] for n in await arecall(any_store, user, "Where is the user travelling?"))
+    assert [n["text"] for n in await alist_notes(any_store, user)] == ["The user is allergic to peanuts."]
+    snapshot = await aload_snapshot(any_store, user, "travel plans")  # load_memory's read sweeps
+    assert "Japan" not in render_snapshot(snapshot)
+    assert trip["note"]["id"] not in raw_keys(any_store, user)
+    assert len(raw_keys(any_store, user)) == 1
+
+
+async def test_sweep_all_removes_expired_notes_of_users_who_never_come_back(store, clock):
+    gone, stays = User.of("u_gone"), User.of("u_stays")
+    await aremember(store, gone, "The user is at a conference this week.", expires_at=expiry.expiry_from(valid_for_days=1))
+    await aremember(store, stays, "The user owns a kayak.")
+    assert await expiry.asweep_all(store) == 0
+    clock.advance(days=2)
+    assert await expiry.asweep_all(store) == 1
+    assert raw_keys(store, gone) == set() and len(raw_keys(store, stays)) == 1
+
+
+async def test_the_latest_statement_decides_whether_a_note_is_time_bound(store, user, clock):
+    await aremember(store, user, "The user works from Lisbon.", expires_at=expiry.expiry_from(valid_for_days=2))
+    again = await aremember(store, user, "The user works from Lisbon.")  # now said without a limit
+    assert again["status"] == "duplicate" and "expires_at" not in again["note"]
+    clock.advance(days=10)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user works from Lisbon."]
+
+
+async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):
+    extraction = MemoryExtraction(
+        notes=["The user has a dog."],
+        temporary_notes=[TemporaryNote(text="The user is travelling until Friday.", expires="2026-12-04"),
+                         TemporaryNote(text="The user was ill last week.", expires="2026-11-20"),  # past: dropped
+                         TemporaryNote(text="The user is busy.", expires="soon")])  # unreadable: dropped
+    await aapply_extraction(store, user, extraction)
+    notes = {n["text"]: n.get("expires_at") for n in await alist_notes(store, user)}
+    assert notes == {"The user has a dog.": None,
+                     "The user is travelling until Friday.": "2026-12-04T23:59:59.999999+00:00"}
+    clock.advance(days=3, hours=12)  # Friday 21:00: still true
+    assert len(await alist_notes(store, user)) == 2
+    clock.advance(hours=3)  # Saturday
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has a dog."]
+
+
+@pytest.mark.parametrize("kwargs", [{"valid_for_days": 0}, {"valid_for_days": -1}, {"valid_for_days": 5000},
+                                    {"until": "2020-01-01"}, {"until": "next week"},
+                                    {"valid_for_days": 1, "until": "2026-12-24"}])
+def test_bad_expiries_are_refused(clock, kwargs):
+    with pytest.raises(InvalidInputError):
+        expiry.expiry_from(**kwargs)
+
+
+async def test_remember_note_with_a_duration_through_the_graph(store, clock, monkeypatch):
+    from langchain_core.messages import AIMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.agent import builder
+    from nodes import chat_models
+    from tests.scripted import ScriptedChatModel, tool_call
+    from tests.test_graph import Script, chat_prompts, say
+
+    script = Script()
+    steps = iter([tool_call("remember_note", text="The user is travelling in Japan.", valid_for_days=2),
+                  AIMessage("Noted, enjoy the trip.")])
+    script.chat = lambda messages: next(steps, AIMessage("ok"))
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    model = ScriptedChatModel(respond=script)
+    monkeypatch.setitem(chat_models._models, "scripted", model)
+    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+    await say(agent, "Remember that I'm in Japan for two days.", thread="t1")
+    await say(agent, "Any travel adapters for Japan?", thread="t2")
+    assert "The user is travelling in Japan." in chat_prompts(model)[-1]
+    clock.advance(days=2, minutes=1)
+    await say(agent, "Any travel adapters for Japan?", thread="t3")
+    assert "travelling in Japan" not in chat_prompts(model)[-1]
+    assert raw_keys(store, User.of("u_zhou")) == set()  # swept by load_memory

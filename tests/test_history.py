@@ -1,0 +1,105 @@
+"""Long threads (mnemo.history, nodes/compact_history.py) through the graph,
+with scripted models: the model input stays under the budget, tool calls stay
+with their results, the running summary lives in the thread only, and user
+messages are extracted before they leave the window."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from mnemo import User, aget_profile
+from mnemo.history import MAX_SUMMARY_CHARS, count_tokens
+from tests.scripted import tool_call
+from tests.test_graph import agent, extraction_prompts, model, say, script  # noqa: F401 (fixtures)
+from tests.test_write_modes import ON_PLATFORM, server  # noqa: F401 (fixture)
+
+SUMMARY_HEAD = "Summary of the earlier part of this conversation (context, not verified facts):\n"
+
+
+def is_summary_call(messages) -> bool:
+    return isinstance(messages[0], HumanMessage) and messages[0].text.startswith("You maintain the running summary")
+
+
+def chat(messages):
+    """Every third user message asks for a tool; summaries are short and say how many lines they folded."""
+    if is_summary_call(messages):
+        folded = messages[0].text.count("\nuser: ")
+        return AIMessage(content=f"The user asked about purifiers and filters ({folded} more messages folded).")
+    last = messages[-1]
+    if isinstance(last, ToolMessage):
+        return AIMessage(content="Here is what I found about it.")
+    if "look it up" in last.text:
+        return tool_call("recall_notes", query=last.text)
+    return AIMessage(content="Sure, the filter of the purifier is replaced every six months, as the manual says.")
+
+
+def chat_inputs(model) -> list[list]:
+    return [c["messages"] for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
+
+
+def summary_in(system: str) -> str | None:
+    return system.split(SUMMARY_HEAD)[1].split("\n\n")[0] if SUMMARY_HEAD in system else None
+
+
+async def test_a_400_turn_thread_stays_under_budget_with_tool_pairs_intact(agent, model, store, script):
+    script.chat = chat
+    budget = 800
+    for i in range(400):
+        text = f"Turn {i}: " + ("please look it up, what about my purifier?" if i % 3 == 0 else "and the filters?")
+        out = await say(agent, text, memory_write_mode="hot", history_token_budget=budget)
+    inputs = chat_inputs(model)
+    assert "Turn 0:" in inputs[0][-1].text and all("Turn 0:" not in m.text for m in inputs[-1][1:])  # it did move on
+    for messages in inputs:
+        summary = summary_in(messages[0].text)
+        assert count_tokens(messages[1:], summary) <= budget
+        assert isinstance(messages[1], HumanMessage)  # the window starts at a user turn
+        calls = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls]
+        results = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+        assert sorted(calls) == sorted(results)  # no call without its result, no orphan result
+    assert sum(1 for c in model.calls if is_summary_call(c["messages"])) >= 10
+    # The state holds a window and a summary, not 400 turns.
+    assert len(out["messages"]) < 100 and 0 < len(out["summary"]) <= MAX_SUMMARY_CHARS
+    assert "more messages folded" in summary_in(inputs[-1][0].text)
+    # The summary is thread state only: nothing of it is in long-term memory.
+    everything = await store.asearch((User.of("u_zhou").label,), limit=1000)
+    assert all("purifiers and filters" not in str(it.value) for it in everything)
+
+
+async def test_unextracted_user_messages_are_extracted_before_they_leave(agent, model, store, script, server):
+    """Background mode whose writer has not run yet: the thread's cursor is
+    still at 0 when the first turns leave the window, so they are extracted
+    first."""
+    script.chat = chat
+    await say(agent, "Hi, I'm Zhou and I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM,
+              history_token_budget=400)
+    assert extraction_prompts(model) == [] and await aget_profile(store, User.of("u_zhou")) == {}
+    i = 0
+    while not extraction_prompts(model):
+        out = await say(agent, f"Turn {i}: and the filters?", memory_write_mode="background", config=ON_PLATFORM,
+                        history_token_budget=400)
+        i += 1
+        assert i < 50
+    assert "I live in Hangzhou" in extraction_prompts(model)[0]
+    assert all("Hangzhou" not in m.text for m in out["messages"])  # it has left the thread...
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"  # ...into memory
+    assert out["memory_cursor"] == 0  # what is left was not extracted yet (the writer will)
+
+
+async def test_when_extraction_fails_nothing_leaves_and_the_input_still_fits(agent, model, store, script, server):
+    script.chat = chat
+    script.extract = lambda m, t: AIMessage(content="no tool call")  # the extractor is down
+    for i in range(30):
+        out = await say(agent, f"Turn {i}: I live in Hangzhou, and the filters?", memory_write_mode="background",
+                        config=ON_PLATFORM, history_token_budget=400)
+    assert extraction_prompts(model)  # compaction tried
+    assert "Turn 0:" in out["messages"][0].text  # but removed nothing
+    assert all(count_tokens(m[1:], summary_in(m[0].text)) <= 400 for m in chat_inputs(model))
+
+
+async def test_trim_strategy_drops_without_a_summary_call(agent, model, store, script):
+    script.chat = chat
+    for i in range(60):
+        out = await say(agent, f"Turn {i}: and the filters?", memory_write_mode="hot", history_token_budget=300,
+                        history_strategy="trim")
+    assert not any(is_summary_call(c["messages"]) for c in model.calls)
+    assert "summary" not in out and "Turn 0:" not in out["messages"][0].text

@@ -1,0 +1,116 @@
+"""memory_write_mode: hot, after_turn, background (scripted models; the
+platform scheduling itself is shown under ``langgraph dev`` in
+tests/test_e2e_background.py)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+
+from graphs.memory_writer import builder as writer_builder
+from mnemo import User, aget_profile, alist_notes
+from mnemo import background
+from tests.test_graph import agent, extraction_prompts, model, say, script  # noqa: F401 (fixtures)
+
+ON_PLATFORM = {"langgraph_request_id": "req-1"}
+
+
+async def test_hot_mode_writes_only_through_the_tools(agent, model, store):
+    await say(agent, "I live in Hangzhou.", memory_write_mode="hot")
+    assert extraction_prompts(model) == []
+    assert await aget_profile(store, User.of("u_zhou")) == {}
+    # Switching the assistant to after_turn later does not replay the hot turns.
+    await say(agent, "I'm Zhou.", memory_write_mode="after_turn")
+    assert "Hangzhou" not in extraction_prompts(model)[-1] and "I'm Zhou" in extraction_prompts(model)[-1]
+
+
+async def test_background_outside_a_server_falls_back_to_after_turn_and_says_so(agent, model, store, caplog):
+    with caplog.at_level(logging.INFO, logger="nodes.write_memory"):
+        out = await say(agent, "I live in Hangzhou.", memory_write_mode="background")
+    assert "writing after the turn instead" in caplog.text
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+    assert out["memory_cursor"] == len(out["messages"])
+
+
+class FakeServer:
+    """What the writer needs from the LangGraph server: scheduling (recorded,
+    debounced like ``rollback``: the latest schedule replaces a waiting one)
+    and reading a thread's state (from the agent's checkpointer)."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.scheduled: list[dict] = []
+        self.threads = self
+        self.runs = self
+
+    async def create(self, thread_id, assistant_id, **kwargs):
+        self.scheduled.append({"thread_id": thread_id, "assistant_id": assistant_id, **kwargs})
+        return {"run_id": f"r{len(self.scheduled)}"}
+
+    async def get_state(self, thread_id):
+        snapshot = await self.agent.aget_state({"configurable": {"thread_id": thread_id}})
+        return {"values": snapshot.values}
+
+
+@pytest.fixture
+def server(agent, monkeypatch):
+    fake = FakeServer(agent)
+    monkeypatch.setitem(sys.modules, "langgraph_api", sys.modules.get("langgraph_api") or object())
+    real = background.aschedule_extraction
+    monkeypatch.setattr("nodes.write_memory.aschedule_extraction",
+                        lambda thread_id, context, *, delay_s: real(thread_id, context, delay_s=delay_s, client=fake))
+    import langgraph_sdk
+
+    monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: fake)
+    return fake
+
+
+async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent, model, store, server):
+    for text in ("I'm Zhou.", "I live in Hangzhou.", "I'm allergic to peanuts."):
+        out = await say(agent, text, memory_write_mode="background", memory_write_delay_s=7, config=ON_PLATFORM)
+        assert out["messages"][-1].content == "ok"
+    assert extraction_prompts(model) == []  # no turn waited for extraction
+    assert await aget_profile(store, User.of("u_zhou")) == {}
+    assert len(server.scheduled) == 3
+    run = server.scheduled[-1]
+    assert run["assistant_id"] == "memory_writer" and run["after_seconds"] == 7
+    assert run["multitask_strategy"] == "rollback" and run["if_not_exists"] == "create"
+    assert run["thread_id"] == background.writer_thread_id("t1") != "t1"
+    assert run["context"]["user_id"] == "u_zhou" and run["input"] == {"thread_id": "t1"}
+
+    # Only the last scheduled run survives the debounce: it reads all three turns.
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    wcfg = {"configurable": {"thread_id": run["thread_id"]}}
+    from nodes.context import Context
+
+    await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+    prompts = extraction_prompts(model)
+    assert len(prompts) == 1 and all(t in prompts[0] for t in ("I'm Zhou.", "Hangzhou", "peanuts"))
+    profile = await aget_profile(store, User.of("u_zhou"))
+    assert profile["city"]["value"] == "Hangzhou" and profile["name"]["value"] == "Zhou"
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+
+    # A later writer run only extracts what is new.
+    await say(agent, "I live in Suzhou now.", memory_write_mode="background", config=ON_PLATFORM)
+    await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+    prompts = extraction_prompts(model)
+    assert len(prompts) == 2 and "Hangzhou" not in prompts[1] and "Suzhou" in prompts[1]
+    city = (await aget_profile(store, User.of("u_zhou")))["city"]
+    assert city["value"] == "Suzhou" and [h["value"] for h in city["history"]] == ["Hangzhou"]
+
+
+async def test_a_background_writer_never_overwrites_a_newer_value(agent, model, store, server):
+    from mnemo import aupdate_profile
+
+    await say(agent, "I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM)
+    # Before the writer runs, the user corrects the city elsewhere (another thread, the UI).
+    await aupdate_profile(store, User.of("u_zhou"), {"city": "Beijing"})
+    run = server.scheduled[-1]
+    from nodes.context import Context
+
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    await writer.ainvoke(run["input"], {"configurable": {"thread_id": run["thread_id"]}}, context=Context(**run["context"]))
+    assert len(extraction_prompts(model)) == 1  # the writer did run on "Hangzhou"
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Beijing"
