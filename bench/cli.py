@@ -29,32 +29,46 @@ def _ks(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common_args(p: argparse.ArgumentParser, *, data: bool) -> None:
         p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
         p.add_argument("--smoke", action="store_true", help="a quick run that only proves the harness works")
         if data:
-            p.add_argument("--data", type=Path, default=DEFAULT_LOCOMO,
-                           help=f"a LoCoMo-layout JSON file (default {DEFAULT_LOCOMO})")
+            p.add_argument(
+                "--data",
+                type=Path,
+                default=DEFAULT_LOCOMO,
+                help=f"a LoCoMo-layout JSON file (default {DEFAULT_LOCOMO})",
+            )
 
     p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
     common_args(p, data=True)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
     # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
-    p.add_argument("--note-format", choices=NOTE_FORMATS, default="said",
-                   help='how a turn becomes a note: "said" = the LoCoMo paper\'s \'Name said, "text"\' (default), '
-                        '"colon" = "Name: text"')
-    p = sub.add_parser("turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph")
+    p.add_argument(
+        "--note-format",
+        choices=NOTE_FORMATS,
+        default="said",
+        help='how a turn becomes a note: "said" = the LoCoMo paper\'s \'Name said, "text"\' (default), '
+        '"colon" = "Name: text"',
+    )
+    p = sub.add_parser(
+        "turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph"
+    )
     common_args(p, data=False)
     p = sub.add_parser("embedders", help="passages/s and query latency of the embedders available offline")
     common_args(p, data=True)
     p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
     common_args(p, data=True)
-    p = sub.add_parser("load", help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, "
-                                    "with a SIGKILL mid-run); not part of `all`")
+    p = sub.add_parser(
+        "load",
+        help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, "
+        "with a SIGKILL mid-run); not part of `all`",
+    )
     common_args(p, data=False)
     p.add_argument("--users", type=int, default=50)
     p.add_argument("--turns", type=int, default=10)
@@ -101,8 +115,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench import load
 
         out.mkdir(parents=True, exist_ok=True)
-        load.run(out, smoke=args.smoke, users=args.users, turns=args.turns, max_seconds=args.max_seconds,
-                 postgres=not args.no_postgres)
+        load.run(
+            out,
+            smoke=args.smoke,
+            users=args.users,
+            turns=args.turns,
+            max_seconds=args.max_seconds,
+            postgres=not args.no_postgres,
+        )
         plots.plot_all(out)
         return 0
     if args.command in ("locomo", "thresholds", "all", "embedders") and not args.data.exists():
@@ -122,8 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("locomo", "all"):
         from bench import locomo
 
-        locomo.run(args.data, out, ks=args.k, smoke=args.smoke, note_format=getattr(args, "note_format", "said"),
-                   emb=emb, counter=counter)
+        locomo.run(
+            args.data,
+            out,
+            ks=args.k,
+            smoke=args.smoke,
+            note_format=getattr(args, "note_format", "said"),
+            emb=emb,
+            counter=counter,
+        )
     if args.command in ("thresholds", "all"):
         from bench import thresholds
 

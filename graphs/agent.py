@@ -10,11 +10,11 @@ in tests); this module creates neither.
 
 from langgraph.graph import END, START, StateGraph
 
-from nodes.context import Context
-from nodes.state import State
 from nodes.call_model import call_model, route_after_model
 from nodes.compact_history import compact_history
+from nodes.context import Context
 from nodes.load_memory import load_memory
+from nodes.state import State
 from nodes.tools import tool_node
 from nodes.write_memory import write_memory
 

@@ -11,8 +11,8 @@ its state remembers how far it got.
 from langgraph.graph import END, START, StateGraph
 
 from nodes.context import Context
-from nodes.state import WriterState
 from nodes.extract_thread import extract_thread
+from nodes.state import WriterState
 
 builder = StateGraph(WriterState, context_schema=Context)
 builder.add_node("extract_thread", extract_thread)

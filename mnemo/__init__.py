@@ -38,12 +38,12 @@ from mnemo.errors import (
     StoreClosedError,
     UnstorableValueError,
 )
-from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
 from mnemo.extraction import MemoryExtraction, aextract, build_extractor
+from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
 from mnemo.notes import Note, aforget, alist_notes, arecent, aremember, aremember_many
-from mnemo.recall import arecall
-from mnemo.policies import aensure_policies, aseed_policies, asearch_policies, load_policy_file
+from mnemo.policies import aensure_policies, asearch_policies, aseed_policies, load_policy_file
 from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
+from mnemo.recall import arecall
 
 __all__ = [
     "DimsMismatchError",

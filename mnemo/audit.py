@@ -41,9 +41,9 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.store_reads import alist_all
 from mnemo.errors import InvalidInputError
 from mnemo.identity import AUDIT, User
+from mnemo.store_reads import alist_all
 
 AuditSource = Literal["user_said", "tool", "extractor", "admin"]
 AUDIT_SOURCES: tuple[str, ...] = ("user_said", "tool", "extractor", "admin")
@@ -164,7 +164,14 @@ def audit_op(
 
 
 async def aaudit(
-    store: BaseStore, user: User, origin: Origin, action: AuditAction, target: str, *, before: Any = None, after: Any = None
+    store: BaseStore,
+    user: User,
+    origin: Origin,
+    action: AuditAction,
+    target: str,
+    *,
+    before: Any = None,
+    after: Any = None,
 ) -> AuditRecord:
     """Append one record on its own (when the write it describes is not batched)."""
     op = audit_op(user, origin, action, target, before=before, after=after)

@@ -142,8 +142,11 @@ def _ttl(text: str):
     "token",
     "mint a bearer token for a user (send it as 'Authorization: Bearer <token>')",
     arg("user_id", help="the user id the token authenticates (its 'sub' claim)"),
-    arg("--admin", action="store_true",
-        help="an admin token: may act for any user a run names and reach every namespace (app backends)"),
+    arg(
+        "--admin",
+        action="store_true",
+        help="an admin token: may act for any user a run names and reach every namespace (app backends)",
+    ),
     arg("--ttl", type=_ttl, default="12h", help="validity, e.g. 3600, 30m, 12h, 7d (default: 12h)"),
 )
 def token(args: argparse.Namespace) -> int:
@@ -165,9 +168,12 @@ def dev_secret(args: argparse.Namespace) -> int:
 
 
 #: The ``--url`` of every store command.
-TARGET = arg("--url", default=os.environ.get(URL_ENV) or None,
-             help=f"LangGraph server to go through (default ${URL_ENV}); token from ${TOKEN_ENV}. "
-                  "Without it: PostgreSQL ($POSTGRES_URI, else the embedded server of $MNEMO_PGDATA)")
+TARGET = arg(
+    "--url",
+    default=os.environ.get(URL_ENV) or None,
+    help=f"LangGraph server to go through (default ${URL_ENV}); token from ${TOKEN_ENV}. "
+    "Without it: PostgreSQL ($POSTGRES_URI, else the embedded server of $MNEMO_PGDATA)",
+)
 
 
 @asynccontextmanager
@@ -183,8 +189,8 @@ async def open_target(args: argparse.Namespace) -> AsyncIterator[tuple[Any, Any]
         client = get_client(url=args.url, headers=headers)
         yield ServerStore(client), client
         return
-    from mnemo.platform_store import PGDATA_ENV
     from mnemo.pgserver import DEFAULT_DATA_DIR
+    from mnemo.platform_store import PGDATA_ENV
     from mnemo.stores import open_postgres_store
 
     datadir = os.environ.get(PGDATA_ENV, "").strip() or DEFAULT_DATA_DIR
@@ -209,8 +215,13 @@ def _write_json(document: Any, out: str | None) -> None:
 # --------------------------------------------------------------------------- export
 
 
-@command("export", "all of one user's memory as one JSON document",
-         arg("user_id"), arg("--out", help="file to write (default: stdout)"), TARGET)
+@command(
+    "export",
+    "all of one user's memory as one JSON document",
+    arg("user_id"),
+    arg("--out", help="file to write (default: stdout)"),
+    TARGET,
+)
 async def export(args: argparse.Namespace) -> int:
     from mnemo.privacy import aexport_user
 
@@ -218,8 +229,11 @@ async def export(args: argparse.Namespace) -> int:
         document = await aexport_user(store, User.of(args.user_id))
     _write_json(document, args.out)
     if args.out not in (None, "-"):
-        print(f"exported {len(document['notes'])} notes, {len(document['profile'])} profile fields, "
-              f"{len(document['audit'])} audit records to {args.out}", file=sys.stderr)
+        print(
+            f"exported {len(document['notes'])} notes, {len(document['profile'])} profile fields, "
+            f"{len(document['audit'])} audit records to {args.out}",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -227,12 +241,12 @@ async def export(args: argparse.Namespace) -> int:
 
 
 @command(
-    "erase", "delete all of one user's memory (and, with --threads, their threads)",
+    "erase",
+    "delete all of one user's memory (and, with --threads, their threads)",
     arg("user_id"),
     arg("--yes", action="store_true", help="required: nothing is erased without it"),
     arg("--threads", action="store_true", help="also delete the user's threads (metadata.owner); needs --url"),
-    arg("--include-entitlements", action="store_true",
-        help="also delete entitlements and usage (closing the account)"),
+    arg("--include-entitlements", action="store_true", help="also delete entitlements and usage (closing the account)"),
     TARGET,
 )
 async def erase(args: argparse.Namespace) -> int:
@@ -245,8 +259,11 @@ async def erase(args: argparse.Namespace) -> int:
         print("--threads needs --url: threads live in the server, not in the store", file=sys.stderr)
         return 2
     async with open_target(args) as (store, client):
-        report: dict[str, Any] = dict(await aerase_user(store, User.of(args.user_id), origin=admin_origin(),
-                                                        include_entitlements=args.include_entitlements))
+        report: dict[str, Any] = dict(
+            await aerase_user(
+                store, User.of(args.user_id), origin=admin_origin(), include_entitlements=args.include_entitlements
+            )
+        )
         if args.threads:
             report["threads"] = await aerase_threads(client, args.user_id)
     _write_json(report, None)
@@ -257,10 +274,14 @@ async def erase(args: argparse.Namespace) -> int:
 
 
 @command(
-    "entitle", "show or set a user's tool permissions and daily quotas (no rule: every tool, no quota)",
+    "entitle",
+    "show or set a user's tool permissions and daily quotas (no rule: every tool, no quota)",
     arg("user_id"),
-    arg("--tool", help="the tool the rule is for (default: '*', every tool without its own rule; "
-                       "its daily limit is the total over all tools)"),
+    arg(
+        "--tool",
+        help="the tool the rule is for (default: '*', every tool without its own rule; "
+        "its daily limit is the total over all tools)",
+    ),
     arg("--allow", dest="allowed", action="store_true", default=None),
     arg("--deny", dest="allowed", action="store_false"),
     arg("--clear", action="store_true", help="remove the rule"),
@@ -279,10 +300,18 @@ async def entitle(args: argparse.Namespace) -> int:
             await aclear_entitlement(store, user, args.tool, origin=admin_origin())
         elif args.allowed is not None or args.daily_limit is not None:
             allowed = True if args.allowed is None else args.allowed
-            await aset_entitlement(store, user, args.tool, allowed=allowed, daily_limit=args.daily_limit,
-                                   origin=admin_origin())
+            await aset_entitlement(
+                store, user, args.tool, allowed=allowed, daily_limit=args.daily_limit, origin=admin_origin()
+            )
         rules = await aget_entitlements(store, user)
         usage = await ausage_today(store, user)
-    _write_json({"user_label": user.label, "rules": rules, "usage_today": usage,
-                 "default": "every tool allowed, no quota" if not rules else None}, None)
+    _write_json(
+        {
+            "user_label": user.label,
+            "rules": rules,
+            "usage_today": usage,
+            "default": "every tool allowed, no quota" if not rules else None,
+        },
+        None,
+    )
     return 0

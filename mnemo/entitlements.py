@@ -41,10 +41,10 @@ from typing import Any, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.store_reads import alist_all
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.identity import ENTITLEMENTS, USAGE, User
+from mnemo.store_reads import alist_all
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,9 @@ def validate_rule(key: str, value: Any) -> None:
 
 
 def _check_limit(daily_limit: Any) -> None:
-    if daily_limit is not None and (not isinstance(daily_limit, int) or isinstance(daily_limit, bool) or daily_limit < 0):
+    if daily_limit is not None and (
+        not isinstance(daily_limit, int) or isinstance(daily_limit, bool) or daily_limit < 0
+    ):
         raise InvalidInputError(f"daily_limit is a non-negative integer or None, got {daily_limit!r}")
 
 
@@ -136,8 +138,12 @@ async def aget_entitlements(store: BaseStore, user: User) -> Entitlements:
             if it.key == ALL_TOOLS or it.key.startswith("tool:"):
                 rules[it.key] = Rule(allowed=False, daily_limit=None, updated_at="", updated_by=None)
             continue
-        rules[it.key] = Rule(allowed=it.value["allowed"], daily_limit=it.value.get("daily_limit"),
-                             updated_at=str(it.value.get("updated_at", "")), updated_by=it.value.get("updated_by"))
+        rules[it.key] = Rule(
+            allowed=it.value["allowed"],
+            daily_limit=it.value.get("daily_limit"),
+            updated_at=str(it.value.get("updated_at", "")),
+            updated_by=it.value.get("updated_by"),
+        )
     return rules
 
 
@@ -162,12 +168,18 @@ async def aset_entitlement(
     key = rule_key(tool)
     _check_limit(daily_limit)
     before = (await aget_entitlements(store, user)).get(key)
-    rule = Rule(allowed=bool(allowed), daily_limit=daily_limit, updated_at=datetime.now(UTC).isoformat(),
-                updated_by=origin.actor)
-    await store.abatch([
-        PutOp(user.namespace(ENTITLEMENTS), key, dict(rule), index=False),
-        audit_op(user, origin, "entitlement.set", key, before=_public(before), after=_public(rule)),
-    ])
+    rule = Rule(
+        allowed=bool(allowed),
+        daily_limit=daily_limit,
+        updated_at=datetime.now(UTC).isoformat(),
+        updated_by=origin.actor,
+    )
+    await store.abatch(
+        [
+            PutOp(user.namespace(ENTITLEMENTS), key, dict(rule), index=False),
+            audit_op(user, origin, "entitlement.set", key, before=_public(before), after=_public(rule)),
+        ]
+    )
     return rule
 
 
@@ -177,10 +189,12 @@ async def aclear_entitlement(store: BaseStore, user: User, tool: str | None = No
     before = (await aget_entitlements(store, user)).get(key)
     if before is None:
         return False
-    await store.abatch([
-        PutOp(user.namespace(ENTITLEMENTS), key, None),
-        audit_op(user, origin, "entitlement.clear", key, before=_public(before)),
-    ])
+    await store.abatch(
+        [
+            PutOp(user.namespace(ENTITLEMENTS), key, None),
+            audit_op(user, origin, "entitlement.clear", key, before=_public(before)),
+        ]
+    )
     return True
 
 
@@ -207,13 +221,20 @@ def _refusal(rules: Entitlements, tool: str, used: dict[str, int]) -> str:
     """Why ``tool`` may not be called now given today's ``used`` counts; ``""`` if it may."""
     allowed, tool_limit, total_limit = _limits(rules, tool)
     if not allowed:
-        return f"The tool {tool!r} is not enabled for this user; nothing was done. Tell the user it is not available to them."
+        return (
+            f"The tool {tool!r} is not enabled for this user; nothing was done. "
+            "Tell the user it is not available to them."
+        )
     if tool_limit is not None and used.get(tool, 0) > tool_limit:
-        return (f"The daily limit of {tool_limit} calls of {tool!r} for this user is used up; nothing was done. "
-                "Tell the user it can be used again tomorrow (UTC).")
+        return (
+            f"The daily limit of {tool_limit} calls of {tool!r} for this user is used up; nothing was done. "
+            "Tell the user it can be used again tomorrow (UTC)."
+        )
     if total_limit is not None and sum(used.values()) > total_limit:
-        return (f"The daily limit of {total_limit} tool calls for this user is used up; nothing was done. "
-                "Tell the user tools can be used again tomorrow (UTC).")
+        return (
+            f"The daily limit of {total_limit} tool calls for this user is used up; nothing was done. "
+            "Tell the user tools can be used again tomorrow (UTC)."
+        )
     return ""
 
 
@@ -242,8 +263,13 @@ async def aadmit(store: BaseStore, user: User, tool: str, *, origin: Origin | No
         return Decision(allowed=False, reason=_refusal(rules, tool, {}))
     now = datetime.now(UTC)
     key = f"{today(now)}:{tool}:{uuid.uuid4().hex}"
-    usage = Usage(tool=tool, day=today(now), at=now.isoformat(),
-                  thread_id=origin.thread_id if origin else None, run_id=origin.run_id if origin else None)
+    usage = Usage(
+        tool=tool,
+        day=today(now),
+        at=now.isoformat(),
+        thread_id=origin.thread_id if origin else None,
+        run_id=origin.run_id if origin else None,
+    )
     ns = user.namespace(USAGE)
     ttl = USAGE_TTL_MINUTES if store.supports_ttl else None
     await store.abatch([PutOp(ns, key, dict(usage), index=False, ttl=ttl)])

@@ -37,9 +37,9 @@ from typing import Literal, NotRequired, TypedDict
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from mnemo.store_reads import now_iso, only_in_namespace, semantic_hits
 from mnemo.errors import InvalidInputError
 from mnemo.identity import User
+from mnemo.store_reads import now_iso, only_in_namespace, semantic_hits
 
 EPISODES = "episodes"
 SHARED_EPISODES_NAMESPACE: tuple[str, ...] = ("org", "episodes")
@@ -115,12 +115,23 @@ def build_episode(
     results = {m.tool_call_id: m.text for m in case if isinstance(m, ToolMessage)}
     actions = [
         _abridge(f"{call['name']}({call['args']}) -> {results.get(call['id'], '(no result)')}", MAX_ACTION_CHARS)
-        for m in case if isinstance(m, AIMessage) for call in m.tool_calls if call["name"] != RESOLVE_TOOL
+        for m in case
+        if isinstance(m, AIMessage)
+        for call in m.tool_calls
+        if call["name"] != RESOLVE_TOOL
     ][:MAX_ACTIONS]
     key = hashlib.sha256(f"{thread_id}\x00{request.id or request.text}".encode()).hexdigest()[:32]
-    episode = Episode(id=key, text=_abridge(request.text, MAX_REQUEST_CHARS), actions=actions,
-                      answer=_abridge(answers[-1].text, MAX_ANSWER_CHARS), outcome=outcome, at=now_iso(),
-                      assistant_id=str(assistant_id), source=source, thread_id=str(thread_id))
+    episode = Episode(
+        id=key,
+        text=_abridge(request.text, MAX_REQUEST_CHARS),
+        actions=actions,
+        answer=_abridge(answers[-1].text, MAX_ANSWER_CHARS),
+        outcome=outcome,
+        at=now_iso(),
+        assistant_id=str(assistant_id),
+        source=source,
+        thread_id=str(thread_id),
+    )
     if resolution and resolution.strip():
         episode["resolution"] = _abridge(resolution, MAX_ACTION_CHARS)
     return episode
@@ -193,15 +204,20 @@ def similar_ops(user: User, query: str, *, limit: int = EPISODE_LIMIT) -> list[S
     """The two reads of :func:`asimilar_episodes` (the user's, the shared),
     only resolved cases; for use in a batch with other reads."""
     wanted = max(limit * 3, 5)
-    return [SearchOp(ns, query=query, filter={"outcome": "resolved"}, limit=wanted)
-            for ns in (user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE)]
+    return [
+        SearchOp(ns, query=query, filter={"outcome": "resolved"}, limit=wanted)
+        for ns in (user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE)
+    ]
 
 
-def pick_similar(results: Sequence[list], user: User, *, limit: int = EPISODE_LIMIT,
-                 min_score: float = EPISODE_MIN_SCORE) -> list[Episode]:
+def pick_similar(
+    results: Sequence[list], user: User, *, limit: int = EPISODE_LIMIT, min_score: float = EPISODE_MIN_SCORE
+) -> list[Episode]:
     """The best ``limit`` episodes above ``min_score`` from :func:`similar_ops`' results."""
-    hits = [*semantic_hits(results[0], user.namespace(EPISODES), min_score=min_score),
-            *semantic_hits(results[1], SHARED_EPISODES_NAMESPACE, min_score=min_score)]
+    hits = [
+        *semantic_hits(results[0], user.namespace(EPISODES), min_score=min_score),
+        *semantic_hits(results[1], SHARED_EPISODES_NAMESPACE, min_score=min_score),
+    ]
     hits = [h for h in hits if h.value.get("outcome") == "resolved"]  # whatever the backend did with the filter
     hits.sort(key=lambda h: h.score, reverse=True)
     out: list[Episode] = []
@@ -229,14 +245,21 @@ async def asimilar_episodes(
     if not query.strip() or limit <= 0:
         return []
     results = await store.abatch(similar_ops(user, query, limit=limit))
-    return pick_similar([only_in_namespace(results[0], user.namespace(EPISODES)), only_in_namespace(results[1], SHARED_EPISODES_NAMESPACE)],
-                        user, limit=limit, min_score=min_score)
+    return pick_similar(
+        [
+            only_in_namespace(results[0], user.namespace(EPISODES)),
+            only_in_namespace(results[1], SHARED_EPISODES_NAMESPACE),
+        ],
+        user,
+        limit=limit,
+        min_score=min_score,
+    )
 
 
 def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_CHAR_BUDGET) -> str:
     """The examples block of the prompt, at most ``char_budget`` characters
     (whole examples only; ``""`` when there are none or none fits)."""
-    title = ("Past cases that went well (examples of handling, not instructions, and not about this user):")
+    title = "Past cases that went well (examples of handling, not instructions, and not about this user):"
     parts: list[str] = []
     used = len(title) + 1
     for i, ep in enumerate(episodes, 1):

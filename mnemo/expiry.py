@@ -32,9 +32,9 @@ from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from mnemo.store_reads import alist_all, alist_users
 from mnemo.errors import InvalidInputError
 from mnemo.identity import NOTES, User
+from mnemo.store_reads import alist_all, alist_users
 
 #: Longest validity a time-bound note may have; past that it is a durable fact.
 MAX_VALIDITY = timedelta(days=366)
@@ -88,14 +88,18 @@ def expiry_from(*, valid_for_days: float | None = None, until: str | datetime | 
         if not isinstance(valid_for_days, int | float) or not math.isfinite(valid_for_days) or valid_for_days <= 0:
             raise InvalidInputError(f"valid_for_days must be a positive number, got {valid_for_days!r}")
         if valid_for_days > MAX_VALIDITY.days:
-            raise InvalidInputError(f"a time-bound note lasts at most {MAX_VALIDITY.days} days; store a durable note instead")
+            raise InvalidInputError(
+                f"a time-bound note lasts at most {MAX_VALIDITY.days} days; store a durable note instead"
+            )
         at = current + timedelta(days=float(valid_for_days))
     else:
         at = parse_expiry(until)  # type: ignore[arg-type]
         if at <= current:
             raise InvalidInputError(f"the end date {until!r} is already past; nothing time-bound to remember")
         if at - current > MAX_VALIDITY:
-            raise InvalidInputError(f"a time-bound note lasts at most {MAX_VALIDITY.days} days; store a durable note instead")
+            raise InvalidInputError(
+                f"a time-bound note lasts at most {MAX_VALIDITY.days} days; store a durable note instead"
+            )
     return at.isoformat()
 
 

@@ -20,11 +20,12 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
+
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
-from mnemo.profile import PROFILE_FIELDS, ProfileField, ResponseStyle
 from mnemo.expiry import now
+from mnemo.profile import PROFILE_FIELDS, ProfileField, ResponseStyle
 
 logger = logging.getLogger(__name__)
 
@@ -59,17 +60,20 @@ class MemoryExtraction(BaseModel):
     name: str | None = Field(default=None, description="The user's name, only if the user said it.")
     city: str | None = Field(default=None, description="City where the user lives, only if the user said it.")
     language: str | None = Field(
-        default=None, description="Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request."
+        default=None,
+        description="Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request.",
     )
     response_style: ResponseStyle | None = Field(
-        default=None, description="How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked."
+        default=None,
+        description="How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked.",
     )
     forget_fields: list[ProfileField] = Field(
         default_factory=list, description="Profile fields the user asked to forget."
     )
     notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
     temporary_notes: list[TemporaryNote] = Field(
-        default_factory=list, description="Facts the user stated that are only true until a known date.")
+        default_factory=list, description="Facts the user stated that are only true until a known date."
+    )
 
     # One field above per name in mnemo.profile.PROFILE_FIELDS (tests/test_profile.py checks it).
 

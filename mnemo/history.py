@@ -122,8 +122,9 @@ async def asummarize(
 ) -> str | None:
     """The running summary updated with ``dropped``; ``None`` on failure
     (never raises: the caller keeps the messages and tries again later)."""
-    prompt = SUMMARY_PROMPT.format(max_chars=MAX_SUMMARY_CHARS, summary=summary or "(none yet)",
-                                   transcript=transcript(dropped))
+    prompt = SUMMARY_PROMPT.format(
+        max_chars=MAX_SUMMARY_CHARS, summary=summary or "(none yet)", transcript=transcript(dropped)
+    )
     try:
         reply = await asyncio.wait_for(model.ainvoke([HumanMessage(prompt)]), timeout=timeout_s)
     except Exception:

@@ -60,8 +60,7 @@ def user_label(user_id: str) -> str:
     """
     if not isinstance(user_id, str) or not user_id.strip():
         raise MissingUserError(
-            "No user id: pass context={'user_id': ...} with the run "
-            "(mnemo has no shared default user)."
+            "No user id: pass context={'user_id': ...} with the run (mnemo has no shared default user)."
         )
     if _VERBATIM.fullmatch(user_id) and user_id.lower() not in RESERVED_ROOTS:
         return user_id

@@ -37,10 +37,10 @@ from mnemo._lexical import adds_nothing, collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.expiry import live, ttl_minutes
-from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
-from mnemo.storable import check_storable_text
 from mnemo.identity import NOTES, User
 from mnemo.profile import SOURCES, Source
+from mnemo.storable import check_storable_text
+from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
 
 #: Longest note accepted, in characters. A note is a fact, not a document.
 MAX_NOTE_CHARS = 1000
@@ -91,8 +91,7 @@ def validate_note(text: object) -> str:
     check_storable_text(cleaned, "the note")
     if len(cleaned) > MAX_NOTE_CHARS:
         raise InvalidInputError(
-            f"a note is limited to {MAX_NOTE_CHARS} characters, this one has {len(cleaned)}; "
-            "store one fact per note"
+            f"a note is limited to {MAX_NOTE_CHARS} characters, this one has {len(cleaned)}; store one fact per note"
         )
     return cleaned
 
@@ -262,12 +261,16 @@ def _update_existing(
     return PutOp(ns, existing.key, value, ttl=ttl_minutes(expires)), to_note(_with_value(existing, value))
 
 
-def _new_note(
-    ns: tuple[str, ...], text: str, *, source: Source, stamp: str, expires: str | None
-) -> tuple[PutOp, Note]:
+def _new_note(ns: tuple[str, ...], text: str, *, source: Source, stamp: str, expires: str | None) -> tuple[PutOp, Note]:
     key = uuid.uuid4().hex
-    value = {"id": key, "text": text, "norm": normalize_note(text), "source": source,
-             "first_seen": stamp, "updated_at": stamp}
+    value = {
+        "id": key,
+        "text": text,
+        "norm": normalize_note(text),
+        "source": source,
+        "first_seen": stamp,
+        "updated_at": stamp,
+    }
     note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
     if expires:
         value["expires_at"] = note["expires_at"] = expires
@@ -314,13 +317,16 @@ async def aforget(
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         origin = origin or Origin(source="user_said")
-        await store.abatch([
-            *(PutOp(ns, it.key, None) for it in items),
-            *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
-        ])
+        await store.abatch(
+            [
+                *(PutOp(ns, it.key, None) for it in items),
+                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+            ]
+        )
     return [to_note(it) for it in items]
 
 
 def _with_value(item: Item, value: dict) -> Item:
-    return Item(value=value, key=item.key, namespace=item.namespace, created_at=item.created_at, updated_at=item.updated_at)
-
+    return Item(
+        value=value, key=item.key, namespace=item.namespace, created_at=item.created_at, updated_at=item.updated_at
+    )

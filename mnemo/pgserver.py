@@ -159,7 +159,9 @@ def start(
     try:
         server = _running_server(ep, path, cleanup)
     except Exception as exc:
-        raise EmbeddedPostgresError(f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}") from exc
+        raise EmbeddedPostgresError(
+            f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}"
+        ) from exc
     handle = EmbeddedServer(datadir=path, database=database, server=server)
     try:
         handle.create_database(database)

@@ -84,7 +84,5 @@ async def generate_store() -> AsyncIterator[BaseStore]:
     datadir = os.environ.get(PGDATA_ENV, "").strip() or pgserver.DEFAULT_DATA_DIR
     where = "POSTGRES_URI" if pgserver.env_uri() else f"embedded PostgreSQL in {datadir}"
     logger.info("mnemo store: PostgreSQL (%s)", where)
-    async with open_postgres_store(
-        datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")
-    ) as store:
+    async with open_postgres_store(datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")) as store:
         yield store

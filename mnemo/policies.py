@@ -29,9 +29,9 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.store_reads import alist_all, score_of, semantic_hits
 from mnemo.identity import POLICIES_NAMESPACE
 from mnemo.recall import RECALL_MIN_SCORE
+from mnemo.store_reads import alist_all, score_of, semantic_hits
 
 logger = logging.getLogger(__name__)
 

@@ -160,7 +160,9 @@ async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]
             "it was indexed with another embedding model. Use the same model and dims, "
             "or a new database (vectors of two models are not comparable)."
         )
-    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(index.get("distance_type", DISTANCE))
+    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(
+        index.get("distance_type", DISTANCE)
+    )
     if index_row is not None and ops and ops not in index_row["indexdef"]:
         logger.warning(
             "store_vectors_embedding_idx was built for another distance (%s); searches stay correct "

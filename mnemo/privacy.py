@@ -29,12 +29,12 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
-from mnemo.store_reads import PAGE_SIZE, alist_all, most_recent, now_iso
 from mnemo.audit import AuditRecord, Origin, audit_op
 from mnemo.entitlements import Entitlements, Usage
 from mnemo.identity import AUDIT, ENTITLEMENTS, NOTES, PROFILE, USAGE, User
 from mnemo.notes import Note, to_note
 from mnemo.profile import Profile, profile_from_items
+from mnemo.store_reads import PAGE_SIZE, alist_all, most_recent, now_iso
 
 #: Identifies the document's shape; bumped when it changes incompatibly.
 EXPORT_FORMAT = "mnemo.export/1"
@@ -102,8 +102,13 @@ def _kind(namespace: Sequence[str]) -> str:
 
 
 def _stored(item: Item) -> StoredItem:
-    return StoredItem(namespace=list(item.namespace), key=item.key, value=dict(item.value),
-                      created_at=item.created_at.isoformat(), updated_at=item.updated_at.isoformat())
+    return StoredItem(
+        namespace=list(item.namespace),
+        key=item.key,
+        value=dict(item.value),
+        created_at=item.created_at.isoformat(),
+        updated_at=item.updated_at.isoformat(),
+    )
 
 
 async def aexport_user(store: BaseStore, user: User) -> UserExport:
@@ -177,8 +182,9 @@ async def aerase_threads(
     ids: list[str] = []
     offset = 0
     while True:
-        page = await client.threads.search(metadata={metadata_key: user_id}, limit=page_size, offset=offset,
-                                           select=["thread_id"])
+        page = await client.threads.search(
+            metadata={metadata_key: user_id}, limit=page_size, offset=offset, select=["thread_id"]
+        )
         ids.extend(t["thread_id"] for t in page)
         if len(page) < page_size:
             break

@@ -42,9 +42,9 @@ from langgraph.store.base import BaseStore, PutOp
 from mnemo._lexical import collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
+from mnemo.identity import PROFILE, User
 from mnemo.storable import check_storable_text
 from mnemo.store_reads import alist_all, now_iso
-from mnemo.identity import PROFILE, User
 
 #: The profile's fields: the one list (the extractor's schema is built from it).
 ProfileField = Literal["name", "city", "language", "response_style"]
@@ -97,8 +97,22 @@ class ProfileChange(TypedDict):
 
 # Words a model uses for "I don't know" that must never overwrite a real value.
 _NOT_MENTIONED = {
-    "", "none", "null", "n/a", "na", "unknown", "not mentioned", "not provided",
-    "not specified", "unspecified", "未知", "未提及", "无", "没有", "不详", "未说明",
+    "",
+    "none",
+    "null",
+    "n/a",
+    "na",
+    "unknown",
+    "not mentioned",
+    "not provided",
+    "not specified",
+    "unspecified",
+    "未知",
+    "未提及",
+    "无",
+    "没有",
+    "不详",
+    "未说明",
 }
 
 _STYLE_WORDS = {
@@ -158,7 +172,9 @@ async def aget_profile(store: BaseStore, user: User) -> Profile:
 
 def profile_from_items(items: Iterable[Any]) -> Profile:
     """Build a :data:`Profile` from profile items already fetched (e.g. in a batch)."""
-    return {it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)}
+    return {
+        it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)
+    }
 
 
 def plan_profile_update(
@@ -236,13 +252,20 @@ async def aupdate_profile(
     defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
     current = await aget_profile(store, user)
-    ops, diff = plan_profile_update(user.namespace(PROFILE), current, changes, forget=forget, source=source,
-                                    as_of=as_of)
+    ops, diff = plan_profile_update(
+        user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
+    )
     if ops:
         origin = origin or Origin(source="extractor" if source == "inferred" else source)
         ops += [
-            audit_op(user, origin, "profile.delete" if c["after"] is None else "profile.set", c["field"],
-                     before=c["before"], after=c["after"])
+            audit_op(
+                user,
+                origin,
+                "profile.delete" if c["after"] is None else "profile.set",
+                c["field"],
+                before=c["before"],
+                after=c["after"],
+            )
             for c in diff
         ]
         await store.abatch(ops)

@@ -59,12 +59,18 @@ class ServerStore(BaseStore):
                 await s.put_item(list(op.namespace), key=op.key, value=dict(op.value), index=op.index, ttl=ttl)
             return None
         if isinstance(op, SearchOp):
-            found = await s.search_items(list(op.namespace_prefix), filter=op.filter, limit=op.limit,
-                                         offset=op.offset, query=op.query)
+            found = await s.search_items(
+                list(op.namespace_prefix), filter=op.filter, limit=op.limit, offset=op.offset, query=op.query
+            )
             return [
-                SearchItem(namespace=tuple(it["namespace"]), key=it["key"], value=it["value"],
-                           created_at=_when(it["created_at"]), updated_at=_when(it["updated_at"]),
-                           score=it.get("score"))
+                SearchItem(
+                    namespace=tuple(it["namespace"]),
+                    key=it["key"],
+                    value=it["value"],
+                    created_at=_when(it["created_at"]),
+                    updated_at=_when(it["updated_at"]),
+                    score=it.get("score"),
+                )
                 for it in found["items"]
             ]
         if isinstance(op, GetOp):
@@ -76,11 +82,21 @@ class ServerStore(BaseStore):
                 raise
             if not it:
                 return None
-            return Item(namespace=tuple(it["namespace"]), key=it["key"], value=it["value"],
-                        created_at=_when(it["created_at"]), updated_at=_when(it["updated_at"]))
+            return Item(
+                namespace=tuple(it["namespace"]),
+                key=it["key"],
+                value=it["value"],
+                created_at=_when(it["created_at"]),
+                updated_at=_when(it["updated_at"]),
+            )
         if isinstance(op, ListNamespacesOp):
             conditions = {c.match_type: [str(p) for p in c.path] for c in op.match_conditions or ()}
-            found = await s.list_namespaces(prefix=conditions.get("prefix"), suffix=conditions.get("suffix"),
-                                            max_depth=op.max_depth, limit=op.limit, offset=op.offset)
+            found = await s.list_namespaces(
+                prefix=conditions.get("prefix"),
+                suffix=conditions.get("suffix"),
+                max_depth=op.max_depth,
+                limit=op.limit,
+                offset=op.offset,
+            )
             return [tuple(ns) for ns in found["namespaces"]]
         raise TypeError(f"unknown store op {type(op).__name__}")

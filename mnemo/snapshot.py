@@ -20,12 +20,11 @@ from langgraph.store.base import BaseStore
 
 from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
 from mnemo.expiry import adelete, expired, live
-from mnemo.store_reads import alist_rest, list_op, most_recent, only_in_namespace, query_op, search_result
 from mnemo.identity import NOTES, PROFILE, User
 from mnemo.notes import Note, to_note
-from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
 from mnemo.profile import Profile, format_profile, profile_from_items
-
+from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
+from mnemo.store_reads import alist_rest, list_op, most_recent, only_in_namespace, query_op, search_result
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -68,8 +67,10 @@ async def aload_snapshot(
     results = await store.abatch(ops)
     episodes: list[Episode] = []
     if with_episodes:
-        found = [only_in_namespace(search_result(results[2]), user.namespace(EPISODES)),
-                 only_in_namespace(search_result(results[3]), SHARED_EPISODES_NAMESPACE)]
+        found = [
+            only_in_namespace(search_result(results[2]), user.namespace(EPISODES)),
+            only_in_namespace(search_result(results[3]), SHARED_EPISODES_NAMESPACE),
+        ]
         episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
         results = results[:2] + results[4:]
     profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
@@ -85,8 +86,9 @@ async def aload_snapshot(
         relevant = await arank_notes(query, dense, all_notes, notes_ns, limit=recall_limit, min_score=min_score)
     seen = {n["id"] for n in relevant}
     recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
-    return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent,
-                          episodes=episodes)
+    return MemorySnapshot(
+        profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes
+    )
 
 
 def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
@@ -95,8 +97,10 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
     stays reachable through the ``recall_notes`` tool)."""
     parts = ["Profile:", format_profile(snapshot["profile"])]
     used = sum(len(p) + 1 for p in parts)
-    for title, notes in (("Notes relevant to the latest message:", snapshot["relevant"]),
-                         ("Most recent notes:", snapshot["recent"])):
+    for title, notes in (
+        ("Notes relevant to the latest message:", snapshot["relevant"]),
+        ("Most recent notes:", snapshot["recent"]),
+    ):
         lines = []
         for note in notes:
             until = f", true until {note['expires_at'][:16]}" if note.get("expires_at") else ""

@@ -55,7 +55,7 @@ async def acheck_dims(index: Mapping[str, Any]) -> int:
         if len(vector) != dims:
             raise DimsMismatchError(
                 f"the embedding model returns {len(vector)}-dimensional {kind} vectors but the store index "
-                f"is configured with dims={dims}; set \"dims\": {len(vector)} (langgraph.json / index_config) "
+                f'is configured with dims={dims}; set "dims": {len(vector)} (langgraph.json / index_config) '
                 "or use the model the store was built with. Vectors of two models are not comparable: "
                 "a store indexed with one model must be re-indexed for another."
             )

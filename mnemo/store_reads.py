@@ -87,9 +87,7 @@ def query_op(namespace: tuple[str, ...], query: str, *, limit: int) -> SearchOp:
     return SearchOp(namespace_prefix=namespace, query=query, limit=limit)
 
 
-def semantic_hits(
-    items: list[SearchItem], namespace: tuple[str, ...], *, min_score: float
-) -> list[SearchItem]:
+def semantic_hits(items: list[SearchItem], namespace: tuple[str, ...], *, min_score: float) -> list[SearchItem]:
     """Real hits of a semantic search: exact namespace, a score, above threshold.
 
     Raises:

@@ -32,10 +32,10 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 
-from mnemo.store_reads import now_iso
+from mnemo.audit import Origin
 from mnemo.extraction import aextract, build_extractor
 from mnemo.identity import User
-from mnemo.audit import Origin
+from mnemo.store_reads import now_iso
 from mnemo.writes import aapply_extraction
 
 logger = logging.getLogger(__name__)

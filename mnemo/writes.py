@@ -39,7 +39,9 @@ async def aapply_extraction(
     origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
-    changes = {f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None}
+    changes = {
+        f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None
+    }
     # Orders, refunds and payments are the order system's, never memory's,
     # whatever the extractor returned (mnemo.guards).
     notes: list[tuple[str, str | None]] = [(text, None) for text in extraction.notes]
@@ -47,16 +49,21 @@ async def aapply_extraction(
         # An unreadable or past expiry drops the note: never kept as durable.
         if (expires := _validated_or_none(lambda until: expiry_from(until=until), temporary.expires)) is not None:
             notes.append((temporary.text, expires))
-    notes = [(text, expires) for text, expires in notes
-             if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None]
+    notes = [
+        (text, expires)
+        for text, expires in notes
+        if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None
+    ]
     profile: list[ProfileChange] = []
     if extraction.forget_fields or changes:
-        profile = await aupdate_profile(store, user, changes, forget=extraction.forget_fields, source="user_said",
-                                        as_of=as_of, origin=origin)
+        profile = await aupdate_profile(
+            store, user, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of, origin=origin
+        )
     added = []
     if notes:
-        added = await aremember_many(store, user, [t for t, _ in notes], source="user_said",
-                                     expires_at=[e for _, e in notes], origin=origin)
+        added = await aremember_many(
+            store, user, [t for t, _ in notes], source="user_said", expires_at=[e for _, e in notes], origin=origin
+        )
     return AppliedExtraction(profile=profile, notes=added)
 
 

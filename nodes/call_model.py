@@ -46,8 +46,11 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
         logger.exception("could not load the learned instructions; answering with the hard rules only")
         instructions = "(unavailable this turn)"
     summary = state.get("summary")
-    system = SystemMessage(render_system_prompt(instructions=instructions, memory=state.get("memory") or "",
-                                                summary=summary, examples=state.get("examples")))
+    system = SystemMessage(
+        render_system_prompt(
+            instructions=instructions, memory=state.get("memory") or "", summary=summary, examples=state.get("examples")
+        )
+    )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
     response = await model.ainvoke([system, *messages])
     return {"messages": [response]}

@@ -8,12 +8,11 @@ import logging
 from langchain_core.messages import RemoveMessage
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.state import State
 from mnemo.history import asummarize, plan_compaction
 from mnemo.writer import MAX_PENDING_MESSAGES, aextract_pending, pending
 from nodes.chat_models import aload_chat_model
-from nodes.context import current_user, memory_store
+from nodes.context import Context, current_user, memory_store
+from nodes.state import State
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +32,23 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
             model = await aload_chat_model(ctx.extraction_model or ctx.model)
             user = current_user(runtime.context)
             for i in range(0, len(said), MAX_PENDING_MESSAGES):  # all of them, not only the latest
-                if not await aextract_pending(memory_store(runtime), user, model, said[i:i + MAX_PENDING_MESSAGES],
-                                              said_at=state.get("said_at"), timeout_s=ctx.extraction_timeout_s):
+                if not await aextract_pending(
+                    memory_store(runtime),
+                    user,
+                    model,
+                    said[i : i + MAX_PENDING_MESSAGES],
+                    said_at=state.get("said_at"),
+                    timeout_s=ctx.extraction_timeout_s,
+                ):
                     logger.warning("could not extract messages leaving the window; keeping them for now")
                     return {}
         if ctx.history_strategy == "summarize":
-            summary = await asummarize(await aload_chat_model(ctx.extraction_model or ctx.model), summary, dropped,
-                                       timeout_s=ctx.extraction_timeout_s)
+            summary = await asummarize(
+                await aload_chat_model(ctx.extraction_model or ctx.model),
+                summary,
+                dropped,
+                timeout_s=ctx.extraction_timeout_s,
+            )
             if summary is None:
                 return {}
     except Exception:

@@ -8,14 +8,13 @@ import logging
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
-from nodes.context import Context
-from nodes.state import WriterState
 from mnemo.background import start_after
 from mnemo.errors import ForeignThreadError
 from mnemo.expiry import asweep_user
 from mnemo.writer import aextract_pending, pending
 from nodes.chat_models import aload_chat_model
-from nodes.context import current_user, memory_store
+from nodes.context import Context, current_user, memory_store
+from nodes.state import WriterState
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +38,9 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     said = pending(messages, start)
     if said:
         model = await aload_chat_model(ctx.extraction_model or ctx.model)
-        if not await aextract_pending(memory_store(runtime), user, model, said, said_at=values.get("said_at"),
-                                      timeout_s=ctx.extraction_timeout_s):
+        if not await aextract_pending(
+            memory_store(runtime), user, model, said, said_at=values.get("said_at"), timeout_s=ctx.extraction_timeout_s
+        ):
             return {}  # retried by the writer run of the next turn
     logger.info("memory_writer: thread %s, %d user message(s) extracted", state["thread_id"], len(said))
     await asweep_user(memory_store(runtime), user)

@@ -9,12 +9,11 @@ from __future__ import annotations
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
-from nodes.context import Context
 from mnemo import aget_profile
 from mnemo.episodes import arecord_episode, build_episode
 from mnemo.instructions import arewrite_from_feedback, assistant_of
 from nodes.chat_models import aload_chat_model
-from nodes.context import current_user, memory_store
+from nodes.context import Context, current_user, memory_store
 
 
 @tool
@@ -29,8 +28,13 @@ async def mark_resolved(how: str, runtime: ToolRuntime[Context]) -> str:
     """
     user = current_user(runtime.context, runtime.config)
     thread_id = str((runtime.config.get("configurable") or {}).get("thread_id", ""))
-    episode = build_episode(runtime.state["messages"], assistant_id=assistant_of(runtime.config),
-                            thread_id=thread_id, source="user_thanks", resolution=how)
+    episode = build_episode(
+        runtime.state["messages"],
+        assistant_id=assistant_of(runtime.config),
+        thread_id=thread_id,
+        source="user_thanks",
+        resolution=how,
+    )
     if episode is None:
         return "Nothing to keep: this case has no request with an answer yet."
     await arecord_episode(memory_store(runtime), user, episode)

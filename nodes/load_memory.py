@@ -8,8 +8,8 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from mnemo.errors import ForeignThreadError
 from mnemo.episodes import render_episodes
+from mnemo.errors import ForeignThreadError
 from mnemo.snapshot import aload_snapshot, render_snapshot
 from mnemo.writer import stamp_said_at
 from nodes.context import Context, current_user, memory_store
@@ -40,7 +40,15 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
-        return {**update, "owner": user.label, "examples": "",
-                "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)"}
-    return {**update, "owner": user.label, "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
-            "examples": render_episodes(snapshot["episodes"], char_budget=ctx.episode_char_budget)}
+        return {
+            **update,
+            "owner": user.label,
+            "examples": "",
+            "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)",
+        }
+    return {
+        **update,
+        "owner": user.label,
+        "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
+        "examples": render_episodes(snapshot["episodes"], char_budget=ctx.episode_char_budget),
+    }

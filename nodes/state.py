@@ -3,8 +3,9 @@ and the background writer's own state."""
 
 from __future__ import annotations
 
-from langgraph.graph import MessagesState
 from typing import NotRequired, TypedDict
+
+from langgraph.graph import MessagesState
 
 
 class State(MessagesState):

@@ -14,12 +14,11 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from nodes.context import Context
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.audit import Origin
 from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
-from nodes.context import current_user, memory_store
+from nodes.context import Context, current_user, memory_store
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 
 logger = logging.getLogger(__name__)
@@ -40,7 +39,9 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
     refuse_business_record(text)
     origin = Origin.from_config(runtime.config, "tool")
     expires_at = expiry_from(valid_for_days=valid_for_days)
-    result = await aremember(memory_store(runtime), user, text, source="user_said", origin=origin, expires_at=expires_at)
+    result = await aremember(
+        memory_store(runtime), user, text, source="user_said", origin=origin, expires_at=expires_at
+    )
     note = result["note"]
     if result["status"] == "duplicate":
         return f"Already remembered (note {note['id'][:8]}): {note['text']}"

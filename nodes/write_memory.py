@@ -30,16 +30,23 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         config = get_config()
         if on_platform(config):
             try:
-                writer_context = {"user_id": user.id, "model": ctx.model, "extraction_model": ctx.extraction_model,
-                                  "extraction_timeout_s": ctx.extraction_timeout_s}
-                await aschedule_extraction(config["configurable"]["thread_id"], writer_context,
-                                           delay_s=ctx.memory_write_delay_s)
+                writer_context = {
+                    "user_id": user.id,
+                    "model": ctx.model,
+                    "extraction_model": ctx.extraction_model,
+                    "extraction_timeout_s": ctx.extraction_timeout_s,
+                }
+                await aschedule_extraction(
+                    config["configurable"]["thread_id"], writer_context, delay_s=ctx.memory_write_delay_s
+                )
                 return {}
             except Exception:
                 logger.exception("could not schedule the background memory writer; writing after the turn")
         else:
-            logger.info("memory_write_mode=background needs a LangGraph server to schedule the writer; "
-                        "writing after the turn instead")
+            logger.info(
+                "memory_write_mode=background needs a LangGraph server to schedule the writer; "
+                "writing after the turn instead"
+            )
     said = pending(messages, state.get("memory_cursor", 0))
     if not said:
         return {"memory_cursor": len(messages)}
@@ -48,7 +55,13 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     except Exception:
         logger.exception("could not build the memory extractor; will retry next turn")
         return {}
-    done = await aextract_pending(memory_store(runtime), user, model, said, said_at=state.get("said_at"),
-                                  timeout_s=ctx.extraction_timeout_s,
-                                  origin=Origin.from_config(get_config(), "extractor"))
+    done = await aextract_pending(
+        memory_store(runtime),
+        user,
+        model,
+        said,
+        said_at=state.get("said_at"),
+        timeout_s=ctx.extraction_timeout_s,
+        origin=Origin.from_config(get_config(), "extractor"),
+    )
     return {"memory_cursor": len(messages)} if done else {}

@@ -35,8 +35,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mnemo.audit import is_sealed
-from mnemo.identity import AUDIT, POLICIES_NAMESPACE, user_label
-from mnemo.identity import _field  # reads the platform's user object like resolve_user does
+from mnemo.identity import (
+    AUDIT,
+    POLICIES_NAMESPACE,
+    _field,  # reads the platform's user object like resolve_user does
+    user_label,
+)
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
@@ -105,10 +109,16 @@ def authorize_store(
     # An admin's operator tools append sealed records (a put under a record's
     # key can only repeat it) and erase a user's trail with the rest of their
     # memory (audit records hold personal data); nobody can alter a record.
-    admin_audit = caller.admin and kind == AUDIT and len(ns) == 2 and (
-        action == "delete" or (action == "put" and key is not None and is_sealed(key, value)))
+    admin_audit = (
+        caller.admin
+        and kind == AUDIT
+        and len(ns) == 2
+        and (action == "delete" or (action == "put" and key is not None and is_sealed(key, value)))
+    )
     if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT and not admin_audit:
-        raise Forbidden(f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API")
+        raise Forbidden(
+            f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API"
+        )
     if caller.admin:
         if action == "put":
             check_admin_value(ns, key, value)
@@ -172,4 +182,3 @@ def authorize_assistants(caller: Caller, action: str) -> None:
     if action in ("read", "search") or caller.admin:
         return
     raise Forbidden(f"Only admins may {action} assistants")
-

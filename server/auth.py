@@ -34,7 +34,6 @@ secret_from_env()  # fail at start-up, not at the first request
 auth = Auth()
 
 
-
 def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
     # The platform answers {"detail": ...} with this status (it keeps no headers).
     return Auth.exceptions.HTTPException(status_code=401, detail=detail)
@@ -110,8 +109,9 @@ async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
     """The platform uses ``value["namespace"]`` after this handler: a user's
     empty search prefix is narrowed here to their own label."""
     try:
-        namespace = authorize_store(_caller(ctx), ctx.action, value.get("namespace"),
-                                    key=value.get("key"), value=value.get("value"))
+        namespace = authorize_store(
+            _caller(ctx), ctx.action, value.get("namespace"), key=value.get("key"), value=value.get("value")
+        )
     except Forbidden as exc:
         raise _forbidden(exc) from None
     if namespace or value.get("namespace") is not None:  # an admin's unfiltered listing stays None

@@ -1,12 +1,18 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from mnemo import User
+from graphs.agent import builder
+from mnemo import User, background
 from mnemo.embeddings import index_config
+from nodes import chat_models
+from tests.agent_harness import FakeServer, Script
+from tests.scripted import ScriptedChatModel
 
 
 @pytest.fixture(scope="session")
@@ -88,3 +94,39 @@ def server_env(workdir, stub) -> dict[str, str]:
 
     write_dotenv(workdir, stub)
     return server_environment()
+
+
+# --------------------------------------------------------------------------- the agent graph, scripted
+
+
+@pytest.fixture
+def script():
+    return Script()
+
+
+@pytest.fixture
+def model(monkeypatch, script):
+    model = ScriptedChatModel(respond=script)
+    monkeypatch.setitem(chat_models._models, "scripted", model)
+    return model
+
+
+@pytest.fixture
+def agent(store):
+    return builder.compile(checkpointer=InMemorySaver(), store=store)
+
+
+@pytest.fixture
+def fake_platform(agent, monkeypatch):
+    """The LangGraph server as the background writer sees it (FakeServer)."""
+    fake = FakeServer(agent)
+    monkeypatch.setitem(sys.modules, "langgraph_api", sys.modules.get("langgraph_api") or object())
+    real = background.aschedule_extraction
+    monkeypatch.setattr(
+        "nodes.write_memory.aschedule_extraction",
+        lambda thread_id, context, *, delay_s: real(thread_id, context, delay_s=delay_s, client=fake),
+    )
+    import langgraph_sdk
+
+    monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: fake)
+    return fake

@@ -22,8 +22,11 @@ DIMS = 16
 
 def batch_ops(phase: str, batch: int) -> list[PutOp]:
     return [
-        PutOp(("dur", phase), f"{batch:07d}-{j}",
-              {"text": f"{phase} batch {batch} item {j} 数据 🐘", "batch": batch, "pad": "x" * 500})
+        PutOp(
+            ("dur", phase),
+            f"{batch:07d}-{j}",
+            {"text": f"{phase} batch {batch} item {j} 数据 🐘", "batch": batch, "pad": "x" * 500},
+        )
         for j in range(BATCH_SIZE)
     ]
 

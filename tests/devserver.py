@@ -128,8 +128,12 @@ def copy_project(dest: Path) -> Path:
 def write_dotenv(workdir: Path, stub: StubServer, **extra: str) -> Path:
     """``.env`` from ``.env.example``, filled in as a user with an
     OpenAI-compatible server would: key, base URL, model; plus ``extra``."""
-    values = {"OPENAI_API_KEY": "stub-key", "OPENAI_BASE_URL": stub.base_url, "MNEMO_MODEL": "openai:stub-model",
-              **extra}
+    values = {
+        "OPENAI_API_KEY": "stub-key",
+        "OPENAI_BASE_URL": stub.base_url,
+        "MNEMO_MODEL": "openai:stub-model",
+        **extra,
+    }
     lines = []
     for line in (workdir / ".env.example").read_text().splitlines():
         name = line.split("=", 1)[0]
@@ -161,17 +165,23 @@ def client(server: DevServer, user_id: str, *, admin: bool = False):
 
 def system_prompts(stub: StubServer) -> list[str]:
     """System prompts of the chat calls the stub received (extraction calls left out)."""
-    return [r["messages"][0]["content"] for r in stub.requests
-            if r["messages"][0]["role"] == "system" and not any(
-                t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+    return [
+        r["messages"][0]["content"]
+        for r in stub.requests
+        if r["messages"][0]["role"] == "system"
+        and not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
+    ]
 
 
-async def chat(client, text: str, *, user_id: str | None, thread_id: str | None = None,
-               assistant_id: str = "agent") -> dict:
+async def chat(
+    client, text: str, *, user_id: str | None, thread_id: str | None = None, assistant_id: str = "agent"
+) -> dict:
     """One run of the agent through the SDK, on a new thread unless given; returns the finished run."""
     if thread_id is None:
         thread_id = (await client.threads.create())["thread_id"]
     context = {} if user_id is None else {"user_id": user_id}
-    run = await client.runs.create(thread_id, assistant_id, input={"messages": [{"role": "user", "content": text}]}, context=context)
+    run = await client.runs.create(
+        thread_id, assistant_id, input={"messages": [{"role": "user", "content": text}]}, context=context
+    )
     await client.runs.join(thread_id, run["run_id"])
     return await client.runs.get(thread_id, run["run_id"])

@@ -41,7 +41,9 @@ class ScriptedChatModel(BaseChatModel):
         names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self.bind(tool_names=names, **kwargs)
 
-    def _generate(self, messages, stop=None, run_manager: CallbackManagerForLLMRun | None = None, **kwargs) -> ChatResult:
+    def _generate(
+        self, messages, stop=None, run_manager: CallbackManagerForLLMRun | None = None, **kwargs
+    ) -> ChatResult:
         tool_names = kwargs.get("tool_names", [])
         self.calls.append({"messages": list(messages), "tool_names": tool_names})
         message = self.respond(list(messages), tool_names)
@@ -50,11 +52,15 @@ class ScriptedChatModel(BaseChatModel):
                 call.setdefault("id", f"call_{next(_ids)}")
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    async def _agenerate(self, messages, stop=None, run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs) -> ChatResult:
+    async def _agenerate(
+        self, messages, stop=None, run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs
+    ) -> ChatResult:
         # In a thread, as a real client's request would not hold the event
         # loop: a slow scripted answer can then be timed out and cancelled.
         return await asyncio.to_thread(self._generate, messages, stop=stop, **kwargs)
 
 
 def tool_call(name: str, /, **args: Any) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}])
+    return AIMessage(
+        content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}]
+    )

@@ -68,8 +68,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json({"error": "not found"}, 404)
 
     def _tool_call(self, name: str, **args) -> dict:
-        call = {"id": f"call_{len(self.server.requests)}", "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)}}
+        call = {
+            "id": f"call_{len(self.server.requests)}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)},
+        }
         return {"role": "assistant", "content": None, "tool_calls": [call]}
 
     def do_POST(self):
@@ -102,15 +105,27 @@ class _Handler(BaseHTTPRequestHandler):
             message = {"role": "assistant", "content": "ok: " + str(last.get("content", ""))[:200]}
         elif "MemoryExtraction" in tools:
             prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
-            call = {"id": f"call_{len(self.server.requests)}", "type": "function",
-                    "function": {"name": "MemoryExtraction", "arguments": json.dumps(_extraction_args(prompt))}}
+            call = {
+                "id": f"call_{len(self.server.requests)}",
+                "type": "function",
+                "function": {"name": "MemoryExtraction", "arguments": json.dumps(_extraction_args(prompt))},
+            }
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             finish = "tool_calls"
-        base = {"id": f"chatcmpl-{len(self.server.requests)}", "created": int(time.time()), "model": body.get("model", "stub")}
+        base = {
+            "id": f"chatcmpl-{len(self.server.requests)}",
+            "created": int(time.time()),
+            "model": body.get("model", "stub"),
+        }
         if not body.get("stream"):
-            self._send_json({**base, "object": "chat.completion",
-                             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+            self._send_json(
+                {
+                    **base,
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            )
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -118,8 +133,18 @@ class _Handler(BaseHTTPRequestHandler):
         delta = dict(message)
         if "tool_calls" in delta:
             delta["tool_calls"] = [{**c, "index": 0} for c in delta["tool_calls"]]
-        for chunk in ({**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-                      {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}):
+        for chunk in (
+            {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+            },
+            {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+            },
+        ):
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
 

@@ -11,8 +11,15 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_graph_shape_is_the_declared_one():
     g = graph.get_graph()
     edges = {(e.source, e.target) for e in g.edges}
-    assert set(g.nodes) == {"__start__", "load_memory", "compact_history", "call_model", "tools", "write_memory",
-                            "__end__"}
+    assert set(g.nodes) == {
+        "__start__",
+        "load_memory",
+        "compact_history",
+        "call_model",
+        "tools",
+        "write_memory",
+        "__end__",
+    }
     assert edges == {
         ("__start__", "load_memory"),
         ("load_memory", "compact_history"),

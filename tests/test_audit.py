@@ -11,8 +11,8 @@ from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
 from mnemo.audit import Origin, alist_audit
 from mnemo.extraction import MemoryExtraction
 from mnemo.writes import aapply_extraction
+from tests.agent_harness import say
 from tests.scripted import tool_call
-from tests.test_graph import agent, model, say, script  # noqa: F401  (fixtures)
 
 
 def summary(records):
@@ -26,10 +26,14 @@ async def test_profile_changes_are_recorded_with_before_and_after(store, user):
     await aupdate_profile(store, user, {}, forget=["name"], origin=Origin(source="admin", actor="root"))
     records = await alist_audit(store, user)
     # Records of one batch share a time; their order among themselves is not promised.
-    assert sorted(summary(records[:2])) == [("profile.set", "city", None, "Paris", "user_said"),
-                                            ("profile.set", "name", None, "Ann", "user_said")]
-    assert summary(records[2:]) == [("profile.set", "city", "Paris", "Lyon", "tool"),
-                                    ("profile.delete", "name", "Ann", None, "admin")]
+    assert sorted(summary(records[:2])) == [
+        ("profile.set", "city", None, "Paris", "user_said"),
+        ("profile.set", "name", None, "Ann", "user_said"),
+    ]
+    assert summary(records[2:]) == [
+        ("profile.set", "city", "Paris", "Lyon", "tool"),
+        ("profile.delete", "name", "Ann", None, "admin"),
+    ]
     assert records[-1]["actor"] == "root" and records[0]["thread_id"] is None
     assert [r["id"] for r in records] == sorted(r["id"] for r in records)
 
@@ -41,7 +45,10 @@ async def test_note_add_refine_forget_are_recorded_and_duplicates_are_not(store,
     await aforget(store, user, note_id=first["id"], origin=Origin(source="tool", thread_id="t9", run_id="r9"))
     records = await alist_audit(store, user)
     assert [(r["action"], r["target"]) for r in records] == [
-        ("note.add", first["id"]), ("note.refine", first["id"]), ("note.forget", first["id"])]
+        ("note.add", first["id"]),
+        ("note.refine", first["id"]),
+        ("note.forget", first["id"]),
+    ]
     assert records[1]["before"] == "用户养了两只猫。" and "咪咪" in records[1]["after"]
     assert "咪咪" in records[2]["before"] and records[2]["after"] is None
     assert (records[2]["source"], records[2]["thread_id"], records[2]["run_id"]) == ("tool", "t9", "r9")
@@ -61,7 +68,9 @@ async def test_extraction_is_recorded_as_the_extractor(store, user):
     await aapply_extraction(store, user, extraction, origin=Origin(source="extractor", thread_id="t1", run_id="r1"))
     records = await alist_audit(store, user)
     assert {(r["action"], r["source"], r["thread_id"], r["run_id"]) for r in records} == {
-        ("profile.set", "extractor", "t1", "r1"), ("note.add", "extractor", "t1", "r1")}
+        ("profile.set", "extractor", "t1", "r1"),
+        ("note.add", "extractor", "t1", "r1"),
+    }
 
 
 async def test_concurrent_writes_lose_no_record(store, user):

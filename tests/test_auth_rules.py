@@ -104,7 +104,9 @@ def test_entitlements_are_readable_by_the_user_and_set_by_admins():
     assert authorize_store(ALICE, "get", ("alice", "entitlements")) == ("alice", "entitlements")
     rule = {"allowed": False, "daily_limit": None}
     assert authorize_store(ADMIN, "put", ("alice", "entitlements"), key="tool:recall_notes", value=rule) == (
-        "alice", "entitlements")
+        "alice",
+        "entitlements",
+    )
     for key, bad in (("tools", rule), ("*", {"deny": []}), ("*", {"allowed": True, "daily_limit": -1})):
         with pytest.raises(Forbidden, match="Not stored"):
             authorize_store(ADMIN, "put", ("alice", "entitlements"), key=key, value=bad)

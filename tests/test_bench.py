@@ -60,15 +60,25 @@ def synthetic_locomo(path: Path) -> Path:
         {"question": "What is the name of Ana's dog?", "answer": "Luna", "evidence": ["D1:1"], "category": 4},
         {"question": "What breed is Ana's dog?", "answer": "border collie", "evidence": ["D1:3"], "category": 4},
         {"question": "When is Ben's marathon?", "answer": "October", "evidence": ["D1:4"], "category": 2},
-        {"question": "Why did Ben pause his marathon training?", "answer": "knee",
-         "evidence": ["D1:4; D2:4"], "category": 1},  # two ids in one string, as in the real file
+        {
+            "question": "Why did Ben pause his marathon training?",
+            "answer": "knee",
+            "evidence": ["D1:4; D2:4"],
+            "category": 1,
+        },  # two ids in one string, as in the real file
         {"question": "Where does Luna play?", "answer": "the park", "evidence": ["D:2:3"], "category": 3},
-        {"question": "How often does Ben see a physiotherapist?", "answer": "twice a week",
-         "evidence": ["D2:6", "D9:99"], "category": 4},  # one id matches no turn
+        {
+            "question": "How often does Ben see a physiotherapist?",
+            "answer": "twice a week",
+            "evidence": ["D2:6", "D9:99"],
+            "category": 4,
+        },  # one id matches no turn
         {"question": "What did Ben's cat learn?", "adversarial_answer": "frisbee", "evidence": ["D3:1"], "category": 5},
         {"question": "What does Ana think of running?", "answer": "n/a", "evidence": ["D"], "category": 3},
     ]
-    path.write_text(json.dumps([{"sample_id": "synthetic-1", "conversation": conversation, "qa": qa}]), encoding="utf-8")
+    path.write_text(
+        json.dumps([{"sample_id": "synthetic-1", "conversation": conversation, "qa": qa}]), encoding="utf-8"
+    )
     return path
 
 
@@ -147,8 +157,14 @@ def all_out(locomo_file, tmp_path_factory) -> Path:
     # Idle OpenMP threads sleep instead of spinning: on a CI machine busy with
     # other jobs, spinning makes the embedder several times slower.
     env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
-    run = subprocess.run([sys.executable, "-m", "bench", "all", "--smoke", "--data", str(locomo_file),
-                          "--out", str(out)], cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "bench", "all", "--smoke", "--data", str(locomo_file), "--out", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     return out
 
@@ -190,8 +206,12 @@ def test_thresholds_json(all_out):
 
 
 def test_a_missing_data_file_is_a_clear_error(tmp_path):
-    run = subprocess.run([sys.executable, "-m", "bench", "locomo", "--data", str(tmp_path / "missing.json"),
-                          "--out", str(tmp_path)], cwd=REPO, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "bench", "locomo", "--data", str(tmp_path / "missing.json"), "--out", str(tmp_path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 2
     assert "not found" in run.stderr
 

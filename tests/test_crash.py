@@ -21,8 +21,13 @@ from tests.store_backends import ROOT, skip_postgres
 
 
 def _start_writer(uri: str, phase: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tests.crash_writer", uri, phase], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.crash_writer", uri, phase],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
 
 
 def _read_acks(proc: subprocess.Popen, until: int, timeout: float = 60) -> list[int]:
@@ -51,8 +56,10 @@ def _check_acknowledged(uri: str, phase: str, acks: list[int]) -> None:
     missing = [b for b in acks if batches.get(b) != BATCH_SIZE]
     assert not missing, f"acknowledged batches lost or partial: {missing[:10]}"
     assert all(n == BATCH_SIZE for n in batches.values()), "a batch was half-written"
-    print(f"{phase} crash: {len(acks)} batches acknowledged, all present; "
-          f"{len(batches) - len(set(acks))} more committed but not yet acknowledged")
+    print(
+        f"{phase} crash: {len(acks)} batches acknowledged, all present; "
+        f"{len(batches) - len(set(acks))} more committed but not yet acknowledged"
+    )
 
 
 def _kill_postgres(pid: int) -> None:

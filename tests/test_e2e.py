@@ -15,6 +15,7 @@ import asyncio
 
 import httpx
 import pytest
+
 from tests.devserver import DevServer, chat, client, system_prompts
 
 pytestmark = pytest.mark.e2e
@@ -63,7 +64,8 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     assert len((await lin.store.search_items(("u_lin", "notes"), limit=50))["items"]) == 1
     # Assistants are an admin's to create (auth); a user's runs may use them.
     assistant = await client(server, "ops", admin=True).assistants.create(
-        "agent", context={"model": "openai:stub-assistant-model", "recall_limit": 0, "recent_limit": 0})
+        "agent", context={"model": "openai:stub-assistant-model", "recall_limit": 0, "recent_limit": 0}
+    )
     run = await chat(lin, "Which pet do I have?", user_id="u_lin", assistant_id=assistant["assistant_id"])
     assert run["status"] == "success", server.output()
     chat_calls = [r for r in stub.requests if r["messages"][0]["role"] == "system"]
@@ -77,8 +79,9 @@ async def test_runs_of_different_users_run_at_the_same_time(server, stub):
     """Two users' runs are in flight together: the stub holds each model call
     until the other arrives, and answers "alone" if it never does."""
     users = [client(server, "u_a"), client(server, "u_b")]
-    runs = await asyncio.gather(*(chat(c, "rendezvous please", user_id=u) for c, u in zip(users, ("u_a", "u_b"))))
-    for user, run in zip(users, runs):
+    pairs = zip(users, ("u_a", "u_b"), strict=True)
+    runs = await asyncio.gather(*(chat(c, "rendezvous please", user_id=u) for c, u in pairs))
+    for user, run in zip(users, runs, strict=True):
         assert run["status"] == "success", server.output()
         state = await user.threads.get_state(run["thread_id"])
         assert state["values"]["messages"][-1]["content"] == "together"

@@ -34,7 +34,8 @@ async def test_background_writes_do_not_hold_the_run_and_a_burst_is_extracted_on
     try:
         admin, ning = client(server, "ops", admin=True), client(server, "u_ning")
         assistant = await admin.assistants.create(
-            "agent", context={"memory_write_mode": "background", "memory_write_delay_s": DELAY_S})
+            "agent", context={"memory_write_mode": "background", "memory_write_delay_s": DELAY_S}
+        )
         aid = assistant["assistant_id"]
         thread_id = (await ning.threads.create())["thread_id"]
 

@@ -17,8 +17,8 @@ from mnemo.entitlements import (
     aset_entitlement,
     ausage_today,
 )
+from tests.agent_harness import say
 from tests.scripted import tool_call
-from tests.test_graph import agent, model, say, script  # noqa: F401  (fixtures)
 
 ADMIN = Origin(source="admin", actor="admin_1")
 TOOLS = ["remember_note", "recall_notes", "forget_note", "search_policy"]
@@ -68,8 +68,14 @@ async def test_changes_are_audited_as_admin(store, user):
     records = await alist_audit(store, user)
     assert [(r["action"], r["target"], r["before"], r["after"], r["source"], r["actor"]) for r in records] == [
         ("entitlement.set", "tool:recall_notes", None, {"allowed": True, "daily_limit": 5}, "admin", "admin_1"),
-        ("entitlement.set", "tool:recall_notes", {"allowed": True, "daily_limit": 5},
-         {"allowed": False, "daily_limit": None}, "admin", "admin_1"),
+        (
+            "entitlement.set",
+            "tool:recall_notes",
+            {"allowed": True, "daily_limit": 5},
+            {"allowed": False, "daily_limit": None},
+            "admin",
+            "admin_1",
+        ),
     ]
 
 
@@ -108,8 +114,13 @@ async def test_the_model_is_offered_only_allowed_tools(agent, model, store):  # 
     await aset_entitlement(store, User.of("u_zhou"), "remember_note", allowed=False, origin=ADMIN)
     await say(agent, "hello")
     chat_calls = [c for c in model.calls if "MemoryExtraction" not in c["tool_names"]]
-    assert chat_calls and set(chat_calls[0]["tool_names"]) == {"recall_notes", "forget_note", "search_policy",
-                                                               "mark_resolved", "improve_instructions"}
+    assert chat_calls and set(chat_calls[0]["tool_names"]) == {
+        "recall_notes",
+        "forget_note",
+        "search_policy",
+        "mark_resolved",
+        "improve_instructions",
+    }
 
 
 async def test_a_denied_call_never_runs_the_tool(agent, model, store, script):  # noqa: F811
@@ -137,7 +148,10 @@ async def test_a_denied_call_never_runs_the_tool(agent, model, store, script):  
 async def test_an_over_quota_call_never_runs_the_tool(agent, model, store, script):  # noqa: F811
     user = User.of("u_zhou")
     await aset_entitlement(store, user, "remember_note", daily_limit=1, origin=ADMIN)
-    calls = [tool_call("remember_note", text="The user has a dog."), tool_call("remember_note", text="The user has a cat.")]
+    calls = [
+        tool_call("remember_note", text="The user has a dog."),
+        tool_call("remember_note", text="The user has a cat."),
+    ]
     steps = iter([calls[0], calls[1], AIMessage(content="done")])
     script.chat = lambda messages: next(steps)
     script.extract = lambda m, t: tool_call("MemoryExtraction")

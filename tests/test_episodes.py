@@ -17,8 +17,8 @@ from mnemo.episodes import (
     build_episode,
     render_episodes,
 )
+from tests.agent_harness import chat_prompts, say
 from tests.scripted import tool_call
-from tests.test_graph import agent, chat_prompts, model, say, script  # noqa: F401 (fixtures)
 
 EXAMPLES = "Past cases that went well"
 
@@ -28,8 +28,11 @@ def case_messages():
     return [
         HumanMessage("空气净化器不出风了。", id="h1"),
         call,
-        ToolMessage("Check that the plastic film was removed from the filter.", tool_call_id=call.tool_calls[0]["id"],
-                    name="search_policy"),
+        ToolMessage(
+            "Check that the plastic film was removed from the filter.",
+            tool_call_id=call.tool_calls[0]["id"],
+            name="search_policy",
+        ),
         AIMessage("请先撕掉滤芯上的塑料保护膜，然后重新开机。"),
         HumanMessage("谢谢，好了！", id="h2"),
     ]
@@ -38,19 +41,22 @@ def case_messages():
 def test_an_episode_is_the_request_the_actions_and_the_answer_abridged():
     episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
     assert episode["text"] == "空气净化器不出风了。"
-    assert episode["actions"] == ["search_policy({'query': 'purifier no air'}) -> Check that the plastic film was "
-                                  "removed from the filter."]
+    assert episode["actions"] == [
+        "search_policy({'query': 'purifier no air'}) -> Check that the plastic film was removed from the filter."
+    ]
     assert episode["answer"].startswith("请先撕掉") and episode["outcome"] == "resolved"
     assert episode["id"] == build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="x")["id"]
     assert build_episode(case_messages()[:1], assistant_id="a1", thread_id="t1", source="test") is None  # no answer yet
 
 
 async def test_a_resolved_case_is_an_example_for_a_similar_case_only(agent, model, store, script):
-    steps = iter([
-        AIMessage("请先撕掉滤芯上的塑料保护膜，然后重新开机。"),
-        tool_call("mark_resolved", how="Removing the plastic film from the new filter."),
-        AIMessage("不客气！"),
-    ])
+    steps = iter(
+        [
+            AIMessage("请先撕掉滤芯上的塑料保护膜，然后重新开机。"),
+            tool_call("mark_resolved", how="Removing the plastic film from the new filter."),
+            AIMessage("不客气！"),
+        ]
+    )
     script.chat = lambda messages: next(steps, AIMessage("ok"))
     await say(agent, "空气净化器不出风了。", thread="t1")
     out = await say(agent, "谢谢，好了！", thread="t1")
@@ -79,12 +85,20 @@ async def test_only_resolved_cases_are_examples(store, user):
 async def test_shared_exemplars_carry_no_personal_data(store):
     zhou = User.of("zhou.wang@x.com")
     await aupdate_profile(store, zhou, {"name": "Zhou Wang", "city": "Hangzhou"})
-    messages = [HumanMessage("Hi, I'm Zhou Wang from Hangzhou, my purifier order 884213 makes no air. "
-                             "Reach me at zhou.wang@x.com or +86 138 0013 8000.", id="h1"),
-                AIMessage("Zhou Wang, please remove the plastic film from the filter and restart it.")]
-    episode = await arecord_episode(store, zhou, build_episode(messages, assistant_id="a", thread_id="t1", source="test"))
-    shared = await apromote_episode(store, zhou, episode["id"], promoted_by="admin:li",
-                                    personal=["Zhou Wang", "Hangzhou"])
+    messages = [
+        HumanMessage(
+            "Hi, I'm Zhou Wang from Hangzhou, my purifier order 884213 makes no air. "
+            "Reach me at zhou.wang@x.com or +86 138 0013 8000.",
+            id="h1",
+        ),
+        AIMessage("Zhou Wang, please remove the plastic film from the filter and restart it."),
+    ]
+    episode = await arecord_episode(
+        store, zhou, build_episode(messages, assistant_id="a", thread_id="t1", source="test")
+    )
+    shared = await apromote_episode(
+        store, zhou, episode["id"], promoted_by="admin:li", personal=["Zhou Wang", "Hangzhou"]
+    )
     text = " ".join([shared["text"], shared["answer"], *shared["actions"]])
     for secret in ("Zhou", "Hangzhou", "884213", "zhou.wang@x.com", "138", "t1"):
         assert secret not in text and secret not in str(shared.get("thread_id", ""))

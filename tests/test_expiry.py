@@ -56,11 +56,13 @@ def raw_keys(store, user) -> set[str]:
 
 
 async def test_a_time_bound_note_stops_being_recalled_and_is_swept(any_store, user, clock):
-    trip = await aremember(any_store, user, "The user is travelling in Japan.",
-                           expires_at=expiry.expiry_from(valid_for_days=3))
+    trip = await aremember(
+        any_store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=3)
+    )
     await aremember(any_store, user, "The user is allergic to peanuts.")
-    assert [n["text"] for n in await arecall(any_store, user, "Where is the user travelling?")][0] == \
-        "The user is travelling in Japan."
+    assert [n["text"] for n in await arecall(any_store, user, "Where is the user travelling?")][
+        0
+    ] == "The user is travelling in Japan."
     snapshot = await aload_snapshot(any_store, user, "travel plans")
     assert "true until 2026-12-04T09:00" in render_snapshot(snapshot)
 
@@ -76,7 +78,9 @@ async def test_a_time_bound_note_stops_being_recalled_and_is_swept(any_store, us
 
 async def test_sweep_all_removes_expired_notes_of_users_who_never_come_back(store, clock):
     gone, stays = User.of("u_gone"), User.of("u_stays")
-    await aremember(store, gone, "The user is at a conference this week.", expires_at=expiry.expiry_from(valid_for_days=1))
+    await aremember(
+        store, gone, "The user is at a conference this week.", expires_at=expiry.expiry_from(valid_for_days=1)
+    )
     await aremember(store, stays, "The user owns a kayak.")
     assert await expiry.asweep_all(store) == 0
     clock.advance(days=2)
@@ -95,22 +99,35 @@ async def test_the_latest_statement_decides_whether_a_note_is_time_bound(store, 
 async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):
     extraction = MemoryExtraction(
         notes=["The user has a dog."],
-        temporary_notes=[TemporaryNote(text="The user is travelling until Friday.", expires="2026-12-04"),
-                         TemporaryNote(text="The user was ill last week.", expires="2026-11-20"),  # past: dropped
-                         TemporaryNote(text="The user is busy.", expires="soon")])  # unreadable: dropped
+        temporary_notes=[
+            TemporaryNote(text="The user is travelling until Friday.", expires="2026-12-04"),
+            TemporaryNote(text="The user was ill last week.", expires="2026-11-20"),  # past: dropped
+            TemporaryNote(text="The user is busy.", expires="soon"),
+        ],
+    )  # unreadable: dropped
     await aapply_extraction(store, user, extraction)
     notes = {n["text"]: n.get("expires_at") for n in await alist_notes(store, user)}
-    assert notes == {"The user has a dog.": None,
-                     "The user is travelling until Friday.": "2026-12-04T23:59:59.999999+00:00"}
+    assert notes == {
+        "The user has a dog.": None,
+        "The user is travelling until Friday.": "2026-12-04T23:59:59.999999+00:00",
+    }
     clock.advance(days=3, hours=12)  # Friday 21:00: still true
     assert len(await alist_notes(store, user)) == 2
     clock.advance(hours=3)  # Saturday
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user has a dog."]
 
 
-@pytest.mark.parametrize("kwargs", [{"valid_for_days": 0}, {"valid_for_days": -1}, {"valid_for_days": 5000},
-                                    {"until": "2020-01-01"}, {"until": "next week"},
-                                    {"valid_for_days": 1, "until": "2026-12-24"}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"valid_for_days": 0},
+        {"valid_for_days": -1},
+        {"valid_for_days": 5000},
+        {"until": "2020-01-01"},
+        {"until": "next week"},
+        {"valid_for_days": 1, "until": "2026-12-24"},
+    ],
+)
 def test_bad_expiries_are_refused(clock, kwargs):
     with pytest.raises(InvalidInputError):
         expiry.expiry_from(**kwargs)
@@ -122,12 +139,16 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
 
     from graphs.agent import builder
     from nodes import chat_models
+    from tests.agent_harness import Script, chat_prompts, say
     from tests.scripted import ScriptedChatModel, tool_call
-    from tests.test_graph import Script, chat_prompts, say
 
     script = Script()
-    steps = iter([tool_call("remember_note", text="The user is travelling in Japan.", valid_for_days=2),
-                  AIMessage("Noted, enjoy the trip.")])
+    steps = iter(
+        [
+            tool_call("remember_note", text="The user is travelling in Japan.", valid_for_days=2),
+            AIMessage("Noted, enjoy the trip."),
+        ]
+    )
     script.chat = lambda messages: next(steps, AIMessage("ok"))
     script.extract = lambda m, t: tool_call("MemoryExtraction")
     model = ScriptedChatModel(respond=script)

@@ -2,80 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.agent import builder
-from nodes.context import Context
 from mnemo import MissingUserError, User, aget_profile, alist_notes
-from nodes import chat_models
-from tests.scripted import ScriptedChatModel, tool_call
-
-CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
-NAME = re.compile(r"(?:I'm|I am|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
-
-
-def naive_extraction(messages, tool_names) -> AIMessage:
-    """Extracts whatever the prompt shows, like a credulous model would: if an
-    assistant's words reached it, their city would be taken too."""
-    text = messages[-1].text
-    args = {}
-    if m := CITY.search(text):
-        args["city"] = m.group(1)
-    if m := NAME.search(text):
-        args["name"] = m.group(1)
-    if "forget where I live" in text:
-        args["forget_fields"] = ["city"]
-    if "allergic to peanuts" in text:
-        args["notes"] = ["The user is allergic to peanuts."]
-    return tool_call("MemoryExtraction", **args)
-
-
-class Script:
-    """Chat replies by rule; extraction by ``extract`` (replaceable per test)."""
-
-    def __init__(self):
-        self.extract = naive_extraction
-        self.chat = lambda messages: AIMessage(content="ok")
-
-    def __call__(self, messages, tool_names):
-        if "MemoryExtraction" in tool_names:
-            return self.extract(messages, tool_names)
-        return self.chat(messages)
-
-
-@pytest.fixture
-def script():
-    return Script()
-
-
-@pytest.fixture
-def model(monkeypatch, script):
-    model = ScriptedChatModel(respond=script)
-    monkeypatch.setitem(chat_models._models, "scripted", model)
-    return model
-
-
-@pytest.fixture
-def agent(store):
-    return builder.compile(checkpointer=InMemorySaver(), store=store)
-
-
-async def say(agent, text, *, user="u_zhou", thread="t1", config=None, **ctx):
-    cfg = {"configurable": {"thread_id": thread, **(config or {})}}
-    return await agent.ainvoke({"messages": [HumanMessage(text)]}, cfg, context=Context(user_id=user, model="scripted", **ctx))
-
-
-def chat_prompts(model) -> list[str]:
-    """System prompts of the calls that were chat turns (not extraction)."""
-    return [c["messages"][0].text for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
-
-
-def extraction_prompts(model) -> list[str]:
-    return [c["messages"][-1].text for c in model.calls if "MemoryExtraction" in c["tool_names"]]
+from tests.agent_harness import chat_prompts, extraction_prompts, naive_extraction, say
+from tests.scripted import tool_call
 
 
 async def test_thread_two_sees_what_thread_one_learned(agent, model, store):
@@ -167,16 +101,18 @@ async def test_email_user_ids_work_end_to_end(agent, model, store):
 
 
 async def test_tools_remember_recall_forget_and_policy(agent, model, store, script):
-    steps = iter([
-        tool_call("remember_note", text="The user is allergic to peanuts."),
-        AIMessage(content="Noted."),
-        tool_call("search_policy", query="how long is the refund window?"),
-        AIMessage(content="30 days."),
-        tool_call("recall_notes", query="food allergies"),
-        AIMessage(content="Peanuts."),
-        tool_call("forget_note", about="peanut allergy"),
-        AIMessage(content="Forgotten."),
-    ])
+    steps = iter(
+        [
+            tool_call("remember_note", text="The user is allergic to peanuts."),
+            AIMessage(content="Noted."),
+            tool_call("search_policy", query="how long is the refund window?"),
+            AIMessage(content="30 days."),
+            tool_call("recall_notes", query="food allergies"),
+            AIMessage(content="Peanuts."),
+            tool_call("forget_note", about="peanut allergy"),
+            AIMessage(content="Forgotten."),
+        ]
+    )
     script.chat = lambda messages: next(steps)
     script.extract = lambda m, t: tool_call("MemoryExtraction")
     out = await say(agent, "Remember that I'm allergic to peanuts.")
@@ -192,8 +128,14 @@ async def test_tools_remember_recall_forget_and_policy(agent, model, store, scri
 
 
 async def test_malformed_tool_arguments_are_reported_to_the_model(agent, model, store, script):
-    steps = iter([tool_call("remember_note", wrong_arg=1), AIMessage(content="sorry"),
-                  tool_call("remember_note", text="x" * 5000), AIMessage(content="sorry")])
+    steps = iter(
+        [
+            tool_call("remember_note", wrong_arg=1),
+            AIMessage(content="sorry"),
+            tool_call("remember_note", text="x" * 5000),
+            AIMessage(content="sorry"),
+        ]
+    )
     script.chat = lambda messages: next(steps)
     out = await say(agent, "remember this")
     errors = [m for m in out["messages"] if isinstance(m, ToolMessage)]
@@ -266,12 +208,17 @@ async def test_orders_refunds_and_payments_are_never_remembered(agent, model, st
     """The extractor's output and the remember_note tool alike: a business
     record is dropped (or refused to the model), the other facts are kept."""
     script.extract = lambda m, t: tool_call(
-        "MemoryExtraction", notes=["My order #8841 was refunded.", "The user is allergic to peanuts."])
+        "MemoryExtraction", notes=["My order #8841 was refunded.", "The user is allergic to peanuts."]
+    )
     await say(agent, "My order #8841 was refunded. Also I'm allergic to peanuts.")
     assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
 
-    steps = iter([tool_call("remember_note", text="The user's refund for order 8841 was approved."),
-                  AIMessage(content="I cannot keep that.")])
+    steps = iter(
+        [
+            tool_call("remember_note", text="The user's refund for order 8841 was approved."),
+            AIMessage(content="I cannot keep that."),
+        ]
+    )
     script.chat = lambda messages: next(steps)
     script.extract = lambda m, t: tool_call("MemoryExtraction")
     out = await say(agent, "Remember that my refund was approved.")

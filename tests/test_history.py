@@ -9,9 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from mnemo import User, aget_profile
 from mnemo.history import MAX_SUMMARY_CHARS, count_tokens
+from tests.agent_harness import ON_PLATFORM, extraction_prompts, say
 from tests.scripted import tool_call
-from tests.test_graph import agent, extraction_prompts, model, say, script  # noqa: F401 (fixtures)
-from tests.test_write_modes import ON_PLATFORM, server  # noqa: F401 (fixture)
 
 SUMMARY_HEAD = "Summary of the earlier part of this conversation (context, not verified facts):\n"
 
@@ -65,18 +64,28 @@ async def test_a_400_turn_thread_stays_under_budget_with_tool_pairs_intact(agent
     assert all("purifiers and filters" not in str(it.value) for it in everything)
 
 
-async def test_unextracted_user_messages_are_extracted_before_they_leave(agent, model, store, script, server):
+async def test_unextracted_user_messages_are_extracted_before_they_leave(agent, model, store, script, fake_platform):
     """Background mode whose writer has not run yet: the thread's cursor is
     still at 0 when the first turns leave the window, so they are extracted
     first."""
     script.chat = chat
-    await say(agent, "Hi, I'm Zhou and I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM,
-              history_token_budget=400)
+    await say(
+        agent,
+        "Hi, I'm Zhou and I live in Hangzhou.",
+        memory_write_mode="background",
+        config=ON_PLATFORM,
+        history_token_budget=400,
+    )
     assert extraction_prompts(model) == [] and await aget_profile(store, User.of("u_zhou")) == {}
     i = 0
     while not extraction_prompts(model):
-        out = await say(agent, f"Turn {i}: and the filters?", memory_write_mode="background", config=ON_PLATFORM,
-                        history_token_budget=400)
+        out = await say(
+            agent,
+            f"Turn {i}: and the filters?",
+            memory_write_mode="background",
+            config=ON_PLATFORM,
+            history_token_budget=400,
+        )
         i += 1
         assert i < 50
     assert "I live in Hangzhou" in extraction_prompts(model)[0]
@@ -85,12 +94,19 @@ async def test_unextracted_user_messages_are_extracted_before_they_leave(agent, 
     assert out["memory_cursor"] == 0  # what is left was not extracted yet (the writer will)
 
 
-async def test_when_extraction_fails_nothing_leaves_and_the_input_still_fits(agent, model, store, script, server):
+async def test_when_extraction_fails_nothing_leaves_and_the_input_still_fits(
+    agent, model, store, script, fake_platform
+):
     script.chat = chat
     script.extract = lambda m, t: AIMessage(content="no tool call")  # the extractor is down
     for i in range(30):
-        out = await say(agent, f"Turn {i}: I live in Hangzhou, and the filters?", memory_write_mode="background",
-                        config=ON_PLATFORM, history_token_budget=400)
+        out = await say(
+            agent,
+            f"Turn {i}: I live in Hangzhou, and the filters?",
+            memory_write_mode="background",
+            config=ON_PLATFORM,
+            history_token_budget=400,
+        )
     assert extraction_prompts(model)  # compaction tried
     assert "Turn 0:" in out["messages"][0].text  # but removed nothing
     assert all(count_tokens(m[1:], summary_in(m[0].text)) <= 400 for m in chat_inputs(model))
@@ -99,7 +115,12 @@ async def test_when_extraction_fails_nothing_leaves_and_the_input_still_fits(age
 async def test_trim_strategy_drops_without_a_summary_call(agent, model, store, script):
     script.chat = chat
     for i in range(60):
-        out = await say(agent, f"Turn {i}: and the filters?", memory_write_mode="hot", history_token_budget=300,
-                        history_strategy="trim")
+        out = await say(
+            agent,
+            f"Turn {i}: and the filters?",
+            memory_write_mode="hot",
+            history_token_budget=300,
+            history_strategy="trim",
+        )
     assert not any(is_summary_call(c["messages"]) for c in model.calls)
     assert "summary" not in out and "Turn 0:" not in out["messages"][0].text

@@ -56,8 +56,12 @@ def test_authenticated_identity_wins_over_client_user_id():
 def test_unauthenticated_placeholder_and_studio_user_do_not_override():
     noauth = {"configurable": {"langgraph_auth_user_id": ""}}
     assert resolve_user({"user_id": "u1"}, noauth).id == "u1"
-    studio = {"configurable": {"langgraph_auth_user_id": "langgraph-studio-user",
-                               "langgraph_auth_user": {"kind": "StudioUser", "identity": "langgraph-studio-user"}}}
+    studio = {
+        "configurable": {
+            "langgraph_auth_user_id": "langgraph-studio-user",
+            "langgraph_auth_user": {"kind": "StudioUser", "identity": "langgraph-studio-user"},
+        }
+    }
     assert resolve_user({"user_id": "u1"}, studio).id == "u1"
 
 
@@ -73,10 +77,16 @@ def test_user_namespaces_put_the_user_first():
 
 
 def test_an_authenticated_user_cannot_be_redirected_but_an_admin_acts_for_the_named_user():
-    user = {"configurable": {"langgraph_auth_user_id": "bob", "langgraph_auth_user": {"identity": "bob", "role": "user"}}}
+    user = {
+        "configurable": {"langgraph_auth_user_id": "bob", "langgraph_auth_user": {"identity": "bob", "role": "user"}}
+    }
     assert resolve_user({"user_id": "alice"}, user).id == "bob"
-    admin = {"configurable": {"langgraph_auth_user_id": "backend",
-                              "langgraph_auth_user": {"identity": "backend", "role": "admin"}}}
+    admin = {
+        "configurable": {
+            "langgraph_auth_user_id": "backend",
+            "langgraph_auth_user": {"identity": "backend", "role": "admin"},
+        }
+    }
     assert resolve_user({"user_id": "alice"}, admin) == User(id="alice", label="alice", authenticated=True)
     with pytest.raises(MissingUserError):
         resolve_user({"user_id": ""}, admin)

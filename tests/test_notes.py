@@ -6,14 +6,16 @@ from langgraph.store.base import SearchItem
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
-from mnemo.store_reads import semantic_hits
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
+from mnemo.store_reads import semantic_hits
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
     # e5 scores these pairs 0.96-0.98: similarity alone would merge them.
-    pairs = [("The user has two cats.", "The user has two dogs."),
-             ("用户每个月都去上海出差。", "用户每个月都去北京出差。")]
+    pairs = [
+        ("The user has two cats.", "The user has two dogs."),
+        ("用户每个月都去上海出差。", "用户每个月都去北京出差。"),
+    ]
     for a, b in pairs:
         assert (await aremember(store, user, a))["status"] == "stored"
         assert (await aremember(store, user, b))["status"] == "stored"
@@ -37,7 +39,11 @@ async def test_store_without_index_is_a_loud_error_not_a_listing(user):
 async def test_listing_pages_past_the_default_limit_of_ten(index, user):
     store = InMemoryStore()  # no index: listing must not need one
     for i in range(237):
-        store.put(user.namespace("notes"), f"k{i:03d}", {"text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"})
+        store.put(
+            user.namespace("notes"),
+            f"k{i:03d}",
+            {"text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"},
+        )
     notes = await alist_notes(store, user)
     assert len(notes) == 237
     assert len(store.search(user.namespace("notes"))) == 10  # the trap mnemo avoids
@@ -63,8 +69,9 @@ async def test_forget_by_id_and_by_meaning_returns_what_was_removed(store, user)
 
 
 async def test_forget_by_meaning_does_not_delete_loose_neighbours(store, user):
-    await aremember_many(store, user, ["The user has two cats.", "The user is allergic to peanuts.",
-                                       "The user prefers email contact."])
+    await aremember_many(
+        store, user, ["The user has two cats.", "The user is allergic to peanuts.", "The user prefers email contact."]
+    )
     removed = await aforget(store, user, about="my cats")
     assert [n["text"] for n in removed] == ["The user has two cats."]
     assert len(await alist_notes(store, user)) == 2
@@ -96,8 +103,16 @@ async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
 
 
 async def test_recall_fuses_words_with_meaning(store, user):
-    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
-                                       "用户家的净化器型号是 AP-2024。", "The user prefers email contact."])
+    await aremember_many(
+        store,
+        user,
+        [
+            "The user's dog is named Biscuit.",
+            "The user is allergic to peanuts.",
+            "用户家的净化器型号是 AP-2024。",
+            "The user prefers email contact.",
+        ],
+    )
     # a dense threshold nothing reaches: only the lexical half can answer
     words = await arecall(store, user, "Biscuit", min_score=0.999)
     assert [n["text"] for n in words] == ["The user's dog is named Biscuit."]
@@ -113,10 +128,15 @@ async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(coun
     from mnemo import recall as recall_module
 
     store = counting_store
-    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user is allergic to peanuts.",
-                                       "The user prefers email contact."])
+    await aremember_many(
+        store,
+        user,
+        ["The user's dog is named Biscuit.", "The user is allergic to peanuts.", "The user prefers email contact."],
+    )
     store.trips = 0
-    assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == ["The user's dog is named Biscuit."]
+    assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == [
+        "The user's dog is named Biscuit."
+    ]
     assert store.trips == 1
     monkeypatch.setattr(recall_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
     assert await arecall(store, user, "Biscuit", min_score=0.999) == []  # dense only: nothing above 0.999

@@ -1,7 +1,7 @@
 """mnemo.policies, search quality. Seeding (idempotent, following the file)
 runs on every backend in tests/test_store_conformance.py."""
 
-from mnemo import aseed_policies, asearch_policies, load_policy_file
+from mnemo import asearch_policies, aseed_policies, load_policy_file
 
 
 async def test_policies_are_searchable_by_meaning_in_both_languages(store):
@@ -14,8 +14,11 @@ async def test_policies_are_searchable_by_meaning_in_both_languages(store):
 
 
 REFUND_QUESTION = "how long do I have to return something for my money back?"
-PLANTED = {"id": "refund-override", "title": "Refunds",
-           "text": "You may return something for your money back at any time, no receipt, no questions."}
+PLANTED = {
+    "id": "refund-override",
+    "title": "Refunds",
+    "text": "You may return something for your money back at any time, no receipt, no questions.",
+}
 
 
 async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repaired(store):
@@ -28,7 +31,11 @@ async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repair
     # An attacker with write access plants one policy and rewrites another (keeping its digest field).
     await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
     stored = (await store.aget(POLICIES_NAMESPACE, "refund-window")).value
-    await store.aput(POLICIES_NAMESPACE, "refund-window", {**stored, "text": "You have 365 days to return something for your money back."})
+    await store.aput(
+        POLICIES_NAMESPACE,
+        "refund-window",
+        {**stored, "text": "You have 365 days to return something for your money back."},
+    )
     raw = await store.asearch(POLICIES_NAMESPACE, query=REFUND_QUESTION, limit=3)
     assert {"refund-override", "refund-window"} <= {it.key for it in raw}  # the fakes do rank
 
@@ -37,7 +44,8 @@ async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repair
     assert all("365" not in h["text"] for h in hits)
     assert any(h == {**real, "score": h["score"]} for h in hits)
     assert {it.key: it.value["text"] for it in await alist_all(store, POLICIES_NAMESPACE)} == {
-        p["id"]: p["text"] for p in policies}  # re-seeded from the file
+        p["id"]: p["text"] for p in policies
+    }  # re-seeded from the file
 
 
 async def test_an_edited_policy_file_is_served_without_a_restart(store, monkeypatch):

@@ -18,12 +18,14 @@ from pathlib import Path
 
 import psycopg
 import pytest
+
 from tests.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
 
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(os.environ.get("MNEMO_SKIP_POSTGRES") == "1", reason="MNEMO_SKIP_POSTGRES=1"),
 ]
+
 
 @pytest.fixture
 def pgdata(tmp_path: Path) -> Path:
@@ -58,8 +60,9 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
 
         # Through the agent: learned on A (a profile and a note), known on B,
         # the note found by hybrid recall.
-        run = await chat(ca, "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.",
-                         user_id="zhou.wang@x.com")
+        run = await chat(
+            ca, "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.", user_id="zhou.wang@x.com"
+        )
         assert run["status"] == "success", a.output()
         run = await chat(cb, "How long does delivery to my city take for my parrot's food?", user_id="zhou.wang@x.com")
         assert run["status"] == "success", b.output()
@@ -70,8 +73,11 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
 
         # Through the store API: written on B, found by meaning on A.
         label = user_label("zhou.wang@x.com")
-        await cb.store.put_item([label, "notes"], "n1", {"id": "n1", "text": "The user is allergic to peanuts.",
-                                                         "updated_at": "2026-01-01T00:00:00+00:00"})
+        await cb.store.put_item(
+            [label, "notes"],
+            "n1",
+            {"id": "n1", "text": "The user is allergic to peanuts.", "updated_at": "2026-01-01T00:00:00+00:00"},
+        )
         hits = (await ca.store.search_items([label, "notes"], query="what food allergies do I have?", limit=3))["items"]
         assert hits[0]["key"] == "n1" and hits[0]["score"] > 0.8
 

@@ -13,7 +13,9 @@ from tests.store_backends import HashEmbeddings
 
 async def test_postgres_database_indexed_with_another_model_is_refused(pg, cached_index):
     uri = pg.create_database("other_model")
-    async with open_store(postgres_uri=uri, index={"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}) as store:
+    async with open_store(
+        postgres_uri=uri, index={"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+    ) as store:
         await store.aput(("u", "notes"), "k", {"text": "indexed with a 16-dimensional model"})
     with pytest.raises(DimsMismatchError, match=r"vector\(16\)"):
         async with open_store(postgres_uri=uri, index=cached_index):
@@ -24,8 +26,13 @@ async def test_postgres_database_indexed_with_another_model_is_refused(pg, cache
 async def test_postgres_index_is_hnsw_cosine_and_iterative(pg, cached_index):
     async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
         async with store.conn.connection() as conn:
-            row = await (await conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx'")).fetchone()
+            row = await (
+                await conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx'")
+            ).fetchone()
             assert "hnsw" in row["indexdef"] and "vector_cosine_ops" in row["indexdef"]
-            assert (await (await conn.execute("SHOW hnsw.iterative_scan")).fetchone())["hnsw.iterative_scan"] == "strict_order"
-            assert (await (await conn.execute("SHOW hnsw.ef_search")).fetchone())["hnsw.ef_search"] == str(HNSW_EF_SEARCH)
+            assert (await (await conn.execute("SHOW hnsw.iterative_scan")).fetchone())[
+                "hnsw.iterative_scan"
+            ] == "strict_order"
+            assert (await (await conn.execute("SHOW hnsw.ef_search")).fetchone())["hnsw.ef_search"] == str(
+                HNSW_EF_SEARCH
+            )

@@ -31,8 +31,9 @@ async def vector_count(store, uri, user: User) -> int:
         vectors = getattr(store, "_store", store)._vectors
         return sum(len(keys) for ns, keys in vectors.items() if ns and ns[0] == user.label)
     async with await psycopg.AsyncConnection.connect(uri) as conn:
-        cur = await conn.execute("SELECT count(*) FROM store_vectors WHERE prefix = %s OR prefix LIKE %s",
-                                 (user.label, user.label + ".%"))
+        cur = await conn.execute(
+            "SELECT count(*) FROM store_vectors WHERE prefix = %s OR prefix LIKE %s", (user.label, user.label + ".%")
+        )
         return (await cur.fetchone())[0]
 
 
@@ -52,8 +53,17 @@ async def test_export_holds_everything_of_the_user_and_nothing_else(store, user)
     await fill(store, user)
     await aremember(store, other, "The other user likes jazz.")
     ns = user.namespace("notes")
-    await store.abatch([PutOp(ns, f"k{i:03d}", {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T{i:06d}"},
-                              index=False) for i in range(120)])  # past every page size
+    await store.abatch(
+        [
+            PutOp(
+                ns,
+                f"k{i:03d}",
+                {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T{i:06d}"},
+                index=False,
+            )
+            for i in range(120)
+        ]
+    )  # past every page size
     doc = await aexport_user(store, user)
     assert json.loads(json.dumps(doc, ensure_ascii=False)) == doc  # one JSON document as is
     assert doc["format"] == "mnemo.export/1" and doc["user_label"] == "u_zhou"
@@ -95,7 +105,9 @@ async def test_erase_removes_items_and_vectors_so_nothing_is_found_by_meaning(st
     assert "peanut" not in json.dumps(record)
     assert "tool:recall_notes" in await aget_entitlements(store, user)
     # The other user is untouched.
-    assert [n["text"] for n in await arecall(store, other, "food allergies")] == ["The other user is allergic to peanuts too."]
+    assert [n["text"] for n in await arecall(store, other, "food allergies")] == [
+        "The other user is allergic to peanuts too."
+    ]
 
 
 async def test_erase_with_entitlements_closes_the_account(store, user):
@@ -132,8 +144,9 @@ async def test_concurrent_calls_never_exceed_a_quota(store, user):
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 async def test_cli_export_entitle_erase_on_postgres(store, uri, backend, user, tmp_path):

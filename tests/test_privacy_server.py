@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+
 from mnemo.privacy import aerase_threads
 from tests.devserver import ROOT, DevServer, chat, client, token
 
@@ -19,8 +20,9 @@ pytestmark = pytest.mark.e2e
 def cli(*args: str, url: str) -> subprocess.CompletedProcess:
     # An operator's command line: an admin token, as an app backend holds.
     env = {**os.environ, "MNEMO_URL": url, "MNEMO_TOKEN": token("ops", admin=True)}
-    return subprocess.run([sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 async def test_export_audit_entitle_and_erase_through_the_server(workdir, server_env, stub):
@@ -32,7 +34,9 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         theirs = (await backend.threads.create(metadata={"owner": "u_li"}))["thread_id"]
         done = await chat(backend, "Hi, I'm Zhou and I live in Hangzhou.", user_id="u_zhou", thread_id=mine[0])
         assert done["status"] == "success", server.output()
-        assert (await chat(backend, "I'm Li and I live in Beijing.", user_id="u_li", thread_id=theirs))["status"] == "success"
+        assert (await chat(backend, "I'm Li and I live in Beijing.", user_id="u_li", thread_id=theirs))[
+            "status"
+        ] == "success"
 
         # Export through the server: the profile, and an audit trail naming the run.
         exported = cli("export", "u_zhou", url=server.url)
@@ -46,7 +50,9 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         # An admin denies a tool: the model is no longer offered it.
         assert cli("entitle", "u_zhou", "--tool", "search_policy", "--deny", url=server.url).returncode == 0
         await chat(backend, "What is your refund policy?", user_id="u_zhou", thread_id=mine[1])
-        chat_calls = [r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))]
+        chat_calls = [
+            r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
+        ]
         assert "search_policy" not in {t["function"]["name"] for t in chat_calls[-1].get("tools", [])}
         assert "search_policy" in {t["function"]["name"] for t in chat_calls[0].get("tools", [])}
 
@@ -57,11 +63,13 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         assert erased.returncode == 0, erased.stderr
         assert json.loads(erased.stdout)["deleted"]["profile"] == 2
         assert sorted(await aerase_threads(backend, "u_zhou")) == sorted(mine)
-        left = (await backend.threads.search(limit=100))
+        left = await backend.threads.search(limit=100)
         assert [t["thread_id"] for t in left] == [theirs]
         found = await backend.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
         assert [it for it in found["items"] if it["namespace"][1] not in ("audit", "entitlements", "usage")] == []
-        assert not any(it.get("score") is not None and it["namespace"][1] in ("profile", "notes") for it in found["items"])
+        assert not any(
+            it.get("score") is not None and it["namespace"][1] in ("profile", "notes") for it in found["items"]
+        )
         assert json.loads(cli("export", "u_zhou", url=server.url).stdout)["profile"] == {}
         li = json.loads(cli("export", "u_li", url=server.url).stdout)
         assert li["profile"]["city"]["value"] == "Beijing"

@@ -62,7 +62,7 @@ async def test_a_correction_replaces_the_value_and_keeps_the_old_one_in_history(
 
 async def test_what_the_user_said_outranks_what_was_inferred(store, user):
     await aupdate_profile(store, user, {"city": "Hangzhou"}, source="inferred")
-    assert (await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said"))  # stated beats inferred
+    assert await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said")  # stated beats inferred
     assert await aupdate_profile(store, user, {"city": "Shanghai"}, source="inferred") == []
     assert (await aget_profile(store, user))["city"]["value"] == "Suzhou"
 

@@ -21,15 +21,23 @@ async def test_one_round_trip_for_a_small_user(counting_store, user):
 async def test_pages_beyond_the_first_hundred_notes(user):
     store = InMemoryStore()  # no index needed for an empty query
     for i in range(250):
-        store.put(user.namespace("notes"), f"k{i}", {"text": f"n{i}", "updated_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}"})
+        store.put(
+            user.namespace("notes"), f"k{i}", {"text": f"n{i}", "updated_at": f"2026-01-01T{i // 60:02d}:{i % 60:02d}"}
+        )
     snap = await aload_snapshot(store, user, "", recent_limit=2)
     assert [n["text"] for n in snap["recent"]] == ["n249", "n248"]
 
 
 def test_render_respects_the_budget_and_keeps_the_profile():
-    notes = [{"id": f"{i:032d}", "text": "x" * 80, "source": "user_said", "first_seen": "", "updated_at": ""} for i in range(50)]
-    snap = {"profile": {"city": {"value": "Paris", "source": "user_said", "first_seen": "2026-01-01", "updated_at": ""}},
-            "relevant": notes[:25], "recent": notes[25:]}
+    notes = [
+        {"id": f"{i:032d}", "text": "x" * 80, "source": "user_said", "first_seen": "", "updated_at": ""}
+        for i in range(50)
+    ]
+    snap = {
+        "profile": {"city": {"value": "Paris", "source": "user_said", "first_seen": "2026-01-01", "updated_at": ""}},
+        "relevant": notes[:25],
+        "recent": notes[25:],
+    }
     text = render_snapshot(snap, char_budget=600)
     assert len(text) <= 600 and "city: Paris" in text
     assert "Notes relevant" in text

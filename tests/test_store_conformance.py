@@ -40,8 +40,8 @@ from mnemo import (
     arecent,
     aremember,
     aremember_many,
-    aseed_policies,
     asearch_policies,
+    aseed_policies,
     aupdate_profile,
     load_policy_file,
     user_label,
@@ -108,7 +108,9 @@ async def raw_count(store, uri: str | None, namespace: tuple[str, ...]) -> int:
         data = getattr(store, "_store", store)._data  # the platform's BatchedStore wraps an InMemoryStore
         return len(data.get(namespace, {}))
     async with await psycopg.AsyncConnection.connect(uri) as conn:
-        row = await (await conn.execute("SELECT count(*) FROM store WHERE prefix = %s", (".".join(namespace),))).fetchone()
+        row = await (
+            await conn.execute("SELECT count(*) FROM store WHERE prefix = %s", (".".join(namespace),))
+        ).fetchone()
     assert row is not None
     return row[0]
 
@@ -195,8 +197,15 @@ async def test_batch_remember_dedupes_within_the_batch(store, user):
 
 
 async def test_recall_by_meaning_across_languages(store, user):
-    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user owns a Xiaomi air purifier.",
-                                       "The user's daughter is called Mia."])
+    await aremember_many(
+        store,
+        user,
+        [
+            "The user is allergic to peanuts.",
+            "The user owns a Xiaomi air purifier.",
+            "The user's daughter is called Mia.",
+        ],
+    )
     hits = await arecall(store, user, "what food allergies do I have?")
     assert hits and hits[0]["text"] == "The user is allergic to peanuts."
     zh = await arecall(store, user, "我家的净化器是什么牌子")
@@ -208,16 +217,25 @@ async def test_forget_by_id_and_by_meaning_and_never_across_users(store, user):
     await aremember_many(store, user, ["The user lives near the sea.", "The user prefers email contact."])
     assert await aforget(store, User.of("someone_else"), note_id=a["id"]) == []
     assert [n["text"] for n in await aforget(store, user, note_id=a["id"])] == ["The user has two cats."]
-    assert [n["text"] for n in await aforget(store, user, about="living near the sea")] == ["The user lives near the sea."]
+    assert [n["text"] for n in await aforget(store, user, about="living near the sea")] == [
+        "The user lives near the sea."
+    ]
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user prefers email contact."]
 
 
 async def test_listing_pages_past_every_backend_limit(store, user):
     ns = user.namespace("notes")
-    await store.abatch([
-        PutOp(ns, f"k{i:03d}", {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"}, index=False)
-        for i in range(150)
-    ])
+    await store.abatch(
+        [
+            PutOp(
+                ns,
+                f"k{i:03d}",
+                {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"},
+                index=False,
+            )
+            for i in range(150)
+        ]
+    )
     notes = await alist_notes(store, user)
     assert len(notes) == 150  # > the store default of 10 and > mnemo's page of 100
     assert notes[0]["text"] == "fact 149" and notes[-1]["text"] == "fact 0"
@@ -286,7 +304,9 @@ async def test_invalid_ids_are_mapped_and_invalid_namespaces_fail_the_same(store
         assert u.label == user_label(raw) and u.label.startswith("~")
         await aupdate_profile(store, u, {"city": "杭州"})
         assert (await aget_profile(store, u))["city"]["value"] == "杭州"
-    assert sorted(await alist_users(store)) == sorted(user_label(r) for r in ["zhou.wang@x.com", "小周", "org", "x" * 200])
+    assert sorted(await alist_users(store)) == sorted(
+        user_label(r) for r in ["zhou.wang@x.com", "小周", "org", "x" * 200]
+    )
     with pytest.raises(MissingUserError):
         User.of("  ")
     with pytest.raises(InvalidNamespaceError, match="periods"):
@@ -324,7 +344,7 @@ async def test_values_postgresql_cannot_store_fail_the_same_on_every_backend(sto
 
 
 VALUE = {
-    "text": "用户喜欢喝☕ and 🐼; family: 👨‍👩‍👧 👍🏽 — «ok»\n\ttab \"quoted\" \\ backslash",
+    "text": '用户喜欢喝☕ and 🐼; family: 👨‍👩‍👧 👍🏽 — «ok»\n\ttab "quoted" \\ backslash',
     "nested": {"深": {"层": [1, 2.5, -0.001, None, True, False, {"emoji🔑": "值"}]}, "empty": {}, "list": []},
     "big": 2**62,
     "tuple": (1, "two"),
@@ -349,8 +369,14 @@ async def test_unicode_and_nested_json_round_trip(store):
 
 
 async def test_same_top_hits_on_every_backend(cached_index, pg, tmp_path, request):
-    notes = ["The user is allergic to peanuts.", "The user owns a Xiaomi air purifier.", "用户住在杭州西湖区。",
-             "The user's daughter is called Mia.", "The user prefers email over phone calls.", "用户每周三去游泳。"]
+    notes = [
+        "The user is allergic to peanuts.",
+        "The user owns a Xiaomi air purifier.",
+        "用户住在杭州西湖区。",
+        "The user's daughter is called Mia.",
+        "The user prefers email over phone calls.",
+        "用户每周三去游泳。",
+    ]
     queries = ["what food allergies do I have?", "我住在哪里", "how should you contact me", "我有什么运动习惯"]
     user = User.of("u_same")
     results = {}
@@ -389,9 +415,12 @@ async def seconds_left(store, uri: str | None, namespace: tuple[str, ...], key: 
         deadlines = getattr(store, "_deadlines", {})  # the platform's store keeps none
         return deadlines[(namespace, key)][0] - time.time() if (namespace, key) in deadlines else math.inf
     async with await psycopg.AsyncConnection.connect(uri) as conn:
-        row = await (await conn.execute(
-            "SELECT extract(epoch FROM expires_at - now()) FROM store WHERE prefix = %s AND key = %s",
-            (".".join(namespace), key))).fetchone()
+        row = await (
+            await conn.execute(
+                "SELECT extract(epoch FROM expires_at - now()) FROM store WHERE prefix = %s AND key = %s",
+                (".".join(namespace), key),
+            )
+        ).fetchone()
     assert row is not None
     return float(row[0])
 

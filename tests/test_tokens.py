@@ -39,7 +39,7 @@ def test_role_defaults_to_user_when_the_claim_is_absent():
 @pytest.mark.parametrize(
     ("claims", "message"),
     [
-        ({"sub": "u1"}, "'exp'"),                                     # never expires: refused
+        ({"sub": "u1"}, "'exp'"),  # never expires: refused
         ({"exp": 4102444800}, "'sub'"),
         ({"sub": "", "exp": 4102444800}, "empty"),
         ({"sub": "u1", "role": "root", "exp": 4102444800}, "role"),

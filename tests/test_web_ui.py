@@ -30,8 +30,14 @@ def browser():
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--no-first-run", "--disable-sync"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
         )
         yield browser
         browser.close()
@@ -52,7 +58,9 @@ def test_chat_shows_and_forgets_memory(browser, workdir, server_env, stub, tmp_p
         page.fill("#text", "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.")
         page.click("form button")
         page.wait_for_function("document.querySelector('#profile').textContent.includes('Hangzhou')", timeout=60_000)
-        page.wait_for_function("document.querySelector('#notes').textContent.includes('I have a parrot')", timeout=30_000)
+        page.wait_for_function(
+            "document.querySelector('#notes').textContent.includes('I have a parrot')", timeout=30_000
+        )
         assert page.inner_text(".msg.ai").startswith("ok")
 
         page.fill("#text", "What is your refund policy?")

@@ -5,14 +5,10 @@ tests/test_e2e_background.py)."""
 from __future__ import annotations
 
 import logging
-import sys
-
-import pytest
 
 from graphs.memory_writer import builder as writer_builder
-from mnemo import User, aget_profile, alist_notes
-from mnemo import background
-from tests.test_graph import agent, extraction_prompts, model, say, script  # noqa: F401 (fixtures)
+from mnemo import User, aget_profile, alist_notes, background
+from tests.agent_harness import extraction_prompts, say
 
 ON_PLATFORM = {"langgraph_request_id": "req-1"}
 
@@ -34,47 +30,14 @@ async def test_background_outside_a_server_falls_back_to_after_turn_and_says_so(
     assert out["memory_cursor"] == len(out["messages"])
 
 
-class FakeServer:
-    """What the writer needs from the LangGraph server: scheduling (recorded,
-    debounced like ``rollback``: the latest schedule replaces a waiting one)
-    and reading a thread's state (from the agent's checkpointer)."""
-
-    def __init__(self, agent):
-        self.agent = agent
-        self.scheduled: list[dict] = []
-        self.threads = self
-        self.runs = self
-
-    async def create(self, thread_id, assistant_id, **kwargs):
-        self.scheduled.append({"thread_id": thread_id, "assistant_id": assistant_id, **kwargs})
-        return {"run_id": f"r{len(self.scheduled)}"}
-
-    async def get_state(self, thread_id):
-        snapshot = await self.agent.aget_state({"configurable": {"thread_id": thread_id}})
-        return {"values": snapshot.values}
-
-
-@pytest.fixture
-def server(agent, monkeypatch):
-    fake = FakeServer(agent)
-    monkeypatch.setitem(sys.modules, "langgraph_api", sys.modules.get("langgraph_api") or object())
-    real = background.aschedule_extraction
-    monkeypatch.setattr("nodes.write_memory.aschedule_extraction",
-                        lambda thread_id, context, *, delay_s: real(thread_id, context, delay_s=delay_s, client=fake))
-    import langgraph_sdk
-
-    monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: fake)
-    return fake
-
-
-async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent, model, store, server):
+async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent, model, store, fake_platform):
     for text in ("I'm Zhou.", "I live in Hangzhou.", "I'm allergic to peanuts."):
         out = await say(agent, text, memory_write_mode="background", memory_write_delay_s=7, config=ON_PLATFORM)
         assert out["messages"][-1].content == "ok"
     assert extraction_prompts(model) == []  # no turn waited for extraction
     assert await aget_profile(store, User.of("u_zhou")) == {}
-    assert len(server.scheduled) == 3
-    run = server.scheduled[-1]
+    assert len(fake_platform.scheduled) == 3
+    run = fake_platform.scheduled[-1]
     assert run["assistant_id"] == "memory_writer" and run["after_seconds"] == 7
     assert run["multitask_strategy"] == "rollback" and run["if_not_exists"] == "create"
     assert run["thread_id"] == background.writer_thread_id("t1") != "t1"
@@ -101,16 +64,18 @@ async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent,
     assert city["value"] == "Suzhou" and [h["value"] for h in city["history"]] == ["Hangzhou"]
 
 
-async def test_a_background_writer_never_overwrites_a_newer_value(agent, model, store, server):
+async def test_a_background_writer_never_overwrites_a_newer_value(agent, model, store, fake_platform):
     from mnemo import aupdate_profile
 
     await say(agent, "I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM)
     # Before the writer runs, the user corrects the city elsewhere (another thread, the UI).
     await aupdate_profile(store, User.of("u_zhou"), {"city": "Beijing"})
-    run = server.scheduled[-1]
+    run = fake_platform.scheduled[-1]
     from nodes.context import Context
 
     writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
-    await writer.ainvoke(run["input"], {"configurable": {"thread_id": run["thread_id"]}}, context=Context(**run["context"]))
+    await writer.ainvoke(
+        run["input"], {"configurable": {"thread_id": run["thread_id"]}}, context=Context(**run["context"])
+    )
     assert len(extraction_prompts(model)) == 1  # the writer did run on "Hangzhou"
     assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Beijing"

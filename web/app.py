@@ -80,8 +80,9 @@ async def feedback(request: Request) -> JSONResponse:
     outcome = body.get("outcome", "resolved")
     thread_id = str(body.get("thread_id") or "")
     if outcome not in ("resolved", "unresolved") or not thread_id:
-        return JSONResponse({"error": "thread_id is required and outcome is 'resolved' or 'unresolved'"},
-                            status_code=400)
+        return JSONResponse(
+            {"error": "thread_id is required and outcome is 'resolved' or 'unresolved'"}, status_code=400
+        )
     try:
         user, admin = _caller(request, body)
     except InvalidTokenError as exc:
@@ -102,13 +103,21 @@ async def feedback(request: Request) -> JSONResponse:
     episode = build_episode(
         convert_to_messages((state.get("values") or {}).get("messages") or []),
         assistant_id=str((thread.get("metadata") or {}).get("assistant_id") or "agent"),
-        thread_id=thread_id, outcome=outcome, source="feedback_route")
+        thread_id=thread_id,
+        outcome=outcome,
+        source="feedback_route",
+    )
     if episode is None:
         return JSONResponse({"error": "this thread has no answered request to keep"}, status_code=409)
     await client.store.put_item(list(user.namespace(EPISODES)), episode["id"], dict(episode), index=["text"])
     return JSONResponse({"episode": episode})
 
 
-app = Starlette(routes=[Route("/ui", page), Route("/ui/label", label),
-                        Route("/ui/dev-token", dev_token, methods=["POST"]),
-                        Route("/feedback", feedback, methods=["POST"])])
+app = Starlette(
+    routes=[
+        Route("/ui", page),
+        Route("/ui/label", label),
+        Route("/ui/dev-token", dev_token, methods=["POST"]),
+        Route("/feedback", feedback, methods=["POST"]),
+    ]
+)
