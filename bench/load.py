@@ -195,6 +195,7 @@ async def _run_scenario(
             if kill_after is not None:
                 while done[0] < kill_after * users * turns and not all(t.done() for t in tasks):
                     await asyncio.sleep(0.2)
+                assert server.proc is not None
                 os.killpg(server.proc.pid, signal.SIGKILL)  # no shutdown, no flush
                 server.proc.wait()
                 kills += 1

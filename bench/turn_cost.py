@@ -44,7 +44,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -56,7 +56,7 @@ from bench.common import CountingEmbeddings, CountingStore, TokenCounter, meta, 
 #: Registered under this name in ``nodes.chat_models._models`` for the run only.
 MODEL_NAME = "bench-scripted"
 NODES = ("load_memory", "compact_history", "call_model", "tools", "write_memory")
-WRITE_MODES = ("hot", "after_turn", "background")
+WRITE_MODES: tuple[Literal["hot", "after_turn", "background"], ...] = ("hot", "after_turn", "background")
 #: Simulated extractor latency for the per-write-mode comparison.
 EXTRACTION_LATENCY_S = 0.5
 
@@ -356,11 +356,11 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
                 mock.patch.object(write_node, "aschedule_extraction", schedule),
             ):
                 for turn in tqdm(turns, desc=f"write mode {mode}", unit="turn", file=sys.stderr, disable=None):
-                    config = {"configurable": {"thread_id": f"{mode}-{turn.thread}"}}
+                    mode_config: RunnableConfig = {"configurable": {"thread_id": f"{mode}-{turn.thread}"}}
                     start = time.perf_counter()
                     await graph.ainvoke(
                         {"messages": [HumanMessage(turn.text)]},
-                        config,
+                        mode_config,
                         context=Context(user_id=turn.user, model=MODEL_NAME, memory_write_mode=mode),
                     )
                     waits.append((time.perf_counter() - start) * 1000)

@@ -94,7 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status = args._run(args)
-        return asyncio.run(status) if inspect.isawaitable(status) else status
+        if inspect.iscoroutine(status):
+            return int(asyncio.run(status))
+        return int(status)
     except MnemoError as exc:  # a mistake of the caller: say what, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2

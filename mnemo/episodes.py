@@ -39,7 +39,7 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.errors import InvalidInputError
 from mnemo.identity import User
-from mnemo.store_reads import now_iso, only_in_namespace, semantic_hits
+from mnemo.store_reads import now_iso, only_in_namespace, score_of, search_result, semantic_hits
 
 EPISODES = "episodes"
 SHARED_EPISODES_NAMESPACE: tuple[str, ...] = ("org", "episodes")
@@ -114,7 +114,7 @@ def build_episode(
         return None
     results = {m.tool_call_id: m.text for m in case if isinstance(m, ToolMessage)}
     actions = [
-        _abridge(f"{call['name']}({call['args']}) -> {results.get(call['id'], '(no result)')}", MAX_ACTION_CHARS)
+        _abridge(f"{call['name']}({call['args']}) -> {results.get(call['id'] or '', '(no result)')}", MAX_ACTION_CHARS)
         for m in case
         if isinstance(m, AIMessage)
         for call in m.tool_calls
@@ -219,7 +219,7 @@ def pick_similar(
         *semantic_hits(results[1], SHARED_EPISODES_NAMESPACE, min_score=min_score),
     ]
     hits = [h for h in hits if h.value.get("outcome") == "resolved"]  # whatever the backend did with the filter
-    hits.sort(key=lambda h: h.score, reverse=True)
+    hits.sort(key=score_of, reverse=True)
     out: list[Episode] = []
     seen: set[str] = set()
     for h in hits:
@@ -247,8 +247,8 @@ async def asimilar_episodes(
     results = await store.abatch(similar_ops(user, query, limit=limit))
     return pick_similar(
         [
-            only_in_namespace(results[0], user.namespace(EPISODES)),
-            only_in_namespace(results[1], SHARED_EPISODES_NAMESPACE),
+            only_in_namespace(search_result(results[0]), user.namespace(EPISODES)),
+            only_in_namespace(search_result(results[1]), SHARED_EPISODES_NAMESPACE),
         ],
         user,
         limit=limit,

@@ -34,7 +34,7 @@ from typing import Literal, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, collapse_whitespace
-from mnemo.audit import Origin, audit_op
+from mnemo.audit import AuditAction, Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.expiry import live, ttl_minutes
 from mnemo.identity import NOTES, User
@@ -186,7 +186,7 @@ async def aremember_many(
     all durable; the store TTL is set too, as a backstop for backends that
     honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry)."""
     cleaned = [validate_note(t) for t in texts]
-    expiries = list(expires_at) if expires_at is not None else [None] * len(cleaned)
+    expiries: list[str | None] = list(expires_at) if expires_at is not None else [None] * len(cleaned)
     if len(expiries) != len(cleaned):
         raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
     if source not in SOURCES:
@@ -205,7 +205,7 @@ async def aremember_many(
 
 
 #: One change to audit: (action, note id, text before, text after).
-_Change = tuple[str, str, str | None, str | None]
+_Change = tuple[AuditAction, str, str | None, str | None]
 
 
 def _plan_notes(

@@ -37,7 +37,7 @@ from mnemo.profile import Profile, profile_from_items
 from mnemo.store_reads import PAGE_SIZE, alist_all, most_recent, now_iso
 
 #: Identifies the document's shape; bumped when it changes incompatibly.
-EXPORT_FORMAT = "mnemo.export/1"
+EXPORT_FORMAT: Literal["mnemo.export/1"] = "mnemo.export/1"
 
 #: Namespaces an erase keeps unless told otherwise (admin controls, not memory).
 CONTROL_KINDS: tuple[str, ...] = (ENTITLEMENTS, USAGE)

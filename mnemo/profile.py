@@ -223,7 +223,7 @@ def plan_profile_update(
             first_seen=before["first_seen"] if before else stamp,
             updated_at=stamp,
         )
-        if before is not None:
+        if before is not None and old_value is not None:
             old = HistoryEntry(value=old_value, source=before.get("source", "user_said"), until=stamp)
             entry["history"] = [*before.get("history", []), old][-MAX_HISTORY:]
         ops.append(PutOp(namespace, field, dict(entry), index=False))

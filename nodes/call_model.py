@@ -36,9 +36,9 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     except Exception:  # every tool needs the store: answer without tools rather than not at all
         logger.exception("could not read entitlements; offering no tools this turn")
         names = set()
-    model = await aload_chat_model(runtime.context.model)
+    chat_model = await aload_chat_model(runtime.context.model)
     offered = [t for t in MODEL_TOOLS if t.name in names]
-    model = model.bind_tools(offered) if offered else model
+    model = chat_model.bind_tools(offered) if offered else chat_model
     try:
         learned = await aget_instructions(store, assistant_of(get_config()))
         instructions = learned["text"] if learned else ""

@@ -56,7 +56,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
         return {}
     gone = {m.id for m in dropped}
     update = {
-        "messages": [RemoveMessage(id=m.id) for m in dropped],
+        "messages": [RemoveMessage(id=m.id) for m in dropped if m.id],
         "memory_cursor": max(cursor, cut) - cut,
         "said_at": {k: v for k, v in (state.get("said_at") or {}).items() if k not in gone},
     }

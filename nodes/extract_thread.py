@@ -4,6 +4,7 @@ pending user messages, off the user's path (``mnemo.background``)."""
 from __future__ import annotations
 
 import logging
+from typing import Any, cast
 
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
@@ -25,7 +26,7 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)
     ctx = runtime.context
     thread = await get_client().threads.get_state(state["thread_id"])
-    values = thread.get("values") or {}
+    values = cast(dict[str, Any], thread.get("values") or {})
     if values.get("owner") != user.label:
         # The in-process client reads any thread (no auth): without this, a run
         # of this graph naming someone else's thread would extract their words

@@ -66,6 +66,6 @@ async def dev_token(request: Request) -> JSONResponse:
         body = await request.json()
         user_id = body.get("user_id") if isinstance(body, dict) else None
         token = mint_token(user_id or "", secret=secret_from_env(), ttl=TTL)
-        return JSONResponse({"token": token, "user_id": user_id, "label": user_label(user_id)})
+        return JSONResponse({"token": token, "user_id": user_id, "label": user_label(user_id or "")})
     except (ValueError, MnemoError) as exc:
         return JSONResponse({"error": str(exc)}, status_code=400)

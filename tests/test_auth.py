@@ -66,7 +66,7 @@ def check_authentication(url: str, thread_id: str) -> None:
         "wrong signature": {"Authorization": f"Bearer {mint_token('alice', secret='w' * 40)}"},
         "expired": {"Authorization": f"Bearer {token('alice', ttl=timedelta(minutes=1), now=past)}"},
     }
-    routes = [
+    routes: list[tuple[str, str, dict | None]] = [
         ("POST", "/store/items/search", {"namespace_prefix": []}),
         ("GET", f"/threads/{thread_id}/state", None),
         ("POST", "/threads/search", {}),

@@ -34,7 +34,9 @@ async def vector_count(store, uri, user: User) -> int:
         cur = await conn.execute(
             "SELECT count(*) FROM store_vectors WHERE prefix = %s OR prefix LIKE %s", (user.label, user.label + ".%")
         )
-        return (await cur.fetchone())[0]
+        row = await cur.fetchone()
+        assert row is not None
+        return row[0]
 
 
 async def fill(store, user: User) -> None:

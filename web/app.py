@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -97,11 +98,12 @@ async def feedback(request: Request) -> JSONResponse:
         state = await client.threads.get_state(thread_id)
     except Exception:
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
+    values = cast(dict[str, Any], state.get("values") or {})
     owner = (thread.get("metadata") or {}).get(OWNER)
-    if (state.get("values") or {}).get("owner") != user.label or (not admin and owner != user.id):
+    if values.get("owner") != user.label or (not admin and owner != user.id):
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
     episode = build_episode(
-        convert_to_messages((state.get("values") or {}).get("messages") or []),
+        convert_to_messages(values.get("messages") or []),
         assistant_id=str((thread.get("metadata") or {}).get("assistant_id") or "agent"),
         thread_id=thread_id,
         outcome=outcome,
