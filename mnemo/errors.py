@@ -57,3 +57,12 @@ class EmbeddedPostgresError(MnemoError, RuntimeError):
 class ForeignThreadError(MnemoError):
     """The run's user is not the user the thread belongs to: its messages are
     never read into this user's memory (a thread belongs to one user)."""
+
+
+class InvalidTokenError(MnemoError):
+    """The bearer token is missing, malformed, expired, wrongly signed or
+    carries claims mnemo does not accept. The message says which (HTTP 401)."""
+
+
+class SecretError(MnemoError):
+    """No usable signing secret is configured."""

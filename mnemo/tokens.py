@@ -32,7 +32,7 @@ from typing import Literal, TypedDict
 
 import jwt
 
-from mnemo.errors import MnemoError
+from mnemo.errors import InvalidTokenError, SecretError
 from mnemo.identity import user_label
 
 ALGORITHM = "HS256"
@@ -55,15 +55,6 @@ class Claims(TypedDict):
     role: Role
     iat: int
     exp: int
-
-
-class InvalidTokenError(MnemoError):
-    """The bearer token is missing, malformed, expired, wrongly signed or
-    carries claims mnemo does not accept. The message says which."""
-
-
-class SecretError(MnemoError):
-    """No usable signing secret is configured."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: First-party top-level packages (tests/ may import anything).
-PACKAGES = ("graphs", "nodes", "mnemo", "web", "bench")
+PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
 
 
 def imported_modules(path: Path) -> set[str]:
