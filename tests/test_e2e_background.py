@@ -1,17 +1,18 @@
 """``memory_write_mode="background"`` under ``langgraph dev`` (./scripts/dev,
-the stub model): runs return before extraction, a burst of turns is
-extracted once by the ``memory_writer`` graph, and the facts reach a new
-thread."""
+the stub model; on the default config and on ``langgraph.postgres.json``):
+runs return before extraction, a burst of turns is extracted once by the
+``memory_writer`` graph, and the facts reach a new thread."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 
 import httpx
 import pytest
 
 from mnemo.background import writer_thread_id
-from tests.devserver import DevServer, chat, client, system_prompts, token
+from tests.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
 
 pytestmark = pytest.mark.e2e
 
@@ -28,8 +29,19 @@ async def writer_runs(client, thread_id: str) -> list[dict]:
     return await client.runs.list(writer_thread_id(thread_id), limit=50)
 
 
-async def test_background_writes_do_not_hold_the_run_and_a_burst_is_extracted_once(workdir, server_env, stub):
-    server = DevServer(workdir, server_env)
+@pytest.fixture(params=["langgraph.json", "langgraph.postgres.json"])
+def config(request, workdir, stub, tmp_path) -> str:
+    """Both shipped configs: the platform's store, and PostgreSQL (the test's
+    own embedded server, never an outside database)."""
+    if request.param == "langgraph.postgres.json":
+        if os.environ.get("MNEMO_SKIP_POSTGRES") == "1":
+            pytest.skip("MNEMO_SKIP_POSTGRES=1")
+        write_dotenv(workdir, stub, MNEMO_PGDATA=str(tmp_path / "pgdata"), POSTGRES_URI="")
+    return request.param
+
+
+async def test_background_writes_do_not_hold_the_run_and_a_burst_is_extracted_once(workdir, server_env, stub, config):
+    server = DevServer(workdir, server_env, config=config)
     server.start()
     try:
         admin, ning = client(server, "ops", admin=True), client(server, "u_ning")
