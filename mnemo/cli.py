@@ -317,3 +317,28 @@ async def entitle(args: argparse.Namespace) -> int:
         None,
     )
     return 0
+
+
+# --------------------------------------------------------------------------- promote-episode
+
+
+@command(
+    "promote-episode",
+    "copy one of a user's resolved cases to the shared examples, personal data removed (admin)",
+    arg("user_id"),
+    arg("episode_id", help="the episode's id (export the user's memory to see them)"),
+    TARGET,
+)
+async def promote_episode(args: argparse.Namespace) -> int:
+    from mnemo.episodes import apromote_episode
+    from mnemo.profile import aget_profile
+
+    user = User.of(args.user_id)
+    async with open_target(args) as (store, _):
+        # The user's own profile values are personal data too: scrubbed with the id.
+        personal = [entry["value"] for entry in (await aget_profile(store, user)).values()]
+        shared = await apromote_episode(
+            store, user, args.episode_id, promoted_by=admin_origin().actor or "admin", personal=personal
+        )
+    _write_json(shared, None)
+    return 0

@@ -127,3 +127,51 @@ def test_the_threshold_is_the_measured_one():
     pairs = load_pairs()
     at = rates(pairs, scores(pairs), EPISODE_MIN_SCORE)
     assert at["precision"] >= 0.85 and at["recall"] >= 0.6
+
+
+async def test_an_admin_promotes_an_episode_from_the_command_line(pg, cached_index):
+    """``python -m mnemo promote-episode`` (here on PostgreSQL): the user's
+    profile values are scrubbed along with e-mails, numbers and the id."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from mnemo.stores import open_store
+    from tests.store_backends import ROOT, truncate
+
+    zhou = User.of("u_zhou_promote")
+    async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+        await truncate(pg.uri)
+        await aupdate_profile(store, zhou, {"name": "Zhou Wang", "city": "Hangzhou"})
+        messages = [
+            HumanMessage("I'm Zhou Wang from Hangzhou; my purifier makes no air.", id="h1"),
+            AIMessage("Please remove the plastic film from the filter and restart it."),
+        ]
+        episode = await arecord_episode(
+            store, zhou, build_episode(messages, assistant_id="a", thread_id="t1", source="test")
+        )
+        env = {**os.environ, "POSTGRES_URI": pg.uri}
+        env.pop("MNEMO_URL", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "mnemo", "promote-episode", zhou.id, episode["id"]],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        shared = json.loads(done.stdout)
+        stored = await store.asearch(SHARED_EPISODES_NAMESPACE, limit=10)
+    assert [it.key for it in stored] == [shared["id"]]
+    assert "purifier" in shared["text"] and "Zhou" not in str(stored[0].value) and "Hangzhou" not in shared["text"]
+    missing = subprocess.run(
+        [sys.executable, "-m", "mnemo", "promote-episode", zhou.id, "no-such-id"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert missing.returncode == 2 and "no episode" in missing.stderr
