@@ -90,11 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+async def _completed(status: Awaitable[int]) -> int:
+    return await status
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status = args._run(args)
-        return asyncio.run(status) if inspect.isawaitable(status) else status
+        return asyncio.run(_completed(status)) if inspect.isawaitable(status) else status
     except MnemoError as exc:  # a mistake of the caller: say what, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
