@@ -1,6 +1,7 @@
 """A local OpenAI-compatible chat server for end-to-end tests (test code only).
 
-It speaks ``POST /v1/chat/completions`` (plain and ``stream: true``) the way an
+It speaks ``POST /v1/chat/completions`` (plain and ``stream: true``, a text
+answer then streamed word by word) the way an
 OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
 -> ``langchain-openai`` -> ``OPENAI_BASE_URL``) runs unchanged against it.
 
@@ -133,12 +134,19 @@ class _Handler(BaseHTTPRequestHandler):
         delta = dict(message)
         if "tool_calls" in delta:
             delta["tool_calls"] = [{**c, "index": 0} for c in delta["tool_calls"]]
+        # A text answer arrives word by word, as a real server streams it, so a
+        # client can be seen assembling it from several chunks.
+        pieces = re.findall(r"\S+\s*", delta["content"]) if isinstance(delta.get("content"), str) else []
+        deltas = [{**delta, "content": pieces[0]}, *({"content": p} for p in pieces[1:])] if pieces else [delta]
         for chunk in (
-            {
-                **base,
-                "object": "chat.completion.chunk",
-                "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-            },
+            *(
+                {
+                    **base,
+                    "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": d, "finish_reason": None}],
+                }
+                for d in deltas
+            ),
             {
                 **base,
                 "object": "chat.completion.chunk",

@@ -7,6 +7,7 @@ installs both. Outside CI the test is skipped when Chromium is missing.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -43,45 +44,93 @@ def browser():
         browser.close()
 
 
-def test_chat_shows_and_forgets_memory(browser, workdir, server_env, stub, tmp_path):
+def sign_in(page, user_id: str) -> None:
+    """Development sign-in, as a person does it: type the user id."""
+    page.fill("#user", user_id)
+    page.dispatch_event("#user", "change")
+    page.wait_for_function(f"document.querySelector('#who').textContent === 'signed in as {user_id}'")
+
+
+def send(page, text: str) -> None:
+    n = len(page.query_selector_all(".msg.ai"))
+    page.fill("#text", text)
+    page.click("form button")
+    page.wait_for_function(f"document.querySelectorAll('.msg.ai').length > {n}", timeout=60_000)
+    page.wait_for_function("!document.querySelector('#send').dataset.busy", timeout=60_000)
+
+
+def panel(page) -> str:
+    return page.inner_text("aside")
+
+
+def test_console_signs_in_streams_shows_forgets_and_exports(browser, workdir, server_env, stub, tmp_path):
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        page = browser.new_page(viewport={"width": 1100, "height": 650})
+        page = browser.new_page(viewport={"width": 1300, "height": 800}, accept_downloads=True)
         page.goto(f"{server.url}/ui")
         page.fill("#text", "hello")
         page.click("form button")
-        assert "Enter a user id first" in page.inner_text("#log")  # no shared default user
+        assert "Sign in first" in page.inner_text("#log")  # no shared default user
 
-        page.fill("#user", "zhou.wang@x.com")
-        page.dispatch_event("#user", "change")
-        page.fill("#text", "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.")
-        page.click("form button")
+        # User 1 (an e-mail id: a hashed namespace label) chats; the answer is streamed.
+        sign_in(page, "zhou.wang@x.com")
+        send(page, "Hi, I'm Zhou and I live in Hangzhou. Remember that I have a parrot.")
         page.wait_for_function("document.querySelector('#profile').textContent.includes('Hangzhou')", timeout=60_000)
-        page.wait_for_function(
-            "document.querySelector('#notes').textContent.includes('I have a parrot')", timeout=30_000
-        )
-        assert page.inner_text(".msg.ai").startswith("ok")
+        page.wait_for_function("document.querySelector('#notes').textContent.includes('I have a parrot')")
+        send(page, "What is your refund policy?")
+        answer = page.query_selector_all(".msg.ai")[-1]
+        assert "refund" in answer.inner_text().lower()
+        # Assembled from the run's stream (runs/stream, "messages-tuple"), piece by piece.
+        assert int(answer.get_attribute("data-chunks") or 0) > 1
+        assert "using search_policy" in page.inner_text("#log")
+        assert stub.requests and any(r.get("stream") for r in stub.requests)
 
-        page.fill("#text", "What is your refund policy?")
-        page.click("form button")
-        page.wait_for_function("document.querySelectorAll('.msg.ai').length >= 2", timeout=60_000)
-        assert "refund" in page.query_selector_all(".msg.ai")[-1].inner_text()
-        page.screenshot(path=str(tmp_path / "ui.png"))
+        # Provenance: the city as the user said it, with times; the audit trail names the writes.
+        city = page.inner_text("#profile tr[data-field='city']")
+        assert "Hangzhou" in city and "user_said" in city and "UTC" in city, city
+        assert "profile.set city" in page.inner_text("#audit") and "note.add" in page.inner_text("#audit")
+        assert "extractor" in page.inner_text("#audit")
+        page.screenshot(path=str(tmp_path / "zhou.png"))
 
-        # Forget the city from the side panel: it is gone from the store too.
-        page.click("#profile div:has-text('city') button")
-        page.wait_for_function("!document.querySelector('#profile').textContent.includes('Hangzhou')", timeout=30_000)
-        page.reload()
-        page.wait_for_function("document.querySelector('#profile').textContent.includes('Zhou')", timeout=30_000)
-        assert "Hangzhou" not in page.inner_text("#profile")
+        # User 2, in the same tab: only their own memory, never user 1's.
+        sign_in(page, "u_li")
+        page.wait_for_function("document.querySelector('#profile').textContent.includes('no profile yet')")
+        assert "Hangzhou" not in panel(page) and "parrot" not in panel(page)
+        send(page, "I'm Li and I live in Beijing.")
+        page.wait_for_function("document.querySelector('#profile').textContent.includes('Beijing')", timeout=60_000)
+        assert "Hangzhou" not in panel(page) and "parrot" not in panel(page) and "Zhou" not in panel(page)
 
-        # Forget the note the same way: gone from the panel, and after a reload.
+        # Back to user 1: their memory, not user 2's.
+        sign_in(page, "zhou.wang@x.com")
+        page.wait_for_function("document.querySelector('#profile').textContent.includes('Hangzhou')")
+        assert "Beijing" not in panel(page) and "Li" not in page.inner_text("#profile")
+
+        # Forget the city and the note: gone from the panel, after a reload too, and audited.
+        page.click("#profile tr[data-field='city'] button")
+        page.wait_for_function("!document.querySelector('#profile').textContent.includes('Hangzhou')")
         page.click("#notes li:has-text('I have a parrot') button")
-        page.wait_for_function("!document.querySelector('#notes').textContent.includes('parrot')", timeout=30_000)
+        page.wait_for_function("!document.querySelector('#notes').textContent.includes('parrot')")
         page.reload()
-        page.wait_for_function("document.querySelector('#profile').textContent.includes('Zhou')", timeout=30_000)
-        page.wait_for_function("document.querySelector('#notes').textContent.includes('(none)')", timeout=30_000)
+        page.wait_for_function("document.querySelector('#profile').textContent.includes('Zhou')")
+        assert "Hangzhou" not in page.inner_text("#profile")
+        assert "(none)" in page.inner_text("#notes")
+        audit = page.inner_text("#audit")
+        assert "profile.delete city" in audit and "note.forget" in audit, audit
+
+        # Export: a download of the whole memory of the signed-in user.
+        with page.expect_download() as download:
+            page.click("#export")
+        path = tmp_path / download.value.suggested_filename
+        download.value.save_as(path)
+        doc = json.loads(path.read_text("utf-8"))
+        assert doc["format"] == "mnemo.export/1" and doc["user_id"] == "zhou.wang@x.com"
+        assert {f: e["value"] for f, e in doc["profile"].items()} == {"name": "Zhou"}
+        assert doc["notes"] == []
+        assert {r["action"] for r in doc["audit"]} >= {"profile.set", "profile.delete", "note.add", "note.forget"}
+        forgets = [r for r in doc["audit"] if r["action"] in ("profile.delete", "note.forget")]
+        assert {r["source"] for r in forgets} == {"user_said"}
+        assert "Beijing" not in path.read_text("utf-8")
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()

@@ -1,14 +1,15 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` serves a single-page chat client that talks to the server's own REST API
-(threads, runs, store) from the browser: no build step, no extra service.
-``/ui/label`` tells the page which namespace label holds a user id, because
-ids that are not valid labels (e-mails, Chinese) are mapped by mnemo.
+``/ui`` serves the console, a single page (no build step, no extra service)
+that talks to the server's own API from the browser: it chats through
+threads and ``runs/stream`` (server-sent events) and shows the signed-in
+user's memory (profile with provenance, notes, audit trail) from
+``/memory/export``, with a *forget* button on every memory
+(``/memory/forget``) and a download of the whole export (:mod:`web.memory`).
 ``/ui/dev-token`` is the development sign-in (:mod:`server.dev_login`); the
 page sends the token it gets, or one pasted by the user, as ``Bearer``.
-
-The page shows the user's profile and notes next to the chat and lets the
-user forget any of them: the memory is the user's to see and to delete.
+``/ui/label`` tells which namespace label holds a user id (ids that are not
+valid labels, e-mails or Chinese, are mapped by mnemo).
 
 ``POST /feedback`` lets a UI or a backend close a case: ``{"thread_id": ...,
 "user_id": ..., "outcome": "resolved" | "unresolved"}`` stores the thread's
@@ -24,18 +25,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, cast
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from mnemo import MnemoError, User, user_label
+from mnemo import MnemoError, user_label
 from mnemo.episodes import EPISODES, build_episode
-from mnemo.tokens import InvalidTokenError, identity_from_authorization, secret_from_env
+from mnemo.tokens import InvalidTokenError
 from server.access import OWNER
 from server.dev_login import dev_token
+from web.caller import caller
+from web.memory import export_memory, forget_memory
 
 _PAGE = Path(__file__).with_name("index.html")
 
@@ -50,22 +52,6 @@ async def label(request: Request) -> JSONResponse:
         return JSONResponse({"label": user_label(request.query_params.get("user_id", ""))})
     except MnemoError as exc:
         return JSONResponse({"error": str(exc)}, status_code=400)
-
-
-def _caller(request: Request, body: dict) -> tuple[User, bool]:
-    """``(user, is_admin)`` from the request's bearer token. Custom routes are
-    not behind the platform's authentication, so this route checks the token
-    itself, as ``server.auth`` does: a user acts for themselves; an admin (an
-    app backend) for the ``user_id`` it names.
-
-    Raises:
-        InvalidTokenError: no usable token (401).
-        MnemoError: an admin named no valid user (400).
-    """
-    identity = identity_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
-    if identity.is_admin:
-        return User.of(str(body.get("user_id") or "")), True
-    return User.of(identity.user_id, authenticated=True), False
 
 
 async def feedback(request: Request) -> JSONResponse:
@@ -85,7 +71,7 @@ async def feedback(request: Request) -> JSONResponse:
             {"error": "thread_id is required and outcome is 'resolved' or 'unresolved'"}, status_code=400
         )
     try:
-        user, admin = _caller(request, body)
+        user, identity = caller(request, body.get("user_id"))
     except InvalidTokenError as exc:
         return JSONResponse({"error": str(exc)}, status_code=401)
     except MnemoError as exc:
@@ -98,9 +84,9 @@ async def feedback(request: Request) -> JSONResponse:
         state = await client.threads.get_state(thread_id)
     except Exception:
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
-    values = cast(dict[str, Any], state.get("values") or {})
     owner = (thread.get("metadata") or {}).get(OWNER)
-    if values.get("owner") != user.label or (not admin and owner != user.id):
+    values = state["values"] if isinstance(state["values"], dict) else {}
+    if values.get("owner") != user.label or (not identity.is_admin and owner != user.id):
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
     episode = build_episode(
         convert_to_messages(values.get("messages") or []),
@@ -120,6 +106,8 @@ app = Starlette(
         Route("/ui", page),
         Route("/ui/label", label),
         Route("/ui/dev-token", dev_token, methods=["POST"]),
+        Route("/memory/export", export_memory),
+        Route("/memory/forget", forget_memory, methods=["POST"]),
         Route("/feedback", feedback, methods=["POST"]),
     ]
 )

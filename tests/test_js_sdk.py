@@ -1,0 +1,73 @@
+"""The JavaScript SDK (``@langchain/langgraph-sdk``, what web front-ends such as
+LangChain's agent-chat-ui use) against ``./scripts/dev`` with a token: Node runs
+``tests/js/sdk_smoke.mjs`` and this test checks what it saw.
+
+Needs ``node`` and ``npm ci`` in ``tests/js`` (``.ci/run`` does both); outside
+CI the test is skipped when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.devserver import DevServer, client, token
+
+pytestmark = pytest.mark.e2e
+
+JS = Path(__file__).with_name("js")
+NODE = shutil.which("node")
+
+
+@pytest.fixture
+def node() -> str:
+    missing = "node" if NODE is None else None
+    if NODE and not (JS / "node_modules" / "@langchain" / "langgraph-sdk").is_dir():
+        missing = "tests/js/node_modules (run: npm ci --prefix tests/js)"
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must provide {missing} for the JS SDK test (.ci/run installs it)")
+        pytest.skip(f"{missing} is not installed")
+    assert NODE is not None
+    return NODE
+
+
+async def test_js_sdk_streams_and_reads_own_memory_with_a_token(node, workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        li = client(server, "u_li")  # another user, with memory of their own
+        await li.store.put_item(["u_li", "notes"], "n1", {"text": "Li's secret"}, index=False)
+        env = {
+            **server_env,
+            "MNEMO_URL": server.url,
+            "MNEMO_TOKEN": token("u_ada"),
+            "MNEMO_USER": "u_ada",
+            "MNEMO_OTHER_USER": "u_li",
+        }
+        done = subprocess.run(
+            [node, str(JS / "sdk_smoke.mjs")], cwd=JS, env=env, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr + server.output()
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+        # A streamed run under the token's identity: the thread is stamped as theirs.
+        assert seen["owner"] == "u_ada"
+        assert seen["tools"] == ["remember_note"] and seen["chunks"] > 1
+        assert seen["answer"] == "ok: Remembered " + seen["answer"].split("Remembered ", 1)[1]
+        assert seen["messages"] >= 4  # user, tool call, tool result, answer
+        # Memory written by the run, read back through the store API.
+        assert seen["profile"] == {"name": "Ada", "city": "Lisbon"}
+        assert seen["notes"] == ["I have a cat"]
+        assert seen["threads"] == [seen["thread_id"]]
+        # Refused: another user's memory, a run claiming another user, no token.
+        assert (seen["foreign_store"], seen["foreign_run"], seen["anonymous"]) == (403, 403, 401)
+        assert "Li's secret" not in done.stdout
+        assert server.trouble() == [], server.trouble()
+    finally:
+        server.stop()

@@ -1,0 +1,29 @@
+"""Who is calling a custom route of ``web/``.
+
+Custom routes (``langgraph.json`` → ``http.app``) are not behind the
+platform's authentication, so each one that touches a user's data checks the
+bearer token itself, with the same verification as ``server.auth``
+(:func:`mnemo.tokens.identity_from_authorization`).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from mnemo import User
+from mnemo.tokens import Identity, identity_from_authorization, secret_from_env
+
+
+def caller(request: Request, named_user_id: object = None) -> tuple[User, Identity]:
+    """``(user, identity)`` from the request's bearer token: a user acts for
+    themselves (``named_user_id`` is ignored); an admin (an app backend) for
+    the user it names.
+
+    Raises:
+        InvalidTokenError: no usable token (answer 401).
+        MnemoError: an admin named no valid user (answer 400).
+    """
+    identity = identity_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
+    if identity.is_admin:
+        return User.of(str(named_user_id or "")), identity
+    return User.of(identity.user_id, authenticated=True), identity

@@ -1,0 +1,99 @@
+"""The signed-in user's memory, for the console and for app backends.
+
+* ``GET /memory/export`` returns :func:`mnemo.privacy.aexport_user`'s
+  document (``mnemo.export/1``: profile with provenance, notes, audit trail,
+  entitlements, usage, everything else under the user's root), the same one
+  ``python -m mnemo export`` writes. The console shows it in its side panel
+  and offers it as a download.
+* ``POST /memory/forget`` with ``{"kind": "profile", "key": <field>}`` or
+  ``{"kind": "note", "key": <note id>}`` deletes one memory through mnemo's
+  own functions, so the deletion is recorded in the audit trail (a plain
+  ``DELETE /store/items`` is not: users may not append audit records
+  through the store API).
+
+Why routes rather than the page reading the store API itself: the export
+format, its paging and its ordering live once, in :mod:`mnemo.privacy`, and
+a forget must write its audit record, which only the server side may do.
+
+Both check the bearer token themselves (custom routes are not behind the
+platform's authentication, see :mod:`web.caller`): a user token reaches its
+own memory only, whatever the request names; an admin token acts for the
+``user_id`` it names (query parameter for the export, body field for the
+forget). They reach the server's store through the in-process SDK client
+(:class:`mnemo.server_store.ServerStore`), where the platform's auth does not
+apply: the user comes from the token checked here, never from the request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from mnemo import MnemoError
+from mnemo.audit import Origin
+from mnemo.tokens import Identity, InvalidTokenError
+from web.caller import caller
+
+
+def _store() -> Any:
+    from langgraph_sdk import get_client
+
+    from mnemo.server_store import ServerStore
+
+    return ServerStore(get_client())
+
+
+def _origin(identity: Identity) -> Origin:
+    if identity.is_admin:
+        return Origin(source="admin", actor=identity.user_id)
+    return Origin(source="user_said")  # the user, from the console or their own app
+
+
+def _refusal(exc: Exception) -> JSONResponse:
+    status = 401 if isinstance(exc, InvalidTokenError) else 400
+    return JSONResponse({"error": str(exc)}, status_code=status)
+
+
+async def export_memory(request: Request) -> JSONResponse:
+    from mnemo.privacy import aexport_user
+
+    try:
+        user, _ = caller(request, request.query_params.get("user_id"))
+    except MnemoError as exc:
+        return _refusal(exc)
+    document = await aexport_user(_store(), user)
+    return JSONResponse(
+        document,
+        headers={"content-disposition": f'attachment; filename="mnemo-export-{user.label}.json"'},
+    )
+
+
+async def forget_memory(request: Request) -> JSONResponse:
+    from mnemo.notes import aforget
+    from mnemo.profile import aupdate_profile
+
+    try:
+        body = await request.json()
+        if not isinstance(body, dict):
+            raise ValueError
+    except ValueError:
+        return JSONResponse({"error": "send a JSON object: {kind: 'profile' | 'note', key}"}, status_code=400)
+    kind, key = body.get("kind"), body.get("key")
+    if kind not in ("profile", "note") or not isinstance(key, str) or not key:
+        return JSONResponse({"error": "kind is 'profile' or 'note' and key is a non-empty string"}, status_code=400)
+    try:
+        user, identity = caller(request, body.get("user_id"))
+        origin = _origin(identity)
+        store = _store()
+        if kind == "profile":
+            changes = await aupdate_profile(store, user, {}, forget=[key], origin=origin)
+            forgotten: list[Any] = [c["field"] for c in changes]
+        else:
+            forgotten = [n["id"] for n in await aforget(store, user, note_id=key, origin=origin)]
+    except MnemoError as exc:
+        return _refusal(exc)
+    if not forgotten:
+        return JSONResponse({"error": f"no {kind} {key!r} to forget"}, status_code=404)
+    return JSONResponse({"forgotten": forgotten, "kind": kind})
