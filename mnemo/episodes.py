@@ -39,6 +39,7 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.errors import InvalidInputError
 from mnemo.identity import User
+from mnemo.quoting import quote
 from mnemo.store_reads import now_iso, only_in_namespace, semantic_hits
 
 EPISODES = "episodes"
@@ -263,11 +264,12 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
     parts: list[str] = []
     used = len(title) + 1
     for i, ep in enumerate(episodes, 1):
-        lines = [f"Example {i}. Customer: {ep['text']}"]
-        lines += [f"  Agent did: {a}" for a in ep.get("actions", [])]
-        lines.append(f"  Agent answered: {ep['answer']}")
+        # Quoted: every part of a case is text a user or a model wrote (mnemo.quoting).
+        lines = [f"Example {i}. Customer: {quote(ep['text'])}"]
+        lines += [f"  Agent did: {quote(a)}" for a in ep.get("actions", [])]
+        lines.append(f"  Agent answered: {quote(ep['answer'])}")
         if ep.get("resolution"):
-            lines.append(f"  What solved it: {ep['resolution']}")
+            lines.append(f"  What solved it: {quote(ep['resolution'])}")
         block = "\n".join(lines)
         if used + len(block) + 1 > char_budget:
             break

@@ -43,6 +43,7 @@ from mnemo._lexical import collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.identity import PROFILE, User
+from mnemo.quoting import quote
 from mnemo.storable import check_storable_text
 from mnemo.store_reads import alist_all, now_iso
 
@@ -273,11 +274,13 @@ async def aupdate_profile(
 
 
 def format_profile(profile: Profile) -> str:
-    """The profile as prompt text; says so explicitly when there is none."""
+    """The profile as prompt text; says so explicitly when there is none.
+    Every stored value is quoted data (:func:`mnemo.quoting.quote`)."""
     if not profile:
         return "(no profile yet: nothing is known about this user; do not guess)"
     return "\n".join(
-        f"- {field}: {profile[field]['value']}  [{profile[field]['source']}, since {profile[field]['first_seen'][:10]}]"
+        f"- {field}: {quote(entry.get('value', ''))}  [{quote(entry.get('source', ''))}, "
+        f"since {quote(str(entry.get('first_seen', ''))[:10])}]"
         for field in PROFILE_FIELDS
-        if field in profile
+        if (entry := profile.get(field)) is not None
     )

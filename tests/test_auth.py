@@ -156,7 +156,7 @@ async def check_boundary(server: DevServer, stub) -> None:
 
     # an admin (app backend) acts for the user it names, and may read any thread...
     run = await chat(admin, "Where do I live?", user_id="alice")
-    assert run["status"] == "success" and "city: Hangzhou" in system_prompts(stub)[-1]
+    assert run["status"] == "success" and 'city: "Hangzhou"' in system_prompts(stub)[-1]
     assert await status(admin.threads.get_state(thread_a)) == 200
     # ...but the graph keeps a thread to one user: alice's thread, run for bob, fails.
     run = await chat(admin, "I live in Paris.", user_id="bob", thread_id=thread_a)
