@@ -39,8 +39,9 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.errors import InvalidInputError
 from mnemo.identity import User
+from mnemo.limits import bounded_query
 from mnemo.quoting import quote
-from mnemo.store_reads import now_iso, only_in_namespace, semantic_hits
+from mnemo.store_reads import now_iso, only_in_namespace, require_index, semantic_hits
 
 EPISODES = "episodes"
 SHARED_EPISODES_NAMESPACE: tuple[str, ...] = ("org", "episodes")
@@ -206,7 +207,7 @@ def similar_ops(user: User, query: str, *, limit: int = EPISODE_LIMIT) -> list[S
     only resolved cases; for use in a batch with other reads."""
     wanted = max(limit * 3, 5)
     return [
-        SearchOp(ns, query=query, filter={"outcome": "resolved"}, limit=wanted)
+        SearchOp(ns, query=bounded_query(query), filter={"outcome": "resolved"}, limit=wanted)
         for ns in (user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE)
     ]
 
@@ -245,6 +246,7 @@ async def asimilar_episodes(
     """
     if not query.strip() or limit <= 0:
         return []
+    require_index(store)
     results = await store.abatch(similar_ops(user, query, limit=limit))
     return pick_similar(
         [

@@ -257,20 +257,27 @@ async def aupdate_profile(
         user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
     )
     if ops:
-        origin = origin or Origin(source="extractor" if source == "inferred" else source)
-        ops += [
-            audit_op(
-                user,
-                origin,
-                "profile.delete" if c["after"] is None else "profile.set",
-                c["field"],
-                before=c["before"],
-                after=c["after"],
-            )
-            for c in diff
-        ]
-        await store.abatch(ops)
+        await store.abatch([*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))])
     return diff
+
+
+def _origin_source(source: Source) -> Any:
+    return "extractor" if source == "inferred" else source
+
+
+def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin) -> list[PutOp]:
+    """One audit record per change, to write in the same batch as the change."""
+    return [
+        audit_op(
+            user,
+            origin,
+            "profile.delete" if c["after"] is None else "profile.set",
+            c["field"],
+            before=c["before"],
+            after=c["after"],
+        )
+        for c in diff
+    ]
 
 
 def format_profile(profile: Profile) -> str:

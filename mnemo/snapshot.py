@@ -22,11 +22,20 @@ from langgraph.store.base import BaseStore
 from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
 from mnemo.expiry import adelete, expired, live
 from mnemo.identity import NOTES, PROFILE, User
+from mnemo.limits import bounded_query
 from mnemo.notes import Note, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items
 from mnemo.quoting import quote
 from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
-from mnemo.store_reads import alist_rest, list_op, most_recent, only_in_namespace, query_op, search_result
+from mnemo.store_reads import (
+    alist_rest,
+    list_op,
+    most_recent,
+    only_in_namespace,
+    query_op,
+    require_index,
+    search_result,
+)
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -58,6 +67,9 @@ async def aload_snapshot(
     episode_limit: int = 0,
     episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
+    if query.strip():
+        require_index(store)
+        query = bounded_query(query)
     notes_ns = user.namespace(NOTES)
     profile_ns = user.namespace(PROFILE)
     ops = [list_op(profile_ns), list_op(notes_ns)]
