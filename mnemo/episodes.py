@@ -39,7 +39,9 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.errors import InvalidInputError
 from mnemo.identity import User
-from mnemo.store_reads import now_iso, only_in_namespace, score_of, search_result, semantic_hits
+from mnemo.limits import bounded_query
+from mnemo.quoting import quote
+from mnemo.store_reads import now_iso, only_in_namespace, require_index, score_of, search_result, semantic_hits
 
 EPISODES = "episodes"
 SHARED_EPISODES_NAMESPACE: tuple[str, ...] = ("org", "episodes")
@@ -205,7 +207,7 @@ def similar_ops(user: User, query: str, *, limit: int = EPISODE_LIMIT) -> list[S
     only resolved cases; for use in a batch with other reads."""
     wanted = max(limit * 3, 5)
     return [
-        SearchOp(ns, query=query, filter={"outcome": "resolved"}, limit=wanted)
+        SearchOp(ns, query=bounded_query(query), filter={"outcome": "resolved"}, limit=wanted)
         for ns in (user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE)
     ]
 
@@ -244,6 +246,7 @@ async def asimilar_episodes(
     """
     if not query.strip() or limit <= 0:
         return []
+    require_index(store)
     results = await store.abatch(similar_ops(user, query, limit=limit))
     return pick_similar(
         [
@@ -263,11 +266,12 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
     parts: list[str] = []
     used = len(title) + 1
     for i, ep in enumerate(episodes, 1):
-        lines = [f"Example {i}. Customer: {ep['text']}"]
-        lines += [f"  Agent did: {a}" for a in ep.get("actions", [])]
-        lines.append(f"  Agent answered: {ep['answer']}")
+        # Quoted: every part of a case is text a user or a model wrote (mnemo.quoting).
+        lines = [f"Example {i}. Customer: {quote(ep['text'])}"]
+        lines += [f"  Agent did: {quote(a)}" for a in ep.get("actions", [])]
+        lines.append(f"  Agent answered: {quote(ep['answer'])}")
         if ep.get("resolution"):
-            lines.append(f"  What solved it: {ep['resolution']}")
+            lines.append(f"  What solved it: {quote(ep['resolution'])}")
         block = "\n".join(lines)
         if used + len(block) + 1 > char_budget:
             break

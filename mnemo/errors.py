@@ -8,7 +8,9 @@ Every error a caller can cause carries a message meant to be shown to a human
     MnemoError
     ├── MissingUserError        no user id for the run
     ├── InvalidInputError       (also a ValueError) refused before any write
-    │   └── UnstorableValueError  a value PostgreSQL cannot store
+    │   ├── UnstorableValueError  a value PostgreSQL cannot store
+    │   ├── NoteLimitError        the user is at the note cap
+    │   └── MessageTooLongError   a user message past the size limit (mnemo.limits)
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
@@ -32,6 +34,14 @@ class UnstorableValueError(InvalidInputError):
     """A value PostgreSQL cannot store (``jsonb``/``text``), refused on every
     backend before anything is written: NUL characters, unpaired surrogates,
     NaN/Infinity, non-string keys, non-JSON types."""
+
+
+class NoteLimitError(InvalidInputError):
+    """The user already keeps as many notes as mnemo allows (``mnemo.notes.MAX_NOTES_PER_USER``)."""
+
+
+class MessageTooLongError(InvalidInputError):
+    """A user message longer than ``mnemo.limits.MAX_MESSAGE_CHARS``: refused before any work."""
 
 
 class IndexMissingError(MnemoError):

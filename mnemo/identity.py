@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mnemo.errors import MissingUserError
+from mnemo.errors import InvalidInputError, MissingUserError
 
 #: Roots used by shared namespaces (and by the platform). A user with one of
 #: these ids is mapped, so a prefix search over the user's data can never reach
@@ -37,6 +37,8 @@ from mnemo.errors import MissingUserError
 RESERVED_ROOTS = frozenset({"org", "agent", "langgraph", "mnemo"})
 
 _VERBATIM = re.compile(r"[A-Za-z0-9_@+:\-]{1,128}")
+#: Unpaired surrogates (a lone JSON escape such as \ud800): not text, and not encodable for hashing.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 PROFILE = "profile"
 NOTES = "notes"
@@ -57,7 +59,15 @@ def user_label(user_id: str) -> str:
 
     Raises:
         MissingUserError: ``user_id`` is empty or only whitespace.
+        InvalidInputError: ``user_id`` is not a string (``123``) or holds an
+            unpaired surrogate.
     """
+    if user_id is not None and not isinstance(user_id, str):
+        raise InvalidInputError(f"a user id is a string, got {type(user_id).__name__}: send it as a JSON string")
+    if isinstance(user_id, str) and _SURROGATE.search(user_id):
+        raise InvalidInputError(
+            "the user id contains an unpaired UTF-16 surrogate, which is not text; send valid Unicode"
+        )
     if not isinstance(user_id, str) or not user_id.strip():
         raise MissingUserError(
             "No user id: pass context={'user_id': ...} with the run (mnemo has no shared default user)."

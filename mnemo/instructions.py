@@ -92,7 +92,7 @@ HARD_RULES: tuple[HardRule, ...] = (
         ),
     ),
     HardRule(
-        "What you remember about the user is below. Use it to personalise (name, language, answer style). If a field "
+        "What you remember about the user is in the user_memory block above. Use it to personalise (name, language, answer style). If a field "
         "is missing, do not guess it; never state a guess about the user as a fact.",
         _p(
             r"\b(guess|assume|infer|make up)\b[^.\n]{0,60}\b(user|customer)s?'?s?\b|state (your )?guesses as facts|猜测用户"

@@ -1,7 +1,10 @@
 """Notes: a collection of loose facts about the user, one store item per note.
 
-Namespace ``(user_label, "notes")``; key = a random UUID hex (never a counter:
-two parallel tool calls would pick the same number and overwrite each other).
+Namespace ``(user_label, "notes")``; key = 32 hex digits of the SHA-256 of the
+normalised text (:func:`note_key`), so two concurrent writers of the same fact
+(two turns, two parallel tool calls) write the same item: an exact duplicate
+is impossible by construction, not only found by a lookup. (Older notes have
+random UUID keys; the lookup by ``norm`` still finds them.)
 Value::
 
     {"id": "<key>", "text": "Allergic to peanuts", "norm": "allergic to peanuts",
@@ -28,22 +31,41 @@ embedding model, measure again (``python -m bench thresholds``).
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
 
 from mnemo._lexical import adds_nothing, collapse_whitespace
 from mnemo.audit import AuditAction, Origin, audit_op
-from mnemo.errors import InvalidInputError
+from mnemo.errors import InvalidInputError, NoteLimitError
 from mnemo.expiry import live, ttl_minutes
 from mnemo.identity import NOTES, User
+from mnemo.limits import bounded_query
 from mnemo.profile import SOURCES, Source
 from mnemo.storable import check_storable_text
-from mnemo.store_reads import alist_all, most_recent, now_iso, score_of, search_result, semantic_hits
+from mnemo.store_reads import (
+    alist_all,
+    most_recent,
+    now_iso,
+    require_index,
+    score_of,
+    search_result,
+    semantic_hits,
+)
 
 #: Longest note accepted, in characters. A note is a fact, not a document.
 MAX_NOTE_CHARS = 1000
+#: Notes one user may keep. At the cap, ``remember_note`` is refused with a
+#: message (forget some first) and the extractor's new notes are dropped
+#: (logged); repeating or refining a known note still works. Recall ranks
+#: every note by words up to this many (mnemo.recall.LEXICAL_MAX_NOTES).
+MAX_NOTES_PER_USER = 2000
+#: New notes one extraction (one turn) may add; the rest are dropped (logged).
+MAX_NOTES_PER_TURN = 20
 
 #: Similarity (new text as query, stored note as passage) at or above which a
 #: stored note is a dedupe *candidate*; it is a duplicate only if the lexical
@@ -71,9 +93,10 @@ class Note(TypedDict):
 
 class RememberResult(TypedDict):
     """``stored``: a new note; ``duplicate``: already known (recency refreshed);
-    ``refined``: replaced a less detailed wording of the same fact."""
+    ``refined``: replaced a less detailed wording of the same fact;
+    ``over_limit``: new, but not stored (the user is at the note cap)."""
 
-    status: Literal["stored", "duplicate", "refined"]
+    status: Literal["stored", "duplicate", "refined", "over_limit"]
     note: Note
 
 
@@ -112,11 +135,18 @@ def to_note(item: Item) -> Note:
     return note
 
 
+#: Reads per text in :func:`_duplicate_lookups`.
+_LOOKUPS = 3
+
+
 def _duplicate_lookups(ns: tuple[str, ...], text: str) -> list[SearchOp]:
-    """Two reads that find a stored note ``text`` repeats: exactly, then in meaning."""
+    """Reads that find a stored note ``text`` repeats: exactly, at its derived
+    key (``filter`` on the id, not ``get``: no ghost namespaces), by meaning."""
+    norm = normalize_note(text)
     return [
         # exact: an equality filter on the normalised text, evaluated by the store
-        SearchOp(ns, filter={"norm": normalize_note(text)}, limit=1),
+        SearchOp(ns, filter={"norm": norm}, limit=1),
+        SearchOp(ns, filter={"id": note_key(norm)}, limit=1),
         SearchOp(ns, query=text, limit=1),
     ]
 
@@ -150,16 +180,25 @@ async def aremember(
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
     expires_at: str | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
 
     Raises:
         InvalidInputError: empty or oversized text, or an unknown source.
+        NoteLimitError: the user already has ``max_notes`` notes (nothing written).
         IndexMissingError: the store has no vector index (semantic dedupe
             would silently do nothing).
     """
     (result,) = await aremember_many(
-        store, user, [text], source=source, dedupe_threshold=dedupe_threshold, origin=origin, expires_at=[expires_at]
+        store,
+        user,
+        [text],
+        source=source,
+        dedupe_threshold=dedupe_threshold,
+        origin=origin,
+        expires_at=[expires_at],
+        max_notes=max_notes,
     )
     return result
 
@@ -173,6 +212,8 @@ async def aremember_many(
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
     expires_at: list[str | None] | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
+    at_limit: Literal["refuse", "drop"] = "refuse",
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
@@ -184,24 +225,103 @@ async def aremember_many(
     ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``).
     ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
     all durable; the store TTL is set too, as a backstop for backends that
-    honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry)."""
-    cleaned = [validate_note(t) for t in texts]
-    expiries: list[str | None] = list(expires_at) if expires_at is not None else [None] * len(cleaned)
-    if len(expiries) != len(cleaned):
-        raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
-    if source not in SOURCES:
-        raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
-    if not cleaned:
+    honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry).
+
+    ``max_notes``: when the user already has that many notes, a new note is
+    refused (``at_limit="refuse"``: :class:`NoteLimitError`, nothing written)
+    or left out (``"drop"``: reported as ``over_limit``); duplicates and
+    refinements still apply. ``None``: no cap."""
+    plan = NotesPlan.of(user, texts, expires_at=expires_at, source=source)
+    if not plan.texts:
         return []
-    ns = user.namespace(NOTES)
-    lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
-    results, writes, changes = _plan_notes(
-        ns, cleaned, expiries, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso()
+    require_index(store)
+    lookups = await store.abatch(plan.lookups(max_notes=max_notes))
+    results, ops = plan.apply(
+        lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
     )
-    origin = origin or Origin(source="extractor" if source == "inferred" else source)
-    audits = [audit_op(user, origin, action, key, before=before, after=after) for action, key, before, after in changes]
-    await store.abatch([*writes, *audits])
+    await store.abatch(ops)
     return results
+
+
+@dataclass(frozen=True)
+class NotesPlan:
+    """The pure part of :func:`aremember_many`, so a caller can put its reads
+    and writes in batches of its own (:func:`mnemo.writes.aapply_extraction`
+    writes a whole extraction in one batch)."""
+
+    user: User
+    texts: list[str]
+    expiries: list[str | None]
+    source: Source
+
+    @classmethod
+    def of(
+        cls, user: User, texts: list[str], *, expires_at: list[str | None] | None = None, source: Source = "user_said"
+    ) -> NotesPlan:
+        """Validated ``texts`` (all of them, before anything is read or written).
+
+        Raises:
+            InvalidInputError: an invalid text, expiry list or source.
+        """
+        cleaned = [validate_note(t) for t in texts]
+        expiries: list[str | None] = list(expires_at) if expires_at is not None else [None] * len(cleaned)
+        if len(expiries) != len(cleaned):
+            raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
+        if source not in SOURCES:
+            raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
+        return cls(user=user, texts=cleaned, expiries=expiries, source=source)
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self.user.namespace(NOTES)
+
+    def lookups(self, *, max_notes: int | None = MAX_NOTES_PER_USER) -> list[SearchOp]:
+        """The reads :meth:`apply` needs, for one ``abatch``: per text, the note
+        it would repeat exactly, the note at its derived key and its nearest
+        neighbour by meaning; then, with a cap, the ``max_notes``-th note."""
+        ops = [op for text in self.texts for op in _duplicate_lookups(self.namespace, text)]
+        if max_notes is not None:
+            ops.append(SearchOp(self.namespace, limit=1, offset=max(max_notes - 1, 0)))
+        return ops
+
+    def apply(
+        self,
+        lookups: Sequence[Result],
+        *,
+        threshold: float = DEDUPE_THRESHOLD,
+        origin: Origin | None = None,
+        max_notes: int | None = MAX_NOTES_PER_USER,
+        at_limit: Literal["refuse", "drop"] = "refuse",
+    ) -> tuple[list[RememberResult], list[PutOp]]:
+        """What to report and the writes (audit records included), given the
+        results of :meth:`lookups` (with the same ``max_notes``).
+
+        Raises:
+            NoteLimitError: at the cap with ``at_limit="refuse"`` and a new note to store.
+        """
+        per_text = lookups[: _LOOKUPS * len(self.texts)]
+        full = max_notes is not None and bool(lookups[_LOOKUPS * len(self.texts)])
+        results, writes, changes = _plan_notes(
+            self.namespace,
+            self.texts,
+            self.expiries,
+            per_text,
+            source=self.source,
+            threshold=threshold,
+            stamp=now_iso(),
+            full=full,
+        )
+        if full and at_limit == "refuse" and any(r["status"] == "over_limit" for r in results):
+            raise NoteLimitError(
+                f"The user already has {max_notes} notes, the most mnemo keeps per user; nothing was stored. "
+                "Forget notes that no longer matter (forget_note) first."
+            )
+        origin = origin or Origin(source="extractor" if self.source == "inferred" else self.source)
+        audits = [
+            audit_op(self.user, origin, action, key, before=before, after=after)
+            for action, key, before, after in changes
+        ]
+        return results, [*writes, *audits]
 
 
 #: One change to audit: (action, note id, text before, text after).
@@ -212,38 +332,63 @@ def _plan_notes(
     ns: tuple[str, ...],
     texts: list[str],
     expiries: list[str | None],
-    lookups: list[Result],
+    lookups: Sequence[Result],
     *,
     source: Source,
     threshold: float,
     stamp: str,
+    full: bool = False,
 ) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
     """What :func:`aremember_many` reports, writes and audits for ``texts``,
-    given the results of their :func:`_duplicate_lookups` (two per text, in order)."""
+    given the results of their :func:`_duplicate_lookups` (in order).
+
+    No two writes share a key, nor an indexed text: the platform's store
+    rejects a whole batch that embeds one text twice (see mnemo.store_guard)."""
     results: list[RememberResult] = []
     writes: dict[str, PutOp] = {}
     changes: list[_Change] = []
     new_by_norm: dict[str, Note] = {}
+    written_texts: set[str] = set()
     for i, (text, expires) in enumerate(zip(texts, expiries, strict=True)):
         norm = normalize_note(text)
         if norm in new_by_norm:  # repeated within this batch
             results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
             continue
-        match = _match(text, search_result(lookups[2 * i]), search_result(lookups[2 * i + 1]), ns, threshold)
+        same, at_key, nearest = (search_result(r) for r in lookups[_LOOKUPS * i : _LOOKUPS * (i + 1)])
+        match = _match(text, same or [it for it in at_key if it.value.get("norm") == norm], nearest, ns, threshold)
         if match is not None:
             status, existing = match
             write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, expires=expires)
-            writes[existing.key] = write
             results.append(RememberResult(status=status, note=note))
+            if existing.key in writes or note["text"] in written_texts:
+                continue  # already written by an earlier text of this batch
+            writes[existing.key] = write
+            written_texts.add(note["text"])
             if status == "refined":
                 changes.append(("note.refine", existing.key, existing.value["text"], text))
             continue
-        write, note = _new_note(ns, text, source=source, stamp=stamp, expires=expires)
-        writes[note["id"]] = write
+        # The key is derived from the normalised text, so two concurrent
+        # writers of one fact write one note; a key already holding another
+        # text (a note refined since) gets a random one instead.
+        key = note_key(norm) if not at_key else uuid.uuid4().hex
+        write, note = _new_note(ns, key, text, source=source, stamp=stamp, expires=expires)
         new_by_norm[norm] = note
+        if full:
+            results.append(RememberResult(status="over_limit", note=note))
+            continue
+        if text in written_texts:
+            results.append(RememberResult(status="duplicate", note=note))
+            continue
+        writes[key] = write
+        written_texts.add(text)
         results.append(RememberResult(status="stored", note=note))
-        changes.append(("note.add", note["id"], None, text))
+        changes.append(("note.add", key, None, text))
     return results, list(writes.values()), changes
+
+
+def note_key(norm: str) -> str:
+    """Key of a new note: derived from its normalised text (32 hex digits)."""
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
 
 
 def _update_existing(
@@ -261,8 +406,9 @@ def _update_existing(
     return PutOp(ns, existing.key, value, ttl=ttl_minutes(expires)), to_note(_with_value(existing, value))
 
 
-def _new_note(ns: tuple[str, ...], text: str, *, source: Source, stamp: str, expires: str | None) -> tuple[PutOp, Note]:
-    key = uuid.uuid4().hex
+def _new_note(
+    ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, expires: str | None
+) -> tuple[PutOp, Note]:
     value = {
         "id": key,
         "text": text,
@@ -313,7 +459,10 @@ async def aforget(
         # namespaces on InMemoryStore.
         items = [it for it in await store.asearch(ns, filter={"id": note_id}, limit=1) if it.key == note_id]
     else:
-        items = semantic_hits(await store.asearch(ns, query=about, limit=max_notes), ns, min_score=min_score)
+        require_index(store)
+        items = semantic_hits(
+            await store.asearch(ns, query=bounded_query(about or ""), limit=max_notes), ns, min_score=min_score
+        )
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         origin = origin or Origin(source="user_said")

@@ -30,8 +30,9 @@ from typing import TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.identity import POLICIES_NAMESPACE
+from mnemo.limits import bounded_query
 from mnemo.recall import RECALL_MIN_SCORE
-from mnemo.store_reads import alist_all, score_of, semantic_hits
+from mnemo.store_reads import alist_all, require_index, score_of, semantic_hits
 
 logger = logging.getLogger(__name__)
 
@@ -113,8 +114,9 @@ async def asearch_policies(
     if policies is None:
         policies = await asyncio.to_thread(load_policy_file)  # file I/O off the event loop
     trusted = {p["id"]: _stored_value(p) for p in policies}
+    require_index(store)
     for _ in range(2):
-        items = await store.asearch(POLICIES_NAMESPACE, query=query, limit=limit)
+        items = await store.asearch(POLICIES_NAMESPACE, query=bounded_query(query), limit=limit)
         hits = semantic_hits(items, POLICIES_NAMESPACE, min_score=min_score)
         if all(trusted.get(it.key) == it.value for it in items if it.namespace == POLICIES_NAMESPACE):
             break

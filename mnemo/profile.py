@@ -43,6 +43,7 @@ from mnemo._lexical import collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
 from mnemo.identity import PROFILE, User
+from mnemo.quoting import quote
 from mnemo.storable import check_storable_text
 from mnemo.store_reads import alist_all, now_iso
 
@@ -256,28 +257,37 @@ async def aupdate_profile(
         user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
     )
     if ops:
-        origin = origin or Origin(source="extractor" if source == "inferred" else source)
-        ops += [
-            audit_op(
-                user,
-                origin,
-                "profile.delete" if c["after"] is None else "profile.set",
-                c["field"],
-                before=c["before"],
-                after=c["after"],
-            )
-            for c in diff
-        ]
-        await store.abatch(ops)
+        await store.abatch([*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))])
     return diff
 
 
+def _origin_source(source: Source) -> Any:
+    return "extractor" if source == "inferred" else source
+
+
+def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin) -> list[PutOp]:
+    """One audit record per change, to write in the same batch as the change."""
+    return [
+        audit_op(
+            user,
+            origin,
+            "profile.delete" if c["after"] is None else "profile.set",
+            c["field"],
+            before=c["before"],
+            after=c["after"],
+        )
+        for c in diff
+    ]
+
+
 def format_profile(profile: Profile) -> str:
-    """The profile as prompt text; says so explicitly when there is none."""
+    """The profile as prompt text; says so explicitly when there is none.
+    Every stored value is quoted data (:func:`mnemo.quoting.quote`)."""
     if not profile:
         return "(no profile yet: nothing is known about this user; do not guess)"
     return "\n".join(
-        f"- {field}: {profile[field]['value']}  [{profile[field]['source']}, since {profile[field]['first_seen'][:10]}]"
+        f"- {field}: {quote(entry.get('value', ''))}  [{quote(entry.get('source', ''))}, "
+        f"since {quote(str(entry.get('first_seen', ''))[:10])}]"
         for field in PROFILE_FIELDS
-        if field in profile
+        if (entry := profile.get(field)) is not None
     )

@@ -18,8 +18,9 @@ from langgraph.store.base import BaseStore, Item, SearchItem
 from mnemo._lexical import bm25_rank, reciprocal_rank_fusion
 from mnemo.expiry import live
 from mnemo.identity import NOTES, User
+from mnemo.limits import bounded_query
 from mnemo.notes import Note, to_note
-from mnemo.store_reads import list_op, only_in_namespace, query_op, search_result, semantic_hits
+from mnemo.store_reads import list_op, only_in_namespace, query_op, require_index, search_result, semantic_hits
 
 #: Minimum similarity for a note to be recalled by meaning: the 5th percentile
 #: of question-to-evidence similarity on LoCoMo (0.780), so 95 % of true hits pass.
@@ -47,8 +48,7 @@ def rank_notes(
     paraphrases. The fusion beats both on LoCoMo (docs/bench.md). Past
     :data:`LEXICAL_MAX_NOTES` notes, recall is dense only.
 
-    Raises:
-        IndexMissingError: the dense results carry no scores (no index).
+    An item without a score (no vector) is skipped by the dense half only.
     """
     hits = semantic_hits(dense, namespace, min_score=min_score)
     by_key: dict[str, Item] = {it.key: it for it in hits}
@@ -90,6 +90,8 @@ async def arecall(
     """
     if not query or not query.strip():
         return []
+    require_index(store)
+    query = bounded_query(query)
     ns = user.namespace(NOTES)
     # One round trip: the dense search, and the notes for BM25 in a single
     # read capped just past LEXICAL_MAX_NOTES (a larger user gets dense only,

@@ -10,6 +10,7 @@ sorted by mnemo itself because backends return different orders).
 
 :func:`render_snapshot` turns it into prompt text under a character budget;
 the profile goes first and is never cut, then relevant notes, then recent ones.
+Every remembered value in it is quoted data (:mod:`mnemo.quoting`), one line each.
 """
 
 from __future__ import annotations
@@ -21,10 +22,20 @@ from langgraph.store.base import BaseStore
 from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
 from mnemo.expiry import adelete, expired, live
 from mnemo.identity import NOTES, PROFILE, User
+from mnemo.limits import bounded_query
 from mnemo.notes import Note, to_note
 from mnemo.profile import Profile, format_profile, profile_from_items
+from mnemo.quoting import quote
 from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
-from mnemo.store_reads import alist_rest, list_op, most_recent, only_in_namespace, query_op, search_result
+from mnemo.store_reads import (
+    alist_rest,
+    list_op,
+    most_recent,
+    only_in_namespace,
+    query_op,
+    require_index,
+    search_result,
+)
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -56,6 +67,9 @@ async def aload_snapshot(
     episode_limit: int = 0,
     episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
+    if query.strip():
+        require_index(store)
+        query = bounded_query(query)
     notes_ns = user.namespace(NOTES)
     profile_ns = user.namespace(PROFILE)
     ops = [list_op(profile_ns), list_op(notes_ns)]
@@ -103,8 +117,9 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
     ):
         lines = []
         for note in notes:
-            until = f", true until {note['expires_at'][:16]}" if note.get("expires_at") else ""
-            line = f"- {note['text']}  (note {note['id'][:8]}{until})"
+            # Quoted: a note's text, id and expiry are whatever a user wrote (mnemo.quoting).
+            until = f", true until {quote(note['expires_at'][:16])}" if note.get("expires_at") else ""
+            line = f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{until})"
             if used + len(title) + len(line) + 2 > char_budget:
                 break
             lines.append(line)

@@ -25,6 +25,7 @@ from typing import Any, TypeVar, cast
 from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
 from mnemo.errors import IndexMissingError
+from mnemo.limits import bounded_query
 
 #: Page size for listing; the store default (10) is never relied upon.
 PAGE_SIZE = 100
@@ -84,24 +85,46 @@ def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> Search
 
 
 def query_op(namespace: tuple[str, ...], query: str, *, limit: int) -> SearchOp:
-    return SearchOp(namespace_prefix=namespace, query=query, limit=limit)
+    """A semantic search of ``namespace``, its text bounded (:func:`mnemo.limits.bounded_query`)."""
+    return SearchOp(namespace_prefix=namespace, query=bounded_query(query), limit=limit)
 
 
 def semantic_hits(items: list[SearchItem], namespace: tuple[str, ...], *, min_score: float) -> list[SearchItem]:
     """Real hits of a semantic search: exact namespace, a score, above threshold.
 
-    Raises:
-        IndexMissingError: items came back but none has a score, which is what
-            a store without an index does with a query.
+    An item without a score is not a hit: a store without an index returns
+    every item so (see :func:`require_index`), and one with an index pads its
+    results with the items that have no vector (e.g. imported through the
+    store API with ``index: false``). Those are skipped here, by the dense
+    half of recall only: the lexical half still finds them.
     """
     items = only_in_namespace(items, namespace)
-    if items and all(it.score is None for it in items):
-        raise IndexMissingError(
-            "the store has no vector index, so the query was ignored; "
-            "configure store.index (embed, dims, fields=['text'])"
-        )
     hits = [it for it in items if it.score is not None and it.score >= min_score]
     return sorted(hits, key=score_of, reverse=True)
+
+
+def require_index(store: BaseStore) -> None:
+    """Raises :class:`IndexMissingError` when ``store`` has no vector index:
+    its semantic searches would silently list items instead.
+
+    Told by the store's ``index_config`` (``InMemoryStore``, the PostgreSQL
+    stores), looking through wrappers that keep the real store in ``_store``
+    (the platform's batching store, :class:`mnemo.store_guard.GuardedStore`).
+    A store that does not say (e.g. :class:`mnemo.server_store.ServerStore`)
+    passes: the server's store has its index.
+    """
+    seen: Any = store
+    for _ in range(4):
+        if hasattr(seen, "index_config"):
+            if not seen.index_config:
+                raise IndexMissingError(
+                    "the store has no vector index, so a query would be ignored; "
+                    "configure store.index (embed, dims, fields=['text'])"
+                )
+            return
+        seen = getattr(seen, "_store", None)
+        if seen is None:
+            return
 
 
 def score_of(hit: SearchItem) -> float:

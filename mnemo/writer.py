@@ -35,6 +35,7 @@ from langgraph.store.base import BaseStore
 from mnemo.audit import Origin
 from mnemo.extraction import aextract, build_extractor
 from mnemo.identity import User
+from mnemo.limits import MAX_MESSAGE_CHARS
 from mnemo.store_reads import now_iso
 from mnemo.writes import aapply_extraction
 
@@ -95,7 +96,8 @@ async def aextract_pending(
     except Exception:
         logger.exception("could not build the memory extractor; will retry next turn")
         return False
-    extraction = await aextract(extractor, [m.text for m in said], timeout_s=timeout_s)
+    # Bounded: a message refused as too long may still sit in the thread.
+    extraction = await aextract(extractor, [m.text[:MAX_MESSAGE_CHARS] for m in said], timeout_s=timeout_s)
     if extraction is None:
         return False  # failed, timed out or returned nothing: retried later
     try:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TypedDict
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin
 from mnemo.errors import InvalidInputError
 from mnemo.expiry import expiry_from
 from mnemo.extraction import MemoryExtraction
 from mnemo.guards import business_record_term
-from mnemo.identity import User
-from mnemo.notes import RememberResult, aremember_many, validate_note
-from mnemo.profile import ProfileChange, aupdate_profile, normalize_field
+from mnemo.identity import PROFILE, User
+from mnemo.notes import MAX_NOTES_PER_TURN, NotesPlan, RememberResult, validate_note
+from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
+from mnemo.store_reads import alist_rest, list_op, search_result
+
+logger = logging.getLogger(__name__)
 
 
 class AppliedExtraction(TypedDict):
@@ -29,9 +33,12 @@ async def aapply_extraction(
     origin: Origin | None = None,
     as_of: str | None = None,
 ) -> AppliedExtraction:
-    """Merge the profile changes and add the notes; writes nothing for an empty
-    extraction. Invalid items (e.g. an oversized note, an expiry in the past)
-    are dropped one by one, so one bad value does not cost the others. Audited
+    """Merge the profile changes and add the notes, all in one store batch
+    (after one batch of reads); writes nothing for an empty extraction. At
+    most :data:`~mnemo.notes.MAX_NOTES_PER_TURN` notes are kept; at the
+    user's note cap, new notes are dropped (logged), the profile still
+    applies. Invalid items (e.g. an oversized note, an expiry in the past) are
+    dropped one by one, so one bad value does not cost the others. Audited
     as ``origin`` (default: source ``extractor``, no thread or run).
 
     ``as_of``: time of the newest message extracted; profile fields updated
@@ -54,16 +61,35 @@ async def aapply_extraction(
         for text, expires in notes
         if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None
     ]
+    if len(notes) > MAX_NOTES_PER_TURN:
+        logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
+        notes = notes[:MAX_NOTES_PER_TURN]
+    with_profile = bool(extraction.forget_fields or changes)
+    if not with_profile and not notes:
+        return AppliedExtraction(profile=[], notes=[])
+    # One batch of reads and one batch of writes for the whole extraction: a
+    # store failure leaves the profile and the notes both written or neither.
+    profile_ns = user.namespace(PROFILE)
+    plan = NotesPlan.of(user, [t for t, _ in notes], expires_at=[e for _, e in notes], source="user_said")
+    reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
+    results = await store.abatch(reads)
+    ops: list[PutOp] = []
     profile: list[ProfileChange] = []
-    if extraction.forget_fields or changes:
-        profile = await aupdate_profile(
-            store, user, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of, origin=origin
+    if with_profile:
+        current = profile_from_items(await alist_rest(store, profile_ns, search_result(results[0])))
+        profile_ops, profile = plan_profile_update(
+            profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
         )
-    added = []
+        ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
+        results = results[1:]
+    added: list[RememberResult] = []
     if notes:
-        added = await aremember_many(
-            store, user, [t for t, _ in notes], source="user_said", expires_at=[e for _, e in notes], origin=origin
-        )
+        added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
+        if dropped := sum(r["status"] == "over_limit" for r in added):
+            logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
+        ops += note_ops
+    if ops:
+        await store.abatch(ops)
     return AppliedExtraction(profile=profile, notes=added)
 
 

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from mnemo.entitlements import aavailable_tools
 from mnemo.history import fit_to_budget
 from mnemo.instructions import aget_instructions, assistant_of
+from mnemo.limits import bounded_ints
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import render_system_prompt
@@ -53,6 +54,8 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
     response = await model.ainvoke([system, *messages])
+    for call in getattr(response, "tool_calls", None) or []:
+        call["args"] = bounded_ints(call["args"])  # the thread must be able to store them
     return {"messages": [response]}
 
 

@@ -1,19 +1,72 @@
-"""Chat models of the run, built once per process (``init_chat_model``)."""
+"""Chat models of the run, built once per process (``init_chat_model``).
+
+Only models on the operator's allow list can be built (a client picks
+``context.model`` per run: without the list, 50 model names once made 51
+cached clients), and every client has a request timeout and a retry limit (a
+model server that accepts and never answers would otherwise hang the run
+forever). Environment, set by the operator:
+
+* ``MNEMO_ALLOWED_MODELS``: comma-separated ``provider:model`` names a run may
+  choose; default: ``MNEMO_MODEL`` and ``MNEMO_EXTRACTION_MODEL`` (or
+  ``openai:gpt-4o-mini``).
+* ``MNEMO_MODEL_TIMEOUT_S`` (default 60): seconds one model request may take.
+* ``MNEMO_MODEL_MAX_RETRIES`` (default 2): retries of a failed request.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
+from mnemo.errors import InvalidInputError
+from mnemo.limits import clamp
+
 #: ``provider:model`` -> the model built for it (tests register scripted models here).
 _models: dict[str, BaseChatModel] = {}
+
+DEFAULT_MODEL = "openai:gpt-4o-mini"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 2
+
+
+def allowed_models() -> set[str]:
+    """The models a run may choose (``MNEMO_ALLOWED_MODELS``, else the configured ones)."""
+    listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
+    if listed:
+        return listed
+    configured = {os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL, os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
+    return {m for m in configured if m}
+
+
+def client_settings() -> dict[str, float | int]:
+    """``timeout`` and ``max_retries`` for every chat client (from the environment)."""
+    timeout = clamp("MNEMO_MODEL_TIMEOUT_S", os.environ.get("MNEMO_MODEL_TIMEOUT_S") or DEFAULT_TIMEOUT_S, 1, 600)
+    retries = clamp(
+        "MNEMO_MODEL_MAX_RETRIES", os.environ.get("MNEMO_MODEL_MAX_RETRIES") or DEFAULT_MAX_RETRIES, 0, 10, integer=True
+    )
+    return {"timeout": timeout, "max_retries": int(retries)}
 
 
 async def aload_chat_model(spec: str) -> BaseChatModel:
     """``init_chat_model(spec)``, built once per process and off the event loop
-    (client construction reads CA certificates from disk)."""
+    (client construction reads CA certificates from disk).
+
+    Raises:
+        InvalidInputError: ``spec`` is not on the allow list.
+    """
     if spec not in _models:
-        _models[spec] = await asyncio.to_thread(init_chat_model, spec, temperature=0)
+        if spec not in allowed_models():
+            raise InvalidInputError(
+                f"model {spec!r} is not allowed on this server; allowed: {', '.join(sorted(allowed_models()))} "
+                "(the operator sets MNEMO_ALLOWED_MODELS)"
+            )
+        settings = client_settings()
+        _models[spec] = await asyncio.to_thread(
+            lambda: init_chat_model(
+                spec, temperature=0, timeout=settings["timeout"], max_retries=int(settings["max_retries"])
+            )
+        )
     return _models[spec]

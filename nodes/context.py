@@ -16,8 +16,24 @@ from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
+from mnemo.limits import clamp
 from mnemo.recall import RECALL_MIN_SCORE
 from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
+from mnemo.store_guard import guarded
+
+#: Context field -> (lowest, highest, integer): what a run may set (clamped).
+KNOB_RANGES: dict[str, tuple[float, float, bool]] = {
+    "extraction_timeout_s": (0.1, 120, False),
+    "recall_limit": (0, 20, True),
+    "recent_limit": (0, 20, True),
+    "recall_min_score": (0, 1, False),
+    "memory_char_budget": (200, 8000, True),
+    "episode_limit": (0, 5, True),
+    "episode_min_score": (0, 1, False),
+    "episode_char_budget": (0, 4000, True),
+    "history_token_budget": (200, 32000, True),
+    "memory_write_delay_s": (0, 600, True),
+}
 
 
 @dataclass(kw_only=True)
@@ -37,7 +53,9 @@ class Context:
     model: str = field(default_factory=lambda: os.environ.get("MNEMO_MODEL", "openai:gpt-4o-mini"))
     """Chat model as ``provider:model`` for ``init_chat_model``. With
     ``OPENAI_BASE_URL`` set, ``openai:<name>`` reaches any OpenAI-compatible
-    server (DeepSeek, Qwen, vLLM, Ollama, llama.cpp)."""
+    server (DeepSeek, Qwen, vLLM, Ollama, llama.cpp). Only models on the
+    operator's allow list (``MNEMO_ALLOWED_MODELS``; by default the
+    configured ``MNEMO_MODEL`` / ``MNEMO_EXTRACTION_MODEL``) may be chosen."""
 
     extraction_model: str = field(default_factory=lambda: os.environ.get("MNEMO_EXTRACTION_MODEL", ""))
     """Model for memory work: extracting memories, summarising the turns that
@@ -46,30 +64,30 @@ class Context:
 
     extraction_timeout_s: float = 30.0
     """Seconds the memory extractor may take; past that the write is skipped
-    (and retried with the next turn), the reply is not held up."""
+    (and retried with the next turn), the reply is not held up. 0.1-120."""
 
     recall_limit: int = RECALL_LIMIT
-    """How many notes relevant to the latest message are put in the prompt."""
+    """How many notes relevant to the latest message are put in the prompt. 0-20."""
 
     recent_limit: int = RECENT_LIMIT
-    """How many of the most recent notes are put in the prompt as well."""
+    """How many of the most recent notes are put in the prompt as well. 0-20."""
 
     recall_min_score: float = RECALL_MIN_SCORE
     """Similarity (0-1) a note needs to count as relevant. Measured for the
-    bundled multilingual-e5-small; re-measure for another embedder."""
+    bundled multilingual-e5-small; re-measure for another embedder. 0-1."""
 
     memory_char_budget: int = MEMORY_CHAR_BUDGET
-    """Upper bound, in characters, of the memory block injected in the prompt."""
+    """Upper bound, in characters, of the memory block injected in the prompt. 200-8000."""
 
     episode_limit: int = 2
-    """How many similar past cases that went well are shown as examples (0: none)."""
+    """How many similar past cases that went well are shown as examples (0: none). 0-5."""
 
     episode_min_score: float = 0.88
     """Similarity (0-1) a past case needs to be shown; below it, no example.
-    Measured for the bundled embedder (``python -m bench.episode_threshold``)."""
+    Measured for the bundled embedder (``python -m bench.episode_threshold``). 0-1."""
 
     episode_char_budget: int = 1200
-    """Upper bound, in characters, of the examples block in the prompt."""
+    """Upper bound, in characters, of the examples block in the prompt. 0-4000."""
 
     memory_write_mode: Literal["hot", "after_turn", "background"] = "after_turn"
     """When memories are extracted from what the user said. ``hot``: only
@@ -83,7 +101,7 @@ class Context:
     history_token_budget: int = 6000
     """Tokens (approximate) of conversation the model sees: past it, the
     oldest turns are summarised (or trimmed) before the model is called; the
-    latest turn is always kept whole, tool calls with their results."""
+    latest turn is always kept whole, tool calls with their results. 200-32000."""
 
     history_strategy: Literal["summarize", "trim"] = "summarize"
     """What happens to turns that leave the window: folded into a running
@@ -91,7 +109,14 @@ class Context:
 
     memory_write_delay_s: int = 10
     """``background`` only: seconds of quiet on a thread before its memories
-    are extracted; a new turn within them postpones (and merges) the write."""
+    are extracted; a new turn within them postpones (and merges) the write. 0-600."""
+
+    def __post_init__(self) -> None:
+        # A client sets these per run: every number is clamped to its
+        # documented range server-side (recent_limit=1e6 once gave a 12 kB
+        # memory block), and a non-number is refused with its name.
+        for name, (lo, hi, integer) in KNOB_RANGES.items():
+            setattr(self, name, clamp(name, getattr(self, name), lo, hi, integer=integer))
 
 
 def current_user(context: Any, config: Any | None = None) -> User:
@@ -101,6 +126,8 @@ def current_user(context: Any, config: Any | None = None) -> User:
 
 
 def memory_store(runtime: Any) -> BaseStore:
-    """The store of the run (the platform's, or ``compile(store=...)``'s).
-    LangGraph types it as optional; the graph is always run with one."""
-    return cast(BaseStore, runtime.store)
+    """The store of the run (the platform's, or ``compile(store=...)``'s),
+    behind :class:`mnemo.store_guard.GuardedStore` (the platform store
+    fails whole batches that put one text twice, langgraph#8822). LangGraph
+    types it as optional; the graph is always run with one."""
+    return guarded(cast(BaseStore, runtime.store))

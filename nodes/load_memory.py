@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 
 from mnemo.episodes import render_episodes
 from mnemo.errors import ForeignThreadError
+from mnemo.limits import check_message
 from mnemo.snapshot import aload_snapshot, render_snapshot
 from mnemo.writer import stamp_said_at
 from nodes.context import Context, current_user, memory_store
@@ -23,10 +24,12 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     if state.get("owner", user.label) != user.label:
         # Otherwise the other user's words would be extracted into this user's memory.
         raise ForeignThreadError("This thread belongs to another user; start a new thread.")
+    latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
+    if latest is not None:
+        check_message(latest.text)  # before any work: a 1 MB message once cost 10 CPU minutes
     ctx = runtime.context
     stamped = stamp_said_at(state["messages"], state.get("said_at"))
     update = {"said_at": stamped} if stamped is not None else {}
-    latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     try:
         snapshot = await aload_snapshot(
             memory_store(runtime),

@@ -41,6 +41,7 @@ from mnemo.identity import (
     _field,  # reads the platform's user object like resolve_user does
     user_label,
 )
+from mnemo.limits import check_message
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
@@ -175,6 +176,26 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
     if caller.admin or named in (None, "", caller.user_id):
         return
     raise Forbidden("context.user_id names another user; a user token runs only as its own user")
+
+
+def check_run_input(run_input: Any) -> None:
+    """A run's input messages, each at most :data:`mnemo.limits.MAX_MESSAGE_CHARS`
+    long: refused before the run is created, so an oversized message costs
+    the server nothing (``load_memory`` checks again, for runs that do not come
+    through the API).
+
+    Raises:
+        mnemo.limits.MessageTooLongError: a message is too long.
+    """
+    messages = run_input.get("messages") if isinstance(run_input, Mapping) else None
+    if isinstance(messages, Mapping | str):
+        messages = [messages]
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, Mapping) else message
+        if isinstance(content, list):  # content blocks: their text parts count
+            content = "".join(str(part.get("text", "")) if isinstance(part, Mapping) else str(part) for part in content)
+        if isinstance(content, str):
+            check_message(content)
 
 
 def authorize_assistants(caller: Caller, action: str) -> None:

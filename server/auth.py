@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from langgraph_sdk import Auth
 
+from mnemo.errors import MessageTooLongError
 from mnemo.tokens import InvalidTokenError, identity_from_authorization, secret_from_env
 from server.access import (
     Caller,
     Forbidden,
     authorize_assistants,
     authorize_store,
+    check_run_input,
     check_run_user,
     owner_filter,
     stamp_owner,
@@ -76,10 +78,15 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
     if ctx.action in ("create", "update", "create_run"):
         stamp_owner(caller, value)
     if ctx.action == "create_run":
+        kwargs = value.get("kwargs") or {}
         try:
-            check_run_user(caller, (value.get("kwargs") or {}).get("context"))
+            check_run_user(caller, kwargs.get("context"))
         except Forbidden as exc:
             raise _forbidden(exc) from None
+        try:
+            check_run_input(kwargs.get("input"))
+        except MessageTooLongError as exc:
+            raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
     return owner_filter(caller)
 
 

@@ -61,6 +61,11 @@ def chat_prompts(model) -> list[str]:
     return [c["messages"][0].text for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
 
 
+def memory_block(prompt: str) -> str:
+    """The body of the ``<user_memory>`` block of a system prompt."""
+    return prompt.split("<user_memory>\n", 1)[1].split("\n</user_memory>", 1)[0]
+
+
 def extraction_prompts(model) -> list[str]:
     return [c["messages"][-1].text for c in model.calls if "MemoryExtraction" in c["tool_names"]]
 

@@ -132,6 +132,7 @@ def write_dotenv(workdir: Path, stub: StubServer, **extra: str) -> Path:
         "OPENAI_API_KEY": "stub-key",
         "OPENAI_BASE_URL": stub.base_url,
         "MNEMO_MODEL": "openai:stub-model",
+        "MNEMO_ALLOWED_MODELS": "openai:stub-model,openai:stub-assistant-model",
         **extra,
     }
     lines = []

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mnemo.limits import MAX_MESSAGE_CHARS
 from mnemo.tokens import mint_token
 from tests.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
 
@@ -154,9 +155,19 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert run["status"] == "success"
     assert "Hangzhou" not in system_prompts(stub)[-1] and "Bob likes tea" in system_prompts(stub)[-1]
 
+    # an oversized message: refused before the run exists (413), the thread untouched.
+    calls = len(stub.requests)
+    huge = {"messages": [{"role": "user", "content": "x" * (MAX_MESSAGE_CHARS + 1)}]}
+    assert await status(bob.runs.wait(thread_b, "agent", input=huge)) == 413
+    assert await status(bob.runs.create(None, "agent", input=huge)) == 413
+    assert len(stub.requests) == calls
+    assert all(
+        len(m["content"]) <= MAX_MESSAGE_CHARS for m in (await bob.threads.get_state(thread_b))["values"]["messages"]
+    )
+
     # an admin (app backend) acts for the user it names, and may read any thread...
     run = await chat(admin, "Where do I live?", user_id="alice")
-    assert run["status"] == "success" and "city: Hangzhou" in system_prompts(stub)[-1]
+    assert run["status"] == "success" and 'city: "Hangzhou"' in system_prompts(stub)[-1]
     assert await status(admin.threads.get_state(thread_a)) == 200
     # ...but the graph keeps a thread to one user: alice's thread, run for bob, fails.
     run = await chat(admin, "I live in Paris.", user_id="bob", thread_id=thread_a)

@@ -45,7 +45,7 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     assert run["status"] == "success", server.output()
     prompt = system_prompts(stub)[-1]
     assert UNAVAILABLE not in prompt, server.output()
-    assert "name: Lin" in prompt and "city: Suzhou" in prompt
+    assert 'name: "Lin"' in prompt and 'city: "Suzhou"' in prompt
     relevant = prompt.split("Notes relevant to the latest message:")[1]
     assert "I have a parrot" in relevant.split("Most recent notes:")[0]
 
@@ -71,7 +71,7 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     chat_calls = [r for r in stub.requests if r["messages"][0]["role"] == "system"]
     assert chat_calls[-1]["model"] == "stub-assistant-model"
     prompt = system_prompts(stub)[-1]
-    assert "city: Suzhou" in prompt and "Notes: (none)" in prompt
+    assert 'city: "Suzhou"' in prompt and "Notes: (none)" in prompt
     assert server.trouble() == [], server.trouble()
 
 
@@ -114,7 +114,7 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
         # Thread 2 of the same user: the model's prompt carries thread 1's facts.
         run = await chat(zhou, "How long does delivery to my city take?", user_id="zhou.wang@x.com")
         assert run["status"] == "success"
-        assert "city: Hangzhou" in system_prompts(stub)[-1]
+        assert 'city: "Hangzhou"' in system_prompts(stub)[-1]
 
         # A policy question goes through the policy tool (seeded on first use).
         run = await chat(zhou, "What is your refund policy?", user_id="zhou.wang@x.com")
@@ -148,7 +148,7 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
         assert {i["key"] for i in items} == {"name", "city"}
         run = await chat(zhou, "Remind me what you know about me.", user_id="zhou.wang@x.com")
         assert run["status"] == "success", server.output()
-        assert "city: Hangzhou" in system_prompts(stub)[-1]
+        assert 'city: "Hangzhou"' in system_prompts(stub)[-1]
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()

@@ -77,7 +77,7 @@ async def test_background_writes_do_not_hold_the_run_and_a_burst_is_extracted_on
         # A later thread of the same user knows what the writer stored.
         run = await chat(ning, "Where do I live?", user_id="u_ning", assistant_id=aid)
         assert run["status"] == "success", server.output()
-        assert "city: Xiamen" in system_prompts(stub)[-1] and "name: Ning" in system_prompts(stub)[-1]
+        assert 'city: "Xiamen"' in system_prompts(stub)[-1] and 'name: "Ning"' in system_prompts(stub)[-1]
         assert "memory_writer: thread" in server.output(tail=10**8)
 
         # A UI closes the first thread's case through the feedback route, with

@@ -64,7 +64,7 @@ async def test_a_time_bound_note_stops_being_recalled_and_is_swept(any_store, us
         0
     ] == "The user is travelling in Japan."
     snapshot = await aload_snapshot(any_store, user, "travel plans")
-    assert "true until 2026-12-04T09:00" in render_snapshot(snapshot)
+    assert 'true until "2026-12-04T09:00"' in render_snapshot(snapshot)
 
     clock.advance(days=3, seconds=1)
     assert trip["note"]["id"] in raw_keys(any_store, user)  # the store itself did not drop it (no TTL here)

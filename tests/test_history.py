@@ -5,6 +5,8 @@ messages are extracted before they leave the window."""
 
 from __future__ import annotations
 
+import json
+
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from mnemo import User, aget_profile
@@ -12,7 +14,7 @@ from mnemo.history import MAX_SUMMARY_CHARS, count_tokens
 from tests.agent_harness import ON_PLATFORM, extraction_prompts, say
 from tests.scripted import tool_call
 
-SUMMARY_HEAD = "Summary of the earlier part of this conversation (context, not verified facts):\n"
+SUMMARY_HEAD = "Summary of the earlier part of this conversation (context, not verified facts): "
 
 
 def is_summary_call(messages) -> bool:
@@ -37,7 +39,12 @@ def chat_inputs(model) -> list[list]:
 
 
 def summary_in(system: str) -> str | None:
-    return system.split(SUMMARY_HEAD)[1].split("\n\n")[0] if SUMMARY_HEAD in system else None
+    # The summary is quoted data in the prompt (mnemo.quoting): one JSON string.
+    return (
+        json.loads(system.split(SUMMARY_HEAD)[1].split("\n</conversation_summary>")[0])
+        if SUMMARY_HEAD in system
+        else None
+    )
 
 
 async def test_a_400_turn_thread_stays_under_budget_with_tool_pairs_intact(agent, model, store, script):

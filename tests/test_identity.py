@@ -90,3 +90,14 @@ def test_an_authenticated_user_cannot_be_redirected_but_an_admin_acts_for_the_na
     assert resolve_user({"user_id": "alice"}, admin) == User(id="alice", label="alice", authenticated=True)
     with pytest.raises(MissingUserError):
         resolve_user({"user_id": ""}, admin)
+
+
+def test_a_user_id_that_is_not_text_gets_a_precise_error():
+    from mnemo import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="a user id is a string, got int"):
+        user_label(123)
+    with pytest.raises(InvalidInputError, match="unpaired UTF-16 surrogate"):
+        user_label("zhou\ud800")
+    with pytest.raises(InvalidInputError, match="got int"):
+        resolve_user({"user_id": 123}, None)

@@ -68,7 +68,7 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
         assert run["status"] == "success", b.output()
         prompt = system_prompts(stub)[-1]
         assert "long-term memory is unavailable" not in prompt, b.output()
-        assert "city: Hangzhou" in prompt
+        assert 'city: "Hangzhou"' in prompt
         assert "I have a parrot" in prompt.split("Notes relevant to the latest message:")[1].split("Most recent")[0]
 
         # Through the store API: written on B, found by meaning on A.

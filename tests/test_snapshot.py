@@ -39,7 +39,7 @@ def test_render_respects_the_budget_and_keeps_the_profile():
         "recent": notes[25:],
     }
     text = render_snapshot(snap, char_budget=600)
-    assert len(text) <= 600 and "city: Paris" in text
+    assert len(text) <= 600 and 'city: "Paris"' in text
     assert "Notes relevant" in text
 
 

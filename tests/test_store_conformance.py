@@ -47,6 +47,7 @@ from mnemo import (
     user_label,
 )
 from mnemo.snapshot import aload_snapshot
+from mnemo.store_guard import guarded
 from mnemo.store_reads import alist_all, alist_users
 from mnemo.stores import open_store
 from tests.store_backends import BACKENDS, import_platform_store_module, open_platform_store, platform_index, truncate
@@ -194,6 +195,51 @@ async def test_batch_remember_dedupes_within_the_batch(store, user):
     results = await aremember_many(store, user, ["Likes tea.", "likes tea", "Owns a bike."])
     assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
     assert len(await alist_notes(store, user)) == 2
+
+
+async def test_concurrent_remembers_of_one_fact_store_one_note(store, user):
+    """The dedupe race: every writer's lookup runs before any write, yet the
+    key derived from the normalised text makes one note of them."""
+    wrapped = guarded(store)
+    texts = ["The user has two cats.", "the user has two cats", "The user has two cats!"] * 3
+    results = await asyncio.gather(*(aremember(wrapped, user, t) for t in texts))
+    assert len({r["note"]["id"] for r in results}) == 1
+    assert [n["id"] for n in await alist_notes(store, user)] == [results[0]["note"]["id"]]
+
+
+async def test_many_users_saying_the_same_thing_at_once_lose_nothing(store):
+    """Reads and writes of 24 users at once, the same note for all, through
+    mnemo.store_guard as the graph uses the store: none fails, none is lost.
+    (The platform-store regression for langgraph#8822, with an embedder slow
+    enough to make batches merge every time, is tests/test_store_guard.py.)"""
+    wrapped = guarded(store)
+    users = [User.of(f"u_same_{i}") for i in range(24)]
+    text = "The user prefers concise answers."
+    outcomes = await asyncio.gather(
+        *(aremember(wrapped, u, text) for u in users),
+        *(aload_snapshot(wrapped, u, "how should I answer?") for u in users),
+        *(aremember_many(wrapped, u, [text, "The user lives in Lyon."]) for u in users),
+        return_exceptions=True,
+    )
+    assert [o for o in outcomes if isinstance(o, BaseException)] == []
+    for u in users:
+        assert sorted(n["text"] for n in await alist_notes(store, u)) == ["The user lives in Lyon.", text]
+
+
+async def test_a_note_without_a_vector_is_found_by_words_and_costs_no_turn(store, user):
+    """Imported through the store API with ``index: false``: the dense half
+    skips it, the lexical half finds it, and the snapshot still loads."""
+    await store.aput(
+        user.namespace("notes"),
+        "imported",
+        {"id": "imported", "text": "The user's cat is called Xiaohua."},
+        index=False,
+    )
+    snapshot = await aload_snapshot(store, user, "What is my cat called? Xiaohua?")
+    assert [n["id"] for n in snapshot["relevant"]] == ["imported"]
+    assert [n["id"] for n in await arecall(store, user, "Xiaohua")] == ["imported"]
+    await aremember(store, user, "The user lives in Hangzhou.")  # a vectored note next to it
+    assert "imported" in [n["id"] for n in (await aload_snapshot(store, user, "Xiaohua"))["relevant"]]
 
 
 async def test_recall_by_meaning_across_languages(store, user):

@@ -1,0 +1,209 @@
+"""Input and cost bounds (mnemo.limits and where they are applied): an
+oversized message refused before any work, every text bounded before the
+embedder, client-set knobs clamped, a model's absurd tool argument stored,
+note caps per turn and per user."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import AIMessage
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import (
+    InvalidInputError,
+    MessageTooLongError,
+    NoteLimitError,
+    User,
+    aforget,
+    alist_notes,
+    arecall,
+    aremember,
+    aremember_many,
+)
+from mnemo.embeddings import LocalE5Embeddings
+from mnemo.extraction import MemoryExtraction
+from mnemo.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints
+from mnemo.notes import MAX_NOTES_PER_TURN
+from mnemo.snapshot import aload_snapshot
+from mnemo.writes import aapply_extraction
+from nodes.context import KNOB_RANGES, Context
+from server.access import check_run_input
+from tests.agent_harness import chat_prompts, memory_block, say
+from tests.scripted import tool_call
+from tests.store_backends import HashEmbeddings
+
+
+class RecordingEmbeddings(Embeddings):
+    """Hash vectors; records the length of every text it is asked to embed."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbeddings(384)
+        self.lengths: list[int] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.lengths += [len(t) for t in texts]
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.lengths.append(len(text))
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture
+def recorder() -> RecordingEmbeddings:
+    return RecordingEmbeddings()
+
+
+@pytest.fixture
+def recorded_store(recorder) -> InMemoryStore:
+    return InMemoryStore(index={"embed": recorder, "dims": 384, "fields": ["text"]})
+
+
+# --- message size -------------------------------------------------------------
+
+
+async def test_an_oversized_message_is_refused_before_any_store_or_model_work(model, counting_store):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.agent import builder
+
+    agent = builder.compile(checkpointer=InMemorySaver(), store=counting_store)
+    await say(agent, "x" * MAX_MESSAGE_CHARS)  # the limit itself is accepted
+    assert counting_store.trips > 0 and model.calls  # (the precondition: a normal turn does work)
+    counting_store.trips, model.calls = 0, []
+    with pytest.raises(MessageTooLongError, match=f"at most {MAX_MESSAGE_CHARS}"):
+        await say(agent, "x" * 1_000_000, thread="t2")
+    assert counting_store.trips == 0 and model.calls == []
+
+
+def test_the_server_refuses_an_oversized_run_input_in_every_message_shape():
+    check_run_input({"messages": [{"role": "user", "content": "x" * MAX_MESSAGE_CHARS}]})
+    check_run_input(None)
+    big = "x" * (MAX_MESSAGE_CHARS + 1)
+    for run_input in (
+        {"messages": [{"role": "user", "content": big}]},
+        {"messages": [{"type": "human", "content": [{"type": "text", "text": big}]}]},
+        {"messages": {"role": "user", "content": big}},
+        {"messages": [big]},
+    ):
+        with pytest.raises(MessageTooLongError):
+            check_run_input(run_input)
+
+
+# --- what reaches the embedder -------------------------------------------------
+
+
+async def test_every_search_text_is_bounded_before_the_embedder(recorded_store, recorder, user):
+    await aremember(recorded_store, user, "The user has two cats.")
+    huge = "cats " * 200_000  # 1 MB
+    await arecall(recorded_store, user, huge)
+    await aforget(recorded_store, user, about=huge)
+    await aload_snapshot(recorded_store, user, huge, episode_limit=2)
+    assert max(recorder.lengths) == MAX_QUERY_CHARS  # the precondition: the huge texts did reach it, cut
+
+
+def test_the_bundled_embedder_cuts_every_text(monkeypatch):
+    seen: list[int] = []
+
+    class Model:
+        def query(self, text):
+            import numpy as np
+
+            seen.append(len(text))
+            return np.zeros(384)
+
+        def passage(self, texts):
+            import numpy as np
+
+            seen.extend(len(t) for t in texts)
+            return np.zeros((len(texts), 384))
+
+    embedder = LocalE5Embeddings()
+    monkeypatch.setattr(embedder, "_get_model", lambda: Model())
+    embedder.embed_query("x" * 1_000_000)
+    embedder.embed_documents(["y" * 1_000_000, "short"])
+    assert seen == [MAX_EMBED_CHARS, MAX_EMBED_CHARS, 5]
+
+
+# --- client-set knobs ----------------------------------------------------------
+
+
+def test_context_knobs_are_clamped_to_their_documented_ranges():
+    ctx = Context(user_id="u", recent_limit=1e6, memory_char_budget=1e9, recall_limit=-3, recall_min_score=7)
+    assert (ctx.recent_limit, ctx.memory_char_budget, ctx.recall_limit, ctx.recall_min_score) == (20, 8000, 0, 1)
+    assert isinstance(ctx.recent_limit, int)
+    for name, (lo, hi, _) in KNOB_RANGES.items():
+        doc_range = f"{lo:g}-{hi:g}"
+        assert doc_range in _doc(name), name  # documented where Studio and the README show it
+    for bad in ("many", float("nan"), None, [1]):
+        with pytest.raises(InvalidInputError, match="recall_limit"):
+            Context(user_id="u", recall_limit=bad)
+
+
+def _doc(name: str) -> str:
+    """The field docstring of ``Context.<name>`` (read from the source, as Studio shows it)."""
+    import inspect
+
+    source = inspect.getsource(Context)
+    return source.split(f"    {name}:", 1)[1].split('"""', 2)[1]
+
+
+async def test_huge_knobs_give_a_bounded_memory_block(agent, model, store):
+    # 200 notes of ~70 characters: unclamped, all of them (14 kB) were shown.
+    facts = [f"The user owns collectible item number {i} from the spring catalogue." for i in range(200)]
+    await aremember_many(store, User.of("u_zhou"), facts)
+    await say(agent, "What do I own?", recent_limit=10**6, recall_limit=10**6, memory_char_budget=10**9)
+    block = memory_block(chat_prompts(model)[-1])
+    assert 20 <= block.count("The user owns") <= 40  # 20 recent at most, plus at most 20 relevant
+    assert len(block) <= 8000
+
+
+async def test_an_absurd_tool_argument_does_not_fail_the_run(agent, model, store, script):
+    replies = iter([tool_call("recall_notes", query="pets", limit=10**30), AIMessage(content="done")])
+    script.chat = lambda messages: next(replies)
+    out = await say(agent, "What pets do I have?", memory_write_mode="hot")
+    assert out["messages"][-1].content == "done"
+    assert out["messages"][-2].content == "No matching notes."  # the tool ran, with its own limit
+
+
+def test_bounded_ints_keeps_everything_else():
+    value = {"a": [10**30, -(10**30), 3, True, "10"], "b": 1.5}
+    assert bounded_ints(value) == {"a": [2**63 - 1, -(2**63), 3, True, "10"], "b": 1.5}
+
+
+# --- note caps -----------------------------------------------------------------
+
+
+async def test_one_extraction_stores_at_most_the_per_turn_cap(store, user):
+    extraction = MemoryExtraction(notes=[f"The user collects stamp series {i}." for i in range(500)])
+    applied = await aapply_extraction(store, user, extraction)
+    assert len(applied["notes"]) == MAX_NOTES_PER_TURN
+    assert len(await alist_notes(store, user)) == MAX_NOTES_PER_TURN
+
+
+async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_work(store, user):
+    await aremember_many(store, user, ["The user has a cat.", "The user likes tea.", "The user lives in Paris."])
+    with pytest.raises(NoteLimitError, match="forget"):
+        await aremember(store, user, "The user plays the violin.", max_notes=3)
+    again = await aremember(store, user, "The user likes tea.", max_notes=3)
+    assert again["status"] == "duplicate"
+    assert len(await alist_notes(store, user)) == 3
+    # The extractor's new notes are dropped at the cap, not the whole write.
+    dropped = await aremember_many(store, user, ["The user plays the violin."], max_notes=3, at_limit="drop")
+    assert [r["status"] for r in dropped] == ["over_limit"] and len(await alist_notes(store, user)) == 3
+    # Below the cap, it is stored.
+    assert (await aremember(store, user, "The user plays the violin.", max_notes=4))["status"] == "stored"
+
+
+async def test_the_tool_tells_the_model_the_cap_was_reached(agent, model, store, script, monkeypatch):
+    import mnemo.notes
+
+    defaults = {**(mnemo.notes.aremember.__kwdefaults__ or {}), "max_notes": 1}
+    monkeypatch.setattr(mnemo.notes.aremember, "__kwdefaults__", defaults)
+    await aremember(store, User.of("u_zhou"), "The user has a cat.", max_notes=None)
+    replies = iter([tool_call("remember_note", text="The user plays the violin."), AIMessage(content="done")])
+    script.chat = lambda messages: next(replies)
+    out = await say(agent, "Remember that I play the violin.", memory_write_mode="hot")
+    assert "Error:" in out["messages"][-2].content and "forget" in out["messages"][-2].content
+    assert len(await alist_notes(store, User.of("u_zhou"))) == 1

@@ -1,0 +1,109 @@
+"""mnemo.store_guard on the platform's own batched store (what ``langgraph
+dev`` serves): many users saying the same thing at once lose nothing, though
+the store still fails a batch that embeds one text twice (langgraph#8822)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import PutOp
+
+from mnemo import User, alist_notes, aremember, aremember_many
+from mnemo.snapshot import aload_snapshot
+from mnemo.store_guard import guarded, indexed_texts, is_duplicate_text_batch
+from tests.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
+
+SAME = "The user prefers concise answers."
+
+
+class SlowEmbeddings(Embeddings):
+    """Hash vectors after a pause, as a real embedder takes a while: operations
+    queued meanwhile are merged into the platform store's next batch."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbeddings(384)
+
+    def embed_documents(self, texts):
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.inner.embed_query(text)
+
+    async def aembed_documents(self, texts):
+        await asyncio.sleep(0.03)
+        return self.inner.embed_documents(texts)
+
+    async def aembed_query(self, text):
+        await asyncio.sleep(0.01)
+        return self.inner.embed_query(text)
+
+
+@pytest.fixture
+async def platform(tmp_path_factory, tmp_path):
+    import_platform_store_module(tmp_path_factory.mktemp("langgraph_api"))
+    async with open_platform_store(platform_index(SlowEmbeddings()) | {"dims": 384}, tmp_path) as store:
+        yield store
+
+
+async def rest_put(store, i: int) -> None:
+    """What ``PUT /store/items`` does: the platform's single-op ``aput``, queued
+    and merged with every other queued operation into one batch."""
+    await store.aput((f"u_rest_{i}", "notes"), "imported", {"text": SAME})
+
+
+async def many_users_say_the_same(store, platform, users):
+    """mnemo's writes and reads for ``users`` through ``store``, while API
+    clients put the same text on ``platform``; (mnemo outcomes, client outcomes)."""
+    mnemo_calls = [
+        *(aremember(store, u, SAME) for u in users),
+        *(aload_snapshot(store, u, "how should I answer?") for u in users),
+        *(aremember_many(store, u, [SAME, f"The user's order of the day is number {i}."]) for i, u in enumerate(users)),
+        *(alist_notes(store, u) for u in users),
+    ]
+    outcomes = await asyncio.gather(*mnemo_calls, *(rest_put(platform, i) for i in range(8)), return_exceptions=True)
+    return outcomes[: len(mnemo_calls)], outcomes[len(mnemo_calls) :]
+
+
+def upstream_errors(outcomes) -> int:
+    return sum(isinstance(o, ValueError) and is_duplicate_text_batch(o) for o in outcomes)
+
+
+async def test_the_upstream_bug_is_still_there(platform):
+    """When this fails, langgraph#8822 is fixed: mnemo.store_guard can go."""
+    with pytest.raises(ValueError, match="Number of embeddings") as raised:
+        await platform.abatch([PutOp(("a", "notes"), "k", {"text": SAME}), PutOp(("b", "notes"), "k", {"text": SAME})])
+    assert is_duplicate_text_batch(raised.value)
+    # ...and mnemo's own calls, unguarded, fail with the API clients' batches.
+    mnemo, clients = await many_users_say_the_same(platform, platform, [User.of(f"u_raw_{i}") for i in range(16)])
+    assert upstream_errors(clients) and upstream_errors(mnemo)
+
+
+async def test_many_users_saying_the_same_thing_at_once_lose_nothing(platform):
+    users = [User.of(f"u_same_{i}") for i in range(40)]
+    mnemo, clients = await many_users_say_the_same(guarded(platform), platform, users)
+    assert upstream_errors(clients)  # the precondition: batches did collide meanwhile
+    assert [o for o in mnemo if isinstance(o, BaseException)] == []
+    for i, u in enumerate(users):
+        texts = sorted(n["text"] for n in await alist_notes(platform, u))
+        assert texts == [SAME, f"The user's order of the day is number {i}."]
+
+
+async def test_two_parallel_remember_calls_of_one_user_make_one_note(platform):
+    user = User.of("u_zhou")
+    store = guarded(platform)
+    results = await asyncio.gather(aremember(store, user, SAME), aremember(store, user, SAME.lower()))
+    assert results[0]["note"]["id"] == results[1]["note"]["id"]
+    assert len(await alist_notes(platform, user)) == 1
+
+
+def test_indexed_texts_are_the_texts_the_store_embeds():
+    ops = [
+        PutOp(("a",), "1", {"text": "x"}),
+        PutOp(("b",), "1", {"text": "x"}),
+        PutOp(("a",), "2", {"text": "y"}, index=False),
+        PutOp(("a",), "3", None),
+        PutOp(("a",), "4", {"value": "no text"}),
+    ]
+    assert indexed_texts(ops) == ["x"]
