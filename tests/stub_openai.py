@@ -136,7 +136,7 @@ class _Handler(BaseHTTPRequestHandler):
             delta["tool_calls"] = [{**c, "index": 0} for c in delta["tool_calls"]]
         # A text answer arrives word by word, as a real server streams it, so a
         # client can be seen assembling it from several chunks.
-        pieces = re.findall(r"\S+\s*", delta["content"]) if isinstance(delta.get("content"), str) else []
+        pieces = re.findall(r"\s*\S+\s*|\s+", delta["content"]) if isinstance(delta.get("content"), str) else []
         deltas = [{**delta, "content": pieces[0]}, *({"content": p} for p in pieces[1:])] if pieces else [delta]
         for chunk in (
             *(
