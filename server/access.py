@@ -52,6 +52,11 @@ SHARED_ROOT = POLICIES_NAMESPACE[0]  # "org": shared knowledge
 ADMIN_WRITTEN = frozenset({"entitlements"})
 #: Kinds under a user's label that nobody may write through the API.
 APPEND_ONLY = frozenset({"audit", "usage"})
+#: Memory whose every change mnemo audits: a user changes it through the agent
+#: or the console's ``/memory`` routes (which keep the trail), not by raw
+#: store writes, which would leave no record. Admins' operator tools write it
+#: (erase) and audit themselves.
+AUDITED_MEMORY = frozenset({"profile", "notes", "episodes"})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
@@ -132,6 +137,11 @@ def authorize_store(
         raise Forbidden("This namespace belongs to another user; a user reaches only namespaces under their own label")
     if action in _WRITES and kind in ADMIN_WRITTEN:
         raise Forbidden(f"({root!r}, {kind!r}) is set by admins; a user may read it, not change it")
+    if action in _WRITES and kind in AUDITED_MEMORY:
+        raise Forbidden(
+            f"({root!r}, {kind!r}) changes only through the agent or POST /memory/forget, which keep the audit "
+            "trail; the store API reads it"
+        )
     return ns
 
 

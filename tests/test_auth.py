@@ -99,7 +99,11 @@ async def check_boundary(server: DevServer, stub) -> None:
 
     # ---- store: bob against alice's namespaces; his own work.
     note = {"text": "Bob likes tea.", "updated_at": "2026-01-01T00:00:00+00:00"}
-    assert await status(bob.store.put_item(["bob", "notes"], "n1", note)) == 200
+    # His memory changes through the agent or the audited /memory routes, never by raw writes.
+    assert await status(bob.store.put_item(["bob", "notes"], "n1", note)) == 403
+    assert await status(bob.store.delete_item(["bob", "profile"], "city")) == 403
+    assert await status(admin.store.put_item(["bob", "notes"], "n1", note)) == 200  # operators may
+    assert (await bob.store.get_item(["bob", "notes"], "n1"))["value"]["text"] == "Bob likes tea."
     assert await status(bob.store.get_item(["alice", "profile"], "city")) == 403
     assert await status(bob.store.search_items(["alice"])) == 403
     assert await status(bob.store.search_items(["alice", "profile"], query="where do I live")) == 403

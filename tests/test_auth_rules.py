@@ -38,8 +38,20 @@ WRITES = ["put", "delete"]
 
 @pytest.mark.parametrize("action", READS + WRITES)
 def test_a_user_reaches_their_own_namespaces(action):
-    assert authorize_store(ALICE, action, ("alice", "notes")) == ("alice", "notes")
-    assert authorize_store(MAPPED, action, (user_label("zhou.wang@x.com"), "profile"))[0].startswith("~")
+    kind = "notes" if action in READS else "scratch"  # memory itself: see the next test
+    assert authorize_store(ALICE, action, ("alice", kind)) == ("alice", kind)
+    assert authorize_store(MAPPED, action, (user_label("zhou.wang@x.com"), kind))[0].startswith("~")
+
+
+@pytest.mark.parametrize("kind", ["profile", "notes", "episodes"])
+def test_a_users_memory_changes_only_through_audited_paths(kind):
+    """Raw store writes would leave no audit record: users read their memory
+    through the store API and change it through the agent or /memory routes."""
+    for action in WRITES:
+        with pytest.raises(Forbidden, match="audit trail"):
+            authorize_store(ALICE, action, ("alice", kind))
+        assert authorize_store(ADMIN, action, ("alice", kind)) == ("alice", kind)  # operators' tools audit
+    assert authorize_store(ALICE, "put", ("alice", "scratch")) == ("alice", "scratch")  # other kinds stay the user's
 
 
 @pytest.mark.parametrize("action", READS + WRITES)

@@ -71,9 +71,9 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
         assert 'city: "Hangzhou"' in prompt
         assert "I have a parrot" in prompt.split("Notes relevant to the latest message:")[1].split("Most recent")[0]
 
-        # Through the store API: written on B, found by meaning on A.
+        # Through the store API: written on B (by an operator), found by meaning on A.
         label = user_label("zhou.wang@x.com")
-        await cb.store.put_item(
+        await client(b, "ops", admin=True).store.put_item(
             [label, "notes"],
             "n1",
             {"id": "n1", "text": "The user is allergic to peanuts.", "updated_at": "2026-01-01T00:00:00+00:00"},
