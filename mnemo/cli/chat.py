@@ -1,0 +1,125 @@
+"""``python -m mnemo chat``: the agent in a terminal, answers streamed."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from mnemo.cli import TOKEN_ENV, URL_ENV, arg, command
+from mnemo.cli.tokens import signing_secret
+from mnemo.errors import MnemoError
+
+#: Where ``./scripts/dev`` serves.
+DEV_URL = "http://127.0.0.1:2024"
+
+
+def _chat_credentials(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
+    """``(token, context)`` of a chat: ``$MNEMO_TOKEN`` as given (``--user``
+    then names whom an admin token acts for; a user token may name only
+    itself, the server refuses anyone else), or, without one, a user token
+    for ``--user`` minted with the signing secret (development)."""
+    from mnemo.tokens import mint_token
+
+    context = {"user_id": args.user} if args.user else {}
+    if token := os.environ.get(TOKEN_ENV, "").strip():
+        return token, context
+    if not args.user:
+        raise MnemoError(f"say whom to chat as: --user <id> (or set ${TOKEN_ENV} to a user's token)")
+    return mint_token(args.user, secret=signing_secret()), context
+
+
+def _reply_text(chunk: dict[str, Any]) -> str:
+    content = chunk.get("content")
+    if isinstance(content, str):
+        return content
+    # Providers that stream content blocks: keep their text parts.
+    return "".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+async def _stream_turn(client: Any, thread_id: str, args: argparse.Namespace, text: str, context: dict) -> bool:
+    """One turn, the answer printed as the model streams it; ``False`` if the run failed."""
+    started = False
+    async for part in client.runs.stream(
+        thread_id,
+        args.assistant,
+        input={"messages": [{"role": "user", "content": text}]},
+        context=context or None,
+        stream_mode="messages-tuple",
+    ):
+        if part.event == "error":
+            print(f"\nerror: the run failed: {part.data}", file=sys.stderr)
+            return False
+        if part.event != "messages":
+            continue
+        chunk, meta = part.data
+        # Only the answering model: the memory writer's model calls stream too.
+        if meta.get("langgraph_node") != "call_model" or not str(chunk.get("type", "")).lower().startswith("ai"):
+            continue
+        for call in chunk.get("tool_call_chunks") or []:
+            if call.get("name"):
+                print(f"[using {call['name']}]", flush=True)
+        if piece := _reply_text(chunk):
+            started = True
+            print(piece, end="", flush=True)
+    if started:
+        print(flush=True)
+    return True
+
+
+@command(
+    "chat",
+    "chat with the agent in the terminal, answers streamed (one line is one message; /new starts a new "
+    "conversation, /quit or end of input ends)",
+    arg(
+        "--user",
+        help=f"the user to chat as; without ${TOKEN_ENV}, a user token for them is minted with the signing "
+        "secret (development: ./scripts/dev's secret)",
+    ),
+    arg("--url", default=os.environ.get(URL_ENV) or DEV_URL, help=f"the server (default ${URL_ENV}, else {DEV_URL})"),
+    arg("--assistant", default="agent", help="assistant id or graph name (default: agent)"),
+    arg("--thread", help="continue this thread (default: a new one)"),
+)
+async def chat(args: argparse.Namespace) -> int:
+    import httpx
+    from langgraph_sdk import get_client
+
+    token, context = _chat_credentials(args)
+    client = get_client(url=args.url, headers={"Authorization": f"Bearer {token}"})
+    interactive = sys.stdin.isatty()
+    if interactive:
+        print(f"mnemo at {args.url}, assistant {args.assistant!r}. /new: new conversation, /quit: end.")
+    thread_id: str | None = args.thread
+    try:
+        while True:
+            if interactive:
+                print("you> ", end="", flush=True)
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line or line.strip() == "/quit":
+                return 0
+            text = line.strip()
+            if text == "/new":
+                thread_id = None
+                continue
+            if not text:
+                continue
+            if thread_id is None:
+                thread_id = (await client.threads.create())["thread_id"]
+            if not await _stream_turn(client, thread_id, args, text, context):
+                return 1
+    except httpx.HTTPStatusError as exc:
+        print(f"error: {exc.response.status_code} from the server: {_detail(exc.response)}", file=sys.stderr)
+        return 1
+    except httpx.TransportError as exc:
+        print(f"error: cannot reach {args.url} ({exc}); is the server running (./scripts/dev)?", file=sys.stderr)
+        return 1
+
+
+def _detail(response: Any) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text
+    return str(body.get("detail") or body.get("error") or body) if isinstance(body, dict) else str(body)
