@@ -73,7 +73,7 @@ class SimUser:
 
     def markers(self) -> list[str]:
         """Strings that appear in a prompt only if this user's memory is in it."""
-        # As the memory block quotes remembered values (mnemo.snapshot).
+        # As the prompt quotes remembered values (mnemo.quoting).
         return [f'name: "{self.name}"', f'city: "{self.city}"', f"number is {self.index + 100}"]
 
 
@@ -149,7 +149,7 @@ def _prompt_checks(requests: list[dict], users: list[SimUser]) -> dict[str, int]
         checked += 1
         prompt = str(messages[0].get("content", ""))
         me = by_uid[tag.group(1)]
-        own += f'name: "{me.name}"' in prompt
+        own += me.markers()[0] in prompt
         foreign += any(marker in prompt for u in users if u is not me for marker in u.markers())
     return {"prompts_checked": checked, "prompts_with_own_name": own, "cross_user_reads": foreign}
 

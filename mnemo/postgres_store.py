@@ -27,7 +27,7 @@ from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo.errors import DimsMismatchError, StoreClosedError
-from mnemo.postgres_setup import DEFAULT_POOL, STORE_SETUP_LOCK, advisory_lock, configure_connection
+from mnemo.postgres_setup import STORE_SETUP_LOCK, advisory_lock, configure_connection, pool_options
 from mnemo.storable import checked_ops
 
 logger = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ async def open_postgres(
 ) -> AsyncIterator[MnemoPostgresStore]:
     """A :class:`MnemoPostgresStore` on ``uri`` (``index`` with the pgvector
     settings of :func:`postgres_index_config`), set up, checked and swept."""
-    pool = {**DEFAULT_POOL, **(pool_config or {})}
+    pool = pool_options(pool_config)
     pool.setdefault("configure", configure_connection)
     async with MnemoPostgresStore.from_conn_string(uri, pool_config=pool, index=index, ttl=ttl) as store:  # type: ignore[arg-type]
         try:

@@ -139,9 +139,9 @@ async def open_checkpointer(
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
     from psycopg_pool import AsyncConnectionPool
 
-    from mnemo.postgres_setup import DEFAULT_POOL, SAVER_SETUP_LOCK, advisory_lock, connection_kwargs
+    from mnemo.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, connection_kwargs, pool_options
 
-    pc = {**DEFAULT_POOL, **(pool_config or {})}
+    pc = pool_options(pool_config)
     async with AsyncConnectionPool(
         postgres_uri,
         min_size=pc.pop("min_size"),

@@ -36,3 +36,64 @@ async def test_postgres_index_is_hnsw_cosine_and_iterative(pg, cached_index):
             assert (await (await conn.execute("SHOW hnsw.ef_search")).fetchone())["hnsw.ef_search"] == str(
                 HNSW_EF_SEARCH
             )
+
+
+async def test_stale_pooled_connections_cost_no_read(pg, cached_index):
+    """What a PostgreSQL restart does to a pool: every pooled connection's
+    server process is gone. Each is checked before use and replaced."""
+    import asyncio
+
+    import psycopg
+
+    from mnemo import User, arecall, aremember
+
+    uri = pg.create_database("stale_pool")
+    user = User.of("u_zhou")
+    async with open_store(postgres_uri=uri, index=cached_index) as store:
+        await aremember(store, user, "The user has two cats.")
+        await asyncio.gather(*(arecall(store, user, f"pets {i}") for i in range(8)))  # several pooled connections
+        assert store.conn.get_stats()["pool_size"] > 1  # the precondition: connections wait in the pool
+        with psycopg.connect(pg.admin_uri, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'stale_pool'"
+            ).fetchone()
+        assert killed is not None and killed[0] > 1
+        outcomes = [await asyncio.gather(arecall(store, user, "pets"), return_exceptions=True) for _ in range(15)]
+        assert [o for (o,) in outcomes if isinstance(o, BaseException)] == []
+    pg.drop_database("stale_pool")
+
+
+def test_the_embedded_servers_socket_is_private_even_on_a_long_path(tmp_path):
+    """A data directory too long for a socket name puts the socket under the
+    runtime directory; with trust authentication, whoever reaches it is a
+    superuser, so it must be reachable only by the account running mnemo."""
+    import os
+    import shutil
+    import stat
+    import subprocess
+    import sys
+
+    import psycopg
+
+    from mnemo import pgserver
+
+    datadir = tmp_path / ("d" * 60) / ("e" * 60) / "pgdata"
+    server = pgserver.start(datadir, database="private", cleanup="delete")
+    try:
+        info = server.server.get_postmaster_info()
+        assert info.socket_dir != server.datadir  # the precondition: the long-path case
+        for path in (info.socket_dir, info.socket_path):
+            assert stat.S_IMODE(os.stat(path).st_mode) & 0o077 == 0, path
+        with psycopg.connect(server.uri) as conn:  # and for every later start (postgresql.auto.conf)
+            row = conn.execute(
+                "SELECT setting FROM pg_file_settings WHERE name = 'unix_socket_permissions' ORDER BY seqno DESC"
+            ).fetchone()
+        assert row is not None and row[0] == "0700"
+        if os.geteuid() == 0 and shutil.which("runuser"):  # another account really cannot connect
+            code = f"import socket; socket.socket(socket.AF_UNIX).connect({str(info.socket_path)!r})"
+            other = subprocess.run(
+                ["runuser", "-u", "nobody", "--", sys.executable, "-c", code], capture_output=True, text=True
+            )
+            assert other.returncode != 0 and "Permission denied" in other.stderr, other.stderr
+    finally:
+        server.stop()
