@@ -29,10 +29,12 @@ embedding model, measure again (``python -m bench thresholds``).
 from __future__ import annotations
 
 import uuid
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchItem, SearchOp
 
+from mnemo import note_index
 from mnemo._lexical import adds_nothing, collapse_whitespace
 from mnemo.audit import Origin, audit_op
 from mnemo.errors import InvalidInputError
@@ -95,14 +97,18 @@ def validate_note(text: object) -> str:
 
 
 def to_note(item: Item) -> Note:
+    return note_from_value(item.key, item.value, getattr(item, "score", None))
+
+
+def note_from_value(key: str, value: Mapping[str, Any], score: float | None = None) -> Note:
+    """A :class:`Note` from a stored value (or a copy of one, as the index keeps)."""
     note = Note(
-        id=item.key,
-        text=item.value["text"],
-        source=item.value.get("source", "user_said"),
-        first_seen=item.value.get("first_seen", ""),
-        updated_at=item.value.get("updated_at", ""),
+        id=key,
+        text=value["text"],
+        source=value.get("source", "user_said"),
+        first_seen=value.get("first_seen", ""),
+        updated_at=value.get("updated_at", ""),
     )
-    score = getattr(item, "score", None)
     if score is not None:
         note["score"] = round(float(score), 4)
     return note
@@ -182,14 +188,27 @@ async def aremember_many(
     if not cleaned:
         return []
     ns = user.namespace(NOTES)
-    lookups = await store.abatch([op for text in cleaned for op in _duplicate_lookups(ns, text)])
+    lookup_ops: list[Op] = [op for text in cleaned for op in _duplicate_lookups(ns, text)]
+    terms = note_index.terms_touched(
+        [note_index.NoteChange(key="", before=None, after={"text": t}) for t in cleaned]
+    )
+    found = await store.abatch([*lookup_ops, *note_index.read_ops(user, terms)])
+    lookups, index_state = found[: len(lookup_ops)], note_index.IndexState.from_results(terms, found[len(lookup_ops) :])
     results, writes, changes = _plan_notes(
         ns, cleaned, lookups, source=source, threshold=dedupe_threshold, stamp=now_iso()
     )
     origin = origin or Origin(source="extractor" if source == "inferred" else source)
     audits = [audit_op(user, origin, action, key, before=before, after=after) for action, key, before, after in changes]
-    await store.abatch([*writes, *audits])
+    index_writes = await note_index.acomplete(store, user, index_state, _index_changes(lookups, writes))
+    await store.abatch([*writes, *audits, *index_writes])
     return results
+
+
+def _index_changes(lookups: list[Result], writes: list[PutOp]) -> list[note_index.NoteChange]:
+    """The note changes ``writes`` make, for :mod:`mnemo.note_index` (a write
+    to a note the lookups found replaces that value; any other adds a note)."""
+    before = {it.key: it.value for result in lookups for it in search_result(result)}
+    return [note_index.NoteChange(key=w.key, before=before.get(w.key), after=w.value) for w in writes]
 
 
 #: One change to audit: (action, note id, text before, text after).
@@ -284,10 +303,13 @@ async def aforget(
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         origin = origin or Origin(source="user_said")
-        await store.abatch([
-            *(PutOp(ns, it.key, None) for it in items),
-            *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
-        ])
+        await note_index.aapply(
+            store, user, [note_index.NoteChange(key=it.key, before=it.value, after=None) for it in items],
+            extra=[
+                *(PutOp(ns, it.key, None) for it in items),
+                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+            ],
+        )
     return [to_note(it) for it in items]
 
 

@@ -1,10 +1,12 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads the profile, the notes most relevant to the
-latest message and the most recent notes in **one** ``abatch`` (three reads),
-plus one more read per 100 notes past the first 100 (explicit paging: the
-store's ``limit`` would otherwise silently truncate, and "most recent" must be
-sorted by mnemo itself because backends return different orders).
+latest message and the most recent notes in at most **two** ``abatch`` calls
+and one query embedding, whatever the number of notes: the most recent notes
+come from the index maintained at write time (:mod:`mnemo.note_index`), not
+from a listing (see :func:`mnemo.recall.aread_notes`). The profile is listed
+page by page (explicit paging: the store's ``limit`` would otherwise silently
+truncate), which takes one more read only past 100 profile fields.
 
 :func:`render_snapshot` turns it into prompt text under a character budget;
 the profile goes first and is never cut, then relevant notes, then recent ones.
@@ -16,10 +18,10 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore
 
-from mnemo.store_reads import alist_rest, list_op, most_recent, query_op, search_result
-from mnemo.identity import NOTES, PROFILE, User
-from mnemo.notes import Note, to_note
-from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
+from mnemo.store_reads import alist_rest, list_op, search_result
+from mnemo.identity import PROFILE, User
+from mnemo.notes import Note
+from mnemo.recall import RECALL_MIN_SCORE, aread_notes
 from mnemo.profile import Profile, format_profile, profile_from_items
 
 
@@ -35,7 +37,7 @@ class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
     """Best first: dense hits above the threshold fused with BM25 (see
-    :func:`mnemo.recall.arank_notes`)."""
+    :func:`mnemo.recall.aread_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
 
@@ -49,19 +51,12 @@ async def aload_snapshot(
     recent_limit: int = RECENT_LIMIT,
     min_score: float = RECALL_MIN_SCORE,
 ) -> MemorySnapshot:
-    notes_ns = user.namespace(NOTES)
     profile_ns = user.namespace(PROFILE)
-    ops = [list_op(profile_ns), list_op(notes_ns)]
-    if query.strip() and recall_limit > 0:
-        ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
-    results = await store.abatch(ops)
-    profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
-    all_notes = await alist_rest(store, notes_ns, search_result(results[1])) if results[1] else []
-    relevant: list[Note] = []
-    if len(results) > 2 and all_notes:
-        relevant = await arank_notes(query, search_result(results[2]), all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+    read = await aread_notes(store, user, query, limit=recall_limit, min_score=min_score, extra=[list_op(profile_ns)])
+    profile_items = await alist_rest(store, profile_ns, search_result(read.extra[0]))
+    relevant = read.relevant
     seen = {n["id"] for n in relevant}
-    recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
+    recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
     return MemorySnapshot(profile=profile_from_items(profile_items), relevant=relevant, recent=recent)
 
 
