@@ -118,7 +118,8 @@ class Bm25Index:
 
         self.size = len(texts)
         self.retriever = bm25s.BM25()
-        self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
+        if texts:  # bm25s cannot index an empty corpus (a conversation without turns)
+            self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
 
     def search(self, query: str, k: int) -> list[int]:
         tokens = bm25_tokens(query)
@@ -270,12 +271,22 @@ async def _write_memory_agent(conv: Conversation, texts: list[str], emb: Caching
 
     start = time.perf_counter()
     written.agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
-    puts = []
+    # Batches in which no text repeats: InMemoryStore embeds each distinct
+    # text of a batch once and then fails on the count ("Number of embeddings
+    # (688) does not match number of indices (689)") when two puts share one.
+    batches: list[list[PutOp]] = [[]]
+    in_batch: set[str] = set()
     for turn, text in zip(conv.turns, texts, strict=True):
         key = str(uuid.uuid4())
         written.dia_of_key[key] = turn.dia_id
-        puts.append(PutOp(written.agent_ns, key, memory_agent_value(text)))
-    await written.agent_store.abatch(puts)
+        if text in in_batch:
+            batches.append([])
+            in_batch.clear()
+        in_batch.add(text)
+        batches[-1].append(PutOp(written.agent_ns, key, memory_agent_value(text)))
+    for puts in batches:
+        if puts:
+            await written.agent_store.abatch(puts)
     timing["memory_agent_write_s"] += time.perf_counter() - start
 
 

@@ -94,6 +94,55 @@ def test_loader_parses_malformed_evidence_leniently(locomo_file):
     assert by_question["What does Ana think of running?"].evidence == []
 
 
+def odd_locomo(path: Path) -> Path:
+    """LoCoMo's layout with what other parts of the data hold and the public
+    split does not: repeated turns, a turn without text, an image without a
+    caption, a NUL character, a turn that is not an object, questions without
+    evidence (missing, empty, a bare string), one without a question, a
+    conversation without questions and one without turns."""
+    session_1 = [
+        {"speaker": "Ana", "dia_id": "D1:1", "text": "See you tomorrow!"},
+        {"speaker": "Ben", "dia_id": "D1:2", "text": "See you tomorrow!"},  # same text: the template's batch bug
+        {"speaker": "Ana", "dia_id": "D1:3", "text": ""},  # no text
+        {"speaker": "Ben", "dia_id": "D1:4", "img_url": ["http://example.invalid/1.jpg"]},  # image, no caption
+        {"speaker": "Ana", "dia_id": "D1:5", "text": "My bike is red\x00."},
+        "not a turn",
+        {"speaker": "Ben", "dia_id": "D1:6", "text": "See you tomorrow!"},  # repeats D1:2 word for word
+    ]
+    qa = [
+        {"question": "What colour is Ana's bike?", "answer": "red", "evidence": "D1:5", "category": 4},
+        {"question": "Who said goodbye?", "answer": "both", "evidence": ["D1:1", "D1:2"], "category": "1"},
+        {"question": "What did Ben share?", "answer": "an image", "category": 4},  # no evidence at all
+        {"question": "Anything else?", "answer": "no", "evidence": [], "category": 3},
+        {"answer": "a question without a question", "evidence": ["D1:1"], "category": 4},
+    ]
+    data = [
+        {"sample_id": "odd-1", "conversation": {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": session_1,
+                                                "session_1_date_time": "1 May, 2023"}, "qa": qa},
+        {"sample_id": "odd-2", "conversation": {"session_1": [{"speaker": "C", "dia_id": "D1:1", "text": "Hi."}]}},
+        {"sample_id": "odd-3", "conversation": {}, "qa": [{"question": "?", "evidence": ["D1:1"], "category": 4}]},
+    ]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_every_method_runs_on_an_odd_locomo_file(tmp_path):
+    from bench.locomo_data import load_locomo
+
+    path = odd_locomo(tmp_path / "odd.json")
+    odd, other, empty = load_locomo(path)
+    assert [t.dia_id for t in odd.turns] == ["D1:1", "D1:2", "D1:3", "D1:4", "D1:5", "D1:6"]
+    assert "\x00" not in odd.turns[4].text and odd.turns[3].text == "Ben: [shares an image]"
+    assert [q.evidence for q in odd.questions] == [["D1:5"], ["D1:1", "D1:2"], [], []]
+    assert other.questions == [] and empty.turns == []
+    assert main(["locomo", "--data", str(path), "--out", str(tmp_path / "out"), "--k", "1,5"]) == 0
+    data = json.loads((tmp_path / "out" / "locomo.json").read_text())
+    assert data["mnemo_write"]["turns"] == 7 and data["mnemo_write"]["statuses"]["duplicate"] >= 1
+    assert data["questions"]["4"] == 1 and data["questions_without_evidence"]["4"] == 2
+    for name in ("mnemo", "memory_agent", "bm25"):
+        assert data["methods"][name]["turn"]["recall@5"]["4"] == 1.0, name  # the bike question finds its turn
+
+
 @pytest.fixture(scope="module")
 def locomo_json(locomo_file, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("locomo")
