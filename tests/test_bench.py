@@ -171,6 +171,44 @@ def test_locomo_json_has_the_documented_shape(locomo_json):
     assert data["reference"]["turn"]["recall@5"] == 0.567
 
 
+@pytest.fixture(scope="module")
+def golden_json(locomo_file, tmp_path_factory) -> dict:
+    """The whole synthetic conversation (14 turns), k up to 25."""
+    out = tmp_path_factory.mktemp("golden")
+    assert main(["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25"]) == 0
+    return json.loads((out / "locomo.json").read_text())
+
+
+def test_golden_a_known_question_finds_its_turn(golden_json):
+    # the only temporal question: "When is Ben's marathon?", evidence D1:4
+    assert golden_json["questions"]["2"] == 1
+    for method in ("mnemo", "mnemo_dense", "memory_agent"):
+        assert golden_json["methods"][method]["turn"]["recall@1"]["2"] == 1.0, method
+
+
+def test_golden_recall_never_drops_as_k_grows(golden_json):
+    for name, method in golden_json["methods"].items():
+        for level in ("turn", "session"):
+            rows = [method[level][f"recall@{k}"] for k in (1, 5, 10, 25)]
+            for cat in ("overall", "1", "2", "3", "4", "5"):
+                values = [row[cat] for row in rows if row[cat] is not None]
+                assert values == sorted(values), (name, level, cat, values)
+
+
+def test_golden_the_template_returns_ten_at_most(golden_json):
+    for name in ("memory_agent", "memory_agent_plain"):
+        method = golden_json["methods"][name]
+        assert method["items_returned"]["recall@10"] == 10.0  # 14 turns: the limit binds
+        assert method["items_returned"]["recall@25"] == method["items_returned"]["recall@10"]
+        assert method["turn"]["recall@25"] == method["turn"]["recall@10"], name
+
+
+def test_golden_split_reports_conversations_nobody_tuned_on(golden_json):
+    split = golden_json["split"]
+    assert split["tune_conversations"] == [] and split["report_conversations"] == ["synthetic-1"]
+    assert split["report"]["turn"]["mnemo"] == golden_json["methods"]["mnemo"]["turn"]
+
+
 def test_turn_cost_json(tmp_path):
     assert main(["turn-cost", "--out", str(tmp_path), "--smoke"]) == 0
     data = json.loads((tmp_path / "turn_cost.json").read_text())
