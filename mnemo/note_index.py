@@ -185,9 +185,7 @@ def write_ops(user: User, state: IndexState, changes: Sequence[NoteChange]) -> l
     ns = index_namespace(user)
     head = dict(state.head or {"count": 0, "total_len": 0, "recent": []})
     recent = {r["id"]: r for r in head.get("recent", [])}
-    postings: dict[str, dict[str, Any]] = {
-        t: {"df": int(v.get("df", 0)), "p": [list(e) for e in v.get("p", [])]} for t, v in state.postings.items()
-    }
+    postings: dict[str, dict[str, Any]] = {}  # the touched terms, copied on first touch
     dirty: set[str] = set()
     for change in changes:
         old = note_terms(change.before["text"]) if change.before is not None else None
@@ -200,11 +198,16 @@ def write_ops(user: User, state: IndexState, changes: Sequence[NoteChange]) -> l
         if old == new:
             continue  # same text: only recency changed
         for term in set(old[0] if old else ()) | set(new[0] if new else ()):
-            entry = postings.setdefault(term, {"df": 0, "p": []})
+            if term not in postings:
+                stored = state.postings.get(term) or {}
+                postings[term] = {"df": int(stored.get("df", 0)), "p": [list(e) for e in stored.get("p", [])]}
+            entry = postings[term]
             had = old is not None and term in old[0]
-            entry["p"] = [e for e in entry["p"] if e[0] != change.key]
+            if old is not None:  # a new note is in no postings yet
+                entry["p"] = [e for e in entry["p"] if e[0] != change.key]
             if new is not None and term in new[0]:
-                entry["p"] = [*entry["p"], [change.key, new[0][term], new[1]]][-POSTINGS_KEEP:]
+                entry["p"].append([change.key, new[0][term], new[1]])
+                del entry["p"][:-POSTINGS_KEEP]
                 entry["df"] += 0 if had else 1
             elif had:
                 entry["df"] = max(entry["df"] - 1, 0)
