@@ -29,6 +29,7 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
+from mnemo.note_index import NOTE_INDEX
 from mnemo.store_reads import PAGE_SIZE, alist_all, most_recent, now_iso
 from mnemo.audit import AuditRecord, Origin, audit_op
 from mnemo.entitlements import Entitlements, Usage
@@ -113,6 +114,9 @@ async def aexport_user(store: BaseStore, user: User) -> UserExport:
         items = await alist_all(store, ns)
         if items:
             sections[_kind(ns)] = items
+    # The note index is derived from the notes (mnemo.note_index rebuilds it
+    # from them): what it holds is exported once, as the notes.
+    sections.pop(NOTE_INDEX, None)
     notes = sections.pop(NOTES, [])
     return UserExport(
         format=EXPORT_FORMAT,
