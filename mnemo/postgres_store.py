@@ -27,7 +27,13 @@ from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo.errors import DimsMismatchError, StoreClosedError
-from mnemo.postgres_setup import DEFAULT_POOL, STORE_SETUP_LOCK, advisory_lock, configure_connection
+from mnemo.postgres_setup import (
+    DEFAULT_POOL,
+    STORE_SETUP_LOCK,
+    advisory_lock,
+    configure_connection,
+    ensure_mnemo_indexes,
+)
 from mnemo.storable import checked_ops
 
 logger = logging.getLogger(__name__)
@@ -181,6 +187,8 @@ async def open_postgres(
         try:
             async with advisory_lock(uri, STORE_SETUP_LOCK):
                 await store.setup()
+                async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+                    await ensure_mnemo_indexes(conn)
             await check_vector_table(store, index)
             if sweep:
                 await store.start_ttl_sweeper()

@@ -29,3 +29,36 @@ async def test_postgres_index_is_hnsw_cosine_and_iterative(pg, cached_index):
             assert "hnsw" in row["indexdef"] and "vector_cosine_ops" in row["indexdef"]
             assert (await (await conn.execute("SHOW hnsw.iterative_scan")).fetchone())["hnsw.iterative_scan"] == "strict_order"
             assert (await (await conn.execute("SHOW hnsw.ef_search")).fetchone())["hnsw.ef_search"] == str(HNSW_EF_SEARCH)
+
+
+async def test_exact_dedupe_lookup_probes_the_norm_index_not_the_users_rows(pg):
+    """The dedupe's ``filter={"norm": ...}`` is served by mnemo's hash index,
+    so a write's cost does not grow with the user's notes (or the table).
+    (Plans, not timings: the planner is what decides.)"""
+    from langgraph.store.base import PutOp
+
+    from mnemo import User, aremember
+
+    uri = pg.create_database("norm_index")
+    user = User.of("u_norm")
+    ns = user.namespace("notes")
+    try:
+        async with open_store(postgres_uri=uri, index={"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}) as store:
+            await store.abatch([PutOp(ns, f"k{i}", {"id": f"k{i}", "text": f"fact {i}", "norm": f"fact {i}"}, index=False)
+                                for i in range(5000)])
+            assert (await aremember(store, user, "Fact 4321."))["status"] == "duplicate"  # found by norm
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store")
+                # The store's rendering of the filter (langgraph-checkpoint-postgres 3.2.0):
+                # the key is a parameter too; past five executions a prepared statement
+                # may switch to a generic plan, which must still probe the index.
+                await conn.execute(
+                    "PREPARE dedupe(text, text) AS SELECT key FROM store WHERE "
+                    "(prefix = 'u_norm.notes' OR prefix LIKE 'u_norm.notes.%') AND value->$1 = $2::jsonb "
+                    "ORDER BY updated_at DESC LIMIT 1")
+                for i in range(8):
+                    plan = [r["QUERY PLAN"] for r in await (await conn.execute(
+                        f"EXPLAIN EXECUTE dedupe('norm', '\"fact {i}\"')")).fetchall()]
+                    assert any("mnemo_store_norm_idx" in line for line in plan), plan
+    finally:
+        pg.drop_database("norm_index")
