@@ -43,9 +43,10 @@ async def test_exact_dedupe_lookup_probes_the_norm_index_not_the_users_rows(pg):
     user = User.of("u_norm")
     ns = user.namespace("notes")
     try:
-        async with open_store(postgres_uri=uri, index={"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}) as store:
-            await store.abatch([PutOp(ns, f"k{i}", {"id": f"k{i}", "text": f"fact {i}", "norm": f"fact {i}"}, index=False)
-                                for i in range(5000)])
+        index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+        async with open_store(postgres_uri=uri, index=index) as store:
+            await store.abatch([PutOp(ns, f"k{i}", {"id": f"k{i}", "text": f"fact {i}", "norm": f"fact {i}"},
+                                      index=False) for i in range(5000)])
             assert (await aremember(store, user, "Fact 4321."))["status"] == "duplicate"  # found by norm
             async with store.conn.connection() as conn:
                 await conn.execute("ANALYZE store")
