@@ -217,7 +217,9 @@ def write_ops(user: User, state: IndexState, changes: Sequence[NoteChange]) -> l
     head["recent"] = sorted(recent.values(), key=lambda r: (r.get("updated_at", ""), r["id"]), reverse=True)[
         :RECENT_KEEP
     ]
-    ops = [PutOp(ns, HEAD_KEY, head, index=False)]
+    # No notes left: no head either, so a user who forgot everything leaves
+    # nothing behind (alist_users, export).
+    ops = [PutOp(ns, HEAD_KEY, head if head["count"] or head["recent"] else None, index=False)]
     for term in sorted(dirty):
         value = postings[term]
         # An emptied term is deleted, not kept as an empty item.

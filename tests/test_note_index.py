@@ -125,3 +125,13 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
     store.trips = 0
     await aload_snapshot(store, user, "", recent_limit=2)
     assert store.trips == 1  # built: no rebuild, no listing
+
+
+async def test_forgetting_every_note_leaves_no_index_behind(store, user):
+    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user likes green tea."])
+    assert await store.asearch(note_index.index_namespace(user), limit=5)
+    await aforget(store, user, about="my dog Biscuit")
+    await aforget(store, user, about="green tea")
+    assert await store.asearch(note_index.index_namespace(user), limit=5) == []
+    assert (await aload_snapshot(store, user, "tea"))["recent"] == []
+
