@@ -72,8 +72,14 @@ class CountedStore:
 
 def note_value(i: int, text: str) -> dict[str, Any]:
     iso = (datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=i)).isoformat()
-    return {"id": f"n{i:07d}", "text": text, "norm": text.casefold(), "source": "user_said",
-            "first_seen": iso, "updated_at": iso}
+    return {
+        "id": f"n{i:07d}",
+        "text": text,
+        "norm": text.casefold(),
+        "source": "user_said",
+        "first_seen": iso,
+        "updated_at": iso,
+    }
 
 
 async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
@@ -85,8 +91,9 @@ async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[s
         values = [note_value(i, texts[i]) for i in range(lo, min(stop, lo + batch))]
         changes = [note_index.NoteChange(key=v["id"], before=None, after=v) for v in values]
         terms = frozenset(note_index.terms_touched(changes))
-        index_ops = note_index.write_ops(user, note_index.IndexState(
-            head=state.head, postings=state.postings, read=state.read | terms), changes)
+        index_ops = note_index.write_ops(
+            user, note_index.IndexState(head=state.head, postings=state.postings, read=state.read | terms), changes
+        )
         ops: list[Op] = [PutOp(ns, v["id"], v) for v in values]
         await store.abatch([*ops, *index_ops])
         postings = dict(state.postings)
@@ -126,8 +133,11 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
                 counted.reset()
                 hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, min_score=0.999)
                 found += any(h["id"] == f"n{i:07d}" for h in hits)
-        out[name] = {"ms": percentiles(times), "round_trips_max": max(trips),
-                     "ops_per_turn": {k: round(v / len(picks), 1) for k, v in ops.items()}}
+        out[name] = {
+            "ms": percentiles(times),
+            "round_trips_max": max(trips),
+            "ops_per_turn": {k: round(v / len(picks), 1) for k, v in ops.items()},
+        }
         if name == "recall":
             out[name]["lexical_found"] = round(found / len(picks), 3)
     return out
@@ -169,11 +179,20 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "memory_scale",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, "-m", "bench.memory_scale", *sys.argv[1:]]),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]},
-        "params": {"sizes": sizes, "queries": args.queries, "batch": args.batch, "dims": DIMS,
-                   "embedder": "hash vectors (bench.store_scale.SyntheticEmbeddings); one real query embedding "
-                               "per turn is embed_query_ms"},
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "params": {
+            "sizes": sizes,
+            "queries": args.queries,
+            "batch": args.batch,
+            "dims": DIMS,
+            "embedder": "hash vectors (bench.store_scale.SyntheticEmbeddings); one real query embedding "
+            "per turn is embed_query_ms",
+        },
         "backends": {},
     }
     if "memory" in args.backends:

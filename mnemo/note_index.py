@@ -116,8 +116,9 @@ class IndexState:
         distinct = list(dict.fromkeys(terms))
         head = results[0]
         postings = {t: dict(r.value) for t, r in zip(distinct, results[1:], strict=True) if isinstance(r, Item)}
-        return cls(head=dict(head.value) if isinstance(head, Item) else None, postings=postings,
-                   read=frozenset(distinct))
+        return cls(
+            head=dict(head.value) if isinstance(head, Item) else None, postings=postings, read=frozenset(distinct)
+        )
 
     @property
     def recent(self) -> list[dict[str, Any]]:
@@ -244,8 +245,7 @@ async def acomplete(store: BaseStore, user: User, state: IndexState, changes: Se
     if missing:
         results = await store.abatch([GetOp(index_namespace(user), term_key(t)) for t in missing])
         extra = IndexState.from_results(missing, [None, *results])
-        state = IndexState(head=state.head, postings={**state.postings, **extra.postings},
-                           read=state.read | extra.read)
+        state = IndexState(head=state.head, postings={**state.postings, **extra.postings}, read=state.read | extra.read)
     return write_ops(user, state, changes)
 
 

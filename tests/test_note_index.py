@@ -101,6 +101,7 @@ async def test_refine_and_forget_keep_the_index_true(store, user):
     await aremember_many(store, user, ["用户养了两只猫。", "The user's dog is named Biscuit."])
     refined = await aremember(store, user, "用户养了两只猫，叫咪咪和花花。")
     assert refined["status"] == "refined"
+
     async def words(query):  # a dense threshold nothing reaches: only the words can find a note
         return [n["text"] for n in await arecall(store, user, query, min_score=0.999)]
 
@@ -118,8 +119,16 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
     store = counting_store
     ns = user.namespace("notes")
     for i in range(150):
-        await store.aput(ns, f"k{i}", {"id": f"k{i}", "text": f"old fact {i} about thing{i}",
-                                       "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"}, index=False)
+        await store.aput(
+            ns,
+            f"k{i}",
+            {
+                "id": f"k{i}",
+                "text": f"old fact {i} about thing{i}",
+                "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
+            },
+            index=False,
+        )
     snap = await aload_snapshot(store, user, "", recent_limit=2)
     assert [n["text"] for n in snap["recent"]] == ["old fact 149 about thing149", "old fact 148 about thing148"]
     store.trips = 0
@@ -134,4 +143,3 @@ async def test_forgetting_every_note_leaves_no_index_behind(store, user):
     await aforget(store, user, about="green tea")
     assert await store.asearch(note_index.index_namespace(user), limit=5) == []
     assert (await aload_snapshot(store, user, "tea"))["recent"] == []
-
