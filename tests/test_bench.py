@@ -296,3 +296,27 @@ def test_load_smoke_holds_memory_under_concurrency_and_a_kill(tmp_path):
         assert s["profile_fields_found"] == s["profile_fields_expected"] > 0, s
         assert s["server_log_trouble"] == 0, s
     assert (tmp_path / "load.png").exists()
+
+
+def test_memory_scale_smoke_reads_in_two_round_trips_at_every_size(tmp_path):
+    from bench import memory_scale
+
+    assert memory_scale.main(["--sizes", "50", "300", "--backends", "memory", "--queries", "3", "--no-e5",
+                              "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "memory_scale.json").read_text())
+    for size in ("50", "300"):
+        row = data["backends"]["memory"][size]
+        assert row["load_memory"]["round_trips_max"] <= 2 and row["recall"]["round_trips_max"] <= 2
+        assert row["recall"]["lexical_found"] == 1.0
+
+
+def test_many_users_smoke_measures_recall_against_exact(tmp_path):
+    from bench import many_users
+
+    assert many_users.main(["--notes", "400", "--users", "30", "--per-band", "2", "--queries", "1",
+                            "--settings", "strict_100", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "many_users.json").read_text())
+    assert data["sizes"]["notes"] == 400 and data["sizes"]["users"] == 30
+    for band in ("large", "medium", "small"):
+        row = data["settings"]["strict_100"][band]
+        assert _fraction(row["recall_at_10"]) and row["search_ms"]["n"] == 2
