@@ -167,7 +167,10 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
             "min": sizes[-1],
         }
     }
-    async with open_store(postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}) as store:
+    # No TTL sweeper: it would wait on the one pooled connection while the index builds.
+    async with open_store(
+        postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}, sweep=False
+    ) as store:
         async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
             row = await (
                 await conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx'")
