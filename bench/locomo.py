@@ -65,13 +65,22 @@ DRAGON_REFERENCE = {"recall@5": 0.567, "recall@10": 0.662, "recall@25": 0.767, "
 #: The memory-agent template's search limit.
 MEMORY_AGENT_LIMIT = 10
 
-METHODS = ("mnemo", "mnemo_thresholded", "memory_agent", "bm25", "full_context")
+METHODS = ("mnemo", "mnemo_thresholded", "mnemo_dense", "memory_agent", "memory_agent_plain", "bm25", "full_context")
+#: Settings may be chosen looking at these conversations of the public split
+#: (the first two); every other conversation is reported as held out
+#: (``split`` in the JSON): a reader sees what is fit and what generalises.
+TUNE_CONVERSATIONS = ("conv-26", "conv-30")
 
 _DESCRIPTIONS = {
     "mnemo": (
         "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
     ),
     "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
+    "mnemo_dense": "the dense half of mnemo alone: store.asearch(notes, query=question, limit=max k) on the same notes",
+    "memory_agent_plain": (
+        "the memory-agent template's search with only the plain content embedded (fields "
+        "['content']): retrieval like the template, without its JSON-value layout"
+    ),
     "memory_agent": (
         "LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
         "asearch(query=str([question]), limit=10), no threshold; recall@k>10 is capped by the limit"
@@ -120,7 +129,8 @@ class Bm25Index:
 
         self.size = len(texts)
         self.retriever = bm25s.BM25()
-        self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
+        if texts:  # bm25s cannot index an empty corpus (a conversation without turns)
+            self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
 
     def search(self, query: str, k: int) -> list[int]:
         tokens = bm25_tokens(query)
@@ -143,6 +153,7 @@ class QuestionResult:
     category: str
     evidence: frozenset[str]
     sessions: frozenset[int]
+    conversation: str = ""
     #: method -> ranked list of retrieved items, each the set of turns it covers
     ranked: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     #: method -> k -> tokens of the top-k items as they would be injected
@@ -167,6 +178,20 @@ def memory_agent_value(text: str) -> dict[str, str]:
     its model would add ("mentioned while ..."); the benchmark leaves it
     empty so both methods see the same information."""
     return {"content": text, "context": ""}
+
+
+def credited(note_text: str, turns: list[tuple[str, str]]) -> frozenset[str]:
+    """The turns a note is credited for: those whose content it still holds.
+
+    Dedupe merges a repeated turn into an existing note and a refinement
+    overwrites a note's text; crediting a note with every turn that ever
+    touched it would count turns whose words it no longer has. A turn counts
+    when each of its content words (:func:`mnemo._lexical.content_tokens`) is
+    in the note's final text."""
+    from mnemo._lexical import content_tokens
+
+    held = content_tokens(note_text)
+    return frozenset(dia for dia, text in turns if content_tokens(text) <= held)
 
 
 def render_notes(notes: list[tuple[str, str]]) -> str:
@@ -202,6 +227,7 @@ class _Written:
     agent_store: InMemoryStore
     agent_ns: tuple[str, ...]
     dia_of_key: dict[str, str]  # memory-agent key -> dialog turn
+    plain_store: InMemoryStore | None = None  # the template's layout, only "content" embedded
 
 
 async def evaluate_conversation(
@@ -237,7 +263,13 @@ async def evaluate_conversation(
         agent_queries,
         strict=False,
     ):
-        r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), full_context_tokens=full_tokens)
+        r = QuestionResult(
+            q.category,
+            frozenset(q.evidence),
+            frozenset(q.sessions),
+            conversation=conv.sample_id,
+            full_context_tokens=full_tokens,
+        )
         await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
         await _snapshot(q, user, written, r, counter)
         results.append(r)
@@ -267,12 +299,12 @@ async def _write_mnemo(
     conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written, timing: Timing
 ) -> None:
     """mnemo: one aremember_many per turn, as write_memory does per turn."""
-    from mnemo import aremember_many
+    from mnemo import alist_notes, aremember_many
     from mnemo.embeddings import index_config
 
     start = time.perf_counter()
     written.store = store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
-    covers: dict[str, set[str]] = defaultdict(set)
+    merged: dict[str, list[tuple[str, str]]] = defaultdict(list)  # note id -> (turn, its text)
     for turn, text in zip(
         tqdm(
             conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False, file=sys.stderr, disable=None
@@ -282,8 +314,9 @@ async def _write_mnemo(
     ):
         (result,) = await aremember_many(store, user, [text])
         written.statuses[result["status"]] += 1
-        covers[result["note"]["id"]].add(turn.dia_id)
-    written.covers = {nid: frozenset(d) for nid, d in covers.items()}
+        merged[result["note"]["id"]].append((turn.dia_id, text))
+    final = {n["id"]: n["text"] for n in await alist_notes(store, user)}
+    written.covers = {nid: credited(final.get(nid, ""), turns) for nid, turns in merged.items()}
     timing["mnemo_write_s"] += time.perf_counter() - start
 
 
@@ -295,12 +328,24 @@ async def _write_memory_agent(
 
     start = time.perf_counter()
     written.agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
-    puts = []
+    written.plain_store = InMemoryStore(index={"embed": emb, "dims": DIMS, "fields": ["content"]})
+    # Batches in which no text repeats: InMemoryStore embeds each distinct
+    # text of a batch once and then fails on the count ("Number of embeddings
+    # (688) does not match number of indices (689)") when two puts share one.
+    batches: list[list[PutOp]] = [[]]
+    in_batch: set[str] = set()
     for turn, text in zip(conv.turns, texts, strict=True):
         key = str(uuid.uuid4())
         written.dia_of_key[key] = turn.dia_id
-        puts.append(PutOp(written.agent_ns, key, memory_agent_value(text)))
-    await written.agent_store.abatch(puts)
+        if text in in_batch:
+            batches.append([])
+            in_batch.clear()
+        in_batch.add(text)
+        batches[-1].append(PutOp(written.agent_ns, key, memory_agent_value(text)))
+    for puts in batches:
+        if puts:
+            await written.agent_store.abatch(puts)
+            await written.plain_store.abatch(puts)
     timing["memory_agent_write_s"] += time.perf_counter() - start
 
 
@@ -329,6 +374,13 @@ async def _retrieve(
     t2 = time.perf_counter()
     items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
     timing["memory_agent_search_s"] += time.perf_counter() - t2
+    assert written.plain_store is not None
+    plain = await written.plain_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
+    dense = [
+        it
+        for it in await written.store.asearch(user.namespace("notes"), query=q.question, limit=max_k)
+        if it.score is not None
+    ]
     t3 = time.perf_counter()
     lexical = bm25.search(q.question, max_k)
     timing["bm25_search_s"] += time.perf_counter() - t3
@@ -336,8 +388,13 @@ async def _retrieve(
     for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
         r.ranked[name] = [written.covers[n["id"]] for n in found]
         r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
-    r.ranked["memory_agent"] = [frozenset({written.dia_of_key[it.key]}) for it in items]
-    r.tokens["memory_agent"] = {k: counter.count(render_memory_agent(items[:k])) for k in ks}
+    r.ranked["mnemo_dense"] = [written.covers[it.key] for it in dense]
+    r.tokens["mnemo_dense"] = {
+        k: counter.count(render_notes([(it.key, it.value["text"]) for it in dense[:k]])) for k in ks
+    }
+    for name, found_items in (("memory_agent", items), ("memory_agent_plain", plain)):
+        r.ranked[name] = [frozenset({written.dia_of_key[it.key]}) for it in found_items]
+        r.tokens[name] = {k: counter.count(render_memory_agent(found_items[:k])) for k in ks}
     r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
     r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
     r.tokens["full_context"] = {k: r.full_context_tokens for k in ks}
@@ -499,6 +556,7 @@ def run(
             },
             **{f"{m}@{k}": methods[m]["tokens"][f"recall@{k}"] for m in METHODS if m != "full_context" for k in ks},
         },
+        "split": split_tables(results, ks),
         "per_conversation": per_conversation,
         "embedding_cache": emb.stats(),
         "timing_s": {k: round(v, 1) for k, v in sorted(timing.items())},
@@ -552,6 +610,27 @@ def _method_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, An
             }
     methods["memory_agent"]["limit"] = MEMORY_AGENT_LIMIT
     return methods
+
+
+def split_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+    """Turn-level recall of every method on the conversations settings may be
+    chosen on (:data:`TUNE_CONVERSATIONS`) and on the others, held out."""
+    parts = {
+        "tune": [r for r in results if r.conversation in TUNE_CONVERSATIONS],
+        "report": [r for r in results if r.conversation not in TUNE_CONVERSATIONS],
+    }
+    out: dict[str, Any] = {
+        "rule": "settings are chosen on the tune conversations only; report is held out",
+        "tune_conversations": sorted({r.conversation for r in parts["tune"]}),
+        "report_conversations": sorted({r.conversation for r in parts["report"]}),
+    }
+    for name, part in parts.items():
+        out[name] = {
+            "questions": sum(1 for r in part if r.category in MAIN_CATEGORIES),
+            "turn": {m: recall_table(part, m, "turn", ks) for m in METHODS},
+            "snapshot_turn": snapshot_recall(part, "turn"),
+        }
+    return out
 
 
 def _evidence_summary(conversations: list[Conversation]) -> dict[str, Any]:

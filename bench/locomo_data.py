@@ -97,12 +97,24 @@ def session_of(dia_id: str) -> int:
 NOTE_FORMATS = ("colon", "said")
 
 
+def _clean(value: object) -> str:
+    """A field as text a store accepts: NUL characters and unpaired
+    surrogates (which no backend stores) dropped, white space collapsed."""
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    text = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return " ".join(text.split())
+
+
 def turn_text(turn: dict, note_format: str = "colon") -> str:
     """What gets stored for one dialog turn: who said it, what, and what
-    picture they shared (the BLIP caption stands in for the image)."""
-    speaker = turn.get("speaker", "?")
-    said = str(turn.get("text") or "").strip()
-    caption = str(turn.get("blip_caption") or "").strip()
+    picture they shared (the BLIP caption stands in for the image). A turn
+    with neither text nor caption (an image without one) still gets a note,
+    so that its id stays a valid evidence target."""
+    speaker = _clean(turn.get("speaker")) or "?"
+    said = _clean(turn.get("text"))
+    caption = _clean(turn.get("blip_caption"))
+    if not said and not caption:
+        said = "[shares an image]" if turn.get("img_url") else "[says nothing]"
     if note_format == "said":
         return f'{speaker} said, "{said}"' + (f" and shared {caption}." if caption else "")
     if note_format != "colon":
@@ -110,10 +122,11 @@ def turn_text(turn: dict, note_format: str = "colon") -> str:
     return f"{speaker}: {said}" + (f" [shares an image: {caption}]" if caption else "")
 
 
-def parse_evidence(raw: list, known: set[str]) -> tuple[list[str], list[str]]:
+def parse_evidence(raw: object, known: set[str]) -> tuple[list[str], list[str]]:
     matched: list[str] = []
     unmatched: list[str] = []
-    for item in raw or []:
+    items = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+    for item in items:
         parts = [p for p in re.split(r"[;,\s]+", str(item)) if p]
         if not parts:
             unmatched.append(str(item))
@@ -138,19 +151,28 @@ def _conversation(obj: dict, index: int, note_format: str) -> Conversation:
     seen: set[str] = set()
     for number, session in sessions:
         for i, raw in enumerate(session, start=1):
+            if not isinstance(raw, dict):
+                continue
             dia = canonical(str(raw.get("dia_id", ""))) or f"D{number}:{i}"
             if dia in seen:  # never two turns under one id
                 continue
             seen.add(dia)
             turns.append(
-                Turn(dia_id=dia, session=number, speaker=str(raw.get("speaker", "?")), text=turn_text(raw, note_format))
+                Turn(
+                    dia_id=dia,
+                    session=number,
+                    speaker=_clean(raw.get("speaker")) or "?",
+                    text=turn_text(raw, note_format),
+                )
             )
     questions = []
     for qa in obj.get("qa") or []:
-        evidence, unmatched = parse_evidence(qa.get("evidence") or [], seen)
+        if not isinstance(qa, dict) or not _clean(qa.get("question")):
+            continue  # nothing to ask
+        evidence, unmatched = parse_evidence(qa.get("evidence"), seen)
         questions.append(
             Question(
-                question=str(qa.get("question", "")),
+                question=_clean(qa.get("question")),
                 category=str(qa.get("category", "")),
                 evidence=evidence,
                 unmatched=unmatched,

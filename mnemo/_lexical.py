@@ -51,8 +51,7 @@ def adds_nothing(new: str, old: str) -> bool:
 # and rare words ("Xiaomi", "Mia", "滤芯") are exact-match signals an embedding
 # blurs. Measured on LoCoMo (docs/bench.md): dense + BM25 by reciprocal rank
 # fusion beats either alone. The store API has no lexical search, so mnemo
-# ranks the user's notes (already listed for "recent" in load_memory) in
-# process with bm25s.
+# keeps its own postings at write time (mnemo.note_index) over these tokens.
 
 _BM25_STOP = _FUNCTION_WORDS | {"i", "me", "my", "what", "when", "how", "why", "did", "does", "do", "about", "any"}
 
@@ -67,24 +66,6 @@ def bm25_tokens(text: str) -> list[str]:
         tokens.extend(c for c in run if c not in _FUNCTION_CHARS)
         tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
     return tokens
-
-
-def bm25_rank(query: str, texts: list[str], *, limit: int) -> list[int]:
-    """Indices of ``texts`` sharing terms with ``query``, best BM25 score first."""
-    import bm25s
-
-    query_tokens = bm25_tokens(query)
-    if not texts or not query_tokens:
-        return []
-    corpus = [bm25_tokens(t) or ["\x00empty"] for t in texts]
-    index = bm25s.BM25()
-    index.index(corpus, show_progress=False)
-    known = [t for t in query_tokens if t in index.vocab_dict]
-    if not known:
-        return []
-    scores = index.get_scores(known)
-    order = sorted((i for i in range(len(texts)) if scores[i] > 0), key=lambda i: -scores[i])
-    return order[:limit]
 
 
 def reciprocal_rank_fusion(rankings: list[list[str]], *, k: int = 60) -> list[str]:

@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchItem, SearchOp
 
+from mnemo import note_index
 from mnemo._lexical import adds_nothing, collapse_whitespace
 from mnemo.audit import AuditAction, Origin, audit_op
 from mnemo.errors import InvalidInputError, NoteLimitError
@@ -120,16 +121,20 @@ def validate_note(text: object) -> str:
 
 
 def to_note(item: Item) -> Note:
+    return note_from_value(item.key, item.value, getattr(item, "score", None))
+
+
+def note_from_value(key: str, value: Mapping[str, Any], score: float | None = None) -> Note:
+    """A :class:`Note` from a stored value (or a copy of one, as the index keeps)."""
     note = Note(
-        id=item.key,
-        text=item.value["text"],
-        source=item.value.get("source", "user_said"),
-        first_seen=item.value.get("first_seen", ""),
-        updated_at=item.value.get("updated_at", ""),
+        id=key,
+        text=value["text"],
+        source=value.get("source", "user_said"),
+        first_seen=value.get("first_seen", ""),
+        updated_at=value.get("updated_at", ""),
     )
-    if item.value.get("expires_at"):
-        note["expires_at"] = item.value["expires_at"]
-    score = getattr(item, "score", None)
+    if value.get("expires_at"):
+        note["expires_at"] = value["expires_at"]
     if score is not None:
         note["score"] = round(float(score), 4)
     return note
@@ -239,6 +244,7 @@ async def aremember_many(
     results, ops = plan.apply(
         lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
     )
+    ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
     await store.abatch(ops)
     return results
 
@@ -275,14 +281,41 @@ class NotesPlan:
     def namespace(self) -> tuple[str, ...]:
         return self.user.namespace(NOTES)
 
-    def lookups(self, *, max_notes: int | None = MAX_NOTES_PER_USER) -> list[SearchOp]:
-        """The reads :meth:`apply` needs, for one ``abatch``: per text, the note
-        it would repeat exactly, the note at its derived key and its nearest
-        neighbour by meaning; then, with a cap, the ``max_notes``-th note."""
-        ops = [op for text in self.texts for op in _duplicate_lookups(self.namespace, text)]
+    def lookups(self, *, max_notes: int | None = MAX_NOTES_PER_USER) -> list[Op]:
+        """The reads :meth:`apply` and :meth:`aindex_ops` need, for one
+        ``abatch``: per text, the note it would repeat exactly, the note at its
+        derived key and its nearest neighbour by meaning; then, with a cap, the
+        ``max_notes``-th note; then the write-time index items the texts touch
+        (:mod:`mnemo.note_index`)."""
+        ops: list[Op] = [op for text in self.texts for op in _duplicate_lookups(self.namespace, text)]
         if max_notes is not None:
             ops.append(SearchOp(self.namespace, limit=1, offset=max(max_notes - 1, 0)))
-        return ops
+        return [*ops, *note_index.read_ops(self.user, self._index_terms())]
+
+    def _index_terms(self) -> list[str]:
+        return note_index.terms_touched(
+            [note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts]
+        )
+
+    async def aindex_ops(
+        self, store: BaseStore, lookups: Sequence[Result], ops: Sequence[PutOp], *, max_notes: int | None
+    ) -> list[PutOp]:
+        """The index writes that keep :mod:`mnemo.note_index` in step with the
+        note writes among ``ops`` (a write to a note the lookups found replaces
+        that value; any other adds a note). One more read only when a refined
+        note's old wording touches terms not read yet."""
+        n = _LOOKUPS * len(self.texts) + (max_notes is not None)
+        terms = self._index_terms()
+        state = note_index.IndexState.from_results(terms, lookups[n:])
+        before = {
+            it.key: it.value for result in lookups[:n] if isinstance(result, list) for it in search_result(result)
+        }
+        changes = [
+            note_index.NoteChange(key=op.key, before=before.get(op.key), after=op.value)
+            for op in ops
+            if tuple(op.namespace) == self.namespace and op.value is not None
+        ]
+        return await note_index.acomplete(store, self.user, state, changes)
 
     def apply(
         self,
@@ -466,11 +499,14 @@ async def aforget(
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
     if items:
         origin = origin or Origin(source="user_said")
-        await store.abatch(
-            [
+        await note_index.aapply(
+            store,
+            user,
+            [note_index.NoteChange(key=it.key, before=it.value, after=None) for it in items],
+            extra=[
                 *(PutOp(ns, it.key, None) for it in items),
                 *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
-            ]
+            ],
         )
     return [to_note(it) for it in items]
 

@@ -81,3 +81,20 @@ async def advisory_lock(uri: str, lock_id: int) -> AsyncIterator[None]:
 async def _try_lock(conn: Any, lock_id: int) -> bool:
     row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (lock_id,))).fetchone()
     return bool(row[0])
+
+
+#: mnemo's own index on the store table (``langgraph-checkpoint-postgres``'s
+#: migrations own the table; this index is additive, named apart, and
+#: ``IF NOT EXISTS``). The exact-duplicate lookup of every note write is
+#: ``filter={"norm": ...}``, which the store renders as
+#: ``value -> 'norm' = '<json>'::jsonb``: without an index it scanned the
+#: user's rows, so a write slowed down as the user's notes grew. A hash index
+#: on that expression makes it one probe (hash, not btree: a 1,000-character
+#: Chinese note exceeds btree's ~2.7 kB entry limit).
+NORM_INDEX_SQL = "CREATE INDEX CONCURRENTLY IF NOT EXISTS mnemo_store_norm_idx ON store USING hash ((value -> 'norm'))"
+
+
+async def ensure_mnemo_indexes(conn: Any) -> None:
+    """Create mnemo's indexes on the store table (after ``setup()``, under
+    its advisory lock; ``conn`` in autocommit, as ``CONCURRENTLY`` needs)."""
+    await conn.execute(NORM_INDEX_SQL)

@@ -17,17 +17,23 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, TTLConfig
+from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo.errors import DimsMismatchError, StoreClosedError
-from mnemo.postgres_setup import STORE_SETUP_LOCK, advisory_lock, configure_connection, pool_options
+from mnemo.postgres_setup import (
+    STORE_SETUP_LOCK,
+    advisory_lock,
+    configure_connection,
+    ensure_mnemo_indexes,
+    pool_options,
+)
 from mnemo.storable import checked_ops
 
 logger = logging.getLogger(__name__)
@@ -96,11 +102,25 @@ class MnemoPostgresStore(AsyncPostgresStore):
     # ``self.embeddings.aembed_documents`` for the *queries* (it should call
     # ``aembed_query``, as InMemoryStore does). Overriding the one method that
     # embeds queries is the narrowest fix until upstream changes.
-    async def _batch_search_ops(self, *args: Any, **kwargs: Any) -> None:
+    #
+    # The same override chooses how a semantic search reads (bench.many_users,
+    # docs/postgres.md): a namespace of at most EXACT_SEARCH_MAX_ROWS rows is
+    # searched exactly (its rows through the namespace index, then sorted:
+    # recall 1.0 against the planner's filtered HNSW scan of the whole table,
+    # which returned as little as none of a 5k-note user's true top 10, and
+    # slower); a larger one keeps HNSW with iterative scans.
+    async def _batch_search_ops(
+        self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
+    ) -> None:
         token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
+        exact = await _all_small(cur, [op for _, op in search_ops if op.query])
         try:
-            await super()._batch_search_ops(*args, **kwargs)
+            if exact:
+                await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+            await super()._batch_search_ops(search_ops, results, cur)
         finally:
+            if exact:
+                await cur.execute("RESET enable_indexscan")
             _EMBEDDING_QUERIES.reset(token)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -125,6 +145,29 @@ class MnemoPostgresStore(AsyncPostgresStore):
     def close(self) -> None:
         """Refuse every later op (the pool is closed by the block that opened it)."""
         self._closed = True
+
+
+#: Namespaces with at most this many rows are searched exactly (see
+#: ``MnemoPostgresStore._batch_search_ops``). At 5,763 rows the exact scan
+#: took p95 54 ms on a loaded 2-core machine; HNSW at 100k rows 12-24 ms.
+EXACT_SEARCH_MAX_ROWS = 20_000
+
+
+async def _all_small(cur: Any, queries: list[SearchOp]) -> bool:
+    """Whether every namespace searched by meaning in ``queries`` has at most
+    :data:`EXACT_SEARCH_MAX_ROWS` rows (counted through the namespace index,
+    stopping past the limit)."""
+    if not queries:
+        return False
+    for op in queries:
+        await cur.execute(
+            "SELECT count(*) AS n FROM (SELECT 1 FROM store WHERE prefix = %s LIMIT %s) AS rows",
+            (".".join(op.namespace_prefix), EXACT_SEARCH_MAX_ROWS + 1),
+        )
+        row = await cur.fetchone()
+        if row is None or int(row["n"]) > EXACT_SEARCH_MAX_ROWS:
+            return False
+    return True
 
 
 async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
@@ -183,6 +226,8 @@ async def open_postgres(
         try:
             async with advisory_lock(uri, STORE_SETUP_LOCK):
                 await store.setup()
+                async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+                    await ensure_mnemo_indexes(conn)
             await check_vector_table(store, index)
             if sweep:
                 await store.start_ttl_sweeper()

@@ -32,6 +32,7 @@ from langgraph.store.base import BaseStore, Item, PutOp
 from mnemo.audit import AuditRecord, Origin, audit_op
 from mnemo.entitlements import Entitlements, Usage
 from mnemo.identity import AUDIT, ENTITLEMENTS, NOTES, PROFILE, USAGE, User
+from mnemo.note_index import NOTE_INDEX
 from mnemo.notes import Note, to_note
 from mnemo.profile import Profile, profile_from_items
 from mnemo.store_reads import PAGE_SIZE, alist_all, most_recent, now_iso
@@ -118,6 +119,9 @@ async def aexport_user(store: BaseStore, user: User) -> UserExport:
         items = await alist_all(store, ns)
         if items:
             sections[_kind(ns)] = items
+    # The note index is derived from the notes (mnemo.note_index rebuilds it
+    # from them): what it holds is exported once, as the notes.
+    sections.pop(NOTE_INDEX, None)
     notes = sections.pop(NOTES, [])
     return UserExport(
         format=EXPORT_FORMAT,

@@ -6,76 +6,140 @@ alone misses paraphrases. :func:`arecall` fuses the dense hits above
 BM25 ranking of the user's notes by reciprocal rank fusion, which beats both
 on LoCoMo (docs/bench.md). The threshold was measured for multilingual-e5-small
 (docs/thresholds.md); with another embedder, measure again.
+
+Cost, whatever the number of notes (:func:`aread_notes`): one query
+embedding and at most two store round trips. The first batch holds the dense
+search and the reads of the write-time index (:mod:`mnemo.note_index`: the
+head with the most recent notes and BM25 statistics, and the postings of the
+query's terms, by key); the second fetches by key the few notes that only
+the words found. Nothing lists the user's notes.
+
+Time-bound notes past their ``expires_at`` are never returned (mnemo's own
+expiry, :mod:`mnemo.expiry`: not every backend honours a TTL); those met here
+are reported in :attr:`NotesRead.stale` for the caller to sweep.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from langgraph.store.base import BaseStore, Item, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
-from mnemo._lexical import bm25_rank, reciprocal_rank_fusion
-from mnemo.expiry import live
+from mnemo import note_index
+from mnemo._lexical import reciprocal_rank_fusion
+from mnemo.expiry import is_expired, live
 from mnemo.identity import NOTES, User
 from mnemo.limits import bounded_query
-from mnemo.notes import Note, to_note
-from mnemo.store_reads import list_op, only_in_namespace, query_op, require_index, search_result, semantic_hits
+from mnemo.notes import Note, note_from_value, to_note
+from mnemo.store_reads import query_op, require_index, search_result, semantic_hits
 
 #: Minimum similarity for a note to be recalled by meaning: the 5th percentile
 #: of question-to-evidence similarity on LoCoMo (0.780), so 95 % of true hits pass.
 RECALL_MIN_SCORE = 0.78
 #: Candidates each ranking (dense, BM25) contributes to the fusion.
 FUSION_CANDIDATES = 50
-#: Above this many notes of one user, recall is dense only: reading and ranking
-#: every note on each query would cost more than it brings.
-LEXICAL_MAX_NOTES = 2000
 
 
-def rank_notes(
+@dataclass(kw_only=True)
+class NotesRead:
+    """What :func:`aread_notes` found."""
+
+    relevant: list[Note]
+    """Best first: dense hits above the threshold fused with BM25."""
+    recent: list[Note]
+    """The most recently updated notes (up to :data:`mnemo.note_index.RECENT_KEEP`), most recent first."""
+    extra: list[Result]
+    """The results of the caller's ``extra`` ops, in order."""
+    stale: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Expired notes met on the way (id -> value; left out of the lists
+    above), for the caller to sweep (:func:`asweep_stale`)."""
+
+
+def rank_keys(dense: Sequence[Item], lexical: list[str]) -> list[str]:
+    """Reciprocal rank fusion of the dense hits (already thresholded, best
+    first) and the BM25 ranking (note ids)."""
+    return reciprocal_rank_fusion([[it.key for it in dense], lexical])
+
+
+async def aread_notes(
+    store: BaseStore,
+    user: User,
     query: str,
-    dense: list[SearchItem],
-    notes: Sequence[Item],
-    namespace: tuple[str, ...],
     *,
     limit: int,
     min_score: float,
-) -> list[Note]:
-    """Fuse the dense hits (above ``min_score``; ``score is None`` never counts)
-    with a BM25 ranking of ``notes`` by reciprocal rank fusion.
+    extra: Sequence[Op] = (),
+) -> NotesRead:
+    """The notes relevant to ``query`` and the most recent ones, in at most
+    two round trips (``extra`` ops ride along in the first).
 
-    Dense similarity blurs names and rare words; BM25 alone misses
-    paraphrases. The fusion beats both on LoCoMo (docs/bench.md). Past
-    :data:`LEXICAL_MAX_NOTES` notes, recall is dense only.
+    An empty ``query`` or ``limit=0`` reads no relevant notes (and embeds nothing).
+    A user whose notes predate the index gets it built first, once
+    (:func:`mnemo.note_index.arebuild`).
 
-    An item without a score (no vector) is skipped by the dense half only.
+    An item without a score (no vector, e.g. imported with ``index=False``)
+    is skipped by the dense half only; the words still find it.
+
+    Raises:
+        IndexMissingError: the store has no vector index.
     """
-    hits = semantic_hits(dense, namespace, min_score=min_score)
-    by_key: dict[str, Item] = {it.key: it for it in hits}
-    rankings = [[it.key for it in hits]]
-    if 0 < len(notes) <= LEXICAL_MAX_NOTES:
-        lexical = [notes[i] for i in bm25_rank(query, [it.value["text"] for it in notes], limit=FUSION_CANDIDATES)]
-        rankings.append([it.key for it in lexical])
-        for it in lexical:
-            by_key.setdefault(it.key, it)
-    return [to_note(by_key[key]) for key in reciprocal_rank_fusion(rankings)[:limit]]
+    ns = user.namespace(NOTES)
+    query = bounded_query(query or "")
+    searching = bool(query.strip()) and limit > 0
+    if searching:
+        require_index(store)
+    terms = note_index.query_terms(query) if searching else []
+    ops: list[Op] = [*extra, *note_index.read_ops(user, terms)]
+    if searching:
+        ops.append(query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)))
+    results = await store.abatch(ops)
+    n = len(extra)
+    state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
+    # No head: a user without notes (nothing to fetch, so this probe is the
+    # second and last round trip), or notes written before the index existed.
+    if state.head is None and await store.asearch(ns, limit=1):
+        await note_index.arebuild(store, user)
+        again = await aread_notes(store, user, query, limit=limit, min_score=min_score)
+        return NotesRead(relevant=again.relevant, recent=again.recent, extra=results[:n], stale=again.stale)
+    stale: dict[str, Mapping[str, Any]] = {r["id"]: r for r in state.recent if is_expired(r)}
+    recent = [note_from_value(r["id"], r) for r in state.recent if not is_expired(r)]
+    if not searching:
+        return NotesRead(relevant=[], recent=recent, extra=results[:n], stale=stale)
+    dense = search_result(results[-1])
+    stale |= {it.key: it.value for it in dense if tuple(it.namespace) == ns and is_expired(it.value)}
+    hits = semantic_hits(live(dense), ns, min_score=min_score)
+    # BM25 over postings is CPU work: kept off the event loop, which serves every other run.
+    lexical = await asyncio.to_thread(note_index.bm25_ranking, terms, state, limit=FUSION_CANDIDATES)
+    relevant = await _afetch_ranked(store, ns, rank_keys(hits, lexical), {it.key: it for it in hits}, limit)
+    return NotesRead(relevant=relevant, recent=recent, extra=results[:n], stale=stale)
 
 
-async def arank_notes(
-    query: str,
-    dense: list[SearchItem],
-    notes: Sequence[Item],
-    namespace: tuple[str, ...],
-    *,
-    limit: int,
-    min_score: float,
+async def _afetch_ranked(
+    store: BaseStore, ns: tuple[str, ...], ranked: list[str], known: dict[str, Item], limit: int
 ) -> list[Note]:
-    """:func:`rank_notes` in a worker thread. Building a BM25 index is CPU work
-    that grows with the user's notes, and bm25s creates a multiprocessing lock
-    on first use (a pipe write): on the event loop it would stall every other
-    run of the server, and ``langgraph dev`` (auto-reload) aborts it as a
-    blocking call."""
-    return await asyncio.to_thread(rank_notes, query, dense, notes, namespace, limit=limit, min_score=min_score)
+    """The first ``limit`` live notes of ``ranked``, fetching by key those
+    only the words found (twice as many candidates as needed, in case a
+    posting outlived its note or the note expired)."""
+    wanted = ranked[: 2 * limit]
+    missing = [key for key in wanted if key not in known]
+    if missing:
+        fetched = await store.abatch([GetOp(ns, key) for key in missing])
+        known = {**known, **{it.key: it for it in live(it for it in fetched if isinstance(it, Item))}}
+    return [to_note(known[key]) for key in wanted if key in known][:limit]
+
+
+async def asweep_stale(store: BaseStore, user: User, stale: Mapping[str, Mapping[str, Any]]) -> None:
+    """Delete the expired notes a read met, and their index entries (two
+    round trips, only when something expired: the sweep costs no read of its
+    own). Other expired notes go when met, or with :func:`mnemo.expiry.asweep_all`."""
+    if not stale:
+        return
+    ns = user.namespace(NOTES)
+    changes = [note_index.NoteChange(key=key, before=value, after=None) for key, value in stale.items()]
+    await note_index.aapply(store, user, changes, extra=[PutOp(ns, key, None) for key in stale])
 
 
 async def arecall(
@@ -83,22 +147,12 @@ async def arecall(
 ) -> list[Note]:
     """Notes that match ``query`` by meaning or by words, best first.
 
-    One store round trip. A note found only by words has no ``score``.
+    At most two store round trips and one query embedding, whatever the
+    number of notes. A note found only by words has no ``score``.
 
     Raises:
         IndexMissingError: the store has no vector index.
     """
     if not query or not query.strip():
         return []
-    require_index(store)
-    query = bounded_query(query)
-    ns = user.namespace(NOTES)
-    # One round trip: the dense search, and the notes for BM25 in a single
-    # read capped just past LEXICAL_MAX_NOTES (a larger user gets dense only,
-    # instead of a listing that grows with every note).
-    dense, listed = await store.abatch(
-        [query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)), list_op(ns, page_size=LEXICAL_MAX_NOTES + 1)]
-    )
-    listed_items = search_result(listed)
-    notes = live(only_in_namespace(listed_items, ns)) if len(listed_items) <= LEXICAL_MAX_NOTES else []
-    return await arank_notes(query, live(search_result(dense)), notes, ns, limit=limit, min_score=min_score)
+    return (await aread_notes(store, user, query, limit=limit, min_score=min_score)).relevant

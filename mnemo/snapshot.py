@@ -1,12 +1,15 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads the profile, the notes most relevant to the
-latest message, the most recent notes and the past cases most similar to
-it (:mod:`mnemo.episodes`, two more reads) in **one** ``abatch`` (the query
-is embedded once per batch),
-plus one more read per 100 notes past the first 100 (explicit paging: the
-store's ``limit`` would otherwise silently truncate, and "most recent" must be
-sorted by mnemo itself because backends return different orders).
+latest message, the most recent notes and the past cases most similar to it
+(:mod:`mnemo.episodes`) in at most **two** ``abatch`` calls and one query
+embedding, whatever the number of notes: the most recent notes and the
+lexical half of recall come from the index maintained at write time
+(:mod:`mnemo.note_index`), not from a listing (see
+:func:`mnemo.recall.aread_notes`). The profile is listed page by page
+(explicit paging: the store's ``limit`` would otherwise silently truncate),
+which takes one more read only past 100 profile fields. Expired time-bound
+notes met on the way are swept (two more round trips, only then).
 
 :func:`render_snapshot` turns it into prompt text under a character budget;
 the profile goes first and is never cut, then relevant notes, then recent ones.
@@ -17,25 +20,16 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op
 
 from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
-from mnemo.expiry import adelete, expired, live
-from mnemo.identity import NOTES, PROFILE, User
+from mnemo.identity import PROFILE, User
 from mnemo.limits import bounded_query
-from mnemo.notes import Note, to_note
+from mnemo.notes import Note
 from mnemo.profile import Profile, format_profile, profile_from_items
 from mnemo.quoting import quote
-from mnemo.recall import FUSION_CANDIDATES, RECALL_MIN_SCORE, arank_notes
-from mnemo.store_reads import (
-    alist_rest,
-    list_op,
-    most_recent,
-    only_in_namespace,
-    query_op,
-    require_index,
-    search_result,
-)
+from mnemo.recall import RECALL_MIN_SCORE, aread_notes, asweep_stale
+from mnemo.store_reads import alist_rest, list_op, only_in_namespace, search_result
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -49,7 +43,7 @@ class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
     """Best first: dense hits above the threshold fused with BM25 (see
-    :func:`mnemo.recall.arank_notes`)."""
+    :func:`mnemo.recall.aread_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
     episodes: list[Episode]
@@ -67,39 +61,25 @@ async def aload_snapshot(
     episode_limit: int = 0,
     episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
-    if query.strip():
-        require_index(store)
-        query = bounded_query(query)
-    notes_ns = user.namespace(NOTES)
+    query = bounded_query(query)
     profile_ns = user.namespace(PROFILE)
-    ops = [list_op(profile_ns), list_op(notes_ns)]
     with_episodes = bool(query.strip()) and episode_limit > 0
+    extra: list[Op] = [list_op(profile_ns)]
     if with_episodes:
-        ops += similar_ops(user, query, limit=episode_limit)
-    if query.strip() and recall_limit > 0:
-        ops.append(query_op(notes_ns, query, limit=max(recall_limit, FUSION_CANDIDATES)))
-    results = await store.abatch(ops)
+        extra += similar_ops(user, query, limit=episode_limit)  # same batch: the query is embedded once
+    read = await aread_notes(store, user, query, limit=recall_limit, min_score=min_score, extra=extra)
     episodes: list[Episode] = []
     if with_episodes:
         found = [
-            only_in_namespace(search_result(results[2]), user.namespace(EPISODES)),
-            only_in_namespace(search_result(results[3]), SHARED_EPISODES_NAMESPACE),
+            only_in_namespace(search_result(read.extra[1]), user.namespace(EPISODES)),
+            only_in_namespace(search_result(read.extra[2]), SHARED_EPISODES_NAMESPACE),
         ]
         episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
-        results = results[:2] + results[4:]
-    profile_items = await alist_rest(store, profile_ns, search_result(results[0]))
-    all_notes = await alist_rest(store, notes_ns, search_result(results[1])) if results[1] else []
-    if stale := expired(all_notes):
-        # The sweep of this user's expired notes, at no extra read (one delete
-        # batch only when something expired): mnemo.expiry.
-        await adelete(store, stale)
-        all_notes = live(all_notes)
-    relevant: list[Note] = []
-    if len(results) > 2 and all_notes:
-        dense = live(search_result(results[2]))
-        relevant = await arank_notes(query, dense, all_notes, notes_ns, limit=recall_limit, min_score=min_score)
+    profile_items = await alist_rest(store, profile_ns, search_result(read.extra[0]))
+    await asweep_stale(store, user, read.stale)
+    relevant = read.relevant
     seen = {n["id"] for n in relevant}
-    recent = [to_note(it) for it in most_recent(all_notes, len(all_notes)) if it.key not in seen][:recent_limit]
+    recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
     return MemorySnapshot(
         profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes
     )

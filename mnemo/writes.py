@@ -13,7 +13,7 @@ from mnemo.expiry import expiry_from
 from mnemo.extraction import MemoryExtraction
 from mnemo.guards import business_record_term
 from mnemo.identity import PROFILE, User
-from mnemo.notes import MAX_NOTES_PER_TURN, NotesPlan, RememberResult, validate_note
+from mnemo.notes import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER, NotesPlan, RememberResult, validate_note
 from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.store_reads import alist_rest, list_op, search_result
 
@@ -87,6 +87,7 @@ async def aapply_extraction(
         added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
         if dropped := sum(r["status"] == "over_limit" for r in added):
             logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
+        note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
         ops += note_ops
     if ops:
         await store.abatch(ops)

@@ -104,6 +104,63 @@ def test_loader_parses_malformed_evidence_leniently(locomo_file):
     assert by_question["What does Ana think of running?"].evidence == []
 
 
+def odd_locomo(path: Path) -> Path:
+    """LoCoMo's layout with what other parts of the data hold and the public
+    split does not: repeated turns, a turn without text, an image without a
+    caption, a NUL character, a turn that is not an object, questions without
+    evidence (missing, empty, a bare string), one without a question, a
+    conversation without questions and one without turns."""
+    session_1 = [
+        {"speaker": "Ana", "dia_id": "D1:1", "text": "See you tomorrow!"},
+        {"speaker": "Ben", "dia_id": "D1:2", "text": "See you tomorrow!"},  # same text: the template's batch bug
+        {"speaker": "Ana", "dia_id": "D1:3", "text": ""},  # no text
+        {"speaker": "Ben", "dia_id": "D1:4", "img_url": ["http://example.invalid/1.jpg"]},  # image, no caption
+        {"speaker": "Ana", "dia_id": "D1:5", "text": "My bike is red\x00."},
+        "not a turn",
+        {"speaker": "Ben", "dia_id": "D1:6", "text": "See you tomorrow!"},  # repeats D1:2 word for word
+    ]
+    qa = [
+        {"question": "What colour is Ana's bike?", "answer": "red", "evidence": "D1:5", "category": 4},
+        {"question": "Who said goodbye?", "answer": "both", "evidence": ["D1:1", "D1:2"], "category": "1"},
+        {"question": "What did Ben share?", "answer": "an image", "category": 4},  # no evidence at all
+        {"question": "Anything else?", "answer": "no", "evidence": [], "category": 3},
+        {"answer": "a question without a question", "evidence": ["D1:1"], "category": 4},
+    ]
+    data = [
+        {
+            "sample_id": "odd-1",
+            "conversation": {
+                "speaker_a": "Ana",
+                "speaker_b": "Ben",
+                "session_1": session_1,
+                "session_1_date_time": "1 May, 2023",
+            },
+            "qa": qa,
+        },
+        {"sample_id": "odd-2", "conversation": {"session_1": [{"speaker": "C", "dia_id": "D1:1", "text": "Hi."}]}},
+        {"sample_id": "odd-3", "conversation": {}, "qa": [{"question": "?", "evidence": ["D1:1"], "category": 4}]},
+    ]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_every_method_runs_on_an_odd_locomo_file(tmp_path):
+    from bench.locomo_data import load_locomo
+
+    path = odd_locomo(tmp_path / "odd.json")
+    odd, other, empty = load_locomo(path)
+    assert [t.dia_id for t in odd.turns] == ["D1:1", "D1:2", "D1:3", "D1:4", "D1:5", "D1:6"]
+    assert "\x00" not in odd.turns[4].text and odd.turns[3].text == "Ben: [shares an image]"
+    assert [q.evidence for q in odd.questions] == [["D1:5"], ["D1:1", "D1:2"], [], []]
+    assert other.questions == [] and empty.turns == []
+    assert main(["locomo", "--data", str(path), "--out", str(tmp_path / "out"), "--k", "1,5"]) == 0
+    data = json.loads((tmp_path / "out" / "locomo.json").read_text())
+    assert data["mnemo_write"]["turns"] == 7 and data["mnemo_write"]["statuses"]["duplicate"] >= 1
+    assert data["questions"]["4"] == 1 and data["questions_without_evidence"]["4"] == 2
+    for name in ("mnemo", "memory_agent", "bm25"):
+        assert data["methods"][name]["turn"]["recall@5"]["4"] == 1.0, name  # the bike question finds its turn
+
+
 @pytest.fixture(scope="module")
 def locomo_json(locomo_file, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("locomo")
@@ -130,6 +187,44 @@ def test_locomo_json_has_the_documented_shape(locomo_json):
     assert data["mnemo_write"]["turns"] == 12  # --smoke keeps the first two sessions
     assert data["token_cost"]["full_context"] > 0
     assert data["reference"]["turn"]["recall@5"] == 0.567
+
+
+@pytest.fixture(scope="module")
+def golden_json(locomo_file, tmp_path_factory) -> dict:
+    """The whole synthetic conversation (14 turns), k up to 25."""
+    out = tmp_path_factory.mktemp("golden")
+    assert main(["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25"]) == 0
+    return json.loads((out / "locomo.json").read_text())
+
+
+def test_golden_a_known_question_finds_its_turn(golden_json):
+    # the only temporal question: "When is Ben's marathon?", evidence D1:4
+    assert golden_json["questions"]["2"] == 1
+    for method in ("mnemo", "mnemo_dense", "memory_agent"):
+        assert golden_json["methods"][method]["turn"]["recall@1"]["2"] == 1.0, method
+
+
+def test_golden_recall_never_drops_as_k_grows(golden_json):
+    for name, method in golden_json["methods"].items():
+        for level in ("turn", "session"):
+            rows = [method[level][f"recall@{k}"] for k in (1, 5, 10, 25)]
+            for cat in ("overall", "1", "2", "3", "4", "5"):
+                values = [row[cat] for row in rows if row[cat] is not None]
+                assert values == sorted(values), (name, level, cat, values)
+
+
+def test_golden_the_template_returns_ten_at_most(golden_json):
+    for name in ("memory_agent", "memory_agent_plain"):
+        method = golden_json["methods"][name]
+        assert method["items_returned"]["recall@10"] == 10.0  # 14 turns: the limit binds
+        assert method["items_returned"]["recall@25"] == method["items_returned"]["recall@10"]
+        assert method["turn"]["recall@25"] == method["turn"]["recall@10"], name
+
+
+def test_golden_split_reports_conversations_nobody_tuned_on(golden_json):
+    split = golden_json["split"]
+    assert split["tune_conversations"] == [] and split["report_conversations"] == ["synthetic-1"]
+    assert split["report"]["turn"]["mnemo"] == golden_json["methods"]["mnemo"]["turn"]
 
 
 def test_turn_cost_json(tmp_path):
@@ -231,3 +326,48 @@ def test_load_smoke_holds_memory_under_concurrency_and_a_kill(tmp_path):
         assert s["profile_fields_found"] == s["profile_fields_expected"] > 0, s
         assert s["server_log_trouble"] == 0, s
     assert (tmp_path / "load.png").exists()
+
+
+def test_memory_scale_smoke_reads_in_two_round_trips_at_every_size(tmp_path):
+    from bench import memory_scale
+
+    assert (
+        memory_scale.main(
+            ["--sizes", "50", "300", "--backends", "memory", "--queries", "3", "--no-e5", "--out", str(tmp_path)]
+        )
+        == 0
+    )
+    data = json.loads((tmp_path / "memory_scale.json").read_text())
+    for size in ("50", "300"):
+        row = data["backends"]["memory"][size]
+        assert row["load_memory"]["round_trips_max"] <= 2 and row["recall"]["round_trips_max"] <= 2
+        assert row["recall"]["lexical_found"] == 1.0
+
+
+def test_many_users_smoke_measures_recall_against_exact(tmp_path):
+    from bench import many_users
+
+    assert (
+        many_users.main(
+            [
+                "--notes",
+                "400",
+                "--users",
+                "30",
+                "--per-band",
+                "2",
+                "--queries",
+                "1",
+                "--settings",
+                "strict_100",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    data = json.loads((tmp_path / "many_users.json").read_text())
+    assert data["sizes"]["notes"] == 400 and data["sizes"]["users"] == 30
+    for band in ("large", "medium", "small"):
+        row = data["settings"]["strict_100"][band]
+        assert _fraction(row["recall_at_10"]) and row["search_ms"]["n"] == 2

@@ -2,7 +2,7 @@
 paging and ordering run on every backend in tests/test_store_conformance.py."""
 
 import pytest
-from langgraph.store.base import SearchItem
+from langgraph.store.base import SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
@@ -124,19 +124,29 @@ async def test_recall_fuses_words_with_meaning(store, user):
     assert meaning[0]["text"] == "The user is allergic to peanuts." and "score" in meaning[0]
 
 
-async def test_recall_is_one_round_trip_and_dense_only_past_the_lexical_cap(counting_store, user, monkeypatch):
-    from mnemo import recall as recall_module
-
+async def test_recall_costs_two_round_trips_at_most_and_never_lists_notes(counting_store, user):
     store = counting_store
     await aremember_many(
         store,
         user,
         ["The user's dog is named Biscuit.", "The user is allergic to peanuts.", "The user prefers email contact."],
     )
+    seen_ops = []
+    original = store.abatch
+
+    async def recording(ops):
+        ops = list(ops)
+        seen_ops.extend(ops)
+        return await original(ops)
+
+    store.abatch = recording
     store.trips = 0
     assert [n["text"] for n in await arecall(store, user, "Biscuit", min_score=0.999)] == [
         "The user's dog is named Biscuit."
     ]
-    assert store.trips == 1
-    monkeypatch.setattr(recall_module, "LEXICAL_MAX_NOTES", 2)  # this user now counts as "large"
-    assert await arecall(store, user, "Biscuit", min_score=0.999) == []  # dense only: nothing above 0.999
+    assert store.trips == 2  # dense search + index reads, then the note only the words found
+    listings = [op for op in seen_ops if isinstance(op, SearchOp) and op.query is None]
+    assert seen_ops and listings == []
+    store.trips = 0
+    assert [n["text"] for n in await arecall(store, user, "which pets?", min_score=0.0)][:1]
+    assert store.trips <= 2

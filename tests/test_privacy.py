@@ -76,6 +76,9 @@ async def test_export_holds_everything_of_the_user_and_nothing_else(store, user)
     assert [u["tool"] for u in doc["usage"]] == ["recall_notes"]
     assert doc["other"]["episodes"][0]["value"] == {"summary": "Asked about a refund"}
     assert "jazz" not in json.dumps(doc)
+    # the note index exists (derived from the notes) but is not exported twice
+    assert await store.asearch(user.namespace("note_index"), limit=1)
+    assert set(doc["other"]) == {"episodes"}
 
 
 # --------------------------------------------------------------------------- erase

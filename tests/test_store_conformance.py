@@ -44,6 +44,7 @@ from mnemo import (
     aseed_policies,
     aupdate_profile,
     load_policy_file,
+    note_index,
     user_label,
 )
 from mnemo.snapshot import aload_snapshot
@@ -288,6 +289,52 @@ async def test_listing_pages_past_every_backend_limit(store, user):
     assert len(await store.asearch(ns)) == 10  # the trap mnemo avoids, on every backend
     snap = await aload_snapshot(store, user, "", recent_limit=2)
     assert [n["text"] for n in snap["recent"]] == ["fact 149", "fact 148"]
+
+
+async def test_recall_and_recent_past_two_thousand_notes_from_the_write_time_index(store, user):
+    """No cliff at 2,000 notes, the same ranking on every backend: notes
+    written before the index existed are indexed once (``arebuild``), later
+    writes, refinements and deletions keep the index true."""
+    await aremember_many(store, user, ["The user's dog is named Biscuit.", "用户养了两只猫。"])
+    ns = user.namespace("notes")
+    # One write each: PostgreSQL lists by ``updated_at`` alone, so items that
+    # share one (a single batch) page unstably (found here; see alist_all).
+    for i in range(2100):
+        await store.aput(
+            ns,
+            f"k{i:04d}",
+            {
+                "id": f"k{i:04d}",
+                "text": f"filler fact number {i} about item{i}",
+                "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
+            },
+            index=False,
+        )
+    await note_index.arebuild(store, user)
+    assert (await aremember(store, user, "用户养了两只猫，叫咪咪和花花。"))["status"] == "refined"
+    words = [
+        [n["text"] for n in await arecall(store, user, q, limit=3, min_score=0.999)]
+        for q in ("Biscuit", "item2077", "咪咪", "filler item5")
+    ]
+    assert words == [
+        ["The user's dog is named Biscuit."],
+        ["filler fact number 2077 about item2077"],
+        ["用户养了两只猫，叫咪咪和花花。"],
+        # "filler" is in more notes than a postings item keeps: its most
+        # recent ones (1600-2099) rank, ties by id
+        [
+            "filler fact number 5 about item5",
+            "filler fact number 1600 about item1600",
+            "filler fact number 1601 about item1601",
+        ],
+    ]
+    await aforget(store, user, about="my dog Biscuit")
+    assert await arecall(store, user, "Biscuit", min_score=0.999) == []
+    snap = await aload_snapshot(store, user, "", recent_limit=2)
+    assert [n["text"] for n in snap["recent"]] == [
+        "用户养了两只猫，叫咪咪和花花。",
+        "filler fact number 2099 about item2099",
+    ]
 
 
 async def test_most_recent_first_regardless_of_backend_order(store, user):

@@ -1,0 +1,230 @@
+"""What one turn's memory read costs as a user's notes grow: 100 / 1k / 10k / 100k.
+
+    python -m bench.memory_scale                                  # both backends
+    python -m bench.memory_scale --sizes 100 1000 --backends memory   # quick
+
+For each backend (mnemo's in-memory store and the embedded PostgreSQL with
+the HNSW/cosine index, both opened by :func:`mnemo.stores.open_store`) one
+user's notes are loaded up to each size, with the write-time index of
+:mod:`mnemo.note_index` maintained exactly as :func:`mnemo.aremember_many`
+maintains it (its :func:`~mnemo.note_index.write_ops`, batch by batch; the
+dedupe lookups are skipped to keep loading linear). Then, per size, single
+client:
+
+* ``load_memory``: :func:`mnemo.snapshot.aload_snapshot` with the agent's
+  defaults (what the ``load_memory`` node runs), p50/p95 latency, store round
+  trips (``abatch`` calls) and operations per turn;
+* ``recall``: :func:`mnemo.arecall` (``limit=5``), the same figures;
+* ``lexical_found``: how often a query naming one note's unique word (its
+  item number) gets that note back with ``min_score=0.999`` (words alone):
+  the lexical half works at every size (it was dropped above 2,000 notes).
+
+Note texts are made-up facts over a small vocabulary (so common words such as
+"coffee" are in thousands of notes and their postings are capped); vectors
+come from a hash embedder (the real model's cost is one query embedding per
+turn, measured once as ``embed_query_ms``), so the figures are the memory
+layer's own. Results: ``<out>/memory_scale.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from langgraph.store.base import BaseStore, Op, PutOp
+
+from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency, percentiles
+from bench.turn_cost import seed_notes
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class CountedStore:
+    """Counts ``abatch`` calls and their ops on any store (wraps the instance)."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self.store = store
+        self.trips = 0
+        self.ops: Counter[str] = Counter()
+        original = store.abatch
+
+        async def abatch(ops: Any) -> Any:
+            ops = list(ops)
+            self.trips += 1
+            self.ops.update(type(op).__name__ for op in ops)
+            return await original(ops)
+
+        store.abatch = abatch  # type: ignore[method-assign]
+
+    def reset(self) -> None:
+        self.trips = 0
+        self.ops.clear()
+
+
+def note_value(i: int, text: str) -> dict[str, Any]:
+    iso = (datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=i)).isoformat()
+    return {
+        "id": f"n{i:07d}",
+        "text": text,
+        "norm": text.casefold(),
+        "source": "user_said",
+        "first_seen": iso,
+        "updated_at": iso,
+    }
+
+
+async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
+    """Write notes ``start..stop`` and their index updates; returns the new index state."""
+    from mnemo import note_index
+
+    ns = user.namespace("notes")
+    for lo in range(start, stop, batch):
+        values = [note_value(i, texts[i]) for i in range(lo, min(stop, lo + batch))]
+        changes = [note_index.NoteChange(key=v["id"], before=None, after=v) for v in values]
+        terms = frozenset(note_index.terms_touched(changes))
+        index_ops = note_index.write_ops(
+            user, note_index.IndexState(head=state.head, postings=state.postings, read=state.read | terms), changes
+        )
+        ops: list[Op] = [PutOp(ns, v["id"], v) for v in values]
+        await store.abatch([*ops, *index_ops])
+        postings = dict(state.postings)
+        head = state.head
+        for op in index_ops:
+            if op.key == note_index.HEAD_KEY:
+                head = dict(op.value or {})
+            elif op.value is not None:
+                postings[op.key[2:]] = dict(op.value)
+        state = note_index.IndexState(head=head, postings=postings, read=state.read | terms)
+    return state
+
+
+async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> dict[str, Any]:
+    from mnemo import arecall
+    from mnemo.snapshot import aload_snapshot
+
+    out: dict[str, Any] = {}
+    picks = [(size * (j + 1)) // (queries + 1) for j in range(queries)]
+    for name in ("load_memory", "recall"):
+        times: list[float] = []
+        trips: list[int] = []
+        ops: Counter[str] = Counter()
+        found = 0
+        for j, i in enumerate(picks):
+            query = f"did I buy the thing with item {i + 1} last year? (q{j})"
+            counted.reset()
+            t = time.perf_counter()
+            if name == "load_memory":
+                await aload_snapshot(counted.store, user, query)
+            else:
+                await arecall(counted.store, user, query, limit=5)
+            times.append(time.perf_counter() - t)
+            trips.append(counted.trips)
+            ops.update(counted.ops)
+            if name == "recall":
+                counted.reset()
+                hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, min_score=0.999)
+                found += any(h["id"] == f"n{i:07d}" for h in hits)
+        out[name] = {
+            "ms": percentiles(times),
+            "round_trips_max": max(trips),
+            "ops_per_turn": {k: round(v / len(picks), 1) for k, v in ops.items()},
+        }
+        if name == "recall":
+            out[name]["lexical_found"] = round(found / len(picks), 3)
+    return out
+
+
+async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    from mnemo import User, note_index
+    from mnemo.stores import open_store
+
+    user = User.of("u_scale")
+    index = {"embed": SyntheticEmbeddings(), "dims": DIMS, "fields": ["text"]}
+    texts = seed_notes(max(sizes))
+    out: dict[str, Any] = {}
+    async with open_store(postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}) as store:
+        counted = CountedStore(store)
+        state = note_index.IndexState(head=None, postings={}, read=frozenset())
+        loaded = 0
+        for size in sizes:
+            t0 = time.perf_counter()
+            state = await load(store, user, loaded, size, texts, state, args.batch)
+            load_s = time.perf_counter() - t0
+            loaded = size
+            if uri is not None:
+                async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
+                    await conn.execute("ANALYZE store")
+                    await conn.execute("ANALYZE store_vectors")
+            queries = args.queries if size < 100_000 or uri is not None else max(5, args.queries // 4)
+            out[str(size)] = {"load_s": round(load_s, 1), **await measure(counted, user, size, queries)}
+            print(f"{name:>8} {size:>7}: {out[str(size)]}", flush=True)
+    return out
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    from mnemo import pgserver
+
+    sizes = sorted(set(args.sizes))
+    started = time.time()
+    result: dict[str, Any] = {
+        "benchmark": "memory_scale",
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join([Path(sys.executable).name, "-m", "bench.memory_scale", *sys.argv[1:]]),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "params": {
+            "sizes": sizes,
+            "queries": args.queries,
+            "batch": args.batch,
+            "dims": DIMS,
+            "embedder": "hash vectors (bench.store_scale.SyntheticEmbeddings); one real query embedding "
+            "per turn is embed_query_ms",
+        },
+        "backends": {},
+    }
+    if "memory" in args.backends:
+        result["backends"]["memory"] = await run_backend("memory", None, sizes, args)
+    if "postgres" in args.backends:
+        with tempfile.TemporaryDirectory(prefix="mnemo-mscale-") as tmp:
+            with pgserver.running(Path(tmp) / "pgdata", database="mscale", cleanup="delete") as pg:
+                result["backends"]["postgres"] = await run_backend("postgres", pg.uri, sizes, args)
+    if not args.no_e5:
+        result["embed_query_ms"] = await asyncio.to_thread(embed_query_latency)
+    result["duration_s"] = round(time.time() - started, 1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    import json
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
+    parser.add_argument("--backends", nargs="+", default=["memory", "postgres"], choices=["memory", "postgres"])
+    parser.add_argument("--batch", type=int, default=500, help="notes per abatch while loading")
+    parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--no-e5", action="store_true", help="skip measuring the real embedder")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")
+    args = parser.parse_args(argv)
+    result = asyncio.run(main_async(args))
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "memory_scale.json"
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""mnemo.note_index: the write-time recency and BM25 index (backend-independent
+cases; tests/test_store_conformance.py runs it on every backend)."""
+
+import pytest
+from langgraph.store.base import SearchOp
+
+from mnemo import aforget, arecall, aremember, aremember_many, note_index
+from mnemo._lexical import bm25_tokens
+from mnemo.note_index import IndexState, NoteChange, bm25_ranking, query_terms, write_ops
+from mnemo.snapshot import aload_snapshot
+from tests.conftest import CountingStore
+from tests.store_backends import HashEmbeddings
+
+TEXTS = [
+    "The user's dog is named Biscuit and loves the beach.",
+    "The user is allergic to peanuts and to cats.",
+    "The user went to the beach with Biscuit last summer.",
+    "用户家的净化器型号是 AP-2024。",
+    "用户每个月去上海出差，住在杭州。",
+    "The user prefers email over phone calls.",
+    "The user's daughter Mia plays the piano every evening.",
+    "The user bought a piano for Mia.",
+]
+
+
+def index_of(texts: list[str]) -> IndexState:
+    changes = [NoteChange(key=f"n{i}", before=None, after={"id": f"n{i}", "text": t}) for i, t in enumerate(texts)]
+    every = frozenset(note_index.terms_touched(changes))
+    ops = write_ops(note_index_user(), IndexState(head=None, postings={}, read=every), changes)
+    head = next(dict(op.value or {}) for op in ops if op.key == note_index.HEAD_KEY)
+    postings = {op.key[2:]: dict(op.value or {}) for op in ops if op.key != note_index.HEAD_KEY}
+    return IndexState(head=head, postings=postings, read=every)
+
+
+def note_index_user():
+    from mnemo import User
+
+    return User.of("u_index")
+
+
+@pytest.mark.parametrize("query", ["Biscuit beach", "piano Mia", "净化器型号", "上海出差", "peanuts cats beach"])
+def test_bm25_from_postings_ranks_as_bm25s_does(query):
+    import bm25s
+
+    corpus = [bm25_tokens(t) for t in TEXTS]
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    known = [t for t in bm25_tokens(query) if t in retriever.vocab_dict]
+    assert known  # the query shares words with the corpus
+    scores = retriever.get_scores(known)
+    expected = [f"n{i}" for i in sorted(range(len(TEXTS)), key=lambda i: (-scores[i], f"n{i}")) if scores[i] > 0]
+    assert bm25_ranking(query_terms(query), index_of(TEXTS), limit=50) == expected
+
+
+def test_a_term_in_too_many_notes_keeps_its_most_recent_postings_and_true_frequency(monkeypatch):
+    monkeypatch.setattr(note_index, "POSTINGS_KEEP", 3)
+    state = index_of([f"coffee note {i}" for i in range(10)])
+    posting = state.postings["coffee"]
+    assert posting["df"] == 10 and [e[0] for e in posting["p"]] == ["n7", "n8", "n9"]
+    assert state.head is not None and state.head["count"] == 10
+
+
+def test_writing_postings_that_were_not_read_is_refused():
+    change = NoteChange(key="n0", before=None, after={"id": "n0", "text": "The user likes tea."})
+    with pytest.raises(ValueError, match="not read"):
+        write_ops(note_index_user(), IndexState(head=None, postings={}, read=frozenset()), [change])
+
+
+@pytest.fixture
+def hash_store() -> CountingStore:
+    return CountingStore(index={"dims": 64, "embed": HashEmbeddings(64), "fields": ["text"]})
+
+
+async def test_a_turn_costs_two_round_trips_and_no_listing_at_any_size(hash_store, user):
+    """No cliff: past the old 2,000-note cap, words still find a note, and the
+    read stays two round trips without listing the notes."""
+    store = hash_store
+    # Past the per-user cap (mnemo.notes.MAX_NOTES_PER_USER), which is lifted here.
+    gadgets = [f"The user's gadget number {i} is a model X{i}." for i in range(2500)]
+    await aremember_many(store, user, gadgets, max_notes=None)
+    await aremember(store, user, "The user's dog is named Biscuit.", max_notes=None)
+    await aremember(store, user, "The user drives an electric car.", max_notes=None)
+    ops_seen: list = []
+    original = store.abatch
+
+    async def recording(ops):
+        ops = list(ops)
+        ops_seen.extend(ops)
+        return await original(ops)
+
+    store.abatch = recording
+    store.trips = 0
+    snap = await aload_snapshot(store, user, "what is my dog Biscuit like? and model x2222?", min_score=0.999)
+    assert store.trips <= 2
+    listings = [op for op in ops_seen if isinstance(op, SearchOp) and op.query is None]
+    assert ops_seen and not [op for op in listings if op.namespace_prefix[1] == "notes"]
+    texts = [n["text"] for n in snap["relevant"]]
+    assert "The user's dog is named Biscuit." in texts and "The user's gadget number 2222 is a model X2222." in texts
+    assert snap["recent"][0]["text"] == "The user drives an electric car."
+
+
+async def test_refine_and_forget_keep_the_index_true(store, user):
+    await aremember_many(store, user, ["用户养了两只猫。", "The user's dog is named Biscuit."])
+    refined = await aremember(store, user, "用户养了两只猫，叫咪咪和花花。")
+    assert refined["status"] == "refined"
+
+    async def words(query):  # a dense threshold nothing reaches: only the words can find a note
+        return [n["text"] for n in await arecall(store, user, query, min_score=0.999)]
+
+    assert await words("咪咪") == ["用户养了两只猫，叫咪咪和花花。"]
+    assert await words("Biscuit") == ["The user's dog is named Biscuit."]
+    await aforget(store, user, about="my dog Biscuit")
+    assert await words("Biscuit") == []
+    snap = await aload_snapshot(store, user, "")
+    assert [n["text"] for n in snap["recent"]] == ["用户养了两只猫，叫咪咪和花花。"]
+    head = (await store.asearch(note_index.index_namespace(user), filter={"count": 1}))[0].value
+    assert head["count"] == 1 and head["total_len"] == len(bm25_tokens("用户养了两只猫，叫咪咪和花花。"))
+
+
+async def test_notes_written_before_the_index_get_it_built_once(counting_store, user):
+    store = counting_store
+    ns = user.namespace("notes")
+    for i in range(150):
+        await store.aput(
+            ns,
+            f"k{i}",
+            {
+                "id": f"k{i}",
+                "text": f"old fact {i} about thing{i}",
+                "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
+            },
+            index=False,
+        )
+    snap = await aload_snapshot(store, user, "", recent_limit=2)
+    assert [n["text"] for n in snap["recent"]] == ["old fact 149 about thing149", "old fact 148 about thing148"]
+    store.trips = 0
+    await aload_snapshot(store, user, "", recent_limit=2)
+    assert store.trips == 1  # built: no rebuild, no listing
+
+
+async def test_forgetting_every_note_leaves_no_index_behind(store, user):
+    await aremember_many(store, user, ["The user's dog is named Biscuit.", "The user likes green tea."])
+    assert await store.asearch(note_index.index_namespace(user), limit=5)
+    await aforget(store, user, about="my dog Biscuit")
+    await aforget(store, user, about="green tea")
+    assert await store.asearch(note_index.index_namespace(user), limit=5) == []
+    assert (await aload_snapshot(store, user, "tea"))["recent"] == []
