@@ -26,12 +26,13 @@ instead of sleeping.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, Item, PutOp
 
+from mnemo import note_index
 from mnemo.errors import InvalidInputError
 from mnemo.identity import NOTES, User
 from mnemo.store_reads import alist_all, alist_users
@@ -133,16 +134,22 @@ def expired(items: Iterable[T], at: datetime | None = None) -> list[T]:
     return [it for it in items if is_expired(it.value, at)]
 
 
-async def adelete(store: BaseStore, items: list[Item]) -> int:
-    """Delete ``items`` (one batch); returns how many."""
-    if items:
-        await store.abatch([PutOp(tuple(it.namespace), it.key, None) for it in items])
-    return len(items)
+async def adelete_notes(store: BaseStore, user: User, notes: Mapping[str, Mapping[str, Any]]) -> int:
+    """Delete these notes of ``user`` (id -> stored value) with their entries
+    in the write-time index (:mod:`mnemo.note_index`), in two round trips;
+    returns how many. A raw delete would leave the index listing them."""
+    if not notes:
+        return 0
+    ns = user.namespace(NOTES)
+    changes = [note_index.NoteChange(key=key, before=value, after=None) for key, value in notes.items()]
+    await note_index.aapply(store, user, changes, extra=[PutOp(ns, key, None) for key in notes])
+    return len(notes)
 
 
 async def asweep_user(store: BaseStore, user: User) -> int:
     """Delete the user's expired notes; returns how many."""
-    return await adelete(store, expired(await alist_all(store, user.namespace(NOTES))))
+    stale = expired(await alist_all(store, user.namespace(NOTES)))
+    return await adelete_notes(store, user, {it.key: it.value for it in stale})
 
 
 async def asweep_all(store: BaseStore) -> int:
@@ -150,5 +157,5 @@ async def asweep_all(store: BaseStore) -> int:
     comes back is never swept by ``load_memory``); returns how many."""
     total = 0
     for label in await alist_users(store):
-        total += await adelete(store, expired(await alist_all(store, (label, NOTES))))
+        total += await asweep_user(store, User(id=label, label=label))  # the label is all a sweep needs
     return total

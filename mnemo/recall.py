@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, Item, Op, Result
 
 from mnemo import note_index
 from mnemo._lexical import reciprocal_rank_fusion
@@ -55,7 +55,7 @@ class NotesRead:
     """The results of the caller's ``extra`` ops, in order."""
     stale: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """Expired notes met on the way (id -> value; left out of the lists
-    above), for the caller to sweep (:func:`asweep_stale`)."""
+    above), for the caller to sweep (:func:`mnemo.expiry.adelete_notes`)."""
 
 
 def rank_keys(dense: Sequence[Item], lexical: list[str]) -> list[str]:
@@ -129,17 +129,6 @@ async def _afetch_ranked(
         fetched = await store.abatch([GetOp(ns, key) for key in missing])
         known = {**known, **{it.key: it for it in live(it for it in fetched if isinstance(it, Item))}}
     return [to_note(known[key]) for key in wanted if key in known][:limit]
-
-
-async def asweep_stale(store: BaseStore, user: User, stale: Mapping[str, Mapping[str, Any]]) -> None:
-    """Delete the expired notes a read met, and their index entries (two
-    round trips, only when something expired: the sweep costs no read of its
-    own). Other expired notes go when met, or with :func:`mnemo.expiry.asweep_all`."""
-    if not stale:
-        return
-    ns = user.namespace(NOTES)
-    changes = [note_index.NoteChange(key=key, before=value, after=None) for key, value in stale.items()]
-    await note_index.aapply(store, user, changes, extra=[PutOp(ns, key, None) for key in stale])
 
 
 async def arecall(

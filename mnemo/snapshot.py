@@ -23,12 +23,13 @@ from typing import TypedDict
 from langgraph.store.base import BaseStore, Op
 
 from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPACE, Episode, pick_similar, similar_ops
+from mnemo.expiry import adelete_notes
 from mnemo.identity import PROFILE, User
 from mnemo.limits import bounded_query
 from mnemo.notes import Note
 from mnemo.profile import Profile, format_profile, profile_from_items
 from mnemo.quoting import quote
-from mnemo.recall import RECALL_MIN_SCORE, aread_notes, asweep_stale
+from mnemo.recall import RECALL_MIN_SCORE, aread_notes
 from mnemo.store_reads import alist_rest, list_op, only_in_namespace, search_result
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
@@ -76,7 +77,10 @@ async def aload_snapshot(
         ]
         episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
     profile_items = await alist_rest(store, profile_ns, search_result(read.extra[0]))
-    await asweep_stale(store, user, read.stale)
+    # Expired notes met on the way go now, index entries included (two more
+    # round trips, only when something expired); the rest when met, or by
+    # mnemo.expiry.asweep_all.
+    await adelete_notes(store, user, read.stale)
     relevant = read.relevant
     seen = {n["id"] for n in relevant}
     recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]

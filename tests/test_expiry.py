@@ -161,3 +161,21 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
     await say(agent, "Any travel adapters for Japan?", thread="t3")
     assert "travelling in Japan" not in chat_prompts(model)[-1]
     assert raw_keys(store, User.of("u_zhou")) == set()  # swept by load_memory
+
+
+async def test_a_sweep_takes_expired_notes_out_of_the_write_time_index(store, user, monkeypatch):
+    """``asweep_user`` deletes the note and its index entries: the head no
+    longer lists it as recent, nor counts it."""
+    from mnemo import note_index
+
+    now = datetime.now(UTC)
+    monkeypatch.setattr(expiry, "clock", lambda: now)
+    await aremember(store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=1))
+    await aremember(store, user, "The user owns a kayak.")
+    head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
+    assert head is not None and len(head.value["recent"]) == 2 and head.value["count"] == 2
+    monkeypatch.setattr(expiry, "clock", lambda: now + timedelta(days=1, seconds=1))
+    assert await expiry.asweep_user(store, user) == 1
+    head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
+    assert head is not None and [r["text"] for r in head.value["recent"]] == ["The user owns a kayak."]
+    assert head.value["count"] == 1
