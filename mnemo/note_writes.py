@@ -1,0 +1,319 @@
+"""The write path of notes: :func:`aremember` / :func:`aremember_many` and
+the plan they follow (:class:`NotesPlan`), so that a caller can put the reads
+and writes in batches of its own (:func:`mnemo.writes.aapply_extraction`
+writes a whole extraction in one batch).
+
+Per text, three lookups find what it would repeat: exactly (same ``norm``,
+with a store ``filter`` every backend evaluates), at its derived key
+(:func:`mnemo.notes.note_key`), and by meaning (the nearest neighbour,
+a duplicate only if no content word is new: :mod:`mnemo._lexical`). A new
+note is refused at the per-user cap, or left out (``at_limit``). Every
+stored or refined note appends an audit record, and the write-time lexical
+index (:mod:`mnemo.note_index`) is kept in step, all in the same batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
+
+from mnemo import note_index
+from mnemo.audit import AuditAction, Origin, audit_op
+from mnemo.errors import InvalidInputError, NoteLimitError
+from mnemo.expiry import ttl_minutes
+from mnemo.identity import NOTES, User
+from mnemo.note_dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note
+from mnemo.notes import (
+    DEDUPE_THRESHOLD,
+    MAX_NOTES_PER_USER,
+    Note,
+    RememberResult,
+    _with_value,
+    normalize_note,
+    note_key,
+    to_note,
+    validate_note,
+)
+from mnemo.profile import SOURCES, Source
+from mnemo.store_reads import now_iso, require_index, search_result
+
+
+async def aremember(
+    store: BaseStore,
+    user: User,
+    text: str,
+    *,
+    source: Source = "user_said",
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
+    expires_at: str | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
+) -> RememberResult:
+    """Store ``text`` as a note unless it repeats one; returns which happened.
+
+    Raises:
+        InvalidInputError: empty or oversized text, or an unknown source.
+        NoteLimitError: the user already has ``max_notes`` notes (nothing written).
+        IndexMissingError: the store has no vector index (semantic dedupe
+            would silently do nothing).
+    """
+    (result,) = await aremember_many(
+        store,
+        user,
+        [text],
+        source=source,
+        dedupe_threshold=dedupe_threshold,
+        origin=origin,
+        expires_at=[expires_at],
+        max_notes=max_notes,
+    )
+    return result
+
+
+async def aremember_many(
+    store: BaseStore,
+    user: User,
+    texts: list[str],
+    *,
+    source: Source = "user_said",
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
+    expires_at: list[str | None] | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
+    at_limit: Literal["refuse", "drop"] = "refuse",
+) -> list[RememberResult]:
+    """:func:`aremember` for several notes in two store round trips (one batch
+    of duplicate lookups, one batch of writes). A text repeated within
+    ``texts`` is reported as a duplicate of its first occurrence. All texts are
+    validated before anything is written.
+
+    A stored or refined note appends an audit record in the same batch
+    (:mod:`mnemo.audit`); a duplicate only refreshes recency and is not audited.
+    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``).
+    ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
+    all durable; the store TTL is set too, as a backstop for backends that
+    honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry).
+
+    ``max_notes``: when the user already has that many notes, a new note is
+    refused (``at_limit="refuse"``: :class:`NoteLimitError`, nothing written)
+    or left out (``"drop"``: reported as ``over_limit``); duplicates and
+    refinements still apply. ``None``: no cap."""
+    plan = NotesPlan.of(user, texts, expires_at=expires_at, source=source)
+    if not plan.texts:
+        return []
+    require_index(store)
+    lookups = await store.abatch(plan.lookups(max_notes=max_notes))
+    results, ops = plan.apply(
+        lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
+    )
+    ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
+    await store.abatch(ops)
+    return results
+
+
+@dataclass(frozen=True)
+class NotesPlan:
+    """The pure part of :func:`aremember_many`, so a caller can put its reads
+    and writes in batches of its own (:func:`mnemo.writes.aapply_extraction`
+    writes a whole extraction in one batch)."""
+
+    user: User
+    texts: list[str]
+    expiries: list[str | None]
+    source: Source
+
+    @classmethod
+    def of(
+        cls, user: User, texts: list[str], *, expires_at: list[str | None] | None = None, source: Source = "user_said"
+    ) -> NotesPlan:
+        """Validated ``texts`` (all of them, before anything is read or written).
+
+        Raises:
+            InvalidInputError: an invalid text, expiry list or source.
+        """
+        cleaned = [validate_note(t) for t in texts]
+        expiries: list[str | None] = list(expires_at) if expires_at is not None else [None] * len(cleaned)
+        if len(expiries) != len(cleaned):
+            raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
+        if source not in SOURCES:
+            raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
+        return cls(user=user, texts=cleaned, expiries=expiries, source=source)
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self.user.namespace(NOTES)
+
+    def lookups(self, *, max_notes: int | None = MAX_NOTES_PER_USER) -> list[Op]:
+        """The reads :meth:`apply` and :meth:`aindex_ops` need, for one
+        ``abatch``: per text, the note it would repeat exactly, the note at its
+        derived key and its nearest neighbour by meaning; then, with a cap, the
+        ``max_notes``-th note; then the write-time index items the texts touch
+        (:mod:`mnemo.note_index`)."""
+        ops: list[Op] = [op for text in self.texts for op in duplicate_lookups(self.namespace, text)]
+        if max_notes is not None:
+            ops.append(SearchOp(self.namespace, limit=1, offset=max(max_notes - 1, 0)))
+        return [*ops, *note_index.read_ops(self.user, self._index_terms())]
+
+    def _index_terms(self) -> list[str]:
+        return note_index.terms_touched(
+            [note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts]
+        )
+
+    async def aindex_ops(
+        self, store: BaseStore, lookups: Sequence[Result], ops: Sequence[PutOp], *, max_notes: int | None
+    ) -> list[PutOp]:
+        """The index writes that keep :mod:`mnemo.note_index` in step with the
+        note writes among ``ops`` (a write to a note the lookups found replaces
+        that value; any other adds a note). One more read only when a refined
+        note's old wording touches terms not read yet."""
+        n = LOOKUPS_PER_TEXT * len(self.texts) + (max_notes is not None)
+        terms = self._index_terms()
+        state = note_index.IndexState.from_results(terms, lookups[n:])
+        before = {
+            it.key: it.value for result in lookups[:n] if isinstance(result, list) for it in search_result(result)
+        }
+        changes = [
+            note_index.NoteChange(key=op.key, before=before.get(op.key), after=op.value)
+            for op in ops
+            if tuple(op.namespace) == self.namespace and op.value is not None
+        ]
+        return await note_index.acomplete(store, self.user, state, changes)
+
+    def apply(
+        self,
+        lookups: Sequence[Result],
+        *,
+        threshold: float = DEDUPE_THRESHOLD,
+        origin: Origin | None = None,
+        max_notes: int | None = MAX_NOTES_PER_USER,
+        at_limit: Literal["refuse", "drop"] = "refuse",
+    ) -> tuple[list[RememberResult], list[PutOp]]:
+        """What to report and the writes (audit records included), given the
+        results of :meth:`lookups` (with the same ``max_notes``).
+
+        Raises:
+            NoteLimitError: at the cap with ``at_limit="refuse"`` and a new note to store.
+        """
+        per_text = lookups[: LOOKUPS_PER_TEXT * len(self.texts)]
+        full = max_notes is not None and bool(lookups[LOOKUPS_PER_TEXT * len(self.texts)])
+        results, writes, changes = _plan_notes(
+            self.namespace,
+            self.texts,
+            self.expiries,
+            per_text,
+            source=self.source,
+            threshold=threshold,
+            stamp=now_iso(),
+            full=full,
+        )
+        if full and at_limit == "refuse" and any(r["status"] == "over_limit" for r in results):
+            raise NoteLimitError(
+                f"The user already has {max_notes} notes, the most mnemo keeps per user; nothing was stored. "
+                "Forget notes that no longer matter (forget_note) first."
+            )
+        origin = origin or Origin(source="extractor" if self.source == "inferred" else self.source)
+        audits = [
+            audit_op(self.user, origin, action, key, before=before, after=after)
+            for action, key, before, after in changes
+        ]
+        return results, [*writes, *audits]
+
+
+#: One change to audit: (action, note id, text before, text after).
+_Change = tuple[AuditAction, str, str | None, str | None]
+
+
+def _plan_notes(
+    ns: tuple[str, ...],
+    texts: list[str],
+    expiries: list[str | None],
+    lookups: Sequence[Result],
+    *,
+    source: Source,
+    threshold: float,
+    stamp: str,
+    full: bool = False,
+) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
+    """What :func:`aremember_many` reports, writes and audits for ``texts``,
+    given the results of their :func:`_duplicate_lookups` (in order).
+
+    No two writes share a key, nor an indexed text: the platform's store
+    rejects a whole batch that embeds one text twice (see mnemo.store_guard)."""
+    results: list[RememberResult] = []
+    writes: dict[str, PutOp] = {}
+    changes: list[_Change] = []
+    new_by_norm: dict[str, Note] = {}
+    written_texts: set[str] = set()
+    for i, (text, expires) in enumerate(zip(texts, expiries, strict=True)):
+        norm = normalize_note(text)
+        if norm in new_by_norm:  # repeated within this batch
+            results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
+            continue
+        same, at_key, nearest = (search_result(r) for r in lookups[LOOKUPS_PER_TEXT * i : LOOKUPS_PER_TEXT * (i + 1)])
+        match = repeated_note(
+            text, same or [it for it in at_key if it.value.get("norm") == norm], nearest, ns, threshold
+        )
+        if match is not None:
+            status, existing = match
+            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, expires=expires)
+            results.append(RememberResult(status=status, note=note))
+            if existing.key in writes or note["text"] in written_texts:
+                continue  # already written by an earlier text of this batch
+            writes[existing.key] = write
+            written_texts.add(note["text"])
+            if status == "refined":
+                changes.append(("note.refine", existing.key, existing.value["text"], text))
+            continue
+        # The key is derived from the normalised text, so two concurrent
+        # writers of one fact write one note; a key already holding another
+        # text (a note refined since) gets a random one instead.
+        key = note_key(norm) if not at_key else uuid.uuid4().hex
+        write, note = _new_note(ns, key, text, source=source, stamp=stamp, expires=expires)
+        new_by_norm[norm] = note
+        if full:
+            results.append(RememberResult(status="over_limit", note=note))
+            continue
+        if text in written_texts:
+            results.append(RememberResult(status="duplicate", note=note))
+            continue
+        writes[key] = write
+        written_texts.add(text)
+        results.append(RememberResult(status="stored", note=note))
+        changes.append(("note.add", key, None, text))
+    return results, list(writes.values()), changes
+
+
+def _update_existing(
+    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str, expires: str | None
+) -> tuple[PutOp, Note]:
+    """Repeating a fact confirms it (refresh recency, keep the wording); a more
+    detailed wording replaces the old one under the same id. The latest
+    statement decides whether it is time-bound."""
+    value = {**existing.value, "updated_at": stamp}
+    if status == "refined":
+        value.update(text=text, norm=normalize_note(text), source=source)
+    value.pop("expires_at", None)
+    if expires:
+        value["expires_at"] = expires
+    return PutOp(ns, existing.key, value, ttl=ttl_minutes(expires)), to_note(_with_value(existing, value))
+
+
+def _new_note(
+    ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, expires: str | None
+) -> tuple[PutOp, Note]:
+    value = {
+        "id": key,
+        "text": text,
+        "norm": normalize_note(text),
+        "source": source,
+        "first_seen": stamp,
+        "updated_at": stamp,
+    }
+    note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
+    if expires:
+        value["expires_at"] = note["expires_at"] = expires
+    return PutOp(ns, key, value, ttl=ttl_minutes(expires)), note
