@@ -9,7 +9,7 @@ never gives orders. The hard rules, which stay in code, come **last**, after
 everything a user could have written, and say they win over all of it.
 """
 
-from mnemo.instructions import HARD_RULES
+from mnemo.hard_rules import HARD_RULES
 from mnemo.quoting import data_block, quote
 
 #: Tags of the data blocks, in prompt order.

@@ -12,7 +12,7 @@ import pytest
 
 from mnemo import User, aremember, aupdate_profile
 from mnemo.episodes import render_episodes
-from mnemo.instructions import HARD_RULES
+from mnemo.hard_rules import HARD_RULES
 from mnemo.quoting import data_block, quote
 from mnemo.snapshot import render_snapshot
 from nodes.prompts import render_system_prompt
