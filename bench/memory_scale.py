@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -42,6 +40,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, PutOp
 
+from bench.common import machine
 from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency, percentiles
 from bench.turn_cost import seed_notes
 
@@ -179,12 +178,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "memory_scale",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, "-m", "bench.memory_scale", *sys.argv[1:]]),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine(),  # load average at the start
         "params": {
             "sizes": sizes,
             "queries": args.queries,

@@ -34,7 +34,6 @@ import asyncio
 import hashlib
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -45,6 +44,8 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
+
+from bench.common import machine
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DIMS = 384
@@ -252,12 +253,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark": "store_scale",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join([Path(sys.executable).name, "-m", "bench.store_scale", *sys.argv[1:]]),
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-            "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
-        },
+        "machine": machine(),  # load average at the start
         "params": {
             "sizes": sizes,
             "batch": args.batch,

@@ -44,7 +44,7 @@ class ServerStore(BaseStore):
         self._store = client.store
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        raise NotImplementedError("ServerStore is async only: use abatch / the a* methods")
+        raise TypeError("ServerStore is async only: use abatch / the a* methods")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return [await self._run(op) for op in ops]
