@@ -388,6 +388,17 @@ def machine() -> dict[str, Any]:
     }
 
 
+def result_header(benchmark: str) -> dict[str, Any]:
+    """What opens the result file of a ``python -m bench.<benchmark>`` script:
+    its name, when, the command line and the machine (load average included)."""
+    return {
+        "benchmark": benchmark,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join([Path(sys.executable).name, "-m", f"bench.{benchmark}", *sys.argv[1:]]),
+        "machine": machine(),
+    }
+
+
 def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
     """Provenance of a result file: what ran, where, with which versions."""
     return {

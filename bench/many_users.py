@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import platform
 import sys
 import tempfile
 import time
@@ -45,6 +43,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import PutOp
 
+from bench.common import result_header
 from bench.store_scale import DIMS, SyntheticEmbeddings, percentiles
 from bench.turn_cost import seed_notes
 
@@ -235,14 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         with pgserver.running(Path(tmp) / "pgdata", database="users", cleanup="delete") as pg:
             result = asyncio.run(run(pg.uri, args))
     result = {
-        "benchmark": "many_users",
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name, "-m", "bench.many_users", *sys.argv[1:]]),
-        "machine": {
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "loadavg_at_end": [round(x, 2) for x in os.getloadavg()],
-        },
+        **result_header("many_users"),  # the load average at the end
         "params": {
             "notes": args.notes,
             "users": args.users,

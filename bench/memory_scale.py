@@ -40,7 +40,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, PutOp
 
-from bench.common import machine
+from bench.common import result_header
 from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency, percentiles
 from bench.turn_cost import seed_notes
 
@@ -175,10 +175,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     sizes = sorted(set(args.sizes))
     started = time.time()
     result: dict[str, Any] = {
-        "benchmark": "memory_scale",
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name, "-m", "bench.memory_scale", *sys.argv[1:]]),
-        "machine": machine(),  # load average at the start
+        **result_header("memory_scale"),  # the load average at the start
         "params": {
             "sizes": sizes,
             "queries": args.queries,

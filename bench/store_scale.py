@@ -45,7 +45,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
-from bench.common import machine
+from bench.common import result_header
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DIMS = 384
@@ -250,10 +250,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))
     result: dict[str, Any] = {
-        "benchmark": "store_scale",
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join([Path(sys.executable).name, "-m", "bench.store_scale", *sys.argv[1:]]),
-        "machine": machine(),  # load average at the start
+        **result_header("store_scale"),  # the load average at the start
         "params": {
             "sizes": sizes,
             "batch": args.batch,

@@ -30,7 +30,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, Result
 
 from mnemo import note_index
 from mnemo._lexical import reciprocal_rank_fusion
-from mnemo.expiry import is_expired, live
+from mnemo.expiry import expired, is_expired, live
 from mnemo.identity import NOTES, User
 from mnemo.limits import bounded_query
 from mnemo.notes import Note, note_from_value, to_note
@@ -109,7 +109,7 @@ async def aread_notes(
     if not searching:
         return NotesRead(relevant=[], recent=recent, extra=results[:n], stale=stale)
     dense = search_result(results[-1])
-    stale |= {it.key: it.value for it in dense if tuple(it.namespace) == ns and is_expired(it.value)}
+    stale |= {it.key: it.value for it in expired(dense) if tuple(it.namespace) == ns}
     hits = semantic_hits(live(dense), ns, min_score=min_score)
     # BM25 over postings is CPU work: kept off the event loop, which serves every other run.
     lexical = await asyncio.to_thread(note_index.bm25_ranking, terms, state, limit=FUSION_CANDIDATES)

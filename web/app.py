@@ -36,7 +36,7 @@ from mnemo.episodes import EPISODES, build_episode
 from mnemo.tokens import InvalidTokenError
 from server.access import OWNER
 from server.dev_login import dev_token
-from web.caller import caller
+from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory
 
 _PAGE = Path(__file__).with_name("index.html")
@@ -58,11 +58,8 @@ async def feedback(request: Request) -> JSONResponse:
     from langchain_core.messages import convert_to_messages
     from langgraph_sdk import get_client
 
-    try:
-        body = await request.json()
-        if not isinstance(body, dict):
-            raise ValueError
-    except ValueError:
+    body = await json_object(request)
+    if body is None:
         return JSONResponse({"error": "send a JSON object: {thread_id, user_id, outcome}"}, status_code=400)
     outcome = body.get("outcome", "resolved")
     thread_id = str(body.get("thread_id") or "")

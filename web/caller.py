@@ -8,6 +8,8 @@ bearer token itself, with the same verification as ``server.auth``
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 
 from mnemo import User
@@ -27,3 +29,13 @@ def caller(request: Request, named_user_id: object = None) -> tuple[User, Identi
     if identity.is_admin:
         return User.of(str(named_user_id or "")), identity
     return User.of(identity.user_id, authenticated=True), identity
+
+
+async def json_object(request: Request) -> dict[str, Any] | None:
+    """The request's body when it is a JSON object; ``None`` otherwise (the
+    route answers 400 saying what to send)."""
+    try:
+        body = await request.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None

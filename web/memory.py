@@ -34,7 +34,7 @@ from starlette.responses import JSONResponse
 from mnemo import MnemoError
 from mnemo.audit import Origin
 from mnemo.tokens import Identity, InvalidTokenError
-from web.caller import caller
+from web.caller import caller, json_object
 
 
 def _store() -> Any:
@@ -74,11 +74,8 @@ async def forget_memory(request: Request) -> JSONResponse:
     from mnemo.notes import aforget
     from mnemo.profile import aupdate_profile
 
-    try:
-        body = await request.json()
-        if not isinstance(body, dict):
-            raise ValueError
-    except ValueError:
+    body = await json_object(request)
+    if body is None:
         return JSONResponse({"error": "send a JSON object: {kind: 'profile' | 'note', key}"}, status_code=400)
     kind, key = body.get("kind"), body.get("key")
     if kind not in ("profile", "note") or not isinstance(key, str) or not key:
