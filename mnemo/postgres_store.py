@@ -5,7 +5,9 @@ when a PostgreSQL URI is given, so mnemo imports without it.
 
 * :class:`MnemoPostgresStore`: every op checked by
   :func:`mnemo.storable.checked_ops` (as on the in-memory store), search
-  queries embedded as *queries* (:class:`QueryAwareEmbeddings`), and
+  queries embedded as *queries* (:class:`QueryAwareEmbeddings`), listings
+  in a total order (``updated_at DESC, prefix, key``: offset pages over
+  items of one batch neither repeat nor skip), and
   :class:`StoreClosedError` after its block.
 * :func:`open_postgres`: a pool whose connections are tuned for filtered HNSW
   search (:func:`configure_connection`), ``setup()`` serialised across
@@ -88,8 +90,8 @@ class QueryAwareEmbeddings(Embeddings):
 
 
 class MnemoPostgresStore(AsyncPostgresStore):
-    """``AsyncPostgresStore`` with mnemo's write checks, query embeddings and
-    a closed state. Open it with :func:`open_postgres`."""
+    """``AsyncPostgresStore`` with mnemo's write checks, query embeddings, a
+    total listing order and a closed state. Open it with :func:`open_postgres`."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -123,6 +125,25 @@ class MnemoPostgresStore(AsyncPostgresStore):
                 await cur.execute("RESET enable_indexscan")
             _EMBEDDING_QUERIES.reset(token)
 
+    # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
+    # tests/test_upstream_private_api.py): upstream orders a search without a
+    # query by ``updated_at DESC`` alone. Every item of one batch shares its
+    # ``updated_at`` (the transaction's time), and PostgreSQL's top-N sort
+    # returns such ties in an order that differs between LIMIT/OFFSET windows,
+    # so offset paging repeated some items and skipped others (1,000 notes of
+    # one batch paged by 100: one item four times, three never). ``prefix,
+    # key`` after ``updated_at`` makes the order total, so the pages of
+    # ``mnemo.store_reads.alist_all`` partition the namespace; the most
+    # recent still come first. Searches by meaning keep upstream's order.
+    def _prepare_batch_search_queries(
+        self, search_ops: Sequence[tuple[int, SearchOp]]
+    ) -> tuple[list[tuple[str, list[None | str | list[float]]]], list[tuple[int, str]]]:
+        queries, embedding_requests = super()._prepare_batch_search_queries(search_ops)
+        by_meaning = {idx for idx, _ in embedding_requests}
+        return [
+            (sql if idx in by_meaning else total_order(sql), params) for idx, (sql, params) in enumerate(queries)
+        ], embedding_requests
+
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
@@ -145,6 +166,27 @@ class MnemoPostgresStore(AsyncPostgresStore):
     def close(self) -> None:
         """Refuse every later op (the pool is closed by the block that opened it)."""
         self._closed = True
+
+
+#: Upstream's order of a search without a query, and mnemo's total one
+#: (``MnemoPostgresStore._prepare_batch_search_queries``).
+UPSTREAM_LIST_ORDER = "ORDER BY store.updated_at DESC"
+TOTAL_LIST_ORDER = "ORDER BY store.updated_at DESC, store.prefix, store.key"
+
+
+def total_order(sql: str) -> str:
+    """``sql`` (upstream's search without a query) ordered totally.
+
+    Raises:
+        RuntimeError: upstream's SQL no longer holds its ``ORDER BY`` once (a
+            new version): paging would be unsafe, so nothing runs.
+    """
+    if sql.count(UPSTREAM_LIST_ORDER) != 1:
+        raise RuntimeError(
+            "langgraph-checkpoint-postgres changed its search SQL; re-check "
+            "MnemoPostgresStore._prepare_batch_search_queries"
+        )
+    return sql.replace(UPSTREAM_LIST_ORDER, TOTAL_LIST_ORDER)
 
 
 #: Namespaces with at most this many rows are searched exactly (see

