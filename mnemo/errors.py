@@ -14,6 +14,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
+    ├── ListingChangedError     a namespace kept changing while it was paged through
     └── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
 """
 
@@ -58,6 +59,12 @@ class DimsMismatchError(MnemoError):
 
 class StoreClosedError(MnemoError):
     """A store was used after the ``async with`` block that opened it ended."""
+
+
+class ListingChangedError(MnemoError):
+    """A namespace changed between the pages of every attempt to list it
+    (:func:`mnemo.store_reads.alist_rest`): a listing that may miss items is
+    never returned. Try again once the writes have settled."""
 
 
 class EmbeddedPostgresError(MnemoError, RuntimeError):

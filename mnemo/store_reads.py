@@ -5,15 +5,17 @@ The raw store API has traps that differ by backend (see the seeds):
 * ``search`` matches a namespace *prefix*, defaults to ``limit=10`` and drops
   the rest without a word;
 * result order is insertion order on ``InMemoryStore`` and ``updated_at DESC``
-  on ``PostgresStore``;
+  on ``PostgresStore``, where the items of one batch tie, and ``offset``
+  counts positions, so paging repeats and skips items whenever the order
+  moves between two pages (see :func:`alist_rest`);
 * a ``query`` on a store without an index is ignored, and items come back with
   ``score=None``; ``None``-scored items also pad a semantic result when fewer
   items have vectors than ``limit``;
 * ``get`` on ``InMemoryStore`` creates an empty ("ghost") namespace.
 
-Everything in mnemo reads through these helpers, which page explicitly, keep
-exact namespaces only, never use ``get`` and treat ``score is None`` as "not a
-hit".
+Everything in mnemo reads through these helpers, which page explicitly and
+check that the pages join, keep exact namespaces only, never use ``get`` and
+treat ``score is None`` as "not a hit".
 """
 
 from __future__ import annotations
@@ -24,11 +26,15 @@ from typing import Any, TypeVar, cast
 
 from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
-from mnemo.errors import IndexMissingError
+from mnemo.errors import IndexMissingError, ListingChangedError
 from mnemo.limits import bounded_query
 
 #: Page size for listing; the store default (10) is never relied upon.
 PAGE_SIZE = 100
+
+#: Listings of one namespace before :func:`alist_rest` gives up on a
+#: namespace that keeps changing under it.
+LIST_ATTEMPTS = 5
 
 AnyItem = TypeVar("AnyItem", bound=Item)
 
@@ -53,8 +59,13 @@ async def alist_all(
     store: BaseStore, namespace: tuple[str, ...], *, filter: dict[str, Any] | None = None, page_size: int = PAGE_SIZE
 ) -> list[Item]:
     """Every item of exactly ``namespace`` (matching ``filter``, an equality
-    filter on value fields that every backend evaluates), however many, in no
-    promised order."""
+    filter on value fields that every backend evaluates), however many, each
+    once, in no promised order.
+
+    Raises:
+        ListingChangedError: the namespace changed under every one of
+            :data:`LIST_ATTEMPTS` listings (see :func:`alist_rest`).
+    """
     first_page = await store.asearch(namespace, filter=filter, limit=page_size, offset=0)
     return await alist_rest(store, namespace, first_page, filter=filter, page_size=page_size)
 
@@ -68,15 +79,66 @@ async def alist_rest(
     page_size: int = PAGE_SIZE,
 ) -> list[Item]:
     """Complete a listing whose first page (``offset=0, limit=page_size``) was
-    already fetched, e.g. inside a batch with other reads."""
-    found: list[Item] = list(first_page)
-    offset = page_size
+    already fetched, e.g. inside a batch with other reads.
+
+    The store pages only by ``offset``, and an offset counts positions, not
+    items: the pages partition the namespace only while its order stays the
+    same between two reads. Two things break that:
+
+    * an order that is not total (PostgreSQL's ``updated_at DESC`` over the
+      items of one batch: ties came back in a different order per page,
+      repeating some items and skipping others; fixed at the source by
+      :class:`mnemo.postgres_store.MnemoPostgresStore`);
+    * a write between two pages: deleting (or expiring) an item already read
+      moves every later one a place forward, so one is never read; on
+      PostgreSQL an update moves the item to the front, so it is never read.
+
+    So each later page starts one item early, and that item must be the last
+    one read (same key, same ``updated_at``): when it is not, the positions
+    moved and the listing starts over (up to :data:`LIST_ATTEMPTS` times). A
+    key is returned once whatever happens. Two writes between the same two
+    pages whose moves cancel out (a read item deleted and an unread one moved
+    to the front) are not seen: an item written during a listing may be
+    missed, one that stood still is not. Destructive callers list again until
+    nothing is left (:func:`mnemo.privacy.aerase_user`).
+    """
     page: Sequence[Item] = first_page
-    while len(page) >= page_size:
-        page = await store.asearch(namespace, filter=filter, limit=page_size, offset=offset)
-        found.extend(page)
-        offset += page_size
-    return only_in_namespace(found, namespace)
+    for attempt in range(LIST_ATTEMPTS):
+        if attempt:
+            page = await store.asearch(namespace, filter=filter, limit=page_size, offset=0)
+        found = await _alist_from(store, namespace, page, filter=filter, page_size=page_size)
+        if found is not None:
+            unique = {it.key: it for it in only_in_namespace(found, namespace)}
+            return list(unique.values())
+    raise ListingChangedError(
+        f"{'/'.join(namespace)} changed while it was being listed, {LIST_ATTEMPTS} times in a row; try again"
+    )
+
+
+async def _alist_from(
+    store: BaseStore,
+    namespace: tuple[str, ...],
+    first_page: Sequence[Item],
+    *,
+    filter: dict[str, Any] | None,
+    page_size: int,
+) -> list[Item] | None:
+    """One listing from ``first_page`` on, or ``None`` when the order moved
+    between two pages (see :func:`alist_rest`)."""
+    found: list[Item] = list(first_page)
+    full = len(first_page) >= page_size
+    while full:
+        last = found[-1]
+        page = await store.asearch(namespace, filter=filter, limit=page_size + 1, offset=len(found) - 1)
+        if not page or _identity(page[0]) != _identity(last):
+            return None
+        found.extend(page[1:])
+        full = len(page) > page_size
+    return found
+
+
+def _identity(item: Item) -> tuple[tuple[str, ...], str, datetime]:
+    return tuple(item.namespace), item.key, item.updated_at
 
 
 def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> SearchOp:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import psycopg
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op, Result
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["memory", "postgres", "platform"]
@@ -53,6 +53,34 @@ class HashEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._vec(text)
+
+
+class RacingWriter(BaseStore):
+    """``inner`` with another writer racing the caller: after each batch that
+    ``when(ops)`` picks, ``write(inner, ops, results)`` runs (at most ``times``
+    times, ``None``: every time), before the caller sees the results."""
+
+    def __init__(
+        self,
+        inner: BaseStore,
+        when: Callable[[list[Op]], bool],
+        write: Callable[[BaseStore, list[Op], list[Result]], Awaitable[None]],
+        *,
+        times: int | None = 1,
+    ) -> None:
+        self.inner, self.when, self.write, self.times = inner, when, write, times
+        self.writes = 0
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        raise TypeError("async only")
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        results = await self.inner.abatch(ops)
+        if (self.times is None or self.writes < self.times) and self.when(ops):
+            self.writes += 1
+            await self.write(self.inner, ops, results)
+        return results
 
 
 async def truncate(uri: str) -> None:

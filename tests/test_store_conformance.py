@@ -24,7 +24,7 @@ from collections import Counter
 
 import psycopg
 import pytest
-from langgraph.store.base import InvalidNamespaceError, PutOp
+from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
 from mnemo import (
     POLICIES_NAMESPACE,
@@ -48,12 +48,14 @@ from mnemo import (
     note_index,
     user_label,
 )
+from mnemo.errors import ListingChangedError
 from mnemo.snapshot import aload_snapshot
 from mnemo.store_guard import guarded
-from mnemo.store_reads import alist_all, alist_users
+from mnemo.store_reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.stores import open_store
 from tests.store_backends import (
     BACKENDS,
+    RacingWriter,
     import_platform_store_module,
     open_platform_store,
     platform_index,
@@ -315,6 +317,53 @@ async def test_listing_a_batch_that_shares_one_write_time_returns_every_item_onc
     missing = sorted(set(keys) - set(found))
     assert (len(found), repeated, missing) == (len(keys), [], [])
     assert sorted(n["id"] for n in await alist_notes(store, user)) == keys
+
+
+def _searches(ops) -> bool:
+    return any(isinstance(op, SearchOp) for op in ops)
+
+
+async def _delete_first_read(inner, ops, results) -> None:
+    await inner.adelete(ops[0].namespace_prefix, results[0][0].key)
+
+
+@pytest.mark.parametrize("change", ["delete a read item", "update an unread item"])
+async def test_listing_returns_each_item_once_when_a_writer_changes_the_order_between_pages(
+    store, user, backend, change
+):
+    """Offsets count positions: deleting an item already read moves every
+    later one a place forward (one is never read); on PostgreSQL an update
+    moves the item to the front (it is never read). ``alist_all`` notices and
+    starts over."""
+    ns = user.namespace("notes")
+    keys = [f"k{i:02d}" for i in range(35)]
+    await store.abatch([PutOp(ns, k, {"id": k, "text": k}, index=False) for k in keys])
+    moved = keys[-1]
+
+    async def update_unread(inner, ops, results) -> None:
+        assert moved not in {it.key for it in results[0]}
+        await inner.aput(ns, moved, {"id": moved, "text": "updated"}, index=False)
+
+    racing = RacingWriter(store, _searches, _delete_first_read if change.startswith("delete") else update_unread)
+    items = await alist_all(racing, ns, page_size=10)
+    assert racing.writes == 1
+    found = [it.key for it in items]
+    if change.startswith("delete"):
+        assert len(found) == len(set(found)) == len(keys) - 1 and set(keys) - set(found) == {keys[0]}
+    else:
+        if backend == "postgres":  # the trap's precondition: the update moved it to the front
+            assert (await store.asearch(ns, limit=1))[0].key == moved
+        assert sorted(found) == keys
+        assert next(it.value["text"] for it in items if it.key == moved) == "updated"
+
+
+async def test_listing_a_namespace_that_never_stops_changing_fails_clearly(store, user):
+    ns = user.namespace("notes")
+    await store.abatch([PutOp(ns, f"k{i:02d}", {"id": f"k{i:02d}"}, index=False) for i in range(35)])
+    racing = RacingWriter(store, _searches, _delete_first_read, times=None)
+    with pytest.raises(ListingChangedError, match="changed while it was being listed"):
+        await alist_all(racing, ns, page_size=10)
+    assert racing.writes == LIST_ATTEMPTS * 2  # each attempt: its first page and the page that did not join
 
 
 async def test_recall_and_recent_past_two_thousand_notes_from_the_write_time_index(store, user):
