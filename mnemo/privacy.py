@@ -31,6 +31,7 @@ from langgraph.store.base import BaseStore, Item, PutOp
 
 from mnemo.audit import AuditRecord, Origin, audit_op
 from mnemo.entitlements import Entitlements, Usage
+from mnemo.errors import ListingChangedError
 from mnemo.identity import AUDIT, ENTITLEMENTS, NOTES, PROFILE, USAGE, User
 from mnemo.note_index import NOTE_INDEX
 from mnemo.notes import Note, to_note
@@ -45,6 +46,10 @@ CONTROL_KINDS: tuple[str, ...] = (ENTITLEMENTS, USAGE)
 
 #: Deletes sent per ``abatch`` (bounded requests on any backend).
 DELETE_CHUNK = 500
+
+#: Erase passes (list, delete) before :func:`aerase_user` gives up on a user
+#: whose memory keeps being written; the last pass must find nothing.
+ERASE_PASSES = 5
 
 
 class StoredItem(TypedDict):
@@ -143,27 +148,47 @@ async def aerase_user(
     """Delete every item (and so every vector) under the user's root; return
     what was deleted. Then append one ``erase`` audit record (counts only).
 
+    It lists and deletes until a listing finds nothing (at most
+    :data:`ERASE_PASSES` times): an item written while the erase ran is
+    erased too, and the erase returns only once nothing is left.
+
     Args:
         origin: who asked (``admin`` with an ``actor``, or the user).
         include_entitlements: also delete entitlements and usage (closing the
             account); by default they are kept (see the module docstring).
+
+    Raises:
+        ListingChangedError: the user's memory was still being written after
+            :data:`ERASE_PASSES` passes (what was found is deleted, but no
+            ``erase`` record is written): erase again.
     """
     deleted: dict[str, int] = {}
-    kept: list[str] = []
-    ops: list[PutOp] = []
-    for ns in await alist_user_namespaces(store, user):
-        kind = _kind(ns)
-        if kind in CONTROL_KINDS and not include_entitlements:
-            kept.append(kind)
-            continue
-        items = await alist_all(store, ns)
-        if items:
-            deleted[kind] = len(items)
-            ops.extend(PutOp(ns, it.key, None) for it in items)
-    for start in range(0, len(ops), DELETE_CHUNK):
-        await store.abatch(ops[start : start + DELETE_CHUNK])
-    report = EraseReport(user_label=user.label, deleted=deleted, kept=kept)
-    await store.abatch([audit_op(user, origin, "erase", "*", after={"deleted": deleted, "kept": kept})])
+    kept: set[str] = set()
+    # One pass is not proof: a write racing the erase (a background memory
+    # write, with its audit record) lands after the listing. So passes repeat
+    # until one finds nothing left to delete; that pass is the proof.
+    for _ in range(ERASE_PASSES):
+        ops: list[PutOp] = []
+        for ns in await alist_user_namespaces(store, user):
+            kind = _kind(ns)
+            if kind in CONTROL_KINDS and not include_entitlements:
+                kept.add(kind)
+                continue
+            items = await alist_all(store, ns)
+            if items:
+                deleted[kind] = deleted.get(kind, 0) + len(items)
+                ops.extend(PutOp(ns, it.key, None) for it in items)
+        if not ops:
+            break
+        for start in range(0, len(ops), DELETE_CHUNK):
+            await store.abatch(ops[start : start + DELETE_CHUNK])
+    else:
+        raise ListingChangedError(
+            f"{user.label}'s memory was still being written after {ERASE_PASSES} erase passes; "
+            "erase again once the writes have stopped"
+        )
+    report = EraseReport(user_label=user.label, deleted=deleted, kept=sorted(kept))
+    await store.abatch([audit_op(user, origin, "erase", "*", after={"deleted": deleted, "kept": report["kept"]})])
     return report
 
 

@@ -17,8 +17,9 @@ from langgraph.store.base import PutOp
 from mnemo import User, alist_notes, arecall, aremember, aremember_many, aupdate_profile
 from mnemo.audit import Origin, alist_audit
 from mnemo.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
-from mnemo.privacy import aerase_user, aexport_user
-from tests.store_backends import ROOT
+from mnemo.errors import ListingChangedError
+from mnemo.privacy import ERASE_PASSES, aerase_user, aexport_user
+from tests.store_backends import ROOT, RacingWriter
 from tests.test_store_conformance import backend, platform_dir, store, uri  # noqa: F401  (fixtures)
 
 ADMIN = Origin(source="admin", actor="admin_1")
@@ -121,6 +122,39 @@ async def test_erase_with_entitlements_closes_the_account(store, user):
     assert report["kept"] == [] and report["deleted"]["entitlements"] == 1
     assert await aget_entitlements(store, user) == {} and await ausage_today(store, user) == {}
     assert [r["action"] for r in await alist_audit(store, user)] == ["erase"]
+
+
+def _deletes(ops) -> bool:
+    return any(isinstance(op, PutOp) and op.value is None for op in ops)
+
+
+async def test_erase_also_erases_what_is_written_while_it_runs(store, user):
+    """A memory write racing the erase (the background writer, with its audit
+    record) lands after the listing; the erase lists again until nothing is left."""
+    await fill(store, user)
+
+    async def remember_late(inner, ops, results) -> None:
+        await aremember(inner, user, "The user moved to Ningbo.")
+
+    racing = RacingWriter(store, _deletes, remember_late)
+    report = await aerase_user(racing, user, origin=ADMIN)
+    assert racing.writes == 1  # the write landed after the first deletes
+    assert report["deleted"]["notes"] == len(NOTES) + 1
+    assert await alist_notes(store, user) == []
+    assert [r["action"] for r in await alist_audit(store, user)] == ["erase"]
+
+
+async def test_an_erase_that_never_catches_up_fails_clearly(store, user):
+    await fill(store, user)
+
+    async def write_late(inner, ops, results) -> None:
+        await inner.aput(user.namespace("episodes"), "late", {"summary": "late"}, index=False)
+
+    racing = RacingWriter(store, _deletes, write_late, times=None)
+    with pytest.raises(ListingChangedError, match="still being written"):
+        await aerase_user(racing, user, origin=ADMIN)
+    assert racing.writes == ERASE_PASSES
+    assert "erase" not in [r["action"] for r in await alist_audit(store, user)]
 
 
 # --------------------------------------------------------------------------- concurrency
