@@ -31,7 +31,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
+from mnemo import ListingChangedError, MnemoError
 from mnemo.audit import Origin
 from mnemo.tokens import Identity, InvalidTokenError
 from web.caller import caller, json_object
@@ -52,6 +52,9 @@ def _origin(identity: Identity) -> Origin:
 
 
 def _refusal(exc: Exception) -> JSONResponse:
+    if isinstance(exc, ListingChangedError):
+        # Not the caller's fault: writes kept moving the listing; a retry later succeeds.
+        return JSONResponse({"error": str(exc)}, status_code=503, headers={"retry-after": "5"})
     status = 401 if isinstance(exc, InvalidTokenError) else 400
     return JSONResponse({"error": str(exc)}, status_code=status)
 
@@ -61,9 +64,9 @@ async def export_memory(request: Request) -> JSONResponse:
 
     try:
         user, _ = caller(request, request.query_params.get("user_id"))
+        document = await aexport_user(_store(), user)
     except MnemoError as exc:
         return _refusal(exc)
-    document = await aexport_user(_store(), user)
     return JSONResponse(
         document,
         headers={"content-disposition": f'attachment; filename="mnemo-export-{user.label}.json"'},
