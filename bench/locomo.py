@@ -11,6 +11,11 @@ model and the same note texts:
     :func:`mnemo.arecall` with ``limit=max(k)`` and ``min_score=0``: the
     ranking mnemo's recall produces (dense hits fused with BM25 over the
     user's notes, as the agent's ``recall_notes`` and ``load_memory`` do).
+    Each turn's note carries its context: the turn before it in the same
+    session (``contexts=`` of :func:`mnemo.aremember_many`), embedded beside
+    the note's own text (:func:`mnemo.notes.indexed_text`).
+``mnemo_no_context``
+    the same, with the notes written without a context (text alone).
 ``mnemo_thresholded``
     the same call with mnemo's default ``RECALL_MIN_SCORE`` (what
     ``recall_notes`` and ``load_memory`` keep): fewer notes, fewer tokens.
@@ -65,7 +70,16 @@ DRAGON_REFERENCE = {"recall@5": 0.567, "recall@10": 0.662, "recall@25": 0.767, "
 #: The memory-agent template's search limit.
 MEMORY_AGENT_LIMIT = 10
 
-METHODS = ("mnemo", "mnemo_thresholded", "mnemo_dense", "memory_agent", "memory_agent_plain", "bm25", "full_context")
+METHODS = (
+    "mnemo",
+    "mnemo_thresholded",
+    "mnemo_dense",
+    "mnemo_no_context",
+    "memory_agent",
+    "memory_agent_plain",
+    "bm25",
+    "full_context",
+)
 #: Settings may be chosen looking at these conversations of the public split
 #: (the first two); every other conversation is reported as held out
 #: (``split`` in the JSON): a reader sees what is fit and what generalises.
@@ -76,6 +90,7 @@ _DESCRIPTIONS = {
         "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
     ),
     "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
+    "mnemo_no_context": "mnemo.arecall(limit=max k, min_score=0.0) over the same turns written without a context",
     "mnemo_dense": "the dense half of mnemo alone: store.asearch(notes, query=question, limit=max k) on the same notes",
     "memory_agent_plain": (
         "the memory-agent template's search with only the plain content embedded (fields "
@@ -158,6 +173,8 @@ class QuestionResult:
     ranked: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     #: method -> k -> tokens of the top-k items as they would be injected
     tokens: dict[str, dict[int, int]] = field(default_factory=dict)
+    #: (FUSION_K, LEXICAL_WEIGHT) -> mnemo's ranking with those settings (FUSION_GRID)
+    grid: dict[tuple[int, float], list[frozenset[str]]] = field(default_factory=dict)
     #: mnemo_snapshot: turns covered by what load_memory would inject, and its tokens
     snapshot_covers: frozenset[str] = frozenset()
     snapshot_tokens: int = 0
@@ -228,6 +245,8 @@ class _Written:
     agent_ns: tuple[str, ...]
     dia_of_key: dict[str, str]  # memory-agent key -> dialog turn
     plain_store: InMemoryStore | None = None  # the template's layout, only "content" embedded
+    bare_store: InMemoryStore | None = None  # mnemo's notes written without a context
+    bare_covers: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 async def evaluate_conversation(
@@ -239,9 +258,10 @@ async def evaluate_conversation(
 
     user = User.of(f"locomo-{conv.sample_id}")
     texts = [stored_text(t.text) for t in conv.turns]
+    contexts = turn_contexts(conv, texts)
     questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
     agent_queries = [str([q.question]) for q in questions]
-    _warm_cache(conv, emb, texts, questions, agent_queries, timing)
+    _warm_cache(conv, emb, texts, contexts, questions, agent_queries, timing)
     written = _Written(
         store=InMemoryStore(),
         covers={},
@@ -250,7 +270,8 @@ async def evaluate_conversation(
         agent_ns=("memories", user.label),
         dia_of_key={},
     )
-    await _write_mnemo(conv, texts, user, emb, written, timing)
+    written.store, written.covers = await _write_mnemo(conv, texts, contexts, user, emb, written.statuses, timing)
+    written.bare_store, written.bare_covers = await _write_mnemo(conv, texts, None, user, emb, Counter(), timing)
     await _write_memory_agent(conv, texts, emb, written, timing)
     start = time.perf_counter()
     bm25 = Bm25Index(texts)
@@ -272,6 +293,7 @@ async def evaluate_conversation(
         )
         await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
         await _snapshot(q, user, written, r, counter)
+        await _fusion_grid(q, user, written, r, max(ks))
         results.append(r)
     return results, written.statuses
 
@@ -280,6 +302,7 @@ def _warm_cache(
     conv: Conversation,
     emb: CachingEmbeddings,
     texts: list[str],
+    contexts: list[str | None],
     questions: list,
     agent_queries: list[str],
     timing: Timing,
@@ -288,36 +311,64 @@ def _warm_cache(
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     start = time.perf_counter()
+    from mnemo.notes import indexed_text, validate_context
+
     emb.warm("p", texts, desc=f"{conv.sample_id}: notes (passages)")
+    in_context = [indexed_text(t, validate_context(c)) for t, c in zip(texts, contexts, strict=True) if c]
+    emb.warm("p", in_context, desc=f"{conv.sample_id}: notes in context (passages)")
     emb.warm("q", texts, desc=f"{conv.sample_id}: dedupe lookups (queries)")
     emb.warm("p", agent_docs, desc=f"{conv.sample_id}: memory-agent values")
     emb.warm("q", [q.question for q in questions] + agent_queries, desc=f"{conv.sample_id}: questions")
     timing["embedding_s"] += time.perf_counter() - start
 
 
+def turn_contexts(conv: Conversation, texts: list[str]) -> list[str | None]:
+    """Each turn's context: the turn before it in the same session (what it
+    answered), ``None`` for a session's first turn."""
+    return [
+        texts[i - 1] if i > 0 and conv.turns[i - 1].session == turn.session else None
+        for i, turn in enumerate(conv.turns)
+    ]
+
+
 async def _write_mnemo(
-    conv: Conversation, texts: list[str], user: Any, emb: CachingEmbeddings, written: _Written, timing: Timing
-) -> None:
-    """mnemo: one aremember_many per turn, as write_memory does per turn."""
+    conv: Conversation,
+    texts: list[str],
+    contexts: list[str | None] | None,
+    user: Any,
+    emb: CachingEmbeddings,
+    statuses: Counter,
+    timing: Timing,
+) -> tuple[InMemoryStore, dict[str, frozenset[str]]]:
+    """mnemo: one aremember_many per turn, as write_memory does per turn
+    (with the turn's context, or none); the store and the turns each note is
+    credited for."""
     from mnemo import alist_notes, aremember_many
     from mnemo.embeddings import index_config
 
     start = time.perf_counter()
-    written.store = store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
+    store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     merged: dict[str, list[tuple[str, str]]] = defaultdict(list)  # note id -> (turn, its text)
-    for turn, text in zip(
-        tqdm(
-            conv.turns, desc=f"{conv.sample_id}: mnemo writes", unit="turn", leave=False, file=sys.stderr, disable=None
-        ),
-        texts,
-        strict=False,
+    for i, (turn, text) in enumerate(
+        zip(
+            tqdm(
+                conv.turns,
+                desc=f"{conv.sample_id}: mnemo writes",
+                unit="turn",
+                leave=False,
+                file=sys.stderr,
+                disable=None,
+            ),
+            texts,
+            strict=False,
+        )
     ):
-        (result,) = await aremember_many(store, user, [text])
-        written.statuses[result["status"]] += 1
+        (result,) = await aremember_many(store, user, [text], contexts=[contexts[i]] if contexts else None)
+        statuses[result["status"]] += 1
         merged[result["note"]["id"]].append((turn.dia_id, text))
     final = {n["id"]: n["text"] for n in await alist_notes(store, user)}
-    written.covers = {nid: credited(final.get(nid, ""), turns) for nid, turns in merged.items()}
     timing["mnemo_write_s"] += time.perf_counter() - start
+    return store, {nid: credited(final.get(nid, ""), turns) for nid, turns in merged.items()}
 
 
 async def _write_memory_agent(
@@ -371,6 +422,8 @@ async def _retrieve(
     t1 = time.perf_counter()
     timing["mnemo_recall_s"] += t1 - t0
     kept = await arecall(written.store, user, q.question, limit=max_k)
+    assert written.bare_store is not None
+    bare = await arecall(written.bare_store, user, q.question, limit=max_k, min_score=0.0)
     t2 = time.perf_counter()
     items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
     timing["memory_agent_search_s"] += time.perf_counter() - t2
@@ -388,6 +441,10 @@ async def _retrieve(
     for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
         r.ranked[name] = [written.covers[n["id"]] for n in found]
         r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
+    r.ranked["mnemo_no_context"] = [written.bare_covers[n["id"]] for n in bare]
+    r.tokens["mnemo_no_context"] = {
+        k: counter.count(render_notes([(n["id"], n["text"]) for n in bare[:k]])) for k in ks
+    }
     r.ranked["mnemo_dense"] = [written.covers[it.key] for it in dense]
     r.tokens["mnemo_dense"] = {
         k: counter.count(render_notes([(it.key, it.value["text"]) for it in dense[:k]])) for k in ks
@@ -398,6 +455,61 @@ async def _retrieve(
     r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
     r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
     r.tokens["full_context"] = {k: r.full_context_tokens for k in ks}
+
+
+#: Fusion settings tried, (k, BM25 weight): the shipped ones
+#: (mnemo.recall.FUSION_K, LEXICAL_WEIGHT) must be the best of these on the
+#: tune conversations (``fusion_grid`` in the JSON says which won).
+FUSION_GRID = [(k, w) for k in (10, 30, 60) for w in (0.1, 0.2, 0.3, 0.5, 1.0)]
+
+
+async def _fusion_grid(q: Any, user: Any, written: _Written, r: QuestionResult, limit: int) -> None:
+    """mnemo's ranking for ``q`` under every setting of :data:`FUSION_GRID`."""
+    from unittest import mock
+
+    from mnemo import arecall
+
+    for k, weight in FUSION_GRID:
+        with mock.patch("mnemo.recall.FUSION_K", k), mock.patch("mnemo.recall.LEXICAL_WEIGHT", weight):
+            notes = await arecall(written.store, user, q.question, limit=limit, min_score=0.0)
+        r.grid[(k, weight)] = [written.covers[n["id"]] for n in notes]
+
+
+def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+    """Turn recall (categories 1-4) of every fusion setting on the tune and
+    the held-out conversations, and the setting the tune part chooses (best
+    R@10, then R@5): the held-out figures are reported, never used to choose."""
+    from mnemo.recall import FUSION_K, LEXICAL_WEIGHT
+
+    def recall_at(part: list[QuestionResult], setting: tuple[int, float], k: int) -> float | None:
+        values = [
+            _recall(r.evidence, set().union(*r.grid[setting][:k]) if r.grid[setting][:k] else set())
+            for r in part
+            if r.category in MAIN_CATEGORIES
+        ]
+        return _mean(values)
+
+    parts = {
+        "tune": [r for r in results if r.conversation in TUNE_CONVERSATIONS],
+        "report": [r for r in results if r.conversation not in TUNE_CONVERSATIONS],
+    }
+    at = sorted(set(ks) | {5, 10})
+    rows = [
+        {
+            "fusion_k": k,
+            "lexical_weight": w,
+            **{f"{name}_recall@{n}": recall_at(part, (k, w), n) for name, part in parts.items() for n in at},
+        }
+        for k, w in FUSION_GRID
+    ]
+    tuned = [row for row in rows if row["tune_recall@10"] is not None]
+    chosen = max(tuned, key=lambda row: (row["tune_recall@10"], row["tune_recall@5"])) if tuned else None
+    return {
+        "rule": "chosen = best tune recall@10 (then recall@5); report is held out",
+        "rows": rows,
+        "chosen_on_tune": None if chosen is None else [chosen["fusion_k"], chosen["lexical_weight"]],
+        "shipped": [FUSION_K, LEXICAL_WEIGHT],
+    }
 
 
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
@@ -415,7 +527,10 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
         min_score=ctx.recall_min_score,
     )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
-    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
+    from mnemo.quoting import quote
+
+    # The prompt quotes every remembered value, the id too (mnemo.quoting).
+    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {quote(n['id'][:8])}" in rendered]
     r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
     r.snapshot_tokens = counter.count(rendered)
     r.snapshot_notes = len(shown)
@@ -557,6 +672,7 @@ def run(
             **{f"{m}@{k}": methods[m]["tokens"][f"recall@{k}"] for m in METHODS if m != "full_context" for k in ks},
         },
         "split": split_tables(results, ks),
+        "fusion_grid": fusion_grid_table(results, ks),
         "per_conversation": per_conversation,
         "embedding_cache": emb.stats(),
         "timing_s": {k: round(v, 1) for k, v in sorted(timing.items())},
@@ -661,6 +777,9 @@ def print_table(result: dict[str, Any]) -> None:
             + f"{row['tokens'][f'recall@{ks[-1]}'] or 0:>12.0f}"
         )
     ref = result["reference"]["turn"]
+    grid = result["fusion_grid"]
+    print(f"fusion (k, BM25 weight) chosen on the tune conversations: {grid['chosen_on_tune']}", end="")
+    print(f", shipped: {grid['shipped']}")
     print(f"{'DRAGON (paper, all cat.)':<22}" + "".join(f"{_pct(ref.get(f'recall@{k}')):>8}" for k in ks))
     snap = result["token_cost"]["mnemo_snapshot"]
     print(

@@ -80,7 +80,44 @@ def locomo_tables(d: dict[str, Any]) -> str:
         f"({', '.join(d['evidence']['unmatched_ids'][:5])}); questions without any matching evidence: "
         f"{sum(d['questions_without_evidence'].values())}."
     )
+    if "split" in d:
+        lines += ["", *split_tables(d)]
     return "\n".join(lines)
+
+
+def split_tables(d: dict[str, Any]) -> list[str]:
+    """Recall on the tune conversations beside the held-out ones, and the
+    fusion settings the tune part chose."""
+    ks, split = d["k"], d["split"]
+    lines = [
+        f"**Tune / held out** (settings chosen on {', '.join(split['tune_conversations']) or 'none'}, "
+        f"{split['tune']['questions']} questions; held out: {', '.join(split['report_conversations'])}, "
+        f"{split['report']['questions']} questions; turn recall, categories 1-4)\n",
+        "| method | " + " | ".join([*(f"tune R@{k}" for k in ks), *(f"held out R@{k}" for k in ks)]) + " |",
+        "|---" * (2 * len(ks) + 1) + "|",
+    ]
+    for m in d["methods"]:
+        if m == "full_context":
+            continue
+        cells = [_p(split[part]["turn"][m][f"recall@{k}"]["overall"]) for part in ("tune", "report") for k in ks]
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    grid = d.get("fusion_grid")
+    if grid:
+        lines += [
+            "",
+            f"**Fusion settings** (reciprocal rank fusion constant k, BM25 weight; dense weighs 1). "
+            f"Chosen on the tune conversations: {grid['chosen_on_tune']}; shipped "
+            f"(`mnemo.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}. The held-out columns are "
+            "reported, never used to choose.\n",
+            "| k | BM25 weight | tune R@5 | tune R@10 | held out R@5 | held out R@10 |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in grid["rows"]:
+            lines.append(
+                f"| {row['fusion_k']} | {row['lexical_weight']} | {_p(row['tune_recall@5'])} | "
+                f"{_p(row['tune_recall@10'])} | {_p(row['report_recall@5'])} | {_p(row['report_recall@10'])} |"
+            )
+    return lines
 
 
 def turn_cost_tables(d: dict[str, Any]) -> str:

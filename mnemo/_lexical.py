@@ -68,10 +68,12 @@ def bm25_tokens(text: str) -> list[str]:
     return tokens
 
 
-def reciprocal_rank_fusion(rankings: list[list[str]], *, k: int = 60) -> list[str]:
-    """Keys ordered by the sum of ``1 / (k + rank)`` over the rankings (k=60, the usual constant)."""
+def reciprocal_rank_fusion(rankings: list[list[str]], *, k: int = 60, weights: list[float] | None = None) -> list[str]:
+    """Keys ordered by the sum of ``weight / (k + rank)`` over the rankings
+    (``k=60`` and equal weights are the textbook defaults; mnemo's recall
+    passes its own, :data:`mnemo.recall.FUSION_K`)."""
     fused: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
         for rank, key in enumerate(ranking):
-            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank + 1)
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank + 1)
     return sorted(fused, key=lambda key: -fused[key])

@@ -41,6 +41,9 @@ Extract only what the user stated about themselves, in their own words' meaning:
   anything about orders/refunds/payments (the order system is authoritative for those).
 - "temporary_notes": facts that are only true for a while ("I'm travelling until Friday"), each with
   "expires": the ISO date (or date and time) when it stops being true. Today is {today} (UTC).
+- "dated_notes": durable facts about something that happened or will happen at a known time
+  ("I moved to Suzhou last March", "my wedding is on 12 June"), each with "refers_to": that date as
+  YYYY-MM-DD, YYYY-MM or YYYY, worked out from today's date. Put such a fact here, not in "notes".
 If nothing qualifies, return all fields null and empty lists.
 
 USER MESSAGES:
@@ -52,6 +55,13 @@ class TemporaryNote(BaseModel):
 
     text: str = Field(description="The fact, one short self-contained sentence in third person.")
     expires: str = Field(description="ISO date (YYYY-MM-DD) or datetime when it stops being true.")
+
+
+class DatedNote(BaseModel):
+    """A durable fact about something at a known time."""
+
+    text: str = Field(description="The fact, one short self-contained sentence in third person.")
+    refers_to: str = Field(description="The date it is about: YYYY-MM-DD, YYYY-MM or YYYY.")
 
 
 class MemoryExtraction(BaseModel):
@@ -73,6 +83,9 @@ class MemoryExtraction(BaseModel):
     notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
     temporary_notes: list[TemporaryNote] = Field(
         default_factory=list, description="Facts the user stated that are only true until a known date."
+    )
+    dated_notes: list[DatedNote] = Field(
+        default_factory=list, description="Durable facts the user stated about something at a known date."
     )
 
     # One field above per name in mnemo.profile.PROFILE_FIELDS (tests/test_profile.py checks it).

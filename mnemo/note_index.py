@@ -65,9 +65,10 @@ K1 = 1.5
 B = 0.75
 
 #: The fields of a note value kept in the head's recent list (``expires_at``
-#: too, so a time-bound note is hidden without reading it: mnemo.expiry).
+#: too, so a time-bound note is hidden without reading it: mnemo.expiry; not
+#: the context, which only steers the search).
 _RECENT_FIELDS = ("id", "text", "source", "first_seen", "updated_at")
-_OPTIONAL_RECENT_FIELDS = ("expires_at",)
+_OPTIONAL_RECENT_FIELDS = ("expires_at", "refers_to")
 
 
 def term_key(term: str) -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
 
@@ -29,14 +29,19 @@ from mnemo.identity import NOTES, User
 from mnemo.note_dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note
 from mnemo.notes import (
     DEDUPE_THRESHOLD,
+    INDEXED_TEXT_FIELD,
     MAX_NOTES_PER_USER,
     Note,
     RememberResult,
     _with_value,
+    indexed_text,
     normalize_note,
+    note_from_value,
     note_key,
     to_note,
+    validate_context,
     validate_note,
+    validate_refers_to,
 )
 from mnemo.profile import SOURCES, Source
 from mnemo.store_reads import now_iso, require_index, search_result
@@ -51,6 +56,8 @@ async def aremember(
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
     expires_at: str | None = None,
+    context: str | None = None,
+    refers_to: str | None = None,
     max_notes: int | None = MAX_NOTES_PER_USER,
 ) -> RememberResult:
     """Store ``text`` as a note unless it repeats one; returns which happened.
@@ -69,6 +76,8 @@ async def aremember(
         dedupe_threshold=dedupe_threshold,
         origin=origin,
         expires_at=[expires_at],
+        contexts=[context],
+        refers_to=[refers_to],
         max_notes=max_notes,
     )
     return result
@@ -83,6 +92,8 @@ async def aremember_many(
     dedupe_threshold: float = DEDUPE_THRESHOLD,
     origin: Origin | None = None,
     expires_at: list[str | None] | None = None,
+    contexts: list[str | None] | None = None,
+    refers_to: list[str | None] | None = None,
     max_notes: int | None = MAX_NOTES_PER_USER,
     at_limit: Literal["refuse", "drop"] = "refuse",
 ) -> list[RememberResult]:
@@ -97,12 +108,16 @@ async def aremember_many(
     ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
     all durable; the store TTL is set too, as a backstop for backends that
     honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.expiry).
+    ``contexts``: per text, what it was said in reply to (embedded with it,
+    :func:`mnemo.notes.indexed_text`); ``refers_to``: per text, the date the
+    fact is about. A repeat keeps the stored note's context and date; a
+    refinement takes the new ones (and keeps the old context if it has none).
 
     ``max_notes``: when the user already has that many notes, a new note is
     refused (``at_limit="refuse"``: :class:`NoteLimitError`, nothing written)
     or left out (``"drop"``: reported as ``over_limit``); duplicates and
     refinements still apply. ``None``: no cap."""
-    plan = NotesPlan.of(user, texts, expires_at=expires_at, source=source)
+    plan = NotesPlan.of(user, texts, expires_at=expires_at, contexts=contexts, refers_to=refers_to, source=source)
     if not plan.texts:
         return []
     require_index(store)
@@ -123,25 +138,46 @@ class NotesPlan:
 
     user: User
     texts: list[str]
-    expiries: list[str | None]
+    details: list[NoteDetails]
     source: Source
 
     @classmethod
     def of(
-        cls, user: User, texts: list[str], *, expires_at: list[str | None] | None = None, source: Source = "user_said"
+        cls,
+        user: User,
+        texts: list[str],
+        *,
+        expires_at: list[str | None] | None = None,
+        contexts: list[str | None] | None = None,
+        refers_to: list[str | None] | None = None,
+        source: Source = "user_said",
     ) -> NotesPlan:
-        """Validated ``texts`` (all of them, before anything is read or written).
+        """Validated ``texts`` and their details (all of them, before anything
+        is read or written).
 
         Raises:
-            InvalidInputError: an invalid text, expiry list or source.
+            InvalidInputError: an invalid text, context, date, list length or source.
         """
         cleaned = [validate_note(t) for t in texts]
-        expiries: list[str | None] = list(expires_at) if expires_at is not None else [None] * len(cleaned)
-        if len(expiries) != len(cleaned):
-            raise InvalidInputError(f"{len(expiries)} expiries for {len(cleaned)} notes")
+
+        def per_text(values: list[str | None] | None, what: str) -> list[str | None]:
+            out: list[str | None] = list(values) if values is not None else [None] * len(cleaned)
+            if len(out) != len(cleaned):
+                raise InvalidInputError(f"{len(out)} {what} for {len(cleaned)} notes")
+            return out
+
+        details = [
+            NoteDetails(expires=expires, context=validate_context(context), refers_to=validate_refers_to(day))
+            for expires, context, day in zip(
+                per_text(expires_at, "expiries"),
+                per_text(contexts, "contexts"),
+                per_text(refers_to, "refers_to dates"),
+                strict=True,
+            )
+        ]
         if source not in SOURCES:
             raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
-        return cls(user=user, texts=cleaned, expiries=expiries, source=source)
+        return cls(user=user, texts=cleaned, details=details, source=source)
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -203,7 +239,7 @@ class NotesPlan:
         results, writes, changes = _plan_notes(
             self.namespace,
             self.texts,
-            self.expiries,
+            self.details,
             per_text,
             source=self.source,
             threshold=threshold,
@@ -230,7 +266,7 @@ _Change = tuple[AuditAction, str, str | None, str | None]
 def _plan_notes(
     ns: tuple[str, ...],
     texts: list[str],
-    expiries: list[str | None],
+    details: list[NoteDetails],
     lookups: Sequence[Result],
     *,
     source: Source,
@@ -248,7 +284,7 @@ def _plan_notes(
     changes: list[_Change] = []
     new_by_norm: dict[str, Note] = {}
     written_texts: set[str] = set()
-    for i, (text, expires) in enumerate(zip(texts, expiries, strict=True)):
+    for i, (text, detail) in enumerate(zip(texts, details, strict=True)):
         norm = normalize_note(text)
         if norm in new_by_norm:  # repeated within this batch
             results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
@@ -259,7 +295,7 @@ def _plan_notes(
         )
         if match is not None:
             status, existing = match
-            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, expires=expires)
+            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, detail=detail)
             results.append(RememberResult(status=status, note=note))
             if existing.key in writes or note["text"] in written_texts:
                 continue  # already written by an earlier text of this batch
@@ -272,7 +308,7 @@ def _plan_notes(
         # writers of one fact write one note; a key already holding another
         # text (a note refined since) gets a random one instead.
         key = note_key(norm) if not at_key else uuid.uuid4().hex
-        write, note = _new_note(ns, key, text, source=source, stamp=stamp, expires=expires)
+        write, note = _new_note(ns, key, text, source=source, stamp=stamp, detail=detail)
         new_by_norm[norm] = note
         if full:
             results.append(RememberResult(status="over_limit", note=note))
@@ -288,24 +324,29 @@ def _plan_notes(
 
 
 def _update_existing(
-    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str, expires: str | None
+    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str, detail: NoteDetails
 ) -> tuple[PutOp, Note]:
     """Repeating a fact confirms it (refresh recency, keep the wording); a more
-    detailed wording replaces the old one under the same id. The latest
+    detailed wording replaces the old one under the same id, with the new
+    context and date (the old context stays when none is given: a note never
+    goes back from ``indexed_text`` to ``text``, see mnemo.notes). The latest
     statement decides whether it is time-bound."""
     value = {**existing.value, "updated_at": stamp}
     if status == "refined":
         value.update(text=text, norm=normalize_note(text), source=source)
+        if detail.refers_to:
+            value["refers_to"] = detail.refers_to
+        _set_context(value, detail.context or value.get("context"))
     value.pop("expires_at", None)
-    if expires:
-        value["expires_at"] = expires
-    return PutOp(ns, existing.key, value, ttl=ttl_minutes(expires)), to_note(_with_value(existing, value))
+    if detail.expires:
+        value["expires_at"] = detail.expires
+    return _note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
 
 
 def _new_note(
-    ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, expires: str | None
+    ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, detail: NoteDetails
 ) -> tuple[PutOp, Note]:
-    value = {
+    value: dict[str, Any] = {
         "id": key,
         "text": text,
         "norm": normalize_note(text),
@@ -313,7 +354,39 @@ def _new_note(
         "first_seen": stamp,
         "updated_at": stamp,
     }
-    note = Note(id=key, text=text, source=source, first_seen=stamp, updated_at=stamp)
-    if expires:
-        value["expires_at"] = note["expires_at"] = expires
-    return PutOp(ns, key, value, ttl=ttl_minutes(expires)), note
+    if detail.expires:
+        value["expires_at"] = detail.expires
+    if detail.refers_to:
+        value["refers_to"] = detail.refers_to
+    _set_context(value, detail.context)
+    return _note_put(ns, key, value, detail.expires), note_from_value(key, value)
+
+
+def _set_context(value: dict[str, Any], context: str | None) -> None:
+    if context:
+        value["context"] = context
+        value[INDEXED_TEXT_FIELD] = indexed_text(value["text"], context)
+
+
+def _note_put(ns: tuple[str, ...], key: str, value: dict[str, Any], expires: str | None) -> PutOp:
+    """The put of a note: a note with a context is embedded twice, as
+    ``text`` and as ``indexed_text`` (the store scores an item by its best
+    vector); any other by the store's configured fields (``text``).
+
+    Both, not the text in context alone: on LoCoMo's tune conversations the
+    best of the two found more evidence than either (docs/bench.md), and the
+    dedupe lookup (the new text against ``text``) keeps its calibration."""
+    index = ["text", INDEXED_TEXT_FIELD] if INDEXED_TEXT_FIELD in value else None
+    return PutOp(ns, key, value, index=index, ttl=ttl_minutes(expires))
+
+
+@dataclass(frozen=True)
+class NoteDetails:
+    """What may come with a note's text (validated by :meth:`NotesPlan.of`)."""
+
+    expires: str | None = None
+    """``expires_at`` (UTC ISO) of a time-bound note."""
+    context: str | None = None
+    """What it was said in reply to."""
+    refers_to: str | None = None
+    """The date the fact is about."""

@@ -41,6 +41,14 @@ from mnemo.store_reads import query_op, require_index, search_result, semantic_h
 RECALL_MIN_SCORE = 0.78
 #: Candidates each ranking (dense, BM25) contributes to the fusion.
 FUSION_CANDIDATES = 50
+#: Reciprocal rank fusion constant and the weight of the BM25 ranking (the
+#: dense one weighs 1). Chosen on LoCoMo's tune conversations only (conv-26,
+#: conv-30; grid in docs/bench.md): a small ``k`` lets the top of the dense
+#: ranking lead, and words break its ties and lift what meaning ranked low,
+#: where the textbook k=60 with equal weights let BM25's many weak matches
+#: push true hits out of the top 10.
+FUSION_K = 10
+LEXICAL_WEIGHT = 0.3
 
 
 @dataclass(kw_only=True)
@@ -61,7 +69,7 @@ class NotesRead:
 def rank_keys(dense: Sequence[Item], lexical: list[str]) -> list[str]:
     """Reciprocal rank fusion of the dense hits (already thresholded, best
     first) and the BM25 ranking (note ids)."""
-    return reciprocal_rank_fusion([[it.key for it in dense], lexical])
+    return reciprocal_rank_fusion([[it.key for it in dense], lexical], k=FUSION_K, weights=[1.0, LEXICAL_WEIGHT])
 
 
 async def aread_notes(

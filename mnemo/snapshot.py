@@ -26,7 +26,7 @@ from mnemo.episodes import EPISODE_MIN_SCORE, EPISODES, SHARED_EPISODES_NAMESPAC
 from mnemo.expiry import adelete_notes
 from mnemo.identity import PROFILE, User
 from mnemo.limits import bounded_query
-from mnemo.notes import Note
+from mnemo.notes import Note, note_dates
 from mnemo.profile import Profile, format_profile, profile_from_items
 from mnemo.quoting import quote
 from mnemo.recall import RECALL_MIN_SCORE, aread_notes
@@ -103,7 +103,8 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
         for note in notes:
             # Quoted: a note's text, id and expiry are whatever a user wrote (mnemo.quoting).
             until = f", true until {quote(note['expires_at'][:16])}" if note.get("expires_at") else ""
-            line = f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{until})"
+            dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
+            line = f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{dates}{until})"
             if used + len(title) + len(line) + 2 > char_budget:
                 break
             lines.append(line)

@@ -49,6 +49,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 
+from mnemo.embeddings import INDEXED_FIELDS
+
 logger = logging.getLogger(__name__)
 
 #: Attempts in all (the first included) before the error is raised.
@@ -69,16 +71,16 @@ def is_duplicate_text_batch(exc: BaseException) -> bool:
 
 
 def indexed_texts(ops: Iterable[Op]) -> list[str]:
-    """The distinct ``text`` fields the store will embed for ``ops``, sorted
-    (mnemo indexes ``text`` only: ``mnemo.embeddings.INDEXED_FIELDS``)."""
-    texts = {
-        op.value["text"]
-        for op in ops
-        if isinstance(op, PutOp)
-        and op.value is not None
-        and op.index is not False
-        and isinstance(op.value.get("text"), str)
-    }
+    """The distinct texts the store will embed for ``ops``, sorted: the
+    fields a put names in ``index``, else ``text`` (mnemo's configured field,
+    ``mnemo.embeddings.INDEXED_FIELDS``)."""
+    texts: set[str] = set()
+    for op in ops:
+        if not isinstance(op, PutOp) or op.value is None or op.index is False:
+            continue
+        for field in op.index if isinstance(op.index, list) else INDEXED_FIELDS:
+            if isinstance(text := op.value.get(field), str):
+                texts.add(text)
     return sorted(texts)
 
 

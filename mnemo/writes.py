@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
@@ -13,7 +13,14 @@ from mnemo.expiry import expiry_from
 from mnemo.extraction import MemoryExtraction
 from mnemo.guards import business_record_term
 from mnemo.identity import PROFILE, User
-from mnemo.notes import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER, NotesPlan, RememberResult, validate_note
+from mnemo.notes import (
+    MAX_NOTES_PER_TURN,
+    MAX_NOTES_PER_USER,
+    NotesPlan,
+    RememberResult,
+    validate_note,
+    validate_refers_to,
+)
 from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.store_reads import alist_rest, list_op, search_result
 
@@ -51,15 +58,18 @@ async def aapply_extraction(
     }
     # Orders, refunds and payments are the order system's, never memory's,
     # whatever the extractor returned (mnemo.guards).
-    notes: list[tuple[str, str | None]] = [(text, None) for text in extraction.notes]
+    notes: list[_ExtractedNote] = [_ExtractedNote(text) for text in extraction.notes]
     for temporary in extraction.temporary_notes:
         # An unreadable or past expiry drops the note: never kept as durable.
         if (expires := _validated_or_none(lambda until: expiry_from(until=until), temporary.expires)) is not None:
-            notes.append((temporary.text, expires))
+            notes.append(_ExtractedNote(temporary.text, expires=expires))
+    for dated in extraction.dated_notes:
+        # An unreadable date is left out, the fact kept: the date only adds to it.
+        notes.append(_ExtractedNote(dated.text, refers_to=_validated_or_none(validate_refers_to, dated.refers_to)))
     notes = [
-        (text, expires)
-        for text, expires in notes
-        if _validated_or_none(validate_note, text) is not None and business_record_term(text) is None
+        note
+        for note in notes
+        if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
     ]
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
@@ -70,7 +80,13 @@ async def aapply_extraction(
     # One batch of reads and one batch of writes for the whole extraction: a
     # store failure leaves the profile and the notes both written or neither.
     profile_ns = user.namespace(PROFILE)
-    plan = NotesPlan.of(user, [t for t, _ in notes], expires_at=[e for _, e in notes], source="user_said")
+    plan = NotesPlan.of(
+        user,
+        [n.text for n in notes],
+        expires_at=[n.expires for n in notes],
+        refers_to=[n.refers_to for n in notes],
+        source="user_said",
+    )
     reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
     results = await store.abatch(reads)
     ops: list[PutOp] = []
@@ -92,6 +108,12 @@ async def aapply_extraction(
     if ops:
         await store.abatch(ops)
     return AppliedExtraction(profile=profile, notes=added)
+
+
+class _ExtractedNote(NamedTuple):
+    text: str
+    expires: str | None = None
+    refers_to: str | None = None
 
 
 def _validated_or_none(validate, *args):

@@ -18,6 +18,7 @@ from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, ase
 from mnemo.audit import Origin
 from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
+from mnemo.notes import note_dates
 from nodes.context import Context, current_user, memory_store
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 
@@ -69,7 +70,9 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     )
     if not notes:
         return "No matching notes."
-    return "\n".join(f"- {n['text']} (note {n['id'][:8]}, id {n['id']})" for n in notes)
+    return "\n".join(
+        f"- {n['text']} (note {n['id'][:8]}, id {', '.join(filter(None, [n['id'], note_dates(n)]))})" for n in notes
+    )
 
 
 @tool

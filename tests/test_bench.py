@@ -227,6 +227,22 @@ def test_golden_split_reports_conversations_nobody_tuned_on(golden_json):
     assert split["report"]["turn"]["mnemo"] == golden_json["methods"]["mnemo"]["turn"]
 
 
+def test_golden_what_load_memory_injects_is_credited(golden_json):
+    # The prompt quotes every remembered value; the bench must still find
+    # the notes it shows (it credited none when it looked for unquoted ids).
+    snapshot = golden_json["token_cost"]["mnemo_snapshot"]
+    assert snapshot["notes_shown"] > 0
+    assert snapshot["turn"]["2"] == 1.0  # "When is Ben's marathon?": its turn is shown
+
+
+def test_golden_fusion_grid_chooses_on_tune_only(golden_json):
+    grid = golden_json["fusion_grid"]
+    assert len(grid["rows"]) == 15 and grid["shipped"] == [10, 0.3]
+    # The synthetic file has no tune conversation: nothing may be chosen on it.
+    assert grid["chosen_on_tune"] is None
+    assert all(row["tune_recall@10"] is None and row["report_recall@10"] is not None for row in grid["rows"])
+
+
 def test_turn_cost_json(tmp_path):
     assert main(["turn-cost", "--out", str(tmp_path), "--smoke"]) == 0
     data = json.loads((tmp_path / "turn_cost.json").read_text())

@@ -150,3 +150,83 @@ async def test_recall_costs_two_round_trips_at_most_and_never_lists_notes(counti
     store.trips = 0
     assert [n["text"] for n in await arecall(store, user, "which pets?", min_score=0.0)][:1]
     assert store.trips <= 2
+
+
+# --------------------------------------------------------------------------- context and dates
+
+#: Two answers that say nothing alone: only what they replied to tells them apart.
+_ANSWERS = ["Yes, almost every weekend.", "Yes, twice a week.", "The user is allergic to peanuts."]
+_ASKED = ["Do you still go hiking in the mountains?", "Do you still take piano lessons?", None]
+
+
+async def test_a_note_is_found_through_what_it_answered(store, index, user):
+    bare = InMemoryStore(index=index)
+    await aremember_many(bare, user, _ANSWERS)
+    # Precondition: without its context the piano answer is not what a piano question finds first.
+    assert (await arecall(bare, user, "How often do I have piano lessons?", min_score=0))[0]["text"] != _ANSWERS[1]
+
+    await aremember_many(store, user, _ANSWERS, contexts=_ASKED)
+    for question, answer in [
+        ("How often do I have piano lessons?", _ANSWERS[1]),
+        ("Does the user go hiking?", _ANSWERS[0]),
+        ("我多久上一次钢琴课", _ANSWERS[1]),
+        ("我常去爬山吗", _ANSWERS[0]),
+    ]:
+        assert (await arecall(store, user, question, min_score=0))[0]["text"] == answer, question
+
+
+async def test_the_context_steers_the_search_and_is_never_shown_as_the_note(store, user):
+    from mnemo.snapshot import aload_snapshot, render_snapshot
+
+    await aremember_many(store, user, _ANSWERS, contexts=_ASKED)
+    (item,) = [it for it in await store.asearch(user.namespace("notes"), limit=10) if it.value["text"] == _ANSWERS[1]]
+    assert item.value["context"] == _ASKED[1]
+    assert item.value["indexed_text"] == f"{_ANSWERS[1]} (in reply to: {_ASKED[1]})"
+    assert "indexed_text" not in next(
+        it.value for it in await store.asearch(user.namespace("notes"), limit=10) if it.value["text"] == _ANSWERS[2]
+    )
+    rendered = render_snapshot(await aload_snapshot(store, user, "How often do I have piano lessons?"))
+    assert _ANSWERS[1] in rendered  # the note itself is shown...
+    assert "piano" not in rendered  # ...its context is not
+
+
+async def test_a_refinement_takes_the_new_context_or_keeps_the_old(store, user):
+    first = (await aremember(store, user, "The user has a cat.", context="Any pets at home?"))["note"]
+    refined = await aremember(store, user, "The user has a cat named Mochi.")
+    assert refined["status"] == "refined" and refined["note"]["id"] == first["id"]
+    assert refined["note"]["context"] == "Any pets at home?"  # never back from indexed_text to text
+    again = await aremember(store, user, "The user has a grey cat named Mochi.", context="What is your cat like?")
+    assert again["status"] == "refined"
+    value = (await store.aget(user.namespace("notes"), first["id"])).value
+    assert value["context"] == "What is your cat like?"
+    assert value["indexed_text"] == "The user has a grey cat named Mochi. (in reply to: What is your cat like?)"
+
+
+async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
+    from mnemo.notes import MAX_CONTEXT_CHARS
+
+    long = " ".join(["word"] * 200)
+    note = (await aremember(store, user, "The user plays chess.", context=long))["note"]
+    assert len(note["context"]) <= MAX_CONTEXT_CHARS + 1 and note["context"].endswith("…")
+    with pytest.raises(InvalidInputError, match="context"):
+        await aremember_many(store, user, ["The user plays go."], contexts=[42])  # type: ignore[list-item]
+    with pytest.raises(InvalidInputError, match="contexts for 1 notes"):
+        await aremember_many(store, user, ["The user plays go."], contexts=[None, None])
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user plays chess."]
+
+
+@pytest.mark.parametrize("day", ["2024", "2024-03", "2024-03-09", "2024-03-09T10:00:00Z"])
+async def test_the_date_a_fact_is_about_is_kept_and_shown(store, user, day):
+    from mnemo.snapshot import aload_snapshot, render_snapshot
+
+    note = (await aremember(store, user, "The user moved to Suzhou.", refers_to=day))["note"]
+    assert note["refers_to"] == day[:10]
+    rendered = render_snapshot(await aload_snapshot(store, user, "when did I move?"))
+    assert f"said {note['first_seen'][:10]}, about {day[:10]}" in rendered
+
+
+@pytest.mark.parametrize("day", ["March 2024", "2024-13", "2024-02-30", "24-03-09", 2024])
+async def test_an_unreadable_date_is_refused_before_any_write(store, user, day):
+    with pytest.raises(InvalidInputError, match="refers_to"):
+        await aremember(store, user, "The user moved to Suzhou.", refers_to=day)
+    assert await alist_notes(store, user) == []

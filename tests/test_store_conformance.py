@@ -268,6 +268,19 @@ async def test_recall_by_meaning_across_languages(store, user):
     assert zh[0]["text"] == "The user owns a Xiaomi air purifier."
 
 
+async def test_a_note_in_context_is_found_through_it_and_still_deduped(store, user):
+    # Each note with a context is embedded twice (a put naming its fields):
+    # every backend must honour the per-put index and score by the best vector.
+    answers = ["Yes, almost every weekend.", "Yes, twice a week."]
+    asked = ["Do you still go hiking in the mountains?", "Do you still take piano lessons?"]
+    await aremember_many(store, user, [*answers, "The user is allergic to peanuts."], contexts=[*asked, None])
+    assert (await arecall(store, user, "How often do I have piano lessons?", min_score=0))[0]["text"] == answers[1]
+    assert (await arecall(store, user, "我常去爬山吗", min_score=0))[0]["text"] == answers[0]
+    again = await aremember(store, user, "yes, twice a week")  # the text alone still finds its note
+    assert again["status"] == "duplicate" and again["note"]["context"] == asked[1]
+    assert len(await alist_notes(store, user)) == 3
+
+
 async def test_forget_by_id_and_by_meaning_and_never_across_users(store, user):
     a = (await aremember(store, user, "The user has two cats."))["note"]
     await aremember_many(store, user, ["The user lives near the sea.", "The user prefers email contact."])

@@ -105,5 +105,6 @@ def test_indexed_texts_are_the_texts_the_store_embeds():
         PutOp(("a",), "2", {"text": "y"}, index=False),
         PutOp(("a",), "3", None),
         PutOp(("a",), "4", {"value": "no text"}),
+        PutOp(("a",), "5", {"text": "z", "indexed_text": "z (in reply to: w)"}, index=["text", "indexed_text"]),
     ]
-    assert indexed_texts(ops) == ["x"]
+    assert indexed_texts(ops) == ["x", "z", "z (in reply to: w)"]

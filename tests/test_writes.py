@@ -41,3 +41,19 @@ async def test_one_batch_of_reads_and_one_of_writes(counting_store, user):
     assert {c["field"] for c in applied["profile"]} == {"city", "name"}
     assert [r["status"] for r in applied["notes"]] == ["stored"]
     assert (await aget_profile(counting_store, user))["city"]["value"] == "Hangzhou"
+
+
+async def test_dated_facts_keep_the_date_they_are_about_and_a_bad_date_costs_only_the_date(store, user):
+    from mnemo.extraction import DatedNote
+
+    extraction = MemoryExtraction(
+        notes=["The user has a dog."],
+        dated_notes=[
+            DatedNote(text="The user moved to Suzhou.", refers_to="2024-03"),
+            DatedNote(text="The user got married.", refers_to="last spring"),  # unreadable: the fact stays
+        ],
+    )
+    applied = await aapply_extraction(store, user, extraction)
+    assert [r["status"] for r in applied["notes"]] == ["stored"] * 3
+    dates = {n["text"]: n.get("refers_to") for n in await alist_notes(store, user)}
+    assert dates == {"The user has a dog.": None, "The user moved to Suzhou.": "2024-03", "The user got married.": None}
