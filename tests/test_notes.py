@@ -209,7 +209,7 @@ async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(stor
     note = (await aremember(store, user, "The user plays chess.", context=long))["note"]
     assert len(note["context"]) <= MAX_CONTEXT_CHARS + 1 and note["context"].endswith("…")
     with pytest.raises(InvalidInputError, match="context"):
-        await aremember_many(store, user, ["The user plays go."], contexts=[42])  # type: ignore[list-item]
+        await aremember_many(store, user, ["The user plays go."], contexts=[42])
     with pytest.raises(InvalidInputError, match="contexts for 1 notes"):
         await aremember_many(store, user, ["The user plays go."], contexts=[None, None])
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user plays chess."]
