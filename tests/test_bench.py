@@ -243,6 +243,20 @@ def test_golden_fusion_grid_chooses_on_tune_only(golden_json):
     assert all(row["tune_recall@10"] is None and row["report_recall@10"] is not None for row in grid["rows"])
 
 
+def test_an_embedding_cache_makes_a_rerun_embed_nothing_and_change_nothing(locomo_file, golden_json, tmp_path):
+    cache = tmp_path / "vectors.pkl"
+    first, second = tmp_path / "first", tmp_path / "second"
+    for out in (first, second):
+        args = ["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25"]
+        assert main([*args, "--embedding-cache", str(cache)]) == 0
+    runs = [json.loads((out / "locomo.json").read_text()) for out in (first, second)]
+    assert runs[0]["embedding_cache"]["misses"] > 0 and runs[0]["embedding_cache"]["loaded_from_disk"] == 0
+    assert runs[1]["embedding_cache"]["misses"] == 0
+    assert runs[1]["embedding_cache"]["loaded_from_disk"] == runs[0]["embedding_cache"]["cached_vectors"]
+    for run in runs:  # the same results as the run without a cache
+        assert run["methods"]["mnemo"]["turn"] == golden_json["methods"]["mnemo"]["turn"]
+
+
 def test_turn_cost_json(tmp_path):
     assert main(["turn-cost", "--out", str(tmp_path), "--smoke"]) == 0
     data = json.loads((tmp_path / "turn_cost.json").read_text())
