@@ -8,12 +8,15 @@ own recall path. Methods compared in the same run, with the same embedding
 model and the same note texts:
 
 ``mnemo``
-    :func:`mnemo.arecall` with ``limit=max(k)`` and ``min_score=0``: the
-    ranking mnemo's recall produces (dense hits fused with BM25 over the
-    user's notes, as the agent's ``recall_notes`` and ``load_memory`` do).
+    :func:`mnemo.arecall` with ``limit=max(k)`` and ``margin=None`` (no
+    relevance cut): the ranking mnemo's recall produces (dense hits fused
+    with BM25 over the user's notes, as the agent's ``recall_notes`` and
+    ``load_memory`` do).
 ``mnemo_thresholded``
-    the same call with mnemo's default ``RECALL_MIN_SCORE`` (what
-    ``recall_notes`` and ``load_memory`` keep): fewer notes, fewer tokens.
+    the same call with mnemo's default relevance rule (dense hits at least
+    ``RECALL_MARGIN`` above the median of the user's candidates in their
+    script, :func:`mnemo.recall.relevant_hits`; what ``recall_notes`` and
+    ``load_memory`` keep): fewer notes, fewer tokens.
 ``memory_agent``
     LangChain's ``memory-agent`` template: the whole value
     ``{"content", "context"}`` embedded (index ``fields`` left at ``["$"]``),
@@ -27,7 +30,7 @@ model and the same note texts:
 
 ``mnemo_snapshot`` (under ``token_cost``) is what ``load_memory`` would
 really inject for the question with the agent's defaults
-(:class:`nodes.context.Context`): relevant notes above the threshold plus
+(:class:`nodes.context.Context`): the relevant notes plus
 the most recent ones, rendered under the character budget; its recall is
 reported once (it does not depend on k).
 
@@ -73,9 +76,12 @@ TUNE_CONVERSATIONS = ("conv-26", "conv-30")
 
 _DESCRIPTIONS = {
     "mnemo": (
-        "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
+        "mnemo.arecall(limit=max k, margin=None) over notes written with mnemo.aremember_many, one call per turn"
     ),
-    "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
+    "mnemo_thresholded": (
+        "mnemo.arecall(limit=max k) with the default relevance rule: dense hits at least RECALL_MARGIN "
+        "above the median score of the user's candidates in their script, fused with BM25"
+    ),
     "mnemo_dense": "the dense half of mnemo alone: store.asearch(notes, query=question, limit=max k) on the same notes",
     "memory_agent_plain": (
         "the memory-agent template's search with only the plain content embedded (fields "
@@ -367,7 +373,7 @@ async def _retrieve(
 
     max_k = max(ks)
     t0 = time.perf_counter()
-    notes = await arecall(written.store, user, q.question, limit=max_k, min_score=0.0)
+    notes = await arecall(written.store, user, q.question, limit=max_k, margin=None)
     t1 = time.perf_counter()
     timing["mnemo_recall_s"] += t1 - t0
     kept = await arecall(written.store, user, q.question, limit=max_k)
@@ -412,7 +418,7 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
         q.question,
         recall_limit=ctx.recall_limit,
         recent_limit=ctx.recent_limit,
-        min_score=ctx.recall_min_score,
+        recall_margin=ctx.recall_margin,
     )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
     shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
@@ -506,7 +512,7 @@ def run(
     methods = _method_tables(results, ks)
 
     from mnemo.notes import DEDUPE_THRESHOLD
-    from mnemo.recall import RECALL_MIN_SCORE
+    from mnemo.recall import RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")
@@ -537,7 +543,7 @@ def run(
             "statuses": dict(statuses),
             "merged_turns": statuses["duplicate"] + statuses["refined"],
             "dedupe_threshold": DEDUPE_THRESHOLD,
-            "recall_min_score": RECALL_MIN_SCORE,
+            "recall_margin": RECALL_MARGIN,
         },
         "token_cost": {
             "tokenizer": counter.name,
@@ -546,7 +552,8 @@ def run(
             "mnemo_snapshot": {
                 "description": (
                     f"what load_memory injects with the agent's defaults: up to {ctx.recall_limit} notes "
-                    f"with score >= {ctx.recall_min_score} plus {ctx.recent_limit} most recent notes, "
+                    f"at least {ctx.recall_margin} above the median of the user's notes in their script "
+                    f"plus {ctx.recent_limit} most recent notes, "
                     f"{ctx.memory_char_budget}-character budget (the profile is empty here)"
                 ),
                 "tokens": _mean_main(results, lambda r: r.snapshot_tokens),
