@@ -408,6 +408,7 @@ async def _retrieve(
 
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
+    from mnemo.quoting import quote
     from mnemo.snapshot import aload_snapshot, render_snapshot
     from nodes.context import Context
 
@@ -421,7 +422,8 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
         recall_margin=ctx.recall_margin,
     )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
-    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {n['id'][:8]})" in rendered]
+    # as render_snapshot writes the id (quoted, maybe followed by an expiry)
+    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {quote(n['id'][:8])}" in rendered]
     r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
     r.snapshot_tokens = counter.count(rendered)
     r.snapshot_notes = len(shown)
