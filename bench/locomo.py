@@ -8,17 +8,20 @@ own recall path. Methods compared in the same run, with the same embedding
 model and the same note texts:
 
 ``mnemo``
-    :func:`mnemo.arecall` with ``limit=max(k)`` and ``min_score=0``: the
-    ranking mnemo's recall produces (dense hits fused with BM25 over the
-    user's notes, as the agent's ``recall_notes`` and ``load_memory`` do).
-    Each turn's note carries its context: the turn before it in the same
-    session (``contexts=`` of :func:`mnemo.aremember_many`), embedded beside
-    the note's own text (:func:`mnemo.notes.indexed_text`).
+    :func:`mnemo.arecall` with ``limit=max(k)`` and ``margin=None`` (no
+    relevance cut): the ranking mnemo's recall produces (dense hits fused
+    with BM25 over the user's notes, as the agent's ``recall_notes`` and
+    ``load_memory`` do). Each turn's note carries its context: the turn
+    before it in the same session (``contexts=`` of
+    :func:`mnemo.aremember_many`), embedded beside the note's own text
+    (:func:`mnemo.notes.indexed_text`).
 ``mnemo_no_context``
     the same, with the notes written without a context (text alone).
 ``mnemo_thresholded``
-    the same call with mnemo's default ``RECALL_MIN_SCORE`` (what
-    ``recall_notes`` and ``load_memory`` keep): fewer notes, fewer tokens.
+    the same call with mnemo's default relevance rule (dense hits at least
+    ``RECALL_MARGIN`` above the median of the user's candidates in their
+    script, :func:`mnemo.recall.relevant_hits`; what ``recall_notes`` and
+    ``load_memory`` keep): fewer notes, fewer tokens.
 ``memory_agent``
     LangChain's ``memory-agent`` template: the whole value
     ``{"content", "context"}`` embedded (index ``fields`` left at ``["$"]``),
@@ -32,7 +35,7 @@ model and the same note texts:
 
 ``mnemo_snapshot`` (under ``token_cost``) is what ``load_memory`` would
 really inject for the question with the agent's defaults
-(:class:`nodes.context.Context`): relevant notes above the threshold plus
+(:class:`nodes.context.Context`): the relevant notes plus
 the most recent ones, rendered under the character budget; its recall is
 reported once (it does not depend on k).
 
@@ -87,10 +90,13 @@ TUNE_CONVERSATIONS = ("conv-26", "conv-30")
 
 _DESCRIPTIONS = {
     "mnemo": (
-        "mnemo.arecall(limit=max k, min_score=0.0) over notes written with mnemo.aremember_many, one call per turn"
+        "mnemo.arecall(limit=max k, margin=None) over notes written with mnemo.aremember_many, one call per turn"
     ),
-    "mnemo_thresholded": "mnemo.arecall(limit=max k) with the default RECALL_MIN_SCORE",
-    "mnemo_no_context": "mnemo.arecall(limit=max k, min_score=0.0) over the same turns written without a context",
+    "mnemo_thresholded": (
+        "mnemo.arecall(limit=max k) with the default relevance rule: dense hits at least RECALL_MARGIN "
+        "above the median score of the user's candidates in their script, fused with BM25"
+    ),
+    "mnemo_no_context": "mnemo.arecall(limit=max k, margin=None) over the same turns written without a context",
     "mnemo_dense": "the dense half of mnemo alone: store.asearch(notes, query=question, limit=max k) on the same notes",
     "memory_agent_plain": (
         "the memory-agent template's search with only the plain content embedded (fields "
@@ -418,12 +424,12 @@ async def _retrieve(
 
     max_k = max(ks)
     t0 = time.perf_counter()
-    notes = await arecall(written.store, user, q.question, limit=max_k, min_score=0.0)
+    notes = await arecall(written.store, user, q.question, limit=max_k, margin=None)
     t1 = time.perf_counter()
     timing["mnemo_recall_s"] += t1 - t0
     kept = await arecall(written.store, user, q.question, limit=max_k)
     assert written.bare_store is not None
-    bare = await arecall(written.bare_store, user, q.question, limit=max_k, min_score=0.0)
+    bare = await arecall(written.bare_store, user, q.question, limit=max_k, margin=None)
     t2 = time.perf_counter()
     items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
     timing["memory_agent_search_s"] += time.perf_counter() - t2
@@ -471,7 +477,7 @@ async def _fusion_grid(q: Any, user: Any, written: _Written, r: QuestionResult, 
 
     for k, weight in FUSION_GRID:
         with mock.patch("mnemo.recall.FUSION_K", k), mock.patch("mnemo.recall.LEXICAL_WEIGHT", weight):
-            notes = await arecall(written.store, user, q.question, limit=limit, min_score=0.0)
+            notes = await arecall(written.store, user, q.question, limit=limit, margin=None)
         r.grid[(k, weight)] = [written.covers[n["id"]] for n in notes]
 
 
@@ -514,6 +520,7 @@ def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str,
 
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
+    from mnemo.quoting import quote
     from mnemo.snapshot import aload_snapshot, render_snapshot
     from nodes.context import Context
 
@@ -524,11 +531,9 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
         q.question,
         recall_limit=ctx.recall_limit,
         recent_limit=ctx.recent_limit,
-        min_score=ctx.recall_min_score,
+        recall_margin=ctx.recall_margin,
     )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
-    from mnemo.quoting import quote
-
     # The prompt quotes every remembered value, the id too (mnemo.quoting).
     shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {quote(n['id'][:8])}" in rendered]
     r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
@@ -621,7 +626,7 @@ def run(
     methods = _method_tables(results, ks)
 
     from mnemo.notes import DEDUPE_THRESHOLD
-    from mnemo.recall import RECALL_MIN_SCORE
+    from mnemo.recall import RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")
@@ -652,7 +657,7 @@ def run(
             "statuses": dict(statuses),
             "merged_turns": statuses["duplicate"] + statuses["refined"],
             "dedupe_threshold": DEDUPE_THRESHOLD,
-            "recall_min_score": RECALL_MIN_SCORE,
+            "recall_margin": RECALL_MARGIN,
         },
         "token_cost": {
             "tokenizer": counter.name,
@@ -661,7 +666,8 @@ def run(
             "mnemo_snapshot": {
                 "description": (
                     f"what load_memory injects with the agent's defaults: up to {ctx.recall_limit} notes "
-                    f"with score >= {ctx.recall_min_score} plus {ctx.recent_limit} most recent notes, "
+                    f"at least {ctx.recall_margin} above the median of the user's notes in their script "
+                    f"plus {ctx.recent_limit} most recent notes, "
                     f"{ctx.memory_char_budget}-character budget (the profile is empty here)"
                 ),
                 "tokens": _mean_main(results, lambda r: r.snapshot_tokens),

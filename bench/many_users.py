@@ -124,7 +124,7 @@ async def measure(
             search_t.append(time.perf_counter() - t)
             overlap.append(len(exact & {h.key for h in hits}) / min(10, sizes[u]))
             t = time.perf_counter()
-            await arecall(store, user, query, limit=5, min_score=-1.0)
+            await arecall(store, user, query, limit=5, margin=None)
             recall_t.append(time.perf_counter() - t)
             t = time.perf_counter()
             await aload_snapshot(store, user, query)

@@ -16,7 +16,7 @@ client:
   trips (``abatch`` calls) and operations per turn;
 * ``recall``: :func:`mnemo.arecall` (``limit=5``), the same figures;
 * ``lexical_found``: how often a query naming one note's unique word (its
-  item number) gets that note back with ``min_score=0.999`` (words alone):
+  item number) gets that note back with ``margin=math.inf`` (words alone):
   the lexical half works at every size (it was dropped above 2,000 notes).
 
 Note texts are made-up facts over a small vocabulary (so common words such as
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 import tempfile
 import time
@@ -130,7 +131,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
             ops.update(counted.ops)
             if name == "recall":
                 counted.reset()
-                hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, min_score=0.999)
+                hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, margin=math.inf)
                 found += any(h["id"] == f"n{i:07d}" for h in hits)
         out[name] = {
             "ms": percentiles(times),

@@ -165,7 +165,9 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     recall = data.get("recall")
-    fig, axes = plt.subplots(1, 2 if recall else 1, figsize=(11 if recall else 6, 4.2), squeeze=False)
+    relevance = (recall or {}).get("relevance")
+    panels = 1 + bool(recall) + bool(relevance)
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.2), squeeze=False)
     ax = axes[0][0]
     sweep = data["dedupe"]["sweep"]
     ts = [r["threshold"] for r in sweep]
@@ -210,11 +212,35 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
             counts = recall["histogram"][key]
             total = sum(counts) or 1
             ax.plot(centers, [100 * c / total for c in counts], color=color, label=label)
-        ax.axvline(recall["default_min_score"], color="black", linestyle=":", label="RECALL_MIN_SCORE")
+        ax.axvline(recall["former_min_score"], color="black", linestyle=":", label="former fixed cut")
         ax.set_xlabel("cosine similarity (multilingual-e5-small)")
         ax.set_ylabel("% of pairs")
         ax.set_title("LoCoMo question similarity")
         ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    if relevance:
+        ax = axes[0][2]
+        rows = [r for r in relevance["rows"] if r["rule"].startswith("margin ")]
+        margins = [float(r["rule"].split()[-1]) for r in rows]
+        former = relevance["rows"][0]
+        for k, color in ((5, "#1f77b4"), (10, "#ff7f0e"), (25, "#2ca02c")):
+            for split, style in (("tune", "-"), ("held_out", "--")):
+                if former[split] is None:
+                    continue
+                ax.plot(
+                    margins,
+                    [100 * r[split][f"recall@{k}"] for r in rows],
+                    linestyle=style,
+                    marker="o" if split == "tune" else None,
+                    color=color,
+                    label=f"R@{k} {split.replace('_', ' ')}",
+                )
+                ax.axhline(100 * former[split][f"recall@{k}"], color=color, linestyle=style, alpha=0.3)
+        ax.axvline(relevance["default_margin"], color="black", linestyle=":", label="RECALL_MARGIN")
+        ax.set_xlabel("margin over the median of the user's candidates")
+        ax.set_ylabel("turn recall (%)")
+        ax.set_title("LoCoMo recall vs margin (faint: former 0.78 cut)")
+        ax.legend(fontsize=6, ncol=2)
         ax.grid(alpha=0.3)
     return [_save(fig, out / "thresholds.png")]
 

@@ -256,13 +256,48 @@ def thresholds_tables(d: dict[str, Any]) -> str:
             )
         lines.append("")
         lines.append(
-            "| min_score | evidence kept | questions with some evidence kept | other turns passing per question |"
+            "| fixed cut (former rule) | evidence above | questions with some evidence above | "
+            "other turns above per question |"
         )
         lines.append("|---|---|---|---|")
         for row in r["sweep"]:
             lines.append(
                 f"| {row['min_score']:.2f} | {_p(row['evidence_kept'])} % | "
                 f"{_p(row['questions_with_some_evidence_kept'])} % | {row['other_turns_passing_per_question']} |"
+            )
+        rel = r.get("relevance")
+        if rel:
+            lines.append("")
+            lines.append(
+                f"**Relevance rule**, recall replayed (limit {rel['limit']}); tune "
+                f"{', '.join(rel['tune_conversations'])} / held out; dense kept = evidence the dense half "
+                "lets through, other = other turns it lets through per question, R@k = turn recall of what "
+                "recall returns\n"
+            )
+            lines.append(
+                "| rule | tune: dense kept | other | R@5 | R@10 | R@25 "
+                "| held out: dense kept | other | R@5 | R@10 | R@25 |"
+            )
+            lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+            for row in rel["rows"]:
+                mark = " (default)" if row["rule"] == f"margin {rel['default_margin']}" else ""
+                cells = []
+                for split in ("tune", "held_out"):
+                    part = row[split]
+                    if part is None:
+                        cells += ["-"] * 5
+                        continue
+                    cells += [
+                        f"{_p(part['evidence_kept_by_dense'])} %",
+                        f"{part['other_turns_passing_per_question']}",
+                        *(f"{_p(part[f'recall@{k}'])}" for k in (5, 10, 25)),
+                    ]
+                lines.append(f"| {row['rule']}{mark} | " + " | ".join(cells) + " |")
+            lines.append("")
+            chosen = rel["chosen_on_tune"] or {}
+            lines.append(
+                f"Chosen on the tune conversations ({chosen.get('rule')}): margin {chosen.get('margin')}; "
+                f"`RECALL_MARGIN` = {rel['default_margin']}."
             )
         nn = r["turn_nearest_earlier_turn"]
         lines.append("")
@@ -271,6 +306,34 @@ def thresholds_tables(d: dict[str, Any]) -> str:
             f"{nn['at_or_above_dedupe_threshold']} of {nn['turns']:,} turns reach the dedupe threshold, "
             f"{nn['merged_by_guard']} pass the lexical guard too (passage vs passage: p50 "
             f"{nn['passage_passage']['p50']}, p95 {nn['passage_passage']['p95']})."
+        )
+    probe = d.get("probe")
+    if probe:
+        lines.append("")
+        lines.append(
+            f"**Probe users** (`{probe['file']}`, limit {probe['limit']}): the note a question is about "
+            "recalled / first; notes an unrelated message (greeting, thanks) lets through the dense half, "
+            "mean (max)\n"
+        )
+        names = list(probe["users"])
+        lines.append(
+            "| rule | "
+            + " | ".join(f"{n} ({probe['users'][n]['notes']} notes): recalled / first | {n}: unrelated" for n in names)
+            + " |"
+        )
+        lines.append("|---|" + "---|---|" * len(names))
+        for rule in probe["users"][names[0]]["rules"]:
+            cells = []
+            for n in names:
+                v = probe["users"][n]["rules"][rule]
+                cells.append(f"{v['note_recalled']}/{v['questions']} / {v['note_first']}")
+                cells.append(f"{v['unrelated_dense_passing_mean']} ({v['unrelated_dense_passing_max']})")
+            lines.append(f"| {rule} | " + " | ".join(cells) + " |")
+        chk = probe["real_path_check"]
+        lines.append("")
+        lines.append(
+            f"`mnemo.arecall` (margin {chk['margin']}) returns what the replay computed for "
+            f"{chk['queries_agreeing_with_replay']}/{chk['queries']} queries."
         )
     return "\n".join(lines)
 

@@ -135,7 +135,7 @@ async def run_backend(
                 for j, target in enumerate(targets):
                     query = f"near:{target}:{j}"
                     t = time.perf_counter()
-                    hits = await arecall(store, user, query, limit=5, min_score=-1.0)
+                    hits = await arecall(store, user, query, limit=5, margin=None)
                     recall_t.append(time.perf_counter() - t)
                     exact = {f"n{i:07d}" for i in np.argsort(-(matrix @ emb.vector(query)))[:5]}
                     overlap.append(len(exact & {h["id"] for h in hits}) / 5)

@@ -29,7 +29,7 @@ from mnemo.limits import bounded_query
 from mnemo.notes import Note, note_dates
 from mnemo.profile import Profile, format_profile, profile_from_items
 from mnemo.quoting import quote
-from mnemo.recall import RECALL_MIN_SCORE, aread_notes
+from mnemo.recall import RECALL_MARGIN, aread_notes
 from mnemo.store_reads import alist_rest, list_op, only_in_namespace, search_result
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
@@ -43,7 +43,7 @@ MEMORY_CHAR_BUDGET = 2000
 class MemorySnapshot(TypedDict):
     profile: Profile
     relevant: list[Note]
-    """Best first: dense hits above the threshold fused with BM25 (see
+    """Best first: the relevant dense hits fused with BM25 (see
     :func:`mnemo.recall.aread_notes`)."""
     recent: list[Note]
     """Most recently updated first, excluding those already in ``relevant``."""
@@ -58,7 +58,7 @@ async def aload_snapshot(
     *,
     recall_limit: int = RECALL_LIMIT,
     recent_limit: int = RECENT_LIMIT,
-    min_score: float = RECALL_MIN_SCORE,
+    recall_margin: float | None = RECALL_MARGIN,
     episode_limit: int = 0,
     episode_min_score: float = EPISODE_MIN_SCORE,
 ) -> MemorySnapshot:
@@ -68,7 +68,7 @@ async def aload_snapshot(
     extra: list[Op] = [list_op(profile_ns)]
     if with_episodes:
         extra += similar_ops(user, query, limit=episode_limit)  # same batch: the query is embedded once
-    read = await aread_notes(store, user, query, limit=recall_limit, min_score=min_score, extra=extra)
+    read = await aread_notes(store, user, query, limit=recall_limit, margin=recall_margin, extra=extra)
     episodes: list[Episode] = []
     if with_episodes:
         found = [

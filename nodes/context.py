@@ -7,8 +7,9 @@ of the run from :func:`current_user`, never from the model.
 
 from __future__ import annotations
 
+import logging
 import os
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any, Literal, cast
 
 from langgraph.config import get_config
@@ -17,16 +18,18 @@ from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
 from mnemo.limits import clamp
-from mnemo.recall import RECALL_MIN_SCORE
+from mnemo.recall import RECALL_MARGIN
 from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 from mnemo.store_guard import guarded
+
+logger = logging.getLogger(__name__)
 
 #: Context field -> (lowest, highest, integer): what a run may set (clamped).
 KNOB_RANGES: dict[str, tuple[float, float, bool]] = {
     "extraction_timeout_s": (0.1, 120, False),
     "recall_limit": (0, 20, True),
     "recent_limit": (0, 20, True),
-    "recall_min_score": (0, 1, False),
+    "recall_margin": (0, 0.2, False),
     "memory_char_budget": (200, 8000, True),
     "episode_limit": (0, 5, True),
     "episode_min_score": (0, 1, False),
@@ -72,9 +75,17 @@ class Context:
     recent_limit: int = RECENT_LIMIT
     """How many of the most recent notes are put in the prompt as well. 0-20."""
 
-    recall_min_score: float = RECALL_MIN_SCORE
-    """Similarity (0-1) a note needs to count as relevant. Measured for the
-    bundled multilingual-e5-small; re-measure for another embedder. 0-1."""
+    recall_margin: float = RECALL_MARGIN
+    """How far (cosine similarity) a note must score above the user's other
+    notes in the same script (their median, for this message) to count as
+    relevant: higher recalls fewer notes; 0 keeps the better half. Relative
+    to the user's own notes, so a greeting lifts few of them, in any
+    language. Chosen on LoCoMo for the bundled multilingual-e5-small
+    (``python -m bench thresholds``); re-measure for another embedder. 0-0.2."""
+
+    recall_min_score: InitVar[float | None] = None
+    """Deprecated and ignored: the fixed similarity cut it set was replaced by
+    ``recall_margin``. Still accepted so that saved assistants keep running."""
 
     memory_char_budget: int = MEMORY_CHAR_BUDGET
     """Upper bound, in characters, of the memory block injected in the prompt. 200-8000."""
@@ -111,7 +122,9 @@ class Context:
     """``background`` only: seconds of quiet on a thread before its memories
     are extracted; a new turn within them postpones (and merges) the write. 0-600."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, recall_min_score: float | None) -> None:
+        if recall_min_score is not None:
+            logger.warning("context recall_min_score is ignored: relevance is now set by recall_margin")
         # A client sets these per run: every number is clamped to its
         # documented range server-side (recent_limit=1e6 once gave a 12 kB
         # memory block), and a non-number is refused with its name.

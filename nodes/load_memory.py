@@ -37,7 +37,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             latest.text if latest is not None else "",
             recall_limit=ctx.recall_limit,
             recent_limit=ctx.recent_limit,
-            min_score=ctx.recall_min_score,
+            recall_margin=ctx.recall_margin,
             episode_limit=ctx.episode_limit,
             episode_min_score=ctx.episode_min_score,
         )

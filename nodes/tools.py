@@ -66,7 +66,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
         current_user(runtime.context, runtime.config),
         query,
         limit=limit,
-        min_score=runtime.context.recall_min_score,
+        margin=runtime.context.recall_margin,
     )
     if not notes:
         return "No matching notes."

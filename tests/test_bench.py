@@ -328,6 +328,11 @@ def test_thresholds_json(all_out):
     assert recall["evidence_pairs"] > 0
     assert set(recall["question_to_evidence"]) == {"p5", "p25", "p50", "p75", "p95"}
     assert all(-1.0 <= v <= 1.0 for v in recall["question_to_evidence"].values())
+    rows = recall["relevance"]["rows"]
+    assert rows[0]["rule"].startswith("former") and any(r["rule"] == "no cut" for r in rows)
+    # the replay that chooses the margin returns what mnemo.arecall returns
+    check = data["probe"]["real_path_check"]
+    assert check["queries"] > 0 and check["queries_agreeing_with_replay"] == check["queries"]
 
 
 def test_a_missing_data_file_is_a_clear_error(tmp_path):

@@ -129,9 +129,16 @@ def test_the_bundled_embedder_cuts_every_text(monkeypatch):
 # --- client-set knobs ----------------------------------------------------------
 
 
+def test_the_replaced_recall_min_score_is_accepted_and_ignored(caplog):
+    # saved assistants may still carry the fixed cut recall_margin replaced
+    ctx = Context(user_id="u", recall_min_score=0.85)
+    assert ctx.recall_margin == Context(user_id="u").recall_margin
+    assert "recall_min_score is ignored" in caplog.text
+
+
 def test_context_knobs_are_clamped_to_their_documented_ranges():
-    ctx = Context(user_id="u", recent_limit=1e6, memory_char_budget=1e9, recall_limit=-3, recall_min_score=7)
-    assert (ctx.recent_limit, ctx.memory_char_budget, ctx.recall_limit, ctx.recall_min_score) == (20, 8000, 0, 1)
+    ctx = Context(user_id="u", recent_limit=1e6, memory_char_budget=1e9, recall_limit=-3, recall_margin=7)
+    assert (ctx.recent_limit, ctx.memory_char_budget, ctx.recall_limit, ctx.recall_margin) == (20, 8000, 0, 0.2)
     assert isinstance(ctx.recent_limit, int)
     for name, (lo, hi, _) in KNOB_RANGES.items():
         doc_range = f"{lo:g}-{hi:g}"

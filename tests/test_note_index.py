@@ -1,6 +1,8 @@
 """mnemo.note_index: the write-time recency and BM25 index (backend-independent
 cases; tests/test_store_conformance.py runs it on every backend)."""
 
+import math
+
 import pytest
 from langgraph.store.base import SearchOp
 
@@ -90,7 +92,7 @@ async def test_a_turn_costs_two_round_trips_and_no_listing_at_any_size(hash_stor
 
     store.abatch = recording
     store.trips = 0
-    snap = await aload_snapshot(store, user, "what is my dog Biscuit like? and model x2222?", min_score=0.999)
+    snap = await aload_snapshot(store, user, "what is my dog Biscuit like? and model x2222?", recall_margin=math.inf)
     assert store.trips <= 2
     listings = [op for op in ops_seen if isinstance(op, SearchOp) and op.query is None]
     assert ops_seen and not [op for op in listings if op.namespace_prefix[1] == "notes"]
@@ -105,7 +107,7 @@ async def test_refine_and_forget_keep_the_index_true(store, user):
     assert refined["status"] == "refined"
 
     async def words(query):  # a dense threshold nothing reaches: only the words can find a note
-        return [n["text"] for n in await arecall(store, user, query, min_score=0.999)]
+        return [n["text"] for n in await arecall(store, user, query, margin=math.inf)]
 
     assert await words("咪咪") == ["用户养了两只猫，叫咪咪和花花。"]
     assert await words("Biscuit") == ["The user's dog is named Biscuit."]

@@ -274,8 +274,8 @@ async def test_a_note_in_context_is_found_through_it_and_still_deduped(store, us
     answers = ["Yes, almost every weekend.", "Yes, twice a week."]
     asked = ["Do you still go hiking in the mountains?", "Do you still take piano lessons?"]
     await aremember_many(store, user, [*answers, "The user is allergic to peanuts."], contexts=[*asked, None])
-    assert (await arecall(store, user, "How often do I have piano lessons?", min_score=0))[0]["text"] == answers[1]
-    assert (await arecall(store, user, "我常去爬山吗", min_score=0))[0]["text"] == answers[0]
+    assert (await arecall(store, user, "How often do I have piano lessons?", margin=None))[0]["text"] == answers[1]
+    assert (await arecall(store, user, "我常去爬山吗", margin=None))[0]["text"] == answers[0]
     again = await aremember(store, user, "yes, twice a week")  # the text alone still finds its note
     assert again["status"] == "duplicate" and again["note"]["context"] == asked[1]
     assert len(await alist_notes(store, user)) == 3
@@ -405,7 +405,7 @@ async def test_recall_and_recent_past_two_thousand_notes_from_the_write_time_ind
     await note_index.arebuild(store, user)
     assert (await aremember(store, user, "用户养了两只猫，叫咪咪和花花。"))["status"] == "refined"
     words = [
-        [n["text"] for n in await arecall(store, user, q, limit=3, min_score=0.999)]
+        [n["text"] for n in await arecall(store, user, q, limit=3, margin=math.inf)]
         for q in ("Biscuit", "item2077", "咪咪", "filler item5")
     ]
     assert words == [
@@ -421,7 +421,7 @@ async def test_recall_and_recent_past_two_thousand_notes_from_the_write_time_ind
         ],
     ]
     await aforget(store, user, about="my dog Biscuit")
-    assert await arecall(store, user, "Biscuit", min_score=0.999) == []
+    assert await arecall(store, user, "Biscuit", margin=math.inf) == []
     snap = await aload_snapshot(store, user, "", recent_limit=2)
     assert [n["text"] for n in snap["recent"]] == [
         "用户养了两只猫，叫咪咪和花花。",
@@ -571,7 +571,7 @@ async def test_same_top_hits_on_every_backend(cached_index, pg, tmp_path, reques
             if uri:
                 await truncate(uri)
             await aremember_many(store, user, notes)
-            results[backend] = [await arecall(store, user, q, limit=3, min_score=0.0) for q in queries]
+            results[backend] = [await arecall(store, user, q, limit=3, margin=None) for q in queries]
     memory = results["memory"]
     assert memory[0][0]["text"] == "The user is allergic to peanuts."
     assert memory[1][0]["text"] == "用户住在杭州西湖区。"
