@@ -34,6 +34,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def embedding_cache(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--embedding-cache",
+            type=Path,
+            default=None,
+            help="a file keeping the vectors between runs (same model only): a re-run embeds only new texts",
+        )
+
     def common_args(p: argparse.ArgumentParser, *, data: bool) -> None:
         p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
         p.add_argument("--smoke", action="store_true", help="a quick run that only proves the harness works")
@@ -47,12 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
     common_args(p, data=True)
-    p.add_argument(
-        "--embedding-cache",
-        type=Path,
-        default=None,
-        help="a file keeping the vectors between runs (same model only): a re-run embeds only new texts",
-    )
+    embedding_cache(p)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
     # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
     p.add_argument(
@@ -70,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     common_args(p, data=True)
     p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
     common_args(p, data=True)
+    embedding_cache(p)
     p = sub.add_parser(
         "load",
         help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, "
@@ -82,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-postgres", action="store_true", help="the default store only")
     p = sub.add_parser("all", help="every benchmark above but load, then the plots")
     common_args(p, data=True)
+    embedding_cache(p)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
     p = sub.add_parser("plots", help="redraw the PNG plots from the JSON files in --out")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
