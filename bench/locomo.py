@@ -247,12 +247,12 @@ class _Written:
     store: InMemoryStore
     covers: dict[str, frozenset[str]]  # mnemo note id -> dialog turns it holds
     statuses: Counter
+    bare_store: InMemoryStore  # mnemo's notes written without a context
+    bare_covers: dict[str, frozenset[str]]
     agent_store: InMemoryStore
     agent_ns: tuple[str, ...]
     dia_of_key: dict[str, str]  # memory-agent key -> dialog turn
     plain_store: InMemoryStore | None = None  # the template's layout, only "content" embedded
-    bare_store: InMemoryStore | None = None  # mnemo's notes written without a context
-    bare_covers: dict[str, frozenset[str]] = field(default_factory=dict)
 
 
 async def evaluate_conversation(
@@ -268,16 +268,19 @@ async def evaluate_conversation(
     questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
     agent_queries = [str([q.question]) for q in questions]
     _warm_cache(conv, emb, texts, contexts, questions, agent_queries, timing)
+    statuses: Counter = Counter()
+    store, covers = await _write_mnemo(conv, texts, contexts, user, emb, statuses, timing)
+    bare_store, bare_covers = await _write_mnemo(conv, texts, None, user, emb, Counter(), timing)
     written = _Written(
-        store=InMemoryStore(),
-        covers={},
-        statuses=Counter(),
+        store=store,
+        covers=covers,
+        statuses=statuses,
+        bare_store=bare_store,
+        bare_covers=bare_covers,
         agent_store=InMemoryStore(),
         agent_ns=("memories", user.label),
         dia_of_key={},
     )
-    written.store, written.covers = await _write_mnemo(conv, texts, contexts, user, emb, written.statuses, timing)
-    written.bare_store, written.bare_covers = await _write_mnemo(conv, texts, None, user, emb, Counter(), timing)
     await _write_memory_agent(conv, texts, emb, written, timing)
     start = time.perf_counter()
     bm25 = Bm25Index(texts)
@@ -428,7 +431,6 @@ async def _retrieve(
     t1 = time.perf_counter()
     timing["mnemo_recall_s"] += t1 - t0
     kept = await arecall(written.store, user, q.question, limit=max_k)
-    assert written.bare_store is not None
     bare = await arecall(written.bare_store, user, q.question, limit=max_k, margin=None)
     t2 = time.perf_counter()
     items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
