@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 
 from mnemo.audit import Origin
@@ -37,7 +37,7 @@ from mnemo.extraction import aextract, build_extractor
 from mnemo.identity import User
 from mnemo.limits import MAX_MESSAGE_CHARS
 from mnemo.store_reads import now_iso
-from mnemo.writes import aapply_extraction
+from mnemo.writes import Said, aapply_extraction
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,25 @@ def pending(messages: Sequence[BaseMessage], start: int, end: int | None = None)
     return [m for m in messages[start:end] if isinstance(m, HumanMessage) and m.text.strip()]
 
 
+def replied_to(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[str | None]:
+    """For each of ``said`` (user messages of ``messages``), the text of the
+    assistant's last message before it; ``None`` for none (the thread's
+    first message). Two user messages in a row reply to the same one.
+
+    The notes extracted from a message carry it as their context
+    (:func:`mnemo.notes.aremember_many`'s ``contexts``): a note is found by
+    the conversation it came up in as well as by its own words. The context
+    is embedded with the note, never shown as the fact and never given to
+    the extractor, so the assistant's words still cannot become a user fact.
+    """
+    position = {id(m): i for i, m in enumerate(messages)}
+    contexts: list[str | None] = []
+    for message in said:
+        before = messages[: position.get(id(message), 0)]
+        contexts.append(next((m.text for m in reversed(before) if isinstance(m, AIMessage) and m.text.strip()), None))
+    return contexts
+
+
 def as_of(said: Sequence[HumanMessage], said_at: Mapping[str, str] | None) -> str:
     """Time the newest of ``said`` was said; now when it was never stamped."""
     stamps = [(said_at or {}).get(m.id or "") for m in said]
@@ -79,12 +98,14 @@ async def aextract_pending(
     model: BaseChatModel,
     said: Sequence[HumanMessage],
     *,
+    thread: Sequence[BaseMessage],
     said_at: Mapping[str, str] | None,
     timeout_s: float,
     origin: Origin | None = None,
 ) -> bool:
-    """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`)
-    and write it. ``True`` when done (or nothing to do): the caller advances
+    """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`
+    of ``thread``'s user messages) and write it, each note with what its
+    message replied to as context (:func:`replied_to`). ``True`` when done (or nothing to do): the caller advances
     its cursor. ``False`` when the extractor or the store failed: nothing was
     lost, the caller keeps the messages pending. Never raises. ``origin``:
     the run the writes are audited as (default: the extractor, no run)."""
@@ -101,7 +122,14 @@ async def aextract_pending(
     if extraction is None:
         return False  # failed, timed out or returned nothing: retried later
     try:
-        await aapply_extraction(store, user, extraction, as_of=as_of(said, said_at), origin=origin)
+        await aapply_extraction(
+            store,
+            user,
+            extraction,
+            as_of=as_of(said, said_at),
+            origin=origin,
+            said=[Said(m.text, reply) for m, reply in zip(said, replied_to(thread, said), strict=True)],
+        )
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")
         return False

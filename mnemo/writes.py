@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
+from mnemo._lexical import content_tokens
 from mnemo.audit import Origin
 from mnemo.errors import InvalidInputError
 from mnemo.expiry import expiry_from
@@ -39,6 +41,7 @@ async def aapply_extraction(
     *,
     origin: Origin | None = None,
     as_of: str | None = None,
+    said: Sequence[Said] = (),
 ) -> AppliedExtraction:
     """Merge the profile changes and add the notes, all in one store batch
     (after one batch of reads); writes nothing for an empty extraction. At
@@ -49,7 +52,10 @@ async def aapply_extraction(
     as ``origin`` (default: source ``extractor``, no thread or run).
 
     ``as_of``: time of the newest message extracted; profile fields updated
-    after it are not overwritten (:func:`mnemo.profile.aupdate_profile`)."""
+    after it are not overwritten (:func:`mnemo.profile.aupdate_profile`).
+
+    ``said``: the user messages extracted, each with what it replied to: a
+    note gets the context of the message it came from (:func:`source_message`)."""
     origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
@@ -85,6 +91,7 @@ async def aapply_extraction(
         [n.text for n in notes],
         expires_at=[n.expires for n in notes],
         refers_to=[n.refers_to for n in notes],
+        contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
         source="user_said",
     )
     reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
@@ -108,6 +115,31 @@ async def aapply_extraction(
     if ops:
         await store.abatch(ops)
     return AppliedExtraction(profile=profile, notes=added)
+
+
+class Said(NamedTuple):
+    """A user message extracted, and the assistant's message it replied to."""
+
+    text: str
+    in_reply_to: str | None
+
+
+def source_message(note: str, said: Sequence[Said]) -> int | None:
+    """Index in ``said`` of the message ``note`` most likely came from: the
+    only one, or the one sharing most content words with it (the latest on
+    a tie); ``None`` when several share none.
+
+    The extractor returns facts, not where it found them; asking it to cite
+    message numbers would put one more field in every extraction for every
+    model to get right, where word overlap places a note that restates its
+    message's words (mnemo's notes are short restatements) and leaves the
+    rest without a context, which only costs the search a hint."""
+    if len(said) <= 1:
+        return 0 if said else None
+    words = content_tokens(note)
+    overlaps = [len(words & content_tokens(message.text)) for message in said]
+    best = max(range(len(said)), key=lambda i: (overlaps[i], i))
+    return best if overlaps[best] else None
 
 
 class _ExtractedNote(NamedTuple):

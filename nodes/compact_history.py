@@ -37,6 +37,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
                     user,
                     model,
                     said[i : i + MAX_PENDING_MESSAGES],
+                    thread=messages,
                     said_at=state.get("said_at"),
                     timeout_s=ctx.extraction_timeout_s,
                 ):

@@ -40,7 +40,13 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     if said:
         model = await aload_chat_model(ctx.extraction_model or ctx.model)
         if not await aextract_pending(
-            memory_store(runtime), user, model, said, said_at=values.get("said_at"), timeout_s=ctx.extraction_timeout_s
+            memory_store(runtime),
+            user,
+            model,
+            said,
+            thread=messages,
+            said_at=values.get("said_at"),
+            timeout_s=ctx.extraction_timeout_s,
         ):
             return {}  # retried by the writer run of the next turn
     logger.info("memory_writer: thread %s, %d user message(s) extracted", state["thread_id"], len(said))

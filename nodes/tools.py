@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
@@ -19,6 +20,7 @@ from mnemo.audit import Origin
 from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
 from mnemo.notes import note_dates
+from mnemo.writer import replied_to
 from nodes.context import Context, current_user, memory_store
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 
@@ -41,7 +43,13 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
     origin = Origin.from_config(runtime.config, "tool")
     expires_at = expiry_from(valid_for_days=valid_for_days)
     result = await aremember(
-        memory_store(runtime), user, text, source="user_said", origin=origin, expires_at=expires_at
+        memory_store(runtime),
+        user,
+        text,
+        source="user_said",
+        origin=origin,
+        expires_at=expires_at,
+        context=_replied_to(runtime.state.get("messages") or []),
     )
     note = result["note"]
     if result["status"] == "duplicate":
@@ -49,6 +57,13 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
     if result["status"] == "refined":
         return f"Updated note {note['id'][:8]}: {note['text']}"
     return f"Remembered (note {note['id'][:8]}): {note['text']}"
+
+
+def _replied_to(messages: list[BaseMessage]) -> str | None:
+    """What the user's latest message replied to: the context of a note
+    saved in this turn (:func:`mnemo.writer.replied_to`)."""
+    said = [m for m in messages if isinstance(m, HumanMessage)][-1:]
+    return replied_to(messages, said)[0] if said else None
 
 
 @tool

@@ -60,6 +60,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         user,
         model,
         said,
+        thread=messages,
         said_at=state.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin.from_config(get_config(), "extractor"),

@@ -284,3 +284,36 @@ async def test_an_admin_identity_acts_for_the_user_the_run_names(agent, model, s
     assert await aget_profile(store, User.of("backend")) == {}
     with pytest.raises(MissingUserError):  # naming nobody: no default user, admin or not
         await say(agent, "hello", user="", config=admin, thread="t2")
+
+
+async def test_a_note_carries_what_the_user_replied_to_never_as_the_fact(agent, model, store, script):
+    from mnemo.identity import NOTES
+
+    question = "Before I book the hamper: do you have any food allergies?"
+    script.chat = lambda messages: AIMessage(content=question)
+    await say(agent, "I'd like to order a gift hamper.")
+    script.chat = lambda messages: AIMessage(content="Noted, no peanuts.")
+    await say(agent, "Yes, I'm allergic to peanuts.")
+    prompts = extraction_prompts(model)
+    assert len(prompts) == 2 and "allergic to peanuts" in prompts[1]
+    assert all("food allergies" not in p for p in prompts)  # the extractor saw only the user
+    (item,) = await store.asearch(User.of("u_zhou").namespace(NOTES))
+    assert item.value["text"] == "The user is allergic to peanuts." and item.value["context"] == question
+
+    await say(agent, "What can I eat?", thread="t2")
+    block = memory_block(chat_prompts(model)[-1])
+    assert "allergic to peanuts" in block  # the note was loaded...
+    assert "food allergies" not in block  # ...as the user's fact alone
+
+
+async def test_a_note_the_model_saves_carries_what_the_user_replied_to(agent, model, store, script):
+    from mnemo.identity import NOTES
+
+    question = "Do you have any pets at home?"
+    script.chat = lambda messages: AIMessage(content=question)
+    await say(agent, "Hi", memory_write_mode="hot")
+    steps = iter([tool_call("remember_note", text="The user has a cat called Mia."), AIMessage(content="Noted.")])
+    script.chat = lambda messages: next(steps)
+    await say(agent, "Yes, a cat called Mia.", memory_write_mode="hot")
+    (item,) = await store.asearch(User.of("u_zhou").namespace(NOTES))
+    assert item.value["text"] == "The user has a cat called Mia." and item.value["context"] == question

@@ -57,3 +57,37 @@ async def test_dated_facts_keep_the_date_they_are_about_and_a_bad_date_costs_onl
     assert [r["status"] for r in applied["notes"]] == ["stored"] * 3
     dates = {n["text"]: n.get("refers_to") for n in await alist_notes(store, user)}
     assert dates == {"The user has a dog.": None, "The user moved to Suzhou.": "2024-03", "The user got married.": None}
+
+
+async def test_each_note_gets_the_context_of_the_message_it_came_from(store, user):
+    from mnemo.identity import NOTES
+    from mnemo.writes import Said
+
+    said = [
+        Said("Yes, a cat called Mia.", in_reply_to="Do you have any pets at home?"),
+        Said("I can't eat peanuts, I'm allergic.", in_reply_to="Any dietary restrictions for the hamper?"),
+        Said("Thanks!", in_reply_to=None),
+    ]
+    extraction = MemoryExtraction(
+        notes=["The user has a cat called Mia.", "The user is allergic to peanuts.", "The user likes jazz."]
+    )
+    applied = await aapply_extraction(store, user, extraction, said=said)
+    assert [r["status"] for r in applied["notes"]] == ["stored"] * 3
+    contexts = {it.value["text"]: it.value.get("context") for it in await store.asearch(user.namespace(NOTES))}
+    assert contexts == {
+        "The user has a cat called Mia.": "Do you have any pets at home?",
+        "The user is allergic to peanuts.": "Any dietary restrictions for the hamper?",
+        "The user likes jazz.": None,  # no message shares its words: no context rather than a wrong one
+    }
+
+
+def test_a_note_is_placed_by_shared_words_and_the_latest_message_wins_a_tie():
+    from mnemo.writes import Said, source_message
+
+    said = [Said("I live in Hangzhou.", "a"), Said("My cat Mia lives with me in Hangzhou.", "b")]
+    assert source_message("The user is from Hangzhou.", said) == 1  # one shared word each: the latest
+    assert source_message("The user's cat is called Mia.", said) == 1
+    assert source_message("The user's home is Hangzhou; they live there.", said) == 0  # "live", "Hangzhou"
+    assert source_message("用户对花生过敏。", said) is None
+    assert source_message("anything", [Said("hi", None)]) == 0  # the only message
+    assert source_message("anything", []) is None

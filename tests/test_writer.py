@@ -1,0 +1,28 @@
+"""mnemo.writer: what each user message replied to (the context its notes carry)."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from mnemo.writer import pending, replied_to
+
+
+def test_a_message_replied_to_the_assistants_last_words_before_it():
+    thread = [
+        HumanMessage("Hi", id="h1"),
+        AIMessage("Hello! Do you have any pets?", id="a1"),
+        HumanMessage("Yes, a cat.", id="h2"),
+        HumanMessage("Her name is Mia.", id="h3"),
+        AIMessage("", tool_calls=[{"name": "recall_notes", "args": {"query": "pets"}, "id": "c1"}], id="a2"),
+        ToolMessage("nothing", tool_call_id="c1", id="t1"),
+        AIMessage("Lovely. Anything else?", id="a3"),
+        HumanMessage("No.", id="h4"),
+    ]
+    said = pending(thread, 0)
+    assert [m.id for m in said] == ["h1", "h2", "h3", "h4"]
+    assert replied_to(thread, said) == [
+        None,  # the thread's first message replied to nothing
+        "Hello! Do you have any pets?",
+        "Hello! Do you have any pets?",  # two in a row answer the same question
+        "Lovely. Anything else?",  # a tool call has no words to reply to
+    ]
