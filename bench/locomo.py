@@ -522,8 +522,7 @@ def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str,
 
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.quoting import quote
-    from mnemo.snapshot import aload_snapshot, render_snapshot
+    from mnemo.snapshot import aload_snapshot, fit_snapshot, render_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
@@ -536,8 +535,8 @@ async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, cou
         recall_margin=ctx.recall_margin,
     )
     rendered = render_snapshot(snapshot, char_budget=ctx.memory_char_budget)
-    # The prompt quotes every remembered value, the id too (mnemo.quoting).
-    shown = [n for n in snapshot["relevant"] + snapshot["recent"] if f"(note {quote(n['id'][:8])}" in rendered]
+    fitted = fit_snapshot(snapshot, char_budget=ctx.memory_char_budget)  # the notes in `rendered`
+    shown = fitted["relevant"] + fitted["recent"]
     r.snapshot_covers = frozenset().union(*(written.covers[n["id"]] for n in shown)) if shown else frozenset()
     r.snapshot_tokens = counter.count(rendered)
     r.snapshot_notes = len(shown)

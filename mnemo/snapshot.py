@@ -89,30 +89,49 @@ async def aload_snapshot(
     )
 
 
-def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
-    """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
-    after the profile (whole lines only; what does not fit is left out and
-    stays reachable through the ``recall_notes`` tool)."""
-    parts = ["Profile:", format_profile(snapshot["profile"])]
-    used = sum(len(p) + 1 for p in parts)
-    for title, notes in (
-        ("Notes relevant to the latest message:", snapshot["relevant"]),
-        ("Most recent notes:", snapshot["recent"]),
-    ):
-        lines = []
-        for note in notes:
-            # Quoted: a note's text, id and expiry are whatever a user wrote (mnemo.quoting).
-            until = f", true until {quote(note['expires_at'][:16])}" if note.get("expires_at") else ""
-            dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
-            line = f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{dates}{until})"
+_SECTIONS = (("relevant", "Notes relevant to the latest message:"), ("recent", "Most recent notes:"))
+
+
+def _note_line(note: Note) -> str:
+    # Quoted: a note's text, id and expiry are whatever a user wrote (mnemo.quoting).
+    until = f", true until {quote(note['expires_at'][:16])}" if note.get("expires_at") else ""
+    dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
+    return f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{dates}{until})"
+
+
+def fit_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> MemorySnapshot:
+    """``snapshot`` with only the notes :func:`render_snapshot` shows within
+    ``char_budget``: whole lines, the profile first and never cut, then
+    relevant notes, then recent ones, each list cut where the next line
+    would not fit. What a caller measures (which notes the model saw) comes
+    from here, not from parsing the prompt text."""
+    used = len("Profile:") + 1 + len(format_profile(snapshot["profile"])) + 1
+    kept: dict[str, list[Note]] = {}
+    for section, title in _SECTIONS:
+        kept[section] = []
+        for note in snapshot[section]:  # type: ignore[literal-required]
+            line = _note_line(note)
             if used + len(title) + len(line) + 2 > char_budget:
                 break
-            lines.append(line)
+            kept[section].append(note)
             used += len(line) + 1
-        if lines:
-            parts.append(title)
+        if kept[section]:
             used += len(title) + 1
-            parts.extend(lines)
+    fitted = snapshot.copy()
+    fitted["relevant"], fitted["recent"] = kept["relevant"], kept["recent"]
+    return fitted
+
+
+def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
+    """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
+    after the profile (:func:`fit_snapshot`; what does not fit is left out
+    and stays reachable through the ``recall_notes`` tool)."""
+    shown = fit_snapshot(snapshot, char_budget=char_budget)
+    parts = ["Profile:", format_profile(snapshot["profile"])]
+    for section, title in _SECTIONS:
+        if notes := shown[section]:  # type: ignore[literal-required]
+            parts.append(title)
+            parts.extend(_note_line(note) for note in notes)
     if not snapshot["relevant"] and not snapshot["recent"]:
         parts.append("Notes: (none)")
     return "\n".join(parts)

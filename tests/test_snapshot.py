@@ -2,7 +2,8 @@ from langgraph.store.memory import InMemoryStore
 
 from mnemo import aupdate_profile
 from mnemo.notes import aremember_many
-from mnemo.snapshot import aload_snapshot, render_snapshot
+from mnemo.quoting import quote
+from mnemo.snapshot import aload_snapshot, fit_snapshot, render_snapshot
 
 
 async def test_one_round_trip_for_a_small_user(counting_store, user):
@@ -41,6 +42,17 @@ def test_render_respects_the_budget_and_keeps_the_profile():
     text = render_snapshot(snap, char_budget=600)
     assert len(text) <= 600 and 'city: "Paris"' in text
     assert "Notes relevant" in text
+
+
+def test_fit_names_exactly_the_notes_the_text_shows():
+    notes = [{"id": f"{i:08d}" + "a" * 24, "text": f"note {i} " + "x" * 60, "source": "user_said"} for i in range(12)]
+    snap = {"profile": {}, "relevant": notes[:6], "recent": notes[6:], "episodes": []}
+    for budget in (0, 150, 400, 700, 5000):
+        text = render_snapshot(snap, char_budget=budget)
+        fitted = fit_snapshot(snap, char_budget=budget)
+        shown = {n["id"] for n in fitted["relevant"] + fitted["recent"]}
+        assert shown == {n["id"] for n in notes if f"(note {quote(n['id'][:8])}" in text}
+    assert len(shown) == 12 and 0 < len({n["id"] for n in fit_snapshot(snap, char_budget=400)["relevant"]}) < 6
 
 
 def test_render_says_when_nothing_is_known():
