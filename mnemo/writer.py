@@ -33,9 +33,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 
 from mnemo.audit import Origin
+from mnemo.errors import InvalidInputError
 from mnemo.extraction import aextract, build_extractor
 from mnemo.identity import User
 from mnemo.limits import MAX_MESSAGE_CHARS
+from mnemo.notes import validate_context
 from mnemo.store_reads import now_iso
 from mnemo.writes import Said, aapply_extraction
 
@@ -70,7 +72,8 @@ def pending(messages: Sequence[BaseMessage], start: int, end: int | None = None)
 def replied_to(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[str | None]:
     """For each of ``said`` (user messages of ``messages``), the text of the
     assistant's last message before it; ``None`` for none (the thread's
-    first message). Two user messages in a row reply to the same one.
+    first message, or words no store may keep). Two user messages in a row
+    reply to the same one. Cleaned as a context (:func:`mnemo.notes.validate_context`).
 
     The notes extracted from a message carry it as their context
     (:func:`mnemo.notes.aremember_many`'s ``contexts``): a note is found by
@@ -82,7 +85,13 @@ def replied_to(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) ->
     contexts: list[str | None] = []
     for message in said:
         before = messages[: position.get(id(message), 0)]
-        contexts.append(next((m.text for m in reversed(before) if isinstance(m, AIMessage) and m.text.strip()), None))
+        reply = next((m.text for m in reversed(before) if isinstance(m, AIMessage) and m.text.strip()), None)
+        try:
+            contexts.append(validate_context(reply))
+        except InvalidInputError:
+            # e.g. a NUL the model emitted: the note is still written, without a
+            # context, rather than every later extraction failing on it.
+            contexts.append(None)
     return contexts
 
 
@@ -105,8 +114,8 @@ async def aextract_pending(
 ) -> bool:
     """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`
     of ``thread``'s user messages) and write it, each note with what its
-    message replied to as context (:func:`replied_to`). ``True`` when done (or nothing to do): the caller advances
-    its cursor. ``False`` when the extractor or the store failed: nothing was
+    message replied to as context (:func:`replied_to`). ``True`` when done
+    (or nothing to do): the caller advances its cursor. ``False`` when the extractor or the store failed: nothing was
     lost, the caller keeps the messages pending. Never raises. ``origin``:
     the run the writes are audited as (default: the extractor, no run)."""
     said = list(said)[-MAX_PENDING_MESSAGES:]

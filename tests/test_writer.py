@@ -26,3 +26,11 @@ def test_a_message_replied_to_the_assistants_last_words_before_it():
         "Hello! Do you have any pets?",  # two in a row answer the same question
         "Lovely. Anything else?",  # a tool call has no words to reply to
     ]
+
+
+def test_words_no_store_may_keep_cost_the_context_not_the_note():
+    thread = [AIMessage("Any pets?\x00", id="a1"), HumanMessage("A cat.", id="h1")]
+    assert replied_to(thread, pending(thread, 0)) == [None]
+    long = [AIMessage("word " * 400, id="a1"), HumanMessage("Yes.", id="h1")]
+    (context,) = replied_to(long, pending(long, 0))
+    assert context is not None and context.startswith("word word") and len(context) <= 301  # cut, not refused
