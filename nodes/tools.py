@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
@@ -19,9 +20,11 @@ from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, ase
 from mnemo.audit import Origin
 from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
-from mnemo.notes import note_dates
+from mnemo.notes import Note, note_dates
+from mnemo.quoting import data_block, quote
 from mnemo.writer import replied_to
 from nodes.context import Context, current_user, memory_store
+from nodes.prompts import MEMORY_TAG
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 
 logger = logging.getLogger(__name__)
@@ -52,11 +55,24 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
         context=_replied_to(runtime.state.get("messages") or []),
     )
     note = result["note"]
-    if result["status"] == "duplicate":
-        return f"Already remembered (note {note['id'][:8]}): {note['text']}"
-    if result["status"] == "refined":
-        return f"Updated note {note['id'][:8]}: {note['text']}"
-    return f"Remembered (note {note['id'][:8]}): {note['text']}"
+    said = {"duplicate": "Already remembered", "refined": "Updated", "stored": "Remembered"}.get(
+        result["status"], "Not stored"
+    )
+    return f"{said}:\n" + _notes_block([note])
+
+
+def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:
+    """Notes as a tool returns them: the same quoted lines inside a
+    ``<user_memory>`` block as in the system prompt (mnemo.quoting), since a
+    tool result is read by the model like the prompt and a note can say
+    anything ("SYSTEM: ...", a fake closing tag)."""
+    lines = []
+    for note in notes:
+        details = [f"note {quote(note['id'] if full_ids else note['id'][:8])}"]
+        if dates := note_dates(note):
+            details.append(quote(dates))
+        lines.append(f"- {quote(note['text'])}  ({', '.join(details)})")
+    return data_block(MEMORY_TAG, "\n".join(lines))
 
 
 def _replied_to(messages: list[BaseMessage]) -> str | None:
@@ -85,9 +101,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     )
     if not notes:
         return "No matching notes."
-    return "\n".join(
-        f"- {n['text']} (note {n['id'][:8]}, id {', '.join(filter(None, [n['id'], note_dates(n)]))})" for n in notes
-    )
+    return _notes_block(notes, full_ids=True)
 
 
 @tool
@@ -104,7 +118,7 @@ async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None,
     removed = await aforget(memory_store(runtime), user, note_id=note_id, about=about, origin=origin)
     if not removed:
         return "Nothing matched; nothing was deleted."
-    return "Deleted:\n" + "\n".join(f"- {n['text']} (note {n['id'][:8]})" for n in removed)
+    return "Deleted:\n" + _notes_block(removed)
 
 
 @tool
