@@ -92,11 +92,16 @@ async def aload_snapshot(
 _SECTIONS = (("relevant", "Notes relevant to the latest message:"), ("recent", "Most recent notes:"))
 
 
-def _note_line(note: Note) -> str:
-    # Quoted: a note's text, id and expiry are whatever a user wrote (mnemo.quoting).
-    until = f", true until {quote(note['expires_at'][:16])}" if note.get("expires_at") else ""
+def note_line(note: Note, *, full_id: bool = False, with_expiry: bool = True) -> str:
+    """A note as the model reads it, in the prompt and in tool results: one
+    line, every value quoted (a note's text, id and expiry are whatever a
+    user wrote: mnemo.quoting), its id cut to 8 characters unless
+    ``full_id``, its dates, and when it stops being true unless not
+    ``with_expiry``."""
+    until = f", true until {quote(note['expires_at'][:16])}" if with_expiry and note.get("expires_at") else ""
     dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
-    return f"- {quote(note['text'])}  (note {quote(note['id'][:8])}{dates}{until})"
+    note_id = note["id"] if full_id else note["id"][:8]
+    return f"- {quote(note['text'])}  (note {quote(note_id)}{dates}{until})"
 
 
 def fit_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> MemorySnapshot:
@@ -110,7 +115,7 @@ def fit_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUD
     for section, title in _SECTIONS:
         kept[section] = []
         for note in snapshot[section]:  # type: ignore[literal-required]
-            line = _note_line(note)
+            line = note_line(note)
             if used + len(title) + len(line) + 2 > char_budget:
                 break
             kept[section].append(note)
@@ -131,7 +136,7 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
     for section, title in _SECTIONS:
         if notes := shown[section]:  # type: ignore[literal-required]
             parts.append(title)
-            parts.extend(_note_line(note) for note in notes)
+            parts.extend(note_line(note) for note in notes)
     if not snapshot["relevant"] and not snapshot["recent"]:
         parts.append("Notes: (none)")
     return "\n".join(parts)

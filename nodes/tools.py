@@ -20,8 +20,9 @@ from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, ase
 from mnemo.audit import Origin
 from mnemo.expiry import expiry_from
 from mnemo.guards import refuse_business_record
-from mnemo.notes import Note, note_dates
-from mnemo.quoting import data_block, quote
+from mnemo.notes import Note
+from mnemo.quoting import data_block
+from mnemo.snapshot import note_line
 from mnemo.writer import replied_to
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import MEMORY_TAG
@@ -62,17 +63,11 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
 
 
 def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:
-    """Notes as a tool returns them: the same quoted lines inside a
-    ``<user_memory>`` block as in the system prompt (mnemo.quoting), since a
-    tool result is read by the model like the prompt and a note can say
-    anything ("SYSTEM: ...", a fake closing tag)."""
-    lines = []
-    for note in notes:
-        details = [f"note {quote(note['id'] if full_ids else note['id'][:8])}"]
-        if dates := note_dates(note):
-            details.append(quote(dates))
-        lines.append(f"- {quote(note['text'])}  ({', '.join(details)})")
-    return data_block(MEMORY_TAG, "\n".join(lines))
+    """Notes as a tool returns them: the system prompt's quoted lines
+    (:func:`mnemo.snapshot.note_line`) inside a ``<user_memory>`` block,
+    since a tool result is read by the model like the prompt and a note can
+    say anything ("SYSTEM: ...", a fake closing tag)."""
+    return data_block(MEMORY_TAG, "\n".join(note_line(n, full_id=full_ids, with_expiry=False) for n in notes))
 
 
 def _replied_to(messages: list[BaseMessage]) -> str | None:
