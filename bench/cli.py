@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     # One embedding cache and one token counter for the whole process: the
     # threshold analysis reuses the LoCoMo vectors instead of embedding again.
     from bench.common import CachingEmbeddings, TokenCounter
-    from mnemo.embeddings import embeddings
+    from mnemo.stores.embeddings import embeddings
 
     emb = CachingEmbeddings(embeddings, path=getattr(args, "embedding_cache", None))
     counter = TokenCounter()

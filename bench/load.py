@@ -73,7 +73,7 @@ class SimUser:
 
     def markers(self) -> list[str]:
         """Strings that appear in a prompt only if this user's memory is in it."""
-        # As the prompt quotes remembered values (mnemo.quoting).
+        # As the prompt quotes remembered values (mnemo.core.quoting).
         return [f'name: "{self.name}"', f'city: "{self.city}"', f"number is {self.index + 100}"]
 
 

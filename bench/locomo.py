@@ -14,13 +14,13 @@ model and the same note texts:
     ``load_memory`` do). Each turn's note carries its context: the turn
     before it in the same session (``contexts=`` of
     :func:`mnemo.aremember_many`), embedded beside the note's own text
-    (:func:`mnemo.notes.indexed_text`).
+    (:func:`mnemo.notes.model.indexed_text`).
 ``mnemo_no_context``
     the same, with the notes written without a context (text alone).
 ``mnemo_thresholded``
     the same call with mnemo's default relevance rule (dense hits at least
     ``RECALL_MARGIN`` above the median of the user's candidates in their
-    script, :func:`mnemo.recall.relevant_hits`; what ``recall_notes`` and
+    script, :func:`mnemo.notes.recall.relevant_hits`; what ``recall_notes`` and
     ``load_memory`` keep): fewer notes, fewer tokens.
 ``memory_agent``
     LangChain's ``memory-agent`` template: the whole value
@@ -191,7 +191,7 @@ class QuestionResult:
 def stored_text(text: str) -> str:
     """The note text mnemo stores for ``text`` (whitespace collapsed), so the
     embedding cache is warmed with exactly what the store will embed."""
-    from mnemo.notes import validate_note
+    from mnemo.notes.model import validate_note
 
     return validate_note(text[:1000])
 
@@ -209,9 +209,9 @@ def credited(note_text: str, turns: list[tuple[str, str]]) -> frozenset[str]:
     Dedupe merges a repeated turn into an existing note and a refinement
     overwrites a note's text; crediting a note with every turn that ever
     touched it would count turns whose words it no longer has. A turn counts
-    when each of its content words (:func:`mnemo._lexical.content_tokens`) is
+    when each of its content words (:func:`mnemo.core.text.content_tokens`) is
     in the note's final text."""
-    from mnemo._lexical import content_tokens
+    from mnemo.core.text import content_tokens
 
     held = content_tokens(note_text)
     return frozenset(dia for dia, text in turns if content_tokens(text) <= held)
@@ -320,7 +320,7 @@ def _warm_cache(
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     start = time.perf_counter()
-    from mnemo.notes import indexed_text, validate_context
+    from mnemo.notes.model import indexed_text, validate_context
 
     emb.warm("p", texts, desc=f"{conv.sample_id}: notes (passages)")
     in_context = [indexed_text(t, validate_context(c)) for t, c in zip(texts, contexts, strict=True) if c]
@@ -353,7 +353,7 @@ async def _write_mnemo(
     (with the turn's context, or none); the store and the turns each note is
     credited for."""
     from mnemo import alist_notes, aremember_many
-    from mnemo.embeddings import index_config
+    from mnemo.stores.embeddings import index_config
 
     start = time.perf_counter()
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
@@ -384,7 +384,7 @@ async def _write_memory_agent(
     conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written, timing: Timing
 ) -> None:
     """memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded."""
-    from mnemo.embeddings import DIMS
+    from mnemo.stores.embeddings import DIMS
 
     start = time.perf_counter()
     written.agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
@@ -466,7 +466,7 @@ async def _retrieve(
 
 
 #: Fusion settings tried, (k, BM25 weight): the shipped ones
-#: (mnemo.recall.FUSION_K, LEXICAL_WEIGHT) must be the best of these on the
+#: (mnemo.notes.recall.FUSION_K, LEXICAL_WEIGHT) must be the best of these on the
 #: tune conversations (``fusion_grid`` in the JSON says which won).
 FUSION_GRID = [(k, w) for k in (10, 30, 60) for w in (0.1, 0.2, 0.3, 0.5, 1.0)]
 
@@ -478,7 +478,7 @@ async def _fusion_grid(q: Any, user: Any, written: _Written, r: QuestionResult, 
     from mnemo import arecall
 
     for k, weight in FUSION_GRID:
-        with mock.patch("mnemo.recall.FUSION_K", k), mock.patch("mnemo.recall.LEXICAL_WEIGHT", weight):
+        with mock.patch("mnemo.notes.recall.FUSION_K", k), mock.patch("mnemo.notes.recall.LEXICAL_WEIGHT", weight):
             notes = await arecall(written.store, user, q.question, limit=limit, margin=None)
         r.grid[(k, weight)] = [written.covers[n["id"]] for n in notes]
 
@@ -487,7 +487,7 @@ def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str,
     """Turn recall (categories 1-4) of every fusion setting on the tune and
     the held-out conversations, and the setting the tune part chooses (best
     R@10, then R@5): the held-out figures are reported, never used to choose."""
-    from mnemo.recall import FUSION_K, LEXICAL_WEIGHT
+    from mnemo.notes.recall import FUSION_K, LEXICAL_WEIGHT
 
     def recall_at(part: list[QuestionResult], setting: tuple[int, float], k: int) -> float | None:
         values = [
@@ -522,7 +522,7 @@ def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str,
 
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.snapshot import aload_snapshot, fit_snapshot, render_snapshot
+    from mnemo.turn.snapshot import aload_snapshot, fit_snapshot, render_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
@@ -615,7 +615,7 @@ def run(
     if smoke:
         conversations = [truncate(conversations[0], sessions=2, questions=12)]
     if emb is None:
-        from mnemo.embeddings import embeddings as default_embeddings
+        from mnemo.stores.embeddings import embeddings as default_embeddings
 
         emb = CachingEmbeddings(default_embeddings)
     counter = counter or TokenCounter()
@@ -626,8 +626,8 @@ def run(
     evaluated = Counter(r.category for r in results)
     methods = _method_tables(results, ks)
 
-    from mnemo.notes import DEDUPE_THRESHOLD
-    from mnemo.recall import RECALL_MARGIN
+    from mnemo.notes.model import DEDUPE_THRESHOLD
+    from mnemo.notes.recall import RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")

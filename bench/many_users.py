@@ -7,8 +7,8 @@ A deployment keeps every user's notes in one ``store`` table with one global
 HNSW index, and every query is filtered to one user's namespace. This loads
 ``--notes`` notes over ``--users`` users with a skewed spread (log-normal
 sizes: most users have tens of notes, a few thousands), on the embedded
-PostgreSQL opened by :func:`mnemo.stores.open_store`, with the write-time
-note index of :mod:`mnemo.note_index` for each user. The HNSW index is
+PostgreSQL opened by :func:`mnemo.stores.factory.open_store`, with the write-time
+note index of :mod:`mnemo.notes.index` for each user. The HNSW index is
 dropped while loading and rebuilt afterwards (bulk load), with the
 definition ``setup()`` created.
 
@@ -19,7 +19,7 @@ queries that are noisy copies of one of the user's notes:
   limit=10)``), and ``recall_at_10`` against the exact top 10 of that user
   (numpy over the user's own vectors: cheap, a user's rows are few);
 * ``recall_ms``: :func:`mnemo.arecall` (``limit=5``), and ``load_memory_ms``:
-  :func:`mnemo.snapshot.aload_snapshot` with the agent's defaults;
+  :func:`mnemo.turn.snapshot.aload_snapshot` with the agent's defaults;
 * ``plan``: whether PostgreSQL used the HNSW index or scanned the user's rows
   (``EXPLAIN`` of the same filtered search).
 
@@ -70,7 +70,8 @@ def vector_id(user: int, i: int) -> int:
 
 
 async def load(store: Any, sizes: list[int], texts: list[str], batch: int) -> None:
-    from mnemo import User, note_index
+    from mnemo import User
+    from mnemo.notes import index as note_index
 
     pending: list[PutOp] = []
     for u, size in enumerate(sizes):
@@ -107,7 +108,7 @@ async def measure(
     store: Any, emb: SyntheticEmbeddings, sizes: list[int], picks: list[int], queries: int
 ) -> dict[str, Any]:
     from mnemo import User, arecall
-    from mnemo.snapshot import aload_snapshot
+    from mnemo.turn.snapshot import aload_snapshot
 
     search_t, recall_t, load_t, overlap, plans = [], [], [], [], {"hnsw": 0, "exact": 0}
     for u in picks:
@@ -150,7 +151,7 @@ async def measure(
 
 
 async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores import open_store
+    from mnemo.stores.factory import open_store
 
     emb = SyntheticEmbeddings()
     sizes = user_sizes(args.notes, args.users)
@@ -209,7 +210,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{name:>11} {band:>6}: {json.dumps(result[band])}", flush=True)
             out["settings"][name] = result
         # back to mnemo's own settings for later users of the pool
-        from mnemo.postgres_setup import configure_connection
+        from mnemo.stores.postgres_setup import configure_connection
 
         async with store.conn.connection() as conn:  # type: ignore[attr-defined]
             await conn.execute("RESET ALL")
@@ -218,7 +219,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mnemo import pgserver
+    from mnemo.stores import embedded_postgres as pgserver
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=200_000)

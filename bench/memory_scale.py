@@ -4,14 +4,14 @@
     python -m bench.memory_scale --sizes 100 1000 --backends memory   # quick
 
 For each backend (mnemo's in-memory store and the embedded PostgreSQL with
-the HNSW/cosine index, both opened by :func:`mnemo.stores.open_store`) one
+the HNSW/cosine index, both opened by :func:`mnemo.stores.factory.open_store`) one
 user's notes are loaded up to each size, with the write-time index of
-:mod:`mnemo.note_index` maintained exactly as :func:`mnemo.aremember_many`
-maintains it (its :func:`~mnemo.note_index.write_ops`, batch by batch; the
+:mod:`mnemo.notes.index` maintained exactly as :func:`mnemo.aremember_many`
+maintains it (its :func:`~mnemo.notes.index.write_ops`, batch by batch; the
 dedupe lookups are skipped to keep loading linear). Then, per size, single
 client:
 
-* ``load_memory``: :func:`mnemo.snapshot.aload_snapshot` with the agent's
+* ``load_memory``: :func:`mnemo.turn.snapshot.aload_snapshot` with the agent's
   defaults (what the ``load_memory`` node runs), p50/p95 latency, store round
   trips (``abatch`` calls) and operations per turn;
 * ``recall``: :func:`mnemo.arecall` (``limit=5``), the same figures;
@@ -84,7 +84,7 @@ def note_value(i: int, text: str) -> dict[str, Any]:
 
 async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
     """Write notes ``start..stop`` and their index updates; returns the new index state."""
-    from mnemo import note_index
+    from mnemo.notes import index as note_index
 
     ns = user.namespace("notes")
     for lo in range(start, stop, batch):
@@ -109,7 +109,7 @@ async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[s
 
 async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> dict[str, Any]:
     from mnemo import arecall
-    from mnemo.snapshot import aload_snapshot
+    from mnemo.turn.snapshot import aload_snapshot
 
     out: dict[str, Any] = {}
     picks = [(size * (j + 1)) // (queries + 1) for j in range(queries)]
@@ -144,8 +144,9 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
 
 
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo import User, note_index
-    from mnemo.stores import open_store
+    from mnemo import User
+    from mnemo.notes import index as note_index
+    from mnemo.stores.factory import open_store
 
     user = User.of("u_scale")
     index = {"embed": SyntheticEmbeddings(), "dims": DIMS, "fields": ["text"]}
@@ -171,7 +172,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo import pgserver
+    from mnemo.stores import embedded_postgres as pgserver
 
     sizes = sorted(set(args.sizes))
     started = time.time()

@@ -107,7 +107,7 @@ def split_tables(d: dict[str, Any]) -> list[str]:
             "",
             f"**Fusion settings** (reciprocal rank fusion constant k, BM25 weight; dense weighs 1). "
             f"Chosen on the tune conversations: {grid['chosen_on_tune']}; shipped "
-            f"(`mnemo.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}. The held-out columns are "
+            f"(`mnemo.notes.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}. The held-out columns are "
             "reported, never used to choose.\n",
             "| k | BM25 weight | tune R@5 | tune R@10 | held out R@5 | held out R@10 |",
             "|---|---|---|---|---|---|",

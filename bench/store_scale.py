@@ -5,7 +5,7 @@
     python -m bench.store_scale --postgres-uri postgresql://...   # external server
 
 For each backend (the in-memory store and PostgreSQL with the HNSW/cosine
-index, both opened by :func:`mnemo.stores.open_store` exactly as the app opens
+index, both opened by :func:`mnemo.stores.factory.open_store` exactly as the app opens
 them) the notes are loaded in batches (``abatch`` of ``--batch`` puts) up to
 each size, then it measures, single client:
 
@@ -102,8 +102,8 @@ async def run_backend(
     name: str, uri: str | None, sizes: list[int], args: argparse.Namespace, emb: SyntheticEmbeddings
 ) -> dict[str, Any]:
     from mnemo import User, arecall, aremember
-    from mnemo.postgres_setup import HNSW_EF_SEARCH
-    from mnemo.stores import open_store
+    from mnemo.stores.factory import open_store
+    from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
 
     user = User.of("u_scale")
     ns = user.namespace("notes")
@@ -179,7 +179,7 @@ async def _analyze(store: Any) -> None:
 
 def embed_query_latency(n: int = 20) -> dict[str, float] | None:
     try:
-        from mnemo.embeddings import embeddings
+        from mnemo.stores.embeddings import embeddings
     except Exception:  # pragma: no cover
         return None
     embeddings.embed_query("warm up")
@@ -244,8 +244,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo import pgserver
-    from mnemo.postgres_setup import HNSW_EF_SEARCH
+    from mnemo.stores import embedded_postgres as pgserver
+    from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
 
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))

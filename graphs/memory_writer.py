@@ -4,7 +4,7 @@
 
 Started by ``write_memory`` in ``memory_write_mode="background"``, on a
 writer thread of its own, ``memory_write_delay_s`` after a conversation's
-last turn (``mnemo.background``). Its input names the conversation thread;
+last turn (``mnemo.writing.background``). Its input names the conversation thread;
 its state remembers how far it got.
 """
 

@@ -6,29 +6,30 @@ prefixes everything a user has):
 =====================  ========================================  ==========================
 kind                   namespace                                 module
 =====================  ========================================  ==========================
-profile                ``(user_label, "profile")``               :mod:`mnemo.profile`
-notes (time-bound too) ``(user_label, "notes")``                 :mod:`mnemo.notes`, :mod:`mnemo.expiry`
-episodes               ``(user_label, "episodes")``              :mod:`mnemo.episodes`
-audit trail            ``(user_label, "audit")``                 :mod:`mnemo.audit`
-entitlements           ``(user_label, "entitlements")``          :mod:`mnemo.entitlements`
-tool usage             ``(user_label, "usage")``                 :mod:`mnemo.entitlements`
-shared exemplars       ``("org", "episodes")``                   :mod:`mnemo.episodes`
-learned instructions   ``("org", "instructions", assistant)``    :mod:`mnemo.instructions`
-shared policies        ``("org", "policies")``                   :mod:`mnemo.policies`
+profile                ``(user_label, "profile")``               :mod:`mnemo.kinds.profile`
+notes (time-bound too) ``(user_label, "notes")``                 :mod:`mnemo.notes.model`, :mod:`mnemo.notes.expiry`
+episodes               ``(user_label, "episodes")``              :mod:`mnemo.kinds.episodes`
+audit trail            ``(user_label, "audit")``                 :mod:`mnemo.kinds.audit`
+entitlements           ``(user_label, "entitlements")``          :mod:`mnemo.access.entitlements`
+tool usage             ``(user_label, "usage")``                 :mod:`mnemo.access.entitlements`
+shared exemplars       ``("org", "episodes")``                   :mod:`mnemo.kinds.episodes`
+learned instructions   ``("org", "instructions", assistant)``    :mod:`mnemo.kinds.instructions`
+shared policies        ``("org", "policies")``                   :mod:`mnemo.kinds.policies`
 =====================  ========================================  ==========================
 
-Writing: :mod:`mnemo.writer` (one extraction pipeline for every write mode),
-:mod:`mnemo.background` (the ``memory_writer`` run), :mod:`mnemo.history`
+Writing: :mod:`mnemo.writing.pipeline` (one extraction pipeline for every write mode),
+:mod:`mnemo.writing.background` (the ``memory_writer`` run), :mod:`mnemo.turn.history`
 (long threads: summary and trimming, thread state only).
 
-Export and erase of everything a user has: :mod:`mnemo.privacy`; the
+Export and erase of everything a user has: :mod:`mnemo.access.privacy`; the
 operator commands: ``python -m mnemo`` (:mod:`mnemo.cli`).
 
 ``user_label`` is the user id, or a hash of it when the id is not a valid
-namespace label (:mod:`mnemo.identity`).
+namespace label (:mod:`mnemo.core.identity`).
 """
 
-from mnemo.errors import (
+from mnemo.core import (
+    POLICIES_NAMESPACE,
     DimsMismatchError,
     EmbeddedPostgresError,
     IndexMissingError,
@@ -40,13 +41,22 @@ from mnemo.errors import (
     NoteLimitError,
     StoreClosedError,
     UnstorableValueError,
+    User,
+    resolve_user,
+    user_label,
 )
-from mnemo.extraction import MemoryExtraction, aextract, build_extractor
-from mnemo.identity import POLICIES_NAMESPACE, User, resolve_user, user_label
-from mnemo.notes import Note, aforget, alist_notes, arecent, aremember, aremember_many
-from mnemo.policies import aensure_policies, asearch_policies, aseed_policies, load_policy_file
-from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
-from mnemo.recall import arecall
+from mnemo.kinds import (
+    PROFILE_FIELDS,
+    Profile,
+    aensure_policies,
+    aget_profile,
+    asearch_policies,
+    aseed_policies,
+    aupdate_profile,
+    load_policy_file,
+)
+from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.writing import MemoryExtraction, aextract, build_extractor
 
 __all__ = [
     "DimsMismatchError",

@@ -3,7 +3,7 @@
 Its prompt: the assistant's learned instructions (read here, every call, so a
 rewrite or a rollback applies from the next model call), the hard rules, the
 running summary, similar past cases and the user's memory; then the thread's
-messages, fitted to ``history_token_budget`` (``mnemo.history``).
+messages, fitted to ``history_token_budget`` (``mnemo.turn.history``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo.entitlements import aavailable_tools
-from mnemo.history import fit_to_budget
-from mnemo.instructions import aget_instructions, assistant_of
-from mnemo.limits import bounded_ints
+from mnemo.access import aavailable_tools
+from mnemo.core import bounded_ints
+from mnemo.kinds import aget_instructions, assistant_of
+from mnemo.turn import fit_to_budget
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import render_system_prompt

@@ -21,8 +21,7 @@ import os
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
-from mnemo.errors import InvalidInputError
-from mnemo.limits import clamp
+from mnemo.core import InvalidInputError, clamp
 
 #: ``provider:model`` -> the model built for it (tests register scripted models here).
 _models: dict[str, BaseChatModel] = {}

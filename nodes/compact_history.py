@@ -1,4 +1,4 @@
-"""Step 1b: keep a long thread under its token budget (``mnemo.history``):
+"""Step 1b: keep a long thread under its token budget (``mnemo.turn.history``):
 extract what is leaving the window, summarise it (or not), remove it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import logging
 from langchain_core.messages import RemoveMessage
 from langgraph.runtime import Runtime
 
-from mnemo.history import asummarize, plan_compaction
-from mnemo.writer import MAX_PENDING_MESSAGES, aextract_pending, pending
+from mnemo.turn import asummarize, plan_compaction
+from mnemo.writing import MAX_PENDING_MESSAGES, aextract_pending, pending
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State

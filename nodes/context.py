@@ -17,10 +17,10 @@ from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
-from mnemo.limits import clamp
-from mnemo.recall import RECALL_MARGIN
-from mnemo.snapshot import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
-from mnemo.store_guard import guarded
+from mnemo.core import clamp
+from mnemo.notes import RECALL_MARGIN
+from mnemo.stores import guarded
+from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +140,7 @@ def current_user(context: Any, config: Any | None = None) -> User:
 
 def memory_store(runtime: Any) -> BaseStore:
     """The store of the run (the platform's, or ``compile(store=...)``'s),
-    behind :class:`mnemo.store_guard.GuardedStore` (the platform store
+    behind :class:`mnemo.stores.guard.GuardedStore` (the platform store
     fails whole batches that put one text twice, langgraph#8822). LangGraph
     types it as optional; the graph is always run with one."""
     return guarded(cast(BaseStore, runtime.store))

@@ -1,5 +1,5 @@
 """The ``memory_writer`` graph's one step: extract a conversation thread's
-pending user messages, off the user's path (``mnemo.background``)."""
+pending user messages, off the user's path (``mnemo.writing.background``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from typing import Any, cast
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
-from mnemo.background import start_after
-from mnemo.errors import ForeignThreadError
-from mnemo.expiry import asweep_user
-from mnemo.writer import aextract_pending, pending
+from mnemo.core import ForeignThreadError
+from mnemo.notes import asweep_user
+from mnemo.writing import aextract_pending, pending, start_after
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import WriterState

@@ -1,6 +1,6 @@
 """Tools through which the agent learns from a case: ``mark_resolved``
-(episodic memory, ``mnemo.episodes``) and ``improve_instructions``
-(procedural memory, ``mnemo.instructions``). Like every tool, neither takes a
+(episodic memory, ``mnemo.kinds.episodes``) and ``improve_instructions``
+(procedural memory, ``mnemo.kinds.instructions``). Like every tool, neither takes a
 user id: the user and the assistant come from the run, never from the model.
 """
 
@@ -10,8 +10,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
 from mnemo import aget_profile
-from mnemo.episodes import arecord_episode, build_episode
-from mnemo.instructions import arewrite_from_feedback, assistant_of
+from mnemo.kinds import arecord_episode, arewrite_from_feedback, assistant_of, build_episode
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 

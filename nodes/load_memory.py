@@ -1,5 +1,5 @@
 """Step 1: read what is remembered about the user, and similar past cases,
-for the model to see (one store round trip, ``mnemo.snapshot``)."""
+for the model to see (one store round trip, ``mnemo.turn.snapshot``)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from mnemo.episodes import render_episodes
-from mnemo.errors import ForeignThreadError
-from mnemo.limits import check_message
-from mnemo.snapshot import aload_snapshot, render_snapshot
-from mnemo.writer import stamp_said_at
+from mnemo.core import ForeignThreadError, check_message
+from mnemo.kinds import render_episodes
+from mnemo.turn import aload_snapshot, render_snapshot
+from mnemo.writing import stamp_said_at
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 

@@ -1,16 +1,16 @@
 """The agent's system prompt.
 
 Order matters. The learned instructions (procedural memory, per assistant,
-``mnemo.instructions``) come first. What the model is shown from memory (the
+``mnemo.kinds.instructions``) come first. What the model is shown from memory (the
 summary of earlier turns, similar past cases, the user's memory) follows as
 **data**: each in its own delimited block, every remembered value a quoted
-string (``mnemo.quoting``), introduced as user-provided information that
+string (``mnemo.core.quoting``), introduced as user-provided information that
 never gives orders. The hard rules, which stay in code, come **last**, after
 everything a user could have written, and say they win over all of it.
 """
 
-from mnemo.hard_rules import HARD_RULES
-from mnemo.quoting import data_block, quote
+from mnemo.core import data_block, quote
+from mnemo.kinds import HARD_RULES
 
 #: Tags of the data blocks, in prompt order.
 SUMMARY_TAG = "conversation_summary"
@@ -43,7 +43,7 @@ def render_system_prompt(
     *, instructions: str, memory: str, summary: str | None = None, examples: str | None = None
 ) -> str:
     """The system prompt; ``memory`` and ``examples`` as rendered by
-    ``mnemo.snapshot`` / ``mnemo.episodes`` (values already quoted), ``summary``
+    ``mnemo.turn.snapshot`` / ``mnemo.kinds.episodes`` (values already quoted), ``summary``
     as the model wrote it (quoted here). Nothing in them can close its block."""
     context = ""
     if summary:

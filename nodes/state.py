@@ -25,11 +25,11 @@ class State(MessagesState):
     """Similar past cases that went well, as prompt text (``load_memory``)."""
 
     summary: NotRequired[str]
-    """Running summary of the turns removed from ``messages`` (``mnemo.history``).
+    """Running summary of the turns removed from ``messages`` (``mnemo.turn.history``).
     Thread state only: never long-term memory."""
 
     said_at: NotRequired[dict[str, str]]
-    """User message id -> UTC ISO time it arrived (``mnemo.writer``): a late
+    """User message id -> UTC ISO time it arrived (``mnemo.writing.pipeline``): a late
     extraction never overwrites a field changed after these words were said."""
 
 

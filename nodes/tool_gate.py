@@ -4,7 +4,7 @@
 each tool call. A refused call never reaches the tool; it comes back to the
 model as a ``ToolMessage`` with the call's ``tool_call_id`` and
 ``status="error"``, saying why (the model relays it), and the turn goes on.
-Entitlements, quotas and usage counting live in :mod:`mnemo.entitlements`.
+Entitlements, quotas and usage counting live in :mod:`mnemo.access.entitlements`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from mnemo.audit import Origin
-from mnemo.entitlements import aadmit
+from mnemo.access import aadmit
+from mnemo.kinds import Origin
 from nodes.context import current_user, memory_store
 
 

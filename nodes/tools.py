@@ -17,13 +17,11 @@ from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
-from mnemo.audit import Origin
-from mnemo.expiry import expiry_from
-from mnemo.guards import refuse_business_record
-from mnemo.notes import Note
-from mnemo.quoting import data_block
-from mnemo.snapshot import note_line
-from mnemo.writer import replied_to
+from mnemo.core import data_block
+from mnemo.kinds import Origin
+from mnemo.notes import Note, expiry_from
+from mnemo.turn import note_line
+from mnemo.writing import refuse_business_record, replied_to
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import MEMORY_TAG
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
@@ -64,7 +62,7 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
 
 def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:
     """Notes as a tool returns them: the system prompt's quoted lines
-    (:func:`mnemo.snapshot.note_line`) inside a ``<user_memory>`` block,
+    (:func:`mnemo.turn.snapshot.note_line`) inside a ``<user_memory>`` block,
     since a tool result is read by the model like the prompt and a note can
     say anything ("SYSTEM: ...", a fake closing tag)."""
     return data_block(MEMORY_TAG, "\n".join(note_line(n, full_id=full_ids, with_expiry=False) for n in notes))
@@ -72,7 +70,7 @@ def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:
 
 def _replied_to(messages: list[BaseMessage]) -> str | None:
     """What the user's latest message replied to: the context of a note
-    saved in this turn (:func:`mnemo.writer.replied_to`)."""
+    saved in this turn (:func:`mnemo.writing.pipeline.replied_to`)."""
     said = [m for m in messages if isinstance(m, HumanMessage)][-1:]
     return replied_to(messages, said)[0] if said else None
 

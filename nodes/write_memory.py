@@ -1,5 +1,5 @@
 """Step 4: turn what the user said into memory, in the assistant's write mode,
-without failing the turn (``mnemo.writer``, ``mnemo.background``)."""
+without failing the turn (``mnemo.writing.pipeline``, ``mnemo.writing.background``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import logging
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo.audit import Origin
-from mnemo.background import aschedule_extraction, on_platform
-from mnemo.writer import MAX_PENDING_MESSAGES, aextract_pending, pending
+from mnemo.kinds import Origin
+from mnemo.writing import MAX_PENDING_MESSAGES, aextract_pending, aschedule_extraction, on_platform, pending
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State

@@ -5,7 +5,7 @@ functions of the caller and the request so they can be tested without a
 server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
 
 Store namespaces (the first label is always the owner, see
-:mod:`mnemo.identity`):
+:mod:`mnemo.core.identity`):
 
 ==============================  ================  ==========================
 namespace                       user (own label)  admin
@@ -34,14 +34,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mnemo.audit import is_sealed
-from mnemo.identity import (
+from mnemo.core import (
     AUDIT,
     POLICIES_NAMESPACE,
-    _field,  # reads the platform's user object like resolve_user does
+    check_message,
+    field_of,
     user_label,
 )
-from mnemo.limits import check_message
+from mnemo.kinds import is_sealed
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
@@ -80,8 +80,8 @@ class Caller:
     @classmethod
     def of(cls, user: Any) -> Caller:
         """From the server's user object (what ``authenticate`` returned)."""
-        role = _field(user, "role")
-        if _field(user, "kind") == "StudioUser" or role not in ("user", "admin"):
+        role = field_of(user, "role")
+        if field_of(user, "kind") == "StudioUser" or role not in ("user", "admin"):
             # Only identities from a verified mnemo token reach the handlers
             # (studio auth is disabled); anything else is refused, not guessed.
             raise Forbidden("This identity was not issued by mnemo; send 'Authorization: Bearer <token>'")
@@ -99,7 +99,7 @@ def authorize_store(
     """The namespace (prefix) the operation may use: ``namespace`` itself, or
     the caller's own label when a user searched or listed with no prefix.
     ``key`` and ``value`` are those of a put (an admin may append an audit
-    record only under the key that seals its content, see :mod:`mnemo.audit`).
+    record only under the key that seals its content, see :mod:`mnemo.kinds.audit`).
 
     Raises:
         Forbidden: the caller may not do ``action`` on ``namespace``.
@@ -147,10 +147,10 @@ def authorize_store(
 
 def check_admin_value(namespace: Sequence[str], key: str | None, value: Any) -> None:
     """An admin's put of an entitlement rule must be one mnemo can apply
-    (:func:`mnemo.entitlements.validate_rule`): a typo is refused, not stored."""
+    (:func:`mnemo.access.entitlements.validate_rule`): a typo is refused, not stored."""
     if len(namespace) == 2 and namespace[1] == "entitlements" and value is not None:
-        from mnemo.entitlements import validate_rule
-        from mnemo.errors import InvalidInputError
+        from mnemo.access import validate_rule
+        from mnemo.core import InvalidInputError
 
         try:
             validate_rule(str(key), value)
@@ -189,13 +189,13 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
 
 
 def check_run_input(run_input: Any) -> None:
-    """A run's input messages, each at most :data:`mnemo.limits.MAX_MESSAGE_CHARS`
+    """A run's input messages, each at most :data:`mnemo.core.limits.MAX_MESSAGE_CHARS`
     long: refused before the run is created, so an oversized message costs
     the server nothing (``load_memory`` checks again, for runs that do not come
     through the API).
 
     Raises:
-        mnemo.limits.MessageTooLongError: a message is too long.
+        mnemo.core.limits.MessageTooLongError: a message is too long.
     """
     messages = run_input.get("messages") if isinstance(run_input, Mapping) else None
     if isinstance(messages, Mapping | str):

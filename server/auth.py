@@ -2,7 +2,7 @@
 
 * :func:`authenticate` runs on every API request (the platform exempts
   ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
-  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.tokens.verify_token`,
+  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.access.tokens.verify_token`,
   anything else is a 401 with the reason.
 * The ``@auth.on`` handlers scope every resource to its owner; the rules are
   in :mod:`server.access`. Anything without a handler of its own is refused
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from langgraph_sdk import Auth
 
-from mnemo.errors import MessageTooLongError
-from mnemo.tokens import InvalidTokenError, identity_from_authorization, secret_from_env
+from mnemo.access import InvalidTokenError, identity_from_authorization, secret_from_env
+from mnemo.core import MessageTooLongError
 from server.access import (
     Caller,
     Forbidden,

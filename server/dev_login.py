@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import MnemoError, user_label
-from mnemo.tokens import mint_token, secret_from_env
+from mnemo.access import mint_token, secret_from_env
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"
 TTL = timedelta(hours=8)

@@ -8,8 +8,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graphs.agent import builder
-from mnemo import User, background
-from mnemo.embeddings import index_config
+from mnemo import User
+from mnemo.stores.embeddings import index_config
+from mnemo.writing import background
 from nodes import chat_models
 from tests.agent_harness import FakeServer, Script
 from tests.scripted import ScriptedChatModel
@@ -26,7 +27,7 @@ def cached_index():
     """The same model behind a cache, so each text is embedded once per session
     whichever backend of the conformance suite asks first."""
     from bench.common import CachingEmbeddings
-    from mnemo.embeddings import embeddings
+    from mnemo.stores.embeddings import embeddings
 
     return index_config(CachingEmbeddings(embeddings))
 
@@ -35,7 +36,7 @@ def cached_index():
 def pg(tmp_path_factory):
     """The embedded PostgreSQL, started once per session in a temporary
     directory; an error here fails the suite (``MNEMO_SKIP_POSTGRES=1`` skips)."""
-    from mnemo import pgserver
+    from mnemo.stores import embedded_postgres as pgserver
     from tests.store_backends import skip_postgres
 
     if skip_postgres():

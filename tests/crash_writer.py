@@ -12,7 +12,7 @@ import sys
 
 from langgraph.store.base import PutOp
 
-from mnemo.stores import open_store
+from mnemo.stores.factory import open_store
 from tests.store_backends import HashEmbeddings
 
 #: Items per batch; a batch is all-or-nothing.

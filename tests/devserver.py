@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 
-from mnemo.tokens import DEV_SECRET_PATH, mint_token
+from mnemo.access.tokens import DEV_SECRET_PATH, mint_token
 from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +153,7 @@ def server_environment() -> dict[str, str]:
 
 
 def token(user_id: str, *, admin: bool = False, **kwargs) -> str:
-    """A token the test servers accept (see :func:`mnemo.tokens.mint_token`)."""
+    """A token the test servers accept (see :func:`mnemo.access.tokens.mint_token`)."""
     return mint_token(user_id, secret=TEST_SECRET, role="admin" if admin else "user", **kwargs)
 
 

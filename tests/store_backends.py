@@ -1,9 +1,9 @@
 """The store backends the conformance suite runs every case on, built the way
 each is built in use.
 
-* ``memory``: :func:`mnemo.stores.open_store` without a URI (mnemo's
+* ``memory``: :func:`mnemo.stores.factory.open_store` without a URI (mnemo's
   ``ExpiringInMemoryStore``: unit tests, notebooks).
-* ``postgres``: :func:`mnemo.stores.open_store` on the embedded PostgreSQL
+* ``postgres``: :func:`mnemo.stores.factory.open_store` on the embedded PostgreSQL
   (what ``langgraph.postgres.json`` serves).
 * ``platform``: what ``langgraph dev`` with the default ``langgraph.json``
   really runs: ``langgraph_runtime_inmem``'s disk-backed ``InMemoryStore``
@@ -90,7 +90,7 @@ async def truncate(uri: str) -> None:
 
 def platform_index(embed: Embeddings) -> dict[str, Any]:
     """``langgraph.json``'s ``store.index`` with ``embed`` resolved to an object
-    (the server resolves ``./mnemo/embeddings.py:embeddings``; the tests pass
+    (the server resolves ``./mnemo/stores/embeddings.py:embeddings``; the tests pass
     the same model behind a cache)."""
     index = json.loads((ROOT / "langgraph.json").read_text())["store"]["index"]
     return {**index, "embed": embed}

@@ -8,9 +8,9 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
-from mnemo.audit import Origin, alist_audit
-from mnemo.extraction import MemoryExtraction
-from mnemo.writes import aapply_extraction
+from mnemo.kinds.audit import Origin, alist_audit
+from mnemo.writing.apply import aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction
 from tests.agent_harness import say
 from tests.scripted import tool_call
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mnemo.limits import MAX_MESSAGE_CHARS
-from mnemo.tokens import mint_token
+from mnemo.access.tokens import mint_token
+from mnemo.core.limits import MAX_MESSAGE_CHARS
 from tests.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
 
 pytestmark = pytest.mark.e2e

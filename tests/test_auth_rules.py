@@ -14,7 +14,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from mnemo import user_label
-from mnemo.tokens import mint_token
+from mnemo.access.tokens import mint_token
 from server.access import (
     Caller,
     Forbidden,
@@ -95,7 +95,7 @@ def test_an_admin_may_append_a_sealed_audit_record_never_change_one():
     the key seals the content, so a put under a record's key cannot alter it.
     An erase (admin) deletes the trail with the rest of the user's memory."""
     from mnemo import User
-    from mnemo.audit import Origin, audit_op
+    from mnemo.kinds.audit import Origin, audit_op
 
     op = audit_op(User.of("alice"), Origin(source="admin", actor="backend"), "entitlement.set", "*", after={"x": 1})
     ns = ("alice", "audit")
@@ -198,7 +198,7 @@ def auth_module(monkeypatch):
 
 
 def test_the_server_does_not_start_without_a_secret(monkeypatch):
-    from mnemo.tokens import SecretError
+    from mnemo.access.tokens import SecretError
 
     monkeypatch.delenv("MNEMO_JWT_SECRET", raising=False)
     monkeypatch.delitem(sys.modules, "server.auth", raising=False)
@@ -285,7 +285,7 @@ def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", **headers):
 
 
 def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
-    from mnemo.tokens import verify_token
+    from mnemo.access.tokens import verify_token
 
     res = _post(dev_app, origin="http://127.0.0.1:2024", **{"sec-fetch-site": "same-origin"})
     assert res.status_code == 200, res.text

@@ -1,10 +1,10 @@
-"""The thread checkpointer :func:`mnemo.stores.open_checkpointer` gives on PostgreSQL."""
+"""The thread checkpointer :func:`mnemo.stores.factory.open_checkpointer` gives on PostgreSQL."""
 
 from __future__ import annotations
 
 import time
 
-from mnemo.stores import open_checkpointer
+from mnemo.stores.factory import open_checkpointer
 
 
 async def test_postgres_checkpointer_keeps_threads_across_reopen(pg):

@@ -8,7 +8,8 @@ import sys
 import pytest
 
 from mnemo import cli
-from mnemo.tokens import Identity, verify_token
+from mnemo.access.tokens import Identity, verify_token
+from mnemo.cli import registry
 
 SECRET = "c" * 40
 
@@ -47,16 +48,16 @@ def test_the_secret_in_dotenv_is_the_servers(monkeypatch, tmp_path, capsys):
 
 
 def test_a_command_is_one_decorated_function(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "COMMANDS", dict(cli.COMMANDS))
+    monkeypatch.setattr(registry, "COMMANDS", dict(registry.COMMANDS))
 
-    @cli.command("hello", "say hello", cli.arg("name"))
+    @registry.command("hello", "say hello", registry.arg("name"))
     def hello(args) -> int:
         print("hello", args.name)
         return 0
 
-    assert cli.main(["hello", "zhou"]) == 0 and capsys.readouterr().out == "hello zhou\n"
+    assert registry.main(["hello", "zhou"]) == 0 and capsys.readouterr().out == "hello zhou\n"
     with pytest.raises(ValueError, match="twice"):
-        cli.command("hello", "again")(hello)
+        registry.command("hello", "again")(hello)
 
 
 def test_bad_arguments_are_argparse_errors(capsys):

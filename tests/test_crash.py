@@ -15,7 +15,7 @@ import psutil
 import psycopg
 import pytest
 
-from mnemo import pgserver
+from mnemo.stores import embedded_postgres as pgserver
 from tests.crash_writer import BATCH_SIZE
 from tests.store_backends import ROOT, skip_postgres
 

@@ -11,7 +11,7 @@ import os
 import httpx
 import pytest
 
-from mnemo.background import writer_thread_id
+from mnemo.writing.background import writer_thread_id
 from tests.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
 
 pytestmark = pytest.mark.e2e

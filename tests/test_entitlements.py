@@ -8,8 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from mnemo import InvalidInputError, User, alist_notes
-from mnemo.audit import Origin, alist_audit
-from mnemo.entitlements import (
+from mnemo.access.entitlements import (
     aadmit,
     aavailable_tools,
     aclear_entitlement,
@@ -17,6 +16,7 @@ from mnemo.entitlements import (
     aset_entitlement,
     ausage_today,
 )
+from mnemo.kinds.audit import Origin, alist_audit
 from tests.agent_harness import say
 from tests.scripted import tool_call
 

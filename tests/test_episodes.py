@@ -1,4 +1,4 @@
-"""Episodic memory (mnemo.episodes): a resolved case becomes an example for a
+"""Episodic memory (mnemo.kinds.episodes): a resolved case becomes an example for a
 similar case in a new thread, never for an unrelated one; shared exemplars
 carry no personal data; the similarity threshold is measured, not guessed."""
 
@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bench.episode_threshold import load_pairs, measure, rates, scores
 from mnemo import User, aupdate_profile
-from mnemo.episodes import (
+from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
     SHARED_EPISODES_NAMESPACE,
     apromote_episode,
@@ -137,7 +137,7 @@ async def test_an_admin_promotes_an_episode_from_the_command_line(pg, cached_ind
     import subprocess
     import sys
 
-    from mnemo.stores import open_store
+    from mnemo.stores.factory import open_store
     from tests.store_backends import ROOT, truncate
 
     zhou = User.of("u_zhou_promote")

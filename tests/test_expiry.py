@@ -1,4 +1,4 @@
-"""Time-bound notes (mnemo.expiry): hidden after expiry by mnemo itself, on
+"""Time-bound notes (mnemo.notes.expiry): hidden after expiry by mnemo itself, on
 stores that ignore TTLs too, and swept. Time moves through ``expiry.clock``;
 nothing sleeps. The same case runs on PostgreSQL in test_conformance.py."""
 
@@ -9,11 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from mnemo import InvalidInputError, User, alist_notes, arecall, aremember, expiry
-from mnemo.extraction import MemoryExtraction, TemporaryNote
-from mnemo.identity import NOTES
-from mnemo.snapshot import aload_snapshot, render_snapshot
-from mnemo.writes import aapply_extraction
+from mnemo import InvalidInputError, User, alist_notes, arecall, aremember
+from mnemo.core.identity import NOTES
+from mnemo.notes import expiry
+from mnemo.turn.snapshot import aload_snapshot, render_snapshot
+from mnemo.writing.apply import aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction, TemporaryNote
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)  # a Tuesday
 
@@ -166,7 +167,7 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
 async def test_a_sweep_takes_expired_notes_out_of_the_write_time_index(store, user, monkeypatch):
     """``asweep_user`` deletes the note and its index entries: the head no
     longer lists it as recent, nor counts it."""
-    from mnemo import note_index
+    from mnemo.notes import index as note_index
 
     now = datetime.now(UTC)
     monkeypatch.setattr(expiry, "clock", lambda: now)

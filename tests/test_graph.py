@@ -247,7 +247,7 @@ async def test_pending_messages_are_capped_to_the_latest(agent, model, store, sc
 
 async def test_context_knobs_shape_the_prompt(agent, model, store, script):
     """recall_limit, recent_limit and memory_char_budget reach load_memory."""
-    from mnemo.notes import aremember_many
+    from mnemo.notes.writes import aremember_many
 
     facts = [f"The user owns a {thing}." for thing in ("parrot", "bicycle", "piano", "tent", "kayak", "drone")]
     await aremember_many(store, User.of("u_zhou"), facts)
@@ -287,7 +287,7 @@ async def test_an_admin_identity_acts_for_the_user_the_run_names(agent, model, s
 
 
 async def test_a_note_carries_what_the_user_replied_to_never_as_the_fact(agent, model, store, script):
-    from mnemo.identity import NOTES
+    from mnemo.core.identity import NOTES
 
     question = "Before I book the hamper: do you have any food allergies?"
     script.chat = lambda messages: AIMessage(content=question)
@@ -307,7 +307,7 @@ async def test_a_note_carries_what_the_user_replied_to_never_as_the_fact(agent, 
 
 
 async def test_a_note_the_model_saves_carries_what_the_user_replied_to(agent, model, store, script):
-    from mnemo.identity import NOTES
+    from mnemo.core.identity import NOTES
 
     question = "Do you have any pets at home?"
     script.chat = lambda messages: AIMessage(content=question)

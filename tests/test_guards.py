@@ -1,7 +1,7 @@
 import pytest
 
 from mnemo import InvalidInputError
-from mnemo.guards import business_record_term, refuse_business_record
+from mnemo.writing.refusals import business_record_term, refuse_business_record
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Long threads (mnemo.history, nodes/compact_history.py) through the graph,
+"""Long threads (mnemo.turn.history, nodes/compact_history.py) through the graph,
 with scripted models: the model input stays under the budget, tool calls stay
 with their results, the running summary lives in the thread only, and user
 messages are extracted before they leave the window."""
@@ -10,7 +10,7 @@ import json
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from mnemo import User, aget_profile
-from mnemo.history import MAX_SUMMARY_CHARS, count_tokens
+from mnemo.turn.history import MAX_SUMMARY_CHARS, count_tokens
 from tests.agent_harness import ON_PLATFORM, extraction_prompts, say
 from tests.scripted import tool_call
 
@@ -39,7 +39,7 @@ def chat_inputs(model) -> list[list]:
 
 
 def summary_in(system: str) -> str | None:
-    # The summary is quoted data in the prompt (mnemo.quoting): one JSON string.
+    # The summary is quoted data in the prompt (mnemo.core.quoting): one JSON string.
     return (
         json.loads(system.split(SUMMARY_HEAD)[1].split("\n</conversation_summary>")[0])
         if SUMMARY_HEAD in system

@@ -3,7 +3,7 @@ from langgraph.store.base import InvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import MissingUserError, User, resolve_user, user_label
-from mnemo.identity import RESERVED_ROOTS
+from mnemo.core.identity import RESERVED_ROOTS
 
 
 @pytest.mark.parametrize("uid", ["u_42", "alice", "A-b_c:d@e+f", "x" * 128])

@@ -1,4 +1,4 @@
-"""Procedural memory (mnemo.instructions): feedback -> a proposed rewrite ->
+"""Procedural memory (mnemo.kinds.instructions): feedback -> a proposed rewrite ->
 guardrails -> a new version (or a recorded rejection); learned instructions
 reach every new thread, below the hard rules; rollback in one call."""
 
@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 from mnemo import InvalidInputError, aupdate_profile
-from mnemo.instructions import (
+from mnemo.kinds.instructions import (
     HARD_RULES,
     MAX_INSTRUCTIONS_CHARS,
     aget_instructions,

@@ -1,4 +1,4 @@
-"""Input and cost bounds (mnemo.limits and where they are applied): an
+"""Input and cost bounds (mnemo.core.limits and where they are applied): an
 oversized message refused before any work, every text bounded before the
 embedder, client-set knobs clamped, a model's absurd tool argument stored,
 note caps per turn and per user."""
@@ -21,12 +21,12 @@ from mnemo import (
     aremember,
     aremember_many,
 )
-from mnemo.embeddings import LocalE5Embeddings
-from mnemo.extraction import MemoryExtraction
-from mnemo.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints
-from mnemo.notes import MAX_NOTES_PER_TURN
-from mnemo.snapshot import aload_snapshot
-from mnemo.writes import aapply_extraction
+from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints
+from mnemo.notes.model import MAX_NOTES_PER_TURN
+from mnemo.stores.embeddings import LocalE5Embeddings
+from mnemo.turn.snapshot import aload_snapshot
+from mnemo.writing.apply import aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction
 from nodes.context import KNOB_RANGES, Context
 from server.access import check_run_input
 from tests.agent_harness import chat_prompts, memory_block, say
@@ -204,10 +204,10 @@ async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_wo
 
 
 async def test_the_tool_tells_the_model_the_cap_was_reached(agent, model, store, script, monkeypatch):
-    import mnemo.notes
+    import mnemo.notes.model
 
-    defaults = {**(mnemo.notes.aremember.__kwdefaults__ or {}), "max_notes": 1}
-    monkeypatch.setattr(mnemo.notes.aremember, "__kwdefaults__", defaults)
+    defaults = {**(mnemo.notes.writes.aremember.__kwdefaults__ or {}), "max_notes": 1}
+    monkeypatch.setattr(mnemo.notes.writes.aremember, "__kwdefaults__", defaults)
     await aremember(store, User.of("u_zhou"), "The user has a cat.", max_notes=None)
     replies = iter([tool_call("remember_note", text="The user plays the violin."), AIMessage(content="done")])
     script.chat = lambda messages: next(replies)

@@ -1,4 +1,4 @@
-"""mnemo.note_index: the write-time recency and BM25 index (backend-independent
+"""mnemo.notes.index: the write-time recency and BM25 index (backend-independent
 cases; tests/test_store_conformance.py runs it on every backend)."""
 
 import math
@@ -6,10 +6,11 @@ import math
 import pytest
 from langgraph.store.base import SearchOp
 
-from mnemo import aforget, arecall, aremember, aremember_many, note_index
-from mnemo._lexical import bm25_tokens
-from mnemo.note_index import IndexState, NoteChange, bm25_ranking, query_terms, write_ops
-from mnemo.snapshot import aload_snapshot
+from mnemo import aforget, arecall, aremember, aremember_many
+from mnemo.core.text import bm25_tokens
+from mnemo.notes import index as note_index
+from mnemo.notes.index import IndexState, NoteChange, bm25_ranking, query_terms, write_ops
+from mnemo.turn.snapshot import aload_snapshot
 from tests.conftest import CountingStore
 from tests.store_backends import HashEmbeddings
 
@@ -77,7 +78,7 @@ async def test_a_turn_costs_two_round_trips_and_no_listing_at_any_size(hash_stor
     """No cliff: past the old 2,000-note cap, words still find a note, and the
     read stays two round trips without listing the notes."""
     store = hash_store
-    # Past the per-user cap (mnemo.notes.MAX_NOTES_PER_USER), which is lifted here.
+    # Past the per-user cap (mnemo.notes.model.MAX_NOTES_PER_USER), which is lifted here.
     gadgets = [f"The user's gadget number {i} is a model X{i}." for i in range(2500)]
     await aremember_many(store, user, gadgets, max_notes=None)
     await aremember(store, user, "The user's dog is named Biscuit.", max_notes=None)

@@ -1,4 +1,4 @@
-"""mnemo.notes, backend-independent cases. Dedupe, refinement, recall, forget,
+"""mnemo.notes.model, backend-independent cases. Dedupe, refinement, recall, forget,
 paging and ordering run on every backend in tests/test_store_conformance.py."""
 
 import math
@@ -9,9 +9,10 @@ from langgraph.store.base import SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
-from mnemo.notes import MAX_NOTE_CHARS, aremember_many
-from mnemo.recall import relevant_hits, score_leads
-from mnemo.store_reads import semantic_hits
+from mnemo.core.reads import semantic_hits
+from mnemo.notes.model import MAX_NOTE_CHARS
+from mnemo.notes.recall import relevant_hits, score_leads
+from mnemo.notes.writes import aremember_many
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
@@ -241,7 +242,7 @@ async def test_a_note_is_found_through_what_it_answered(store, index, user):
 
 
 async def test_the_context_steers_the_search_and_is_never_shown_as_the_note(store, user):
-    from mnemo.snapshot import aload_snapshot, render_snapshot
+    from mnemo.turn.snapshot import aload_snapshot, render_snapshot
 
     await aremember_many(store, user, _ANSWERS, contexts=_ASKED)
     (item,) = [it for it in await store.asearch(user.namespace("notes"), limit=10) if it.value["text"] == _ANSWERS[1]]
@@ -268,7 +269,7 @@ async def test_a_refinement_takes_the_new_context_or_keeps_the_old(store, user):
 
 
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
-    from mnemo.notes import MAX_CONTEXT_CHARS
+    from mnemo.notes.model import MAX_CONTEXT_CHARS
 
     long = " ".join(["word"] * 200)
     note = (await aremember(store, user, "The user plays chess.", context=long))["note"]
@@ -282,7 +283,7 @@ async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(stor
 
 @pytest.mark.parametrize("day", ["2024", "2024-03", "2024-03-09", "2024-03-09T10:00:00Z"])
 async def test_the_date_a_fact_is_about_is_kept_and_shown(store, user, day):
-    from mnemo.snapshot import aload_snapshot, render_snapshot
+    from mnemo.turn.snapshot import aload_snapshot, render_snapshot
 
     note = (await aremember(store, user, "The user moved to Suzhou.", refers_to=day))["note"]
     assert note["refers_to"] == day[:10]

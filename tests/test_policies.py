@@ -1,4 +1,4 @@
-"""mnemo.policies, search quality. Seeding (idempotent, following the file)
+"""mnemo.kinds.policies, search quality. Seeding (idempotent, following the file)
 runs on every backend in tests/test_store_conformance.py."""
 
 from mnemo import asearch_policies, aseed_policies, load_policy_file
@@ -23,7 +23,7 @@ PLANTED = {
 
 async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repaired(store):
     from mnemo import POLICIES_NAMESPACE
-    from mnemo.store_reads import alist_all
+    from mnemo.core.reads import alist_all
 
     policies = load_policy_file()
     await aseed_policies(store, policies)
@@ -50,7 +50,7 @@ async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repair
 
 async def test_an_edited_policy_file_is_served_without_a_restart(store, monkeypatch):
     from mnemo import aensure_policies
-    from mnemo import policies as module
+    from mnemo.kinds import policies as module
 
     shipped = load_policy_file()
     assert {p["id"] for p in await aensure_policies(store)} == {p["id"] for p in shipped}

@@ -42,7 +42,7 @@ def server_env(workdir, stub, pgdata) -> dict[str, str]:
 
 def postmaster(pgdata: Path):
     """The running server of ``pgdata``, or None (registers nothing)."""
-    from mnemo.pgserver import server_info
+    from mnemo.stores.embedded_postgres import server_info
 
     return server_info(pgdata)
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mnemo import DimsMismatchError
-from mnemo.postgres_setup import HNSW_EF_SEARCH
-from mnemo.stores import open_store
+from mnemo.stores.factory import open_store
+from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
 from tests.store_backends import HashEmbeddings
 
 
@@ -75,7 +75,7 @@ def test_the_embedded_servers_socket_is_private_even_on_a_long_path(tmp_path):
 
     import psycopg
 
-    from mnemo import pgserver
+    from mnemo.stores import embedded_postgres as pgserver
 
     datadir = tmp_path / ("d" * 60) / ("e" * 60) / "pgdata"
     server = pgserver.start(datadir, database="private", cleanup="delete")
@@ -149,7 +149,7 @@ async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_le
     planner setting after the batch (the pooled connection serves every op)."""
     from langgraph.store.base import PutOp, SearchOp
 
-    from mnemo import postgres_store
+    from mnemo.stores import postgres as postgres_store
 
     uri = pg.create_database("exact_search")
     seen: list[bool] = []
@@ -197,7 +197,7 @@ async def test_only_searches_without_a_query_get_the_total_order():
     from langgraph.store.base import SearchOp
     from langgraph.store.postgres import AsyncPostgresStore
 
-    from mnemo.postgres_store import TOTAL_LIST_ORDER, MnemoPostgresStore
+    from mnemo.stores.postgres import TOTAL_LIST_ORDER, MnemoPostgresStore
 
     ops = [
         (0, SearchOp(("u", "notes"), limit=10)),
@@ -216,7 +216,7 @@ async def test_only_searches_without_a_query_get_the_total_order():
 
 
 def test_a_listing_sql_upstream_no_longer_writes_is_refused():
-    from mnemo.postgres_store import total_order
+    from mnemo.stores.postgres import total_order
 
     with pytest.raises(RuntimeError, match="changed its search SQL"):
         total_order("SELECT * FROM store ORDER BY store.created_at")

@@ -15,10 +15,10 @@ import pytest
 from langgraph.store.base import PutOp
 
 from mnemo import User, alist_notes, arecall, aremember, aremember_many, aupdate_profile
-from mnemo.audit import Origin, alist_audit
-from mnemo.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
-from mnemo.errors import ListingChangedError
-from mnemo.privacy import ERASE_PASSES, aerase_user, aexport_user
+from mnemo.access.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
+from mnemo.access.privacy import ERASE_PASSES, aerase_user, aexport_user
+from mnemo.core.errors import ListingChangedError
+from mnemo.kinds.audit import Origin, alist_audit
 from tests.store_backends import ROOT, RacingWriter
 from tests.test_store_conformance import backend, platform_dir, store, uri  # noqa: F401  (fixtures)
 

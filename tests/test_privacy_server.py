@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from mnemo.privacy import aerase_threads
+from mnemo.access.privacy import aerase_threads
 from tests.devserver import ROOT, DevServer, chat, client, token
 
 pytestmark = pytest.mark.e2e

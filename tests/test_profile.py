@@ -1,10 +1,10 @@
-"""mnemo.profile, backend-independent cases. Merge, forget, provenance, no-op
+"""mnemo.kinds.profile, backend-independent cases. Merge, forget, provenance, no-op
 writes and concurrent updates run on every backend in tests/test_store_conformance.py."""
 
 import pytest
 
 from mnemo import InvalidInputError, User, aget_profile, aupdate_profile
-from mnemo.profile import format_profile, normalize_field
+from mnemo.kinds.profile import format_profile, normalize_field
 
 
 async def test_invalid_values_are_rejected_before_any_write(store, user):
@@ -41,8 +41,8 @@ async def test_profile_refuses_text_no_backend_can_store(store, user):
 
 
 def test_the_extractor_schema_has_one_field_per_profile_field():
-    from mnemo.extraction import MemoryExtraction
-    from mnemo.profile import PROFILE_FIELDS
+    from mnemo.kinds.profile import PROFILE_FIELDS
+    from mnemo.writing.extraction import MemoryExtraction
 
     assert len(PROFILE_FIELDS) == 4
     assert set(PROFILE_FIELDS) <= set(MemoryExtraction.model_fields)
@@ -68,7 +68,7 @@ async def test_what_the_user_said_outranks_what_was_inferred(store, user):
 
 
 async def test_a_late_writer_never_overwrites_a_field_updated_after_its_messages(store, user):
-    from mnemo.store_reads import now_iso
+    from mnemo.core.reads import now_iso
 
     said_earlier = now_iso()  # the messages a background writer reads were said now...
     await aupdate_profile(store, user, {"city": "Beijing"})  # ...and the user corrected the city after that

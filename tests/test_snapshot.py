@@ -1,9 +1,9 @@
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import aupdate_profile
-from mnemo.notes import aremember_many
-from mnemo.quoting import quote
-from mnemo.snapshot import aload_snapshot, fit_snapshot, render_snapshot
+from mnemo.core.quoting import quote
+from mnemo.notes.writes import aremember_many
+from mnemo.turn.snapshot import aload_snapshot, fit_snapshot, render_snapshot
 
 
 async def test_one_round_trip_for_a_small_user(counting_store, user):

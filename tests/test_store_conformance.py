@@ -2,7 +2,7 @@
 
 Each behaviour of the memory package runs against the backends of
 :mod:`tests.store_backends`: mnemo's in-memory store and the embedded
-PostgreSQL (both opened through :func:`mnemo.stores.open_store` exactly as the
+PostgreSQL (both opened through :func:`mnemo.stores.factory.open_store` exactly as the
 application opens them), and the platform's own store that ``langgraph dev``
 runs (built the way the server builds it). The PostgreSQL server is started
 once per session; the ``store`` table is truncated before every test.
@@ -45,14 +45,14 @@ from mnemo import (
     aseed_policies,
     aupdate_profile,
     load_policy_file,
-    note_index,
     user_label,
 )
-from mnemo.errors import ListingChangedError
-from mnemo.snapshot import aload_snapshot
-from mnemo.store_guard import guarded
-from mnemo.store_reads import LIST_ATTEMPTS, alist_all, alist_users
-from mnemo.stores import open_store
+from mnemo.core.errors import ListingChangedError
+from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
+from mnemo.notes import index as note_index
+from mnemo.stores.factory import open_store
+from mnemo.stores.guard import guarded
+from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import (
     BACKENDS,
     RacingWriter,
@@ -219,7 +219,7 @@ async def test_concurrent_remembers_of_one_fact_store_one_note(store, user):
 
 async def test_many_users_saying_the_same_thing_at_once_lose_nothing(store):
     """Reads and writes of 24 users at once, the same note for all, through
-    mnemo.store_guard as the graph uses the store: none fails, none is lost.
+    mnemo.stores.guard as the graph uses the store: none fails, none is lost.
     (The platform-store regression for langgraph#8822, with an embedder slow
     enough to make batches merge every time, is tests/test_store_guard.py.)"""
     wrapped = guarded(store)
@@ -655,10 +655,10 @@ async def test_time_bound_notes_are_hidden_by_mnemo_and_swept(store, uri, user, 
     """mnemo's own ``expires_at`` hides a time-bound note at once on every
     backend (PostgreSQL's TTL is refreshed by reads; the platform's store
     ignores TTLs), and load_memory's read deletes it. Time moves through
-    ``mnemo.expiry.clock``."""
+    ``mnemo.notes.expiry.clock``."""
     from datetime import UTC, datetime, timedelta
 
-    from mnemo import expiry
+    from mnemo.notes import expiry
 
     now = datetime.now(UTC)
     monkeypatch.setattr(expiry, "clock", lambda: now)

@@ -1,4 +1,4 @@
-"""mnemo.store_guard on the platform's own batched store (what ``langgraph
+"""mnemo.stores.guard on the platform's own batched store (what ``langgraph
 dev`` serves): many users saying the same thing at once lose nothing, though
 the store still fails a batch that embeds one text twice (langgraph#8822)."""
 
@@ -11,8 +11,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from mnemo import User, alist_notes, aremember, aremember_many
-from mnemo.snapshot import aload_snapshot
-from mnemo.store_guard import guarded, indexed_texts, is_duplicate_text_batch
+from mnemo.stores.guard import guarded, indexed_texts, is_duplicate_text_batch
+from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
 
 SAME = "The user prefers concise answers."
@@ -71,7 +71,7 @@ def upstream_errors(outcomes) -> int:
 
 
 async def test_the_upstream_bug_is_still_there(platform):
-    """When this fails, langgraph#8822 is fixed: mnemo.store_guard can go."""
+    """When this fails, langgraph#8822 is fixed: mnemo.stores.guard can go."""
     with pytest.raises(ValueError, match="Number of embeddings") as raised:
         await platform.abatch([PutOp(("a", "notes"), "k", {"text": SAME}), PutOp(("b", "notes"), "k", {"text": SAME})])
     assert is_duplicate_text_batch(raised.value)

@@ -1,4 +1,4 @@
-"""mnemo.tokens: minting and verifying the server's bearer tokens (no server)."""
+"""mnemo.access.tokens: minting and verifying the server's bearer tokens (no server)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import jwt
 import pytest
 
 from mnemo import MissingUserError
-from mnemo.tokens import (
+from mnemo.access.tokens import (
     Identity,
     InvalidTokenError,
     SecretError,

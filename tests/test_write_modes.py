@@ -7,7 +7,8 @@ from __future__ import annotations
 import logging
 
 from graphs.memory_writer import builder as writer_builder
-from mnemo import User, aget_profile, alist_notes, background
+from mnemo import User, aget_profile, alist_notes
+from mnemo.writing import background
 from tests.agent_harness import extraction_prompts, say
 
 ON_PLATFORM = {"langgraph_request_id": "req-1"}

@@ -1,10 +1,10 @@
-"""mnemo.writer: what each user message replied to (the context its notes carry)."""
+"""mnemo.writing.pipeline: what each user message replied to (the context its notes carry)."""
 
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from mnemo.writer import pending, replied_to
+from mnemo.writing.pipeline import pending, replied_to
 
 
 def test_a_message_replied_to_the_assistants_last_words_before_it():

@@ -1,4 +1,4 @@
-"""mnemo.writes: one extraction is applied in one store batch, so a store
+"""mnemo.writing.apply: one extraction is applied in one store batch, so a store
 failure leaves its profile changes and its notes both written or neither."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import aget_profile, alist_notes
-from mnemo.extraction import MemoryExtraction
-from mnemo.writes import aapply_extraction
+from mnemo.writing.apply import aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction
 
 
 class FailsOnNoteWrites(InMemoryStore):
@@ -44,7 +44,7 @@ async def test_one_batch_of_reads_and_one_of_writes(counting_store, user):
 
 
 async def test_dated_facts_keep_the_date_they_are_about_and_a_bad_date_costs_only_the_date(store, user):
-    from mnemo.extraction import DatedNote
+    from mnemo.writing.extraction import DatedNote
 
     extraction = MemoryExtraction(
         notes=["The user has a dog."],
@@ -60,8 +60,8 @@ async def test_dated_facts_keep_the_date_they_are_about_and_a_bad_date_costs_onl
 
 
 async def test_each_note_gets_the_context_of_the_message_it_came_from(store, user):
-    from mnemo.identity import NOTES
-    from mnemo.writes import Said
+    from mnemo.core.identity import NOTES
+    from mnemo.writing.apply import Said
 
     said = [
         Said("Yes, a cat called Mia.", in_reply_to="Do you have any pets at home?"),
@@ -82,7 +82,7 @@ async def test_each_note_gets_the_context_of_the_message_it_came_from(store, use
 
 
 def test_a_note_is_placed_by_shared_words_and_the_latest_message_wins_a_tie():
-    from mnemo.writes import Said, source_message
+    from mnemo.writing.apply import Said, source_message
 
     said = [Said("I live in Hangzhou.", "a"), Said("My cat Mia lives with me in Hangzhou.", "b")]
     assert source_message("The user is from Hangzhou.", said) == 1  # one shared word each: the latest

@@ -13,7 +13,7 @@ valid labels, e-mails or Chinese, are mapped by mnemo).
 
 ``POST /feedback`` lets a UI or a backend close a case: ``{"thread_id": ...,
 "user_id": ..., "outcome": "resolved" | "unresolved"}`` stores the thread's
-current case as an episode of that user (``mnemo.episodes``); only resolved
+current case as an episode of that user (``mnemo.kinds.episodes``); only resolved
 ones are ever shown as examples. The same case recorded by the
 ``mark_resolved`` tool and by this route is kept once. It needs a bearer
 token: a user's closes their own threads only (``user_id`` is ignored); an
@@ -32,8 +32,8 @@ from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
 from mnemo import MnemoError, user_label
-from mnemo.episodes import EPISODES, build_episode
-from mnemo.tokens import InvalidTokenError
+from mnemo.access import InvalidTokenError
+from mnemo.kinds import EPISODES, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
 from web.caller import caller, json_object

@@ -3,7 +3,7 @@
 Custom routes (``langgraph.json`` → ``http.app``) are not behind the
 platform's authentication, so each one that touches a user's data checks the
 bearer token itself, with the same verification as ``server.auth``
-(:func:`mnemo.tokens.identity_from_authorization`).
+(:func:`mnemo.access.tokens.identity_from_authorization`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 
 from mnemo import User
-from mnemo.tokens import Identity, identity_from_authorization, secret_from_env
+from mnemo.access import Identity, identity_from_authorization, secret_from_env
 
 
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Identity]:

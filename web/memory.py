@@ -1,6 +1,6 @@
 """The signed-in user's memory, for the console and for app backends.
 
-* ``GET /memory/export`` returns :func:`mnemo.privacy.aexport_user`'s
+* ``GET /memory/export`` returns :func:`mnemo.access.privacy.aexport_user`'s
   document (``mnemo.export/1``: profile with provenance, notes, audit trail,
   entitlements, usage, everything else under the user's root), the same one
   ``python -m mnemo export`` writes. The console shows it in its side panel
@@ -12,7 +12,7 @@
   through the store API).
 
 Why routes rather than the page reading the store API itself: the export
-format, its paging and its ordering live once, in :mod:`mnemo.privacy`, and
+format, its paging and its ordering live once, in :mod:`mnemo.access.privacy`, and
 a forget must write its audit record, which only the server side may do.
 
 Both check the bearer token themselves (custom routes are not behind the
@@ -20,7 +20,7 @@ platform's authentication, see :mod:`web.caller`): a user token reaches its
 own memory only, whatever the request names; an admin token acts for the
 ``user_id`` it names (query parameter for the export, body field for the
 forget). They reach the server's store through the in-process SDK client
-(:class:`mnemo.server_store.ServerStore`), where the platform's auth does not
+(:class:`mnemo.stores.remote.ServerStore`), where the platform's auth does not
 apply: the user comes from the token checked here, never from the request.
 """
 
@@ -32,15 +32,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import ListingChangedError, MnemoError
-from mnemo.audit import Origin
-from mnemo.tokens import Identity, InvalidTokenError
+from mnemo.access import Identity, InvalidTokenError
+from mnemo.kinds import Origin
 from web.caller import caller, json_object
 
 
 def _store() -> Any:
     from langgraph_sdk import get_client
 
-    from mnemo.server_store import ServerStore
+    from mnemo.stores import ServerStore
 
     return ServerStore(get_client())
 
@@ -60,7 +60,7 @@ def _refusal(exc: Exception) -> JSONResponse:
 
 
 async def export_memory(request: Request) -> JSONResponse:
-    from mnemo.privacy import aexport_user
+    from mnemo.access import aexport_user
 
     try:
         user, _ = caller(request, request.query_params.get("user_id"))
@@ -74,8 +74,8 @@ async def export_memory(request: Request) -> JSONResponse:
 
 
 async def forget_memory(request: Request) -> JSONResponse:
+    from mnemo.kinds import aupdate_profile
     from mnemo.notes import aforget
-    from mnemo.profile import aupdate_profile
 
     body = await json_object(request)
     if body is None:

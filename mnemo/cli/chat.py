@@ -8,9 +8,9 @@ import os
 import sys
 from typing import Any
 
-from mnemo.cli import TOKEN_ENV, URL_ENV, arg, command
+from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
 from mnemo.cli.tokens import signing_secret
-from mnemo.errors import MnemoError
+from mnemo.core import MnemoError
 
 #: Where ``./scripts/dev`` serves.
 DEV_URL = "http://127.0.0.1:2024"
@@ -21,7 +21,7 @@ def _chat_credentials(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     then names whom an admin token acts for; a user token may name only
     itself, the server refuses anyone else), or, without one, a user token
     for ``--user`` minted with the signing secret (development)."""
-    from mnemo.tokens import mint_token
+    from mnemo.access import mint_token
 
     context = {"user_id": args.user} if args.user else {}
     if token := os.environ.get(TOKEN_ENV, "").strip():

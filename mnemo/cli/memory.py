@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from mnemo.audit import Origin
-from mnemo.cli import TOKEN_ENV, URL_ENV, arg, command
-from mnemo.identity import User
+from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
+from mnemo.core import User
+from mnemo.kinds import Origin
 
 #: The ``--url`` of every store command.
 TARGET = arg(
@@ -35,16 +35,14 @@ async def open_target(args: argparse.Namespace) -> AsyncIterator[tuple[Any, Any]
     if args.url:
         from langgraph_sdk import get_client
 
-        from mnemo.server_store import ServerStore
+        from mnemo.stores import ServerStore
 
         token = os.environ.get(TOKEN_ENV, "").strip()
         headers = {"Authorization": f"Bearer {token}"} if token else None
         client = get_client(url=args.url, headers=headers)
         yield ServerStore(client), client
         return
-    from mnemo.pgserver import DEFAULT_DATA_DIR
-    from mnemo.platform_store import PGDATA_ENV
-    from mnemo.stores import open_postgres_store
+    from mnemo.stores import DEFAULT_DATA_DIR, PGDATA_ENV, open_postgres_store
 
     datadir = os.environ.get(PGDATA_ENV, "").strip() or DEFAULT_DATA_DIR
     async with open_postgres_store(datadir=datadir, sweep=False) as store:
@@ -76,7 +74,7 @@ def _write_json(document: Any, out: str | None) -> None:
     TARGET,
 )
 async def export(args: argparse.Namespace) -> int:
-    from mnemo.privacy import aexport_user
+    from mnemo.access import aexport_user
 
     async with open_target(args) as (store, _):
         document = await aexport_user(store, User.of(args.user_id))
@@ -103,7 +101,7 @@ async def export(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def erase(args: argparse.Namespace) -> int:
-    from mnemo.privacy import aerase_threads, aerase_user
+    from mnemo.access import aerase_threads, aerase_user
 
     if not args.yes:
         print(f"refusing to erase {args.user_id!r} without --yes", file=sys.stderr)
@@ -145,7 +143,7 @@ async def entitle(args: argparse.Namespace) -> int:
     if args.clear and (args.allowed is not None or args.daily_limit is not None):
         print("--clear takes no --allow, --deny or --daily-limit", file=sys.stderr)
         return 2
-    from mnemo.entitlements import aclear_entitlement, aget_entitlements, aset_entitlement, ausage_today
+    from mnemo.access import aclear_entitlement, aget_entitlements, aset_entitlement, ausage_today
 
     user = User.of(args.user_id)
     async with open_target(args) as (store, _):
@@ -181,8 +179,7 @@ async def entitle(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def promote_episode(args: argparse.Namespace) -> int:
-    from mnemo.episodes import apromote_episode
-    from mnemo.profile import aget_profile
+    from mnemo.kinds import aget_profile, apromote_episode
 
     user = User.of(args.user_id)
     async with open_target(args) as (store, _):

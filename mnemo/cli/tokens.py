@@ -6,22 +6,22 @@ import argparse
 import os
 from pathlib import Path
 
-from mnemo.cli import arg, command
+from mnemo.cli.registry import arg, command
 
 
 def signing_secret() -> str:
     """The secret tokens are signed with: ``MNEMO_JWT_SECRET`` (environment,
     then ``./.env``), else the development secret ``./scripts/dev`` created."""
-    from mnemo import tokens
+    from mnemo.access import DEV_SECRET_PATH, SECRET_ENV, SecretError, check_secret, ensure_dev_secret
 
-    secret = os.environ.get(tokens.SECRET_ENV) or _dotenv(tokens.SECRET_ENV)
+    secret = os.environ.get(SECRET_ENV) or _dotenv(SECRET_ENV)
     if secret:
-        return tokens.check_secret(secret)
-    if tokens.DEV_SECRET_PATH.exists():
-        return tokens.ensure_dev_secret()
-    raise tokens.SecretError(
-        f"no secret: set {tokens.SECRET_ENV} to the server's secret, or start ./scripts/dev once "
-        f"(it creates the development secret {tokens.DEV_SECRET_PATH})"
+        return check_secret(secret)
+    if DEV_SECRET_PATH.exists():
+        return ensure_dev_secret()
+    raise SecretError(
+        f"no secret: set {SECRET_ENV} to the server's secret, or start ./scripts/dev once "
+        f"(it creates the development secret {DEV_SECRET_PATH})"
     )
 
 
@@ -36,7 +36,7 @@ def _dotenv(name: str) -> str | None:
 
 
 def _ttl(text: str):
-    from mnemo.tokens import parse_ttl
+    from mnemo.access import parse_ttl
 
     try:
         return parse_ttl(text)
@@ -56,7 +56,7 @@ def _ttl(text: str):
     arg("--ttl", type=_ttl, default="12h", help="validity, e.g. 3600, 30m, 12h, 7d (default: 12h)"),
 )
 def token(args: argparse.Namespace) -> int:
-    from mnemo.tokens import mint_token
+    from mnemo.access import mint_token
 
     print(mint_token(args.user_id, secret=signing_secret(), role="admin" if args.admin else "user", ttl=args.ttl))
     return 0
@@ -64,7 +64,7 @@ def token(args: argparse.Namespace) -> int:
 
 @command("dev-secret", "print the development signing secret, creating .mnemo/jwt-secret on first use")
 def dev_secret(args: argparse.Namespace) -> int:
-    from mnemo.tokens import ensure_dev_secret
+    from mnemo.access import ensure_dev_secret
 
     print(ensure_dev_secret())
     return 0

@@ -1,0 +1,55 @@
+"""Who may do what: bearer tokens, entitlements and quotas, and a
+user's rights over their data (export, erase).
+"""
+
+from mnemo.access.entitlements import (
+    aadmit,
+    aavailable_tools,
+    aclear_entitlement,
+    aget_entitlements,
+    aset_entitlement,
+    ausage_today,
+    validate_rule,
+)
+from mnemo.access.privacy import (
+    aerase_threads,
+    aerase_user,
+    aexport_user,
+)
+from mnemo.access.tokens import (
+    DEV_SECRET_PATH,
+    SECRET_ENV,
+    Identity,
+    InvalidTokenError,
+    SecretError,
+    check_secret,
+    ensure_dev_secret,
+    identity_from_authorization,
+    mint_token,
+    parse_ttl,
+    secret_from_env,
+)
+
+__all__ = [
+    "DEV_SECRET_PATH",
+    "SECRET_ENV",
+    "SecretError",
+    "check_secret",
+    "aadmit",
+    "aavailable_tools",
+    "aclear_entitlement",
+    "aerase_threads",
+    "aerase_user",
+    "aexport_user",
+    "aget_entitlements",
+    "aset_entitlement",
+    "ausage_today",
+    "ensure_dev_secret",
+    "Identity",
+    "identity_from_authorization",
+    "InvalidTokenError",
+    "mint_token",
+    "parse_ttl",
+    "secret_from_env",
+    "validate_rule",
+]

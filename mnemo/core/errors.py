@@ -1,0 +1,85 @@
+"""Every error mnemo raises on purpose, in one tree under :class:`MnemoError`.
+
+Every error a caller can cause carries a message meant to be shown to a human
+(or to the model, when it comes back from a tool call) and says what to do.
+
+::
+
+    MnemoError
+    ├── MissingUserError        no user id for the run
+    ├── InvalidInputError       (also a ValueError) refused before any write
+    │   ├── UnstorableValueError  a value PostgreSQL cannot store
+    │   ├── NoteLimitError        the user is at the note cap
+    │   └── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
+    ├── IndexMissingError       semantic search on a store without an index
+    ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
+    ├── StoreClosedError        a store used after its ``async with`` block
+    ├── ListingChangedError     a namespace kept changing while it was paged through
+    └── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+"""
+
+
+class MnemoError(Exception):
+    """Base class of every error mnemo raises on purpose."""
+
+
+class MissingUserError(MnemoError):
+    """The run carries no user id: there is no shared default user to fall back to."""
+
+
+class InvalidInputError(MnemoError, ValueError):
+    """A value was rejected before anything was written (too long, empty, wrong type)."""
+
+
+class UnstorableValueError(InvalidInputError):
+    """A value PostgreSQL cannot store (``jsonb``/``text``), refused on every
+    backend before anything is written: NUL characters, unpaired surrogates,
+    NaN/Infinity, non-string keys, non-JSON types."""
+
+
+class NoteLimitError(InvalidInputError):
+    """The user already keeps as many notes as mnemo allows (``mnemo.notes.model.MAX_NOTES_PER_USER``)."""
+
+
+class MessageTooLongError(InvalidInputError):
+    """A user message longer than ``mnemo.core.limits.MAX_MESSAGE_CHARS``: refused before any work."""
+
+
+class IndexMissingError(MnemoError):
+    """Semantic search was asked of a store that has no vector index.
+
+    The store would silently ignore the query and list items instead; mnemo
+    refuses. Configure ``store.index`` (see ``langgraph.json``).
+    """
+
+
+class DimsMismatchError(MnemoError):
+    """The embedding model and the store's ``dims`` disagree (refused at startup)."""
+
+
+class StoreClosedError(MnemoError):
+    """A store was used after the ``async with`` block that opened it ended."""
+
+
+class ListingChangedError(MnemoError):
+    """A namespace changed between the pages of every attempt to list it
+    (:func:`mnemo.core.reads.alist_rest`): a listing that may miss items is
+    never returned. Try again once the writes have settled."""
+
+
+class EmbeddedPostgresError(MnemoError, RuntimeError):
+    """The embedded PostgreSQL could not be started or prepared."""
+
+
+class ForeignThreadError(MnemoError):
+    """The run's user is not the user the thread belongs to: its messages are
+    never read into this user's memory (a thread belongs to one user)."""
+
+
+class InvalidTokenError(MnemoError):
+    """The bearer token is missing, malformed, expired, wrongly signed or
+    carries claims mnemo does not accept. The message says which (HTTP 401)."""
+
+
+class SecretError(MnemoError):
+    """No usable signing secret is configured."""

@@ -1,0 +1,83 @@
+"""Bounds on what a caller can make mnemo (and the server) spend.
+
+Every text that reaches the embedder or the lexical ranker is bounded here, a
+user message past :data:`MAX_MESSAGE_CHARS` is refused before any work, and
+numeric settings a client can send are clamped to documented ranges
+(:func:`clamp`, used by ``nodes.context.Context``).
+
+Why: the bundled embedder splits a long text into 512-token windows and
+embeds them all, so its cost grows with the text (measured on 2 cores: 0.16 s
+of CPU for 500 characters, 18 s for 30,000; a 1 MB message took over 10 CPU
+minutes and blocked every other run of the server).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from mnemo.core.errors import InvalidInputError, MessageTooLongError
+
+#: Longest user message accepted, in characters (a long complaint with a pasted
+#: e-mail fits; a document does not). Refused by the server before the run
+#: starts (``server/auth.py``) and by ``load_memory`` before any work.
+MAX_MESSAGE_CHARS = 8000
+#: Longest search text embedded or ranked (the start of a longer one is used):
+#: a search is about what the text starts with, and this is under 0.5 s of CPU.
+MAX_QUERY_CHARS = 1000
+#: Longest text the bundled embedder embeds (the start of a longer one): notes
+#: (at most 1000 characters), past cases and policies fit.
+MAX_EMBED_CHARS = 2000
+
+
+def check_message(text: str) -> None:
+    """Raises :class:`MessageTooLongError` for a message past :data:`MAX_MESSAGE_CHARS`."""
+    if len(text) > MAX_MESSAGE_CHARS:
+        raise MessageTooLongError(
+            f"The message has {len(text)} characters; mnemo accepts at most {MAX_MESSAGE_CHARS} per message. "
+            "Send it in shorter parts, or summarise it."
+        )
+
+
+def bounded_query(text: str) -> str:
+    """The part of ``text`` a search embeds and ranks (its first :data:`MAX_QUERY_CHARS` characters)."""
+    return text[:MAX_QUERY_CHARS]
+
+
+#: Integers the checkpointer (msgpack) can store.
+INT64_MAX = 2**63 - 1
+
+
+def bounded_ints(value: Any) -> Any:
+    """``value`` (JSON-like) with every integer clamped to the 64-bit range.
+
+    A model's tool call such as ``recall_notes(limit=10**30)`` is kept in the
+    thread: msgpack cannot store the number, and the whole run failed. The tool
+    clamps the argument to its own range afterwards."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return min(max(value, -INT64_MAX - 1), INT64_MAX)
+    if isinstance(value, dict):
+        return {k: bounded_ints(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bounded_ints(v) for v in value]
+    return value
+
+
+def clamp(name: str, value: object, lo: float, hi: float, *, integer: bool = False) -> float:
+    """``value`` as a number within ``[lo, hi]`` (an int if ``integer``).
+
+    Raises:
+        InvalidInputError: ``value`` is not a finite number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise InvalidInputError(f"{name} must be a number, got {type(value).__name__}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise InvalidInputError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
+    number = min(max(number, lo), hi)
+    return int(number) if integer else number

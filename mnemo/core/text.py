@@ -1,0 +1,79 @@
+"""A lexical guard for semantic dedupe.
+
+Measured on ``bench/data/paraphrases.json`` (see ``docs/thresholds.md``): with
+multilingual-e5-small, "allergic to peanuts" vs "allergic to cats" scores
+0.96 and "每个月去上海出差" vs "每个月去北京出差" 0.98, higher than many true
+paraphrases. A similarity threshold alone would merge different facts, and a
+wrong merge loses a fact while a missed merge only costs a line of prompt.
+So a near neighbour counts as the same note only if, in addition, the two
+texts carry the same content words: no word (ASCII words, crudely stemmed) or
+CJK character outside a small list of function words appears on one side
+only. Written by hand because no maintained library offers "same fact"
+detection offline for Chinese and English; it is deliberately conservative.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but is are was were be been am to of in on at by for from with via as it its
+    this that these those they them their there he she his her him we our you your i me my user users
+    has have had does did do not no very really also just who which what when where would rather
+    prefers prefer likes like owns own""".split()
+)
+_FUNCTION_CHARS = frozenset("用户的了是在有对和与也都很一个着过吗呢吧啊我你他她它们这那就还又把被给让于")
+
+_WORD = re.compile(r"[a-z0-9]+")
+_WHITESPACE = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def collapse_whitespace(text: str) -> str:
+    """``text`` with every run of white space (newlines, tabs) made one space, stripped."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    folded = text.casefold()
+    words = {w[:5] for w in _WORD.findall(folded) if w not in _FUNCTION_WORDS and len(w) > 1}
+    chars = {c for c in _CJK.findall(folded) if c not in _FUNCTION_CHARS}
+    return frozenset(words | chars)
+
+
+def adds_nothing(new: str, old: str) -> bool:
+    """True when every content token of ``new`` is already in ``old``."""
+    return content_tokens(new) <= content_tokens(old)
+
+
+# --------------------------------------------------------------------------- BM25
+# Dense similarity alone leaves recall on the table for notes: names, places
+# and rare words ("Xiaomi", "Mia", "滤芯") are exact-match signals an embedding
+# blurs. Measured on LoCoMo (docs/bench.md): dense + BM25 by reciprocal rank
+# fusion beats either alone. The store API has no lexical search, so mnemo
+# keeps its own postings at write time (mnemo.notes.index) over these tokens.
+
+_BM25_STOP = _FUNCTION_WORDS | {"i", "me", "my", "what", "when", "how", "why", "did", "does", "do", "about", "any"}
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Lower-cased words without function words; CJK as single characters and
+    bigrams (no segmenter needed: character bigrams are the usual BM25 unit
+    for Chinese)."""
+    folded = text.casefold()
+    tokens = [w for w in _WORD.findall(folded) if w not in _BM25_STOP and len(w) > 1]
+    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", folded):
+        tokens.extend(c for c in run if c not in _FUNCTION_CHARS)
+        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+def reciprocal_rank_fusion(rankings: list[list[str]], *, k: int = 60, weights: list[float] | None = None) -> list[str]:
+    """Keys ordered by the sum of ``weight / (k + rank)`` over the rankings
+    (``k=60`` and equal weights are the textbook defaults; mnemo's recall
+    passes its own, :data:`mnemo.notes.recall.FUSION_K`)."""
+    fused: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights or [1.0] * len(rankings), strict=True):
+        for rank, key in enumerate(ranking):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank + 1)
+    return sorted(fused, key=lambda key: -fused[key])

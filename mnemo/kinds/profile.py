@@ -1,0 +1,297 @@
+"""The user's profile: a few fields that must be right, merged, never clobbered.
+
+Storage: **one store item per field** in ``(user_label, "profile")``, key = the
+field name. A profile is therefore never read-modified-written as one
+document, and two turns of the same user that run at once in two threads and
+change different fields cannot lose each other's update (the trap of
+``put`` replacing the whole value).
+
+Each field's value::
+
+    {"value": "Beijing", "source": "user_said", "first_seen": "<UTC ISO>",
+     "updated_at": "<UTC ISO>",
+     "history": [{"value": "Hangzhou", "source": "user_said", "until": "<UTC ISO>"}]}
+
+Update rules (:func:`aupdate_profile`):
+
+* a field that is not mentioned (``None``, empty, "unknown", "未提及", ...) is
+  left alone: nothing is ever erased by omission;
+* a field named in ``forget`` is deleted (and only then);
+* values are normalised (``response_style`` to ``concise``/``detailed``,
+  ``language`` to a language code), and a value equal to the stored one is
+  not written again, so ``updated_at`` means "last changed";
+* ``first_seen`` survives every change of the value: backends disagree on
+  ``created_at`` (InMemoryStore resets it on overwrite), so mnemo keeps it;
+* a correction ("I moved to Beijing") replaces the value and the old one is
+  appended to the field's ``history`` (the last :data:`MAX_HISTORY`);
+* what the user stated outranks what was inferred: an ``inferred`` value
+  never replaces a ``user_said`` or ``tool`` one (:data:`SOURCE_RANK`);
+* ``as_of`` (the time of the newest message an extraction read): a field
+  updated after it is left alone, so a late writer (the background
+  ``memory_writer``, or messages extracted as they leave a long thread's
+  window) never overwrites a newer value with an older statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
+
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import (
+    PROFILE,
+    InvalidInputError,
+    User,
+    alist_all,
+    check_storable_text,
+    collapse_whitespace,
+    now_iso,
+    quote,
+)
+from mnemo.kinds.audit import Origin, audit_op
+
+#: The profile's fields: the one list (the extractor's schema is built from it).
+ProfileField = Literal["name", "city", "language", "response_style"]
+PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
+
+#: Where a value came from.
+Source = Literal["user_said", "tool", "inferred"]
+SOURCES: tuple[str, ...] = get_args(Source)
+
+ResponseStyle = Literal["concise", "detailed"]
+RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
+
+#: Higher outranks lower: a value is replaced only by a source of at least its rank.
+SOURCE_RANK: dict[str, int] = {"inferred": 0, "tool": 1, "user_said": 1}
+
+#: Former values kept per field.
+MAX_HISTORY = 10
+
+#: Longest accepted value of a profile field, in characters.
+MAX_FIELD_CHARS = 200
+
+
+class HistoryEntry(TypedDict):
+    value: str
+    source: Source
+    until: str
+    """When this value was replaced."""
+
+
+class ProfileEntry(TypedDict):
+    """One field of the profile as stored, with its provenance."""
+
+    value: str
+    source: Source
+    first_seen: str
+    updated_at: str
+    history: NotRequired[list[HistoryEntry]]
+    """Former values, oldest first."""
+
+
+Profile = dict[str, ProfileEntry]
+"""Field name -> entry; a field that is unknown is absent (never ``None``)."""
+
+
+class ProfileChange(TypedDict):
+    field: str
+    before: str | None
+    after: str | None
+
+
+# Words a model uses for "I don't know" that must never overwrite a real value.
+_NOT_MENTIONED = {
+    "",
+    "none",
+    "null",
+    "n/a",
+    "na",
+    "unknown",
+    "not mentioned",
+    "not provided",
+    "not specified",
+    "unspecified",
+    "未知",
+    "未提及",
+    "无",
+    "没有",
+    "不详",
+    "未说明",
+}
+
+_STYLE_WORDS = {
+    "concise": ("concise", "brief", "short", "terse", "succinct", "简洁", "简短", "简单", "别啰嗦", "简明"),
+    "detailed": ("detailed", "verbose", "thorough", "long", "in depth", "in-depth", "详细", "具体", "详尽"),
+}
+
+_LANGUAGES = {
+    "zh": ("zh", "chinese", "mandarin", "中文", "汉语", "普通话", "简体中文", "zh-cn"),
+    "en": ("en", "english", "英文", "英语"),
+    "ja": ("ja", "japanese", "日语", "日文"),
+    "ko": ("ko", "korean", "韩语", "韩文"),
+    "fr": ("fr", "french", "法语", "français"),
+    "de": ("de", "german", "德语", "deutsch"),
+    "es": ("es", "spanish", "西班牙语", "español"),
+}
+
+
+def normalize_field(field: str, value: Any) -> str | None:
+    """Canonical form of ``value`` for ``field``, or ``None`` for "not mentioned".
+
+    Raises:
+        InvalidInputError: unknown field, non-string value, value too long, or
+            a ``response_style`` outside :data:`RESPONSE_STYLES`.
+    """
+    if field not in PROFILE_FIELDS:
+        raise InvalidInputError(f"unknown profile field {field!r}; known: {', '.join(PROFILE_FIELDS)}")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"profile field {field!r} takes a string, got {type(value).__name__}")
+    text = collapse_whitespace(value)
+    check_storable_text(text, f"profile field {field!r}")
+    if text.casefold() in _NOT_MENTIONED:
+        return None
+    if len(text) > MAX_FIELD_CHARS:
+        raise InvalidInputError(f"profile field {field!r} is {len(text)} characters; the limit is {MAX_FIELD_CHARS}")
+    folded = text.casefold()
+    if field == "response_style":
+        for style, words in _STYLE_WORDS.items():
+            if folded in words or any(w in folded for w in words if len(w) > 3 or not w.isascii()):
+                return style
+        raise InvalidInputError(f"response_style must be one of {RESPONSE_STYLES}, got {text!r}")
+    if field == "language":
+        for code, words in _LANGUAGES.items():
+            if folded in words:
+                return code
+        return folded
+    return text
+
+
+async def aget_profile(store: BaseStore, user: User) -> Profile:
+    """The whole profile (possibly empty). One listing, no ``get`` (no ghosts)."""
+    items = await alist_all(store, user.namespace(PROFILE))
+    return profile_from_items(items)
+
+
+def profile_from_items(items: Iterable[Any]) -> Profile:
+    """Build a :data:`Profile` from profile items already fetched (e.g. in a batch)."""
+    return {
+        it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)
+    }
+
+
+def plan_profile_update(
+    namespace: tuple[str, ...],
+    current: Profile,
+    changes: Mapping[str, Any],
+    *,
+    forget: Iterable[str] = (),
+    source: Source = "user_said",
+    now: str | None = None,
+    as_of: str | None = None,
+) -> tuple[list[PutOp], list[ProfileChange]]:
+    """Pure part of :func:`aupdate_profile`: the writes needed, and what changes.
+
+    Raises:
+        InvalidInputError: on any invalid field or value, before anything is
+            planned (all or nothing).
+    """
+    if source not in SOURCES:
+        raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
+    forget = set(forget)
+    for field in forget:
+        normalize_field(field, None)  # validates the name
+    normalized = {f: normalize_field(f, v) for f, v in changes.items()}
+    stamp = now or now_iso()
+    ops: list[PutOp] = []
+    diff: list[ProfileChange] = []
+    for field in PROFILE_FIELDS:
+        before = current.get(field)
+        old_value = before["value"] if before else None
+        if before is not None and as_of is not None and before.get("updated_at", "") > as_of:
+            continue  # changed after the messages this update comes from
+        if field in forget:
+            if before is not None:
+                ops.append(PutOp(namespace, field, None))
+                diff.append(ProfileChange(field=field, before=old_value, after=None))
+            continue
+        new_value = normalized.get(field)
+        if new_value is None or new_value == old_value:
+            continue
+        if before is not None and SOURCE_RANK[source] < SOURCE_RANK.get(before.get("source", "user_said"), 1):
+            continue  # an inference never replaces what the user stated
+        entry = ProfileEntry(
+            value=new_value,
+            source=source,
+            first_seen=before["first_seen"] if before else stamp,
+            updated_at=stamp,
+        )
+        if before is not None and old_value is not None:
+            old = HistoryEntry(value=old_value, source=before.get("source", "user_said"), until=stamp)
+            entry["history"] = [*before.get("history", []), old][-MAX_HISTORY:]
+        ops.append(PutOp(namespace, field, dict(entry), index=False))
+        diff.append(ProfileChange(field=field, before=old_value, after=new_value))
+    return ops, diff
+
+
+async def aupdate_profile(
+    store: BaseStore,
+    user: User,
+    changes: Mapping[str, Any],
+    *,
+    forget: Iterable[str] = (),
+    source: Source = "user_said",
+    origin: Origin | None = None,
+    as_of: str | None = None,
+) -> list[ProfileChange]:
+    """Merge ``changes`` into the profile; delete the fields in ``forget``.
+
+    ``as_of``: UTC ISO time of the newest message the changes come from;
+    fields updated after it are left alone (see the module docstring).
+
+    Returns the changes actually made (empty when nothing changed, in which
+    case nothing was written). One listing plus one batched write, which also
+    appends one audit record per change (:mod:`mnemo.kinds.audit`; ``origin``
+    defaults to ``source``, with ``inferred`` recorded as ``extractor``).
+    """
+    current = await aget_profile(store, user)
+    ops, diff = plan_profile_update(
+        user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
+    )
+    if ops:
+        await store.abatch([*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))])
+    return diff
+
+
+def _origin_source(source: Source) -> Any:
+    return "extractor" if source == "inferred" else source
+
+
+def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin) -> list[PutOp]:
+    """One audit record per change, to write in the same batch as the change."""
+    return [
+        audit_op(
+            user,
+            origin,
+            "profile.delete" if c["after"] is None else "profile.set",
+            c["field"],
+            before=c["before"],
+            after=c["after"],
+        )
+        for c in diff
+    ]
+
+
+def format_profile(profile: Profile) -> str:
+    """The profile as prompt text; says so explicitly when there is none.
+    Every stored value is quoted data (:func:`mnemo.core.quoting.quote`)."""
+    if not profile:
+        return "(no profile yet: nothing is known about this user; do not guess)"
+    return "\n".join(
+        f"- {field}: {quote(entry.get('value', ''))}  [{quote(entry.get('source', ''))}, "
+        f"since {quote(str(entry.get('first_seen', ''))[:10])}]"
+        for field in PROFILE_FIELDS
+        if (entry := profile.get(field)) is not None
+    )

@@ -1,0 +1,63 @@
+"""Notes: loose facts about a user, one item each; how they are written
+(deduplicated, capped, audited), indexed by words, recalled, and expired.
+"""
+
+from mnemo.notes.expiry import (
+    adelete_notes,
+    asweep_user,
+    expiry_from,
+    now,
+)
+from mnemo.notes.index import (
+    NOTE_INDEX,
+)
+from mnemo.notes.model import (
+    MAX_NOTES_PER_TURN,
+    MAX_NOTES_PER_USER,
+    Note,
+    RememberResult,
+    aforget,
+    alist_notes,
+    arecent,
+    note_dates,
+    to_note,
+    validate_context,
+    validate_note,
+    validate_refers_to,
+)
+from mnemo.notes.plan import NotesPlan
+from mnemo.notes.recall import (
+    RECALL_MARGIN,
+    aread_notes,
+    arecall,
+)
+from mnemo.notes.writes import (
+    aremember,
+    aremember_many,
+)
+
+__all__ = [
+    "adelete_notes",
+    "aforget",
+    "alist_notes",
+    "aread_notes",
+    "arecall",
+    "arecent",
+    "aremember",
+    "aremember_many",
+    "asweep_user",
+    "expiry_from",
+    "MAX_NOTES_PER_TURN",
+    "MAX_NOTES_PER_USER",
+    "Note",
+    "note_dates",
+    "NOTE_INDEX",
+    "NotesPlan",
+    "now",
+    "RECALL_MARGIN",
+    "RememberResult",
+    "to_note",
+    "validate_context",
+    "validate_note",
+    "validate_refers_to",
+]

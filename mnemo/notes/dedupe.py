@@ -1,0 +1,53 @@
+"""Which stored note a new text repeats: the lookups and the rule.
+
+Per text, :func:`duplicate_lookups` reads the note it would repeat exactly
+(same ``norm``, a store ``filter`` every backend evaluates), the note at its
+derived key (:func:`mnemo.notes.model.note_key`) and its nearest neighbour by
+meaning; :func:`repeated_note` decides: the same ``norm`` is a duplicate, and a
+neighbour at or above the threshold is one only if no content word is new
+(:mod:`mnemo.core.text`), or a refinement if the new text only adds words.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.store.base import Item, SearchItem, SearchOp
+
+from mnemo.core import adds_nothing, semantic_hits
+from mnemo.notes.model import normalize_note, note_key
+
+#: Reads per text in :func:`duplicate_lookups`.
+LOOKUPS_PER_TEXT = 3
+
+
+def duplicate_lookups(ns: tuple[str, ...], text: str) -> list[SearchOp]:
+    """Reads that find a stored note ``text`` repeats: exactly, at its derived
+    key (``filter`` on the id, not ``get``: no ghost namespaces), by meaning."""
+    norm = normalize_note(text)
+    return [
+        # exact: an equality filter on the normalised text, evaluated by the store
+        SearchOp(ns, filter={"norm": norm}, limit=1),
+        SearchOp(ns, filter={"id": note_key(norm)}, limit=1),
+        SearchOp(ns, query=text, limit=1),
+    ]
+
+
+def repeated_note(
+    text: str, same: list[SearchItem], nearest: list[SearchItem], ns: tuple[str, ...], threshold: float
+) -> tuple[Literal["duplicate", "refined"], Item] | None:
+    """Whether ``text`` repeats a stored note, or refines one with more detail.
+
+    Exact (normalised) equality is a duplicate. A semantic neighbour counts
+    only when it also passes the lexical guard (:mod:`mnemo.core.text`):
+    ``text`` adds no content word -> duplicate; the stored note's content
+    words are a strict subset of ``text``'s -> ``text`` refines it.
+    """
+    if same:
+        return "duplicate", same[0]
+    for hit in semantic_hits(nearest, ns, min_score=threshold):
+        if adds_nothing(text, hit.value["text"]):
+            return "duplicate", hit
+        if adds_nothing(hit.value["text"], text):
+            return "refined", hit
+    return None

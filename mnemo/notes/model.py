@@ -1,0 +1,292 @@
+"""Notes: a collection of loose facts about the user, one store item per note.
+
+Namespace ``(user_label, "notes")``; key = 32 hex digits of the SHA-256 of the
+normalised text (:func:`note_key`), so two concurrent writers of the same fact
+(two turns, two parallel tool calls) write the same item: an exact duplicate
+is impossible by construction, not only found by a lookup. (Older notes have
+random UUID keys; the lookup by ``norm`` still finds them.)
+Value::
+
+    {"id": "<key>", "text": "Allergic to peanuts", "norm": "allergic to peanuts",
+     "source": "user_said", "first_seen": "<UTC ISO>", "updated_at": "<UTC ISO>"}
+
+Only ``text`` is embedded (``index.fields = ["text"]``), unless the note
+carries a ``context`` (what it was said in reply to): then the store embeds
+``indexed_text`` too, the note read in its context (:func:`indexed_text`),
+and scores the note by the better of its two vectors; ``text`` alone is what
+recall returns and the prompt shows. A note may also
+carry ``refers_to``, the date the fact is about (``first_seen`` is when it
+was said). The context is the conversation's words, never a fact about the
+user: it is not shown as one.
+
+Trap (both backends): the store keeps one vector per indexed *field* and a
+put replaces only the fields it indexes, so a note that went back from
+``text`` + ``indexed_text`` to ``text`` alone would keep its old second
+vector. A note therefore never loses its context: a refinement without one
+keeps the old.
+
+* :func:`aremember` skips exact duplicates (same ``norm``, found with a store
+  ``filter``, which every backend evaluates) and semantic duplicates
+  (similarity >= :data:`DEDUPE_THRESHOLD` *and* no new content word, see
+  :mod:`mnemo.core.text`). A duplicate refreshes the existing note's
+  ``updated_at`` instead of adding a second copy.
+* :func:`mnemo.notes.recall.arecall` returns notes by meaning (above a score
+  threshold; an item with ``score is None`` is never a hit) fused with a BM25
+  ranking by words.
+* :func:`arecent` sorts by mnemo's own ``updated_at`` explicitly.
+* :func:`alist_notes` pages through everything (no silent ``limit=10``).
+* :func:`aforget` removes by id or by meaning and returns what it removed.
+
+Thresholds are cosine similarities of multilingual-e5-small and were measured
+on LoCoMo and on paraphrase pairs (``docs/thresholds.md``); with another
+embedding model, measure again (``python -m bench thresholds``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from datetime import date
+from typing import Any, Literal, NotRequired, TypedDict
+
+from langgraph.store.base import BaseStore, Item, PutOp
+
+from mnemo.core import (
+    NOTES,
+    InvalidInputError,
+    User,
+    alist_all,
+    bounded_query,
+    check_storable_text,
+    collapse_whitespace,
+    most_recent,
+    require_index,
+    score_of,
+    semantic_hits,
+)
+from mnemo.kinds import Origin, Source, audit_op
+from mnemo.notes import index as note_index
+from mnemo.notes.expiry import live
+
+#: Longest note accepted, in characters. A note is a fact, not a document.
+MAX_NOTE_CHARS = 1000
+#: Notes one user may keep. At the cap, ``remember_note`` is refused with a
+#: message (forget some first) and the extractor's new notes are dropped
+#: (logged); repeating or refining a known note still works. Recall ranks
+#: every note by words up to this many (mnemo.notes.recall.LEXICAL_MAX_NOTES).
+MAX_NOTES_PER_USER = 2000
+#: New notes one extraction (one turn) may add; the rest are dropped (logged).
+MAX_NOTES_PER_TURN = 20
+
+#: Similarity (new text as query, stored note as passage) at or above which a
+#: stored note is a dedupe *candidate*; it is a duplicate only if the lexical
+#: guard agrees (0 of 20 distinct-fact pairs merged, 12 of 20 paraphrases
+#: deduped; docs/thresholds.md).
+DEDUPE_THRESHOLD = 0.88
+#: Longest ``context`` kept with a note, in characters (longer is cut, at a
+#: word): enough for the turn a note answers; it only steers the search.
+MAX_CONTEXT_CHARS = 300
+#: The value field embedded for a note with a context (:func:`indexed_text`).
+INDEXED_TEXT_FIELD = "indexed_text"
+#: "Forget what I said about X" deletes notes at or above this similarity and
+#: within :data:`FORGET_MARGIN` of the best match, never a loose neighbour.
+FORGET_MIN_SCORE = 0.80
+FORGET_MARGIN = 0.03
+
+
+class Note(TypedDict):
+    """A note as mnemo returns it."""
+
+    id: str
+    text: str
+    source: Source
+    first_seen: str
+    updated_at: str
+    expires_at: NotRequired[str]
+    """Only for a time-bound note: when it stops being true (UTC ISO)."""
+    refers_to: NotRequired[str]
+    """The date the fact is about (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``),
+    when it is about a time ("moved to Suzhou in March 2024")."""
+    context: NotRequired[str]
+    """What the note was said in reply to (conversation text, not a fact
+    about the user): embedded with the note so the search finds it in context."""
+    score: NotRequired[float]
+
+
+class RememberResult(TypedDict):
+    """``stored``: a new note; ``duplicate``: already known (recency refreshed);
+    ``refined``: replaced a less detailed wording of the same fact;
+    ``over_limit``: new, but not stored (the user is at the note cap)."""
+
+    status: Literal["stored", "duplicate", "refined", "over_limit"]
+    note: Note
+
+
+def normalize_note(text: str) -> str:
+    """Key for exact dedupe: case-folded, whitespace collapsed, end punctuation dropped."""
+    return collapse_whitespace(text).casefold().rstrip(".!?。！？")
+
+
+def validate_note(text: object) -> str:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"a note is a string, got {type(text).__name__}")
+    cleaned = collapse_whitespace(text)
+    if not cleaned:
+        raise InvalidInputError("a note cannot be empty")
+    check_storable_text(cleaned, "the note")
+    if len(cleaned) > MAX_NOTE_CHARS:
+        raise InvalidInputError(
+            f"a note is limited to {MAX_NOTE_CHARS} characters, this one has {len(cleaned)}; store one fact per note"
+        )
+    return cleaned
+
+
+def to_note(item: Item) -> Note:
+    return note_from_value(item.key, item.value, getattr(item, "score", None))
+
+
+def note_from_value(key: str, value: Mapping[str, Any], score: float | None = None) -> Note:
+    """A :class:`Note` from a stored value (or a copy of one, as the index keeps)."""
+    note = Note(
+        id=key,
+        text=value["text"],
+        source=value.get("source", "user_said"),
+        first_seen=value.get("first_seen", ""),
+        updated_at=value.get("updated_at", ""),
+    )
+    for optional in ("expires_at", "refers_to", "context"):
+        if value.get(optional):
+            note[optional] = value[optional]
+    if score is not None:
+        note["score"] = round(float(score), 4)
+    return note
+
+
+def validate_context(context: object) -> str | None:
+    """``context`` with white space collapsed, cut at a word to
+    :data:`MAX_CONTEXT_CHARS`; ``None`` for no context.
+
+    Raises:
+        InvalidInputError: not a string, or not storable text.
+    """
+    if context is None:
+        return None
+    if not isinstance(context, str):
+        raise InvalidInputError(f"a note's context is a string, got {type(context).__name__}")
+    cleaned = collapse_whitespace(context)
+    if len(cleaned) > MAX_CONTEXT_CHARS:
+        cut = cleaned[:MAX_CONTEXT_CHARS]
+        cleaned = (cut.rsplit(" ", 1)[0] if " " in cut[MAX_CONTEXT_CHARS // 2 :] else cut) + "…"
+    check_storable_text(cleaned, "the note's context")
+    return cleaned or None
+
+
+_REFERS_TO = re.compile(r"\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?")
+
+
+def validate_refers_to(refers_to: object) -> str | None:
+    """``refers_to`` as ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (a datetime is
+    cut to its date); ``None`` when not given.
+
+    Raises:
+        InvalidInputError: anything else.
+    """
+    if refers_to is None or refers_to == "":
+        return None
+    if isinstance(refers_to, str):
+        day = refers_to.strip()[:10]
+        if _REFERS_TO.fullmatch(day):
+            try:
+                if len(day) == 10:
+                    date.fromisoformat(day)  # 2026-02-30 matches the pattern, is no day
+                return day
+            except ValueError:
+                pass
+    raise InvalidInputError(f"refers_to is a date: YYYY, YYYY-MM or YYYY-MM-DD, got {refers_to!r}")
+
+
+def indexed_text(text: str, context: str | None) -> str:
+    """What the store embeds for a note: its text, followed by its context.
+
+    Measured on LoCoMo (chosen on the tune conversations, docs/bench.md):
+    the text first and the turn it answers after ("in reply to"), scored
+    beside the text alone, finds more evidence than the text alone; the
+    context first finds less."""
+    return f"{text} (in reply to: {context})" if context else text
+
+
+def note_dates(note: Note) -> str:
+    """When a note was said and what date it is about, for a prompt line:
+    ``"said 2026-11-30, about 2024-03"`` (what the model needs for "when did
+    I ...?"; either part is left out when unknown)."""
+    parts = [f"said {note['first_seen'][:10]}"] if note.get("first_seen") else []
+    if note.get("refers_to"):
+        parts.append(f"about {note['refers_to']}")
+    return ", ".join(parts)
+
+
+def note_key(norm: str) -> str:
+    """Key of a new note: derived from its normalised text (32 hex digits)."""
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+async def alist_notes(store: BaseStore, user: User) -> list[Note]:
+    """Every live note of the user, most recent first (pages past the store's
+    limit; expired time-bound notes are left out)."""
+    items = live(await alist_all(store, user.namespace(NOTES)))
+    return [to_note(it) for it in most_recent(items, len(items))]
+
+
+async def arecent(store: BaseStore, user: User, n: int) -> list[Note]:
+    """The ``n`` most recently updated notes (explicit sort, any backend)."""
+    return (await alist_notes(store, user))[:n]
+
+
+async def aforget(
+    store: BaseStore,
+    user: User,
+    *,
+    note_id: str | None = None,
+    about: str | None = None,
+    min_score: float = FORGET_MIN_SCORE,
+    max_notes: int = 5,
+    origin: Origin | None = None,
+) -> list[Note]:
+    """Delete notes by id, or those that match ``about`` by meaning; return them.
+
+    Only the user's own namespace is touched, so an id of another user's note
+    removes nothing. Returns ``[]`` when nothing matched. Each deletion appends
+    an audit record in the same batch (``origin`` defaults to ``user_said``).
+    """
+    if (note_id is None) == (about is None):
+        raise InvalidInputError("forget takes exactly one of note_id or about")
+    ns = user.namespace(NOTES)
+    if note_id is not None:
+        # A filter on the id kept in the value, not ``get``: get creates ghost
+        # namespaces on InMemoryStore.
+        items = [it for it in await store.asearch(ns, filter={"id": note_id}, limit=1) if it.key == note_id]
+    else:
+        require_index(store)
+        items = semantic_hits(
+            await store.asearch(ns, query=bounded_query(about or ""), limit=max_notes), ns, min_score=min_score
+        )
+        items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
+    if items:
+        origin = origin or Origin(source="user_said")
+        await note_index.aapply(
+            store,
+            user,
+            [note_index.NoteChange(key=it.key, before=it.value, after=None) for it in items],
+            extra=[
+                *(PutOp(ns, it.key, None) for it in items),
+                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+            ],
+        )
+    return [to_note(it) for it in items]
+
+
+def _with_value(item: Item, value: dict) -> Item:
+    return Item(
+        value=value, key=item.key, namespace=item.namespace, created_at=item.created_at, updated_at=item.updated_at
+    )

@@ -1,0 +1,297 @@
+"""The plan of a notes write (:class:`NotesPlan`): what to read, then what
+to write and audit, as pure steps, so that a caller can put the reads and
+writes in batches of its own (:func:`mnemo.writing.apply.aapply_extraction`
+writes a whole extraction in one batch)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
+
+from mnemo.core import NOTES, InvalidInputError, NoteLimitError, User, now_iso, search_result
+from mnemo.kinds import SOURCES, AuditAction, Origin, Source, audit_op
+from mnemo.notes import index as note_index
+from mnemo.notes.dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note
+from mnemo.notes.expiry import ttl_minutes
+from mnemo.notes.model import (
+    DEDUPE_THRESHOLD,
+    INDEXED_TEXT_FIELD,
+    MAX_NOTES_PER_USER,
+    Note,
+    RememberResult,
+    _with_value,
+    indexed_text,
+    normalize_note,
+    note_from_value,
+    note_key,
+    to_note,
+    validate_context,
+    validate_note,
+    validate_refers_to,
+)
+
+
+@dataclass(frozen=True)
+class NotesPlan:
+    """The pure part of :func:`aremember_many`, so a caller can put its reads
+    and writes in batches of its own (:func:`mnemo.writing.apply.aapply_extraction`
+    writes a whole extraction in one batch)."""
+
+    user: User
+    texts: list[str]
+    details: list[NoteDetails]
+    source: Source
+
+    @classmethod
+    def of(
+        cls,
+        user: User,
+        texts: list[str],
+        *,
+        expires_at: list[str | None] | None = None,
+        contexts: list[str | None] | None = None,
+        refers_to: list[str | None] | None = None,
+        source: Source = "user_said",
+    ) -> NotesPlan:
+        """Validated ``texts`` and their details (all of them, before anything
+        is read or written).
+
+        Raises:
+            InvalidInputError: an invalid text, context, date, list length or source.
+        """
+        cleaned = [validate_note(t) for t in texts]
+
+        def per_text(values: list[str | None] | None, what: str) -> list[str | None]:
+            out: list[str | None] = list(values) if values is not None else [None] * len(cleaned)
+            if len(out) != len(cleaned):
+                raise InvalidInputError(f"{len(out)} {what} for {len(cleaned)} notes")
+            return out
+
+        details = [
+            NoteDetails(expires=expires, context=validate_context(context), refers_to=validate_refers_to(day))
+            for expires, context, day in zip(
+                per_text(expires_at, "expiries"),
+                per_text(contexts, "contexts"),
+                per_text(refers_to, "refers_to dates"),
+                strict=True,
+            )
+        ]
+        if source not in SOURCES:
+            raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
+        return cls(user=user, texts=cleaned, details=details, source=source)
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self.user.namespace(NOTES)
+
+    def lookups(self, *, max_notes: int | None = MAX_NOTES_PER_USER) -> list[Op]:
+        """The reads :meth:`apply` and :meth:`aindex_ops` need, for one
+        ``abatch``: per text, the note it would repeat exactly, the note at its
+        derived key and its nearest neighbour by meaning; then, with a cap, the
+        ``max_notes``-th note; then the write-time index items the texts touch
+        (:mod:`mnemo.notes.index`)."""
+        ops: list[Op] = [op for text in self.texts for op in duplicate_lookups(self.namespace, text)]
+        if max_notes is not None:
+            ops.append(SearchOp(self.namespace, limit=1, offset=max(max_notes - 1, 0)))
+        return [*ops, *note_index.read_ops(self.user, self._index_terms())]
+
+    def _index_terms(self) -> list[str]:
+        return note_index.terms_touched(
+            [note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts]
+        )
+
+    async def aindex_ops(
+        self, store: BaseStore, lookups: Sequence[Result], ops: Sequence[PutOp], *, max_notes: int | None
+    ) -> list[PutOp]:
+        """The index writes that keep :mod:`mnemo.notes.index` in step with the
+        note writes among ``ops`` (a write to a note the lookups found replaces
+        that value; any other adds a note). One more read only when a refined
+        note's old wording touches terms not read yet."""
+        n = LOOKUPS_PER_TEXT * len(self.texts) + (max_notes is not None)
+        terms = self._index_terms()
+        state = note_index.IndexState.from_results(terms, lookups[n:])
+        before = {
+            it.key: it.value for result in lookups[:n] if isinstance(result, list) for it in search_result(result)
+        }
+        changes = [
+            note_index.NoteChange(key=op.key, before=before.get(op.key), after=op.value)
+            for op in ops
+            if tuple(op.namespace) == self.namespace and op.value is not None
+        ]
+        return await note_index.acomplete(store, self.user, state, changes)
+
+    def apply(
+        self,
+        lookups: Sequence[Result],
+        *,
+        threshold: float = DEDUPE_THRESHOLD,
+        origin: Origin | None = None,
+        max_notes: int | None = MAX_NOTES_PER_USER,
+        at_limit: Literal["refuse", "drop"] = "refuse",
+    ) -> tuple[list[RememberResult], list[PutOp]]:
+        """What to report and the writes (audit records included), given the
+        results of :meth:`lookups` (with the same ``max_notes``).
+
+        Raises:
+            NoteLimitError: at the cap with ``at_limit="refuse"`` and a new note to store.
+        """
+        per_text = lookups[: LOOKUPS_PER_TEXT * len(self.texts)]
+        full = max_notes is not None and bool(lookups[LOOKUPS_PER_TEXT * len(self.texts)])
+        results, writes, changes = _plan_notes(
+            self.namespace,
+            self.texts,
+            self.details,
+            per_text,
+            source=self.source,
+            threshold=threshold,
+            stamp=now_iso(),
+            full=full,
+        )
+        if full and at_limit == "refuse" and any(r["status"] == "over_limit" for r in results):
+            raise NoteLimitError(
+                f"The user already has {max_notes} notes, the most mnemo keeps per user; nothing was stored. "
+                "Forget notes that no longer matter (forget_note) first."
+            )
+        origin = origin or Origin(source="extractor" if self.source == "inferred" else self.source)
+        audits = [
+            audit_op(self.user, origin, action, key, before=before, after=after)
+            for action, key, before, after in changes
+        ]
+        return results, [*writes, *audits]
+
+
+#: One change to audit: (action, note id, text before, text after).
+_Change = tuple[AuditAction, str, str | None, str | None]
+
+
+def _plan_notes(
+    ns: tuple[str, ...],
+    texts: list[str],
+    details: list[NoteDetails],
+    lookups: Sequence[Result],
+    *,
+    source: Source,
+    threshold: float,
+    stamp: str,
+    full: bool = False,
+) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
+    """What :func:`aremember_many` reports, writes and audits for ``texts``,
+    given the results of their :func:`_duplicate_lookups` (in order).
+
+    No two writes share a key, nor an indexed text: the platform's store
+    rejects a whole batch that embeds one text twice (see mnemo.stores.guard)."""
+    results: list[RememberResult] = []
+    writes: dict[str, PutOp] = {}
+    changes: list[_Change] = []
+    new_by_norm: dict[str, Note] = {}
+    written_texts: set[str] = set()
+    for i, (text, detail) in enumerate(zip(texts, details, strict=True)):
+        norm = normalize_note(text)
+        if norm in new_by_norm:  # repeated within this batch
+            results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
+            continue
+        same, at_key, nearest = (search_result(r) for r in lookups[LOOKUPS_PER_TEXT * i : LOOKUPS_PER_TEXT * (i + 1)])
+        match = repeated_note(
+            text, same or [it for it in at_key if it.value.get("norm") == norm], nearest, ns, threshold
+        )
+        if match is not None:
+            status, existing = match
+            write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, detail=detail)
+            results.append(RememberResult(status=status, note=note))
+            if existing.key in writes or note["text"] in written_texts:
+                continue  # already written by an earlier text of this batch
+            writes[existing.key] = write
+            written_texts.add(note["text"])
+            if status == "refined":
+                changes.append(("note.refine", existing.key, existing.value["text"], text))
+            continue
+        # The key is derived from the normalised text, so two concurrent
+        # writers of one fact write one note; a key already holding another
+        # text (a note refined since) gets a random one instead.
+        key = note_key(norm) if not at_key else uuid.uuid4().hex
+        write, note = _new_note(ns, key, text, source=source, stamp=stamp, detail=detail)
+        new_by_norm[norm] = note
+        if full:
+            results.append(RememberResult(status="over_limit", note=note))
+            continue
+        if text in written_texts:
+            results.append(RememberResult(status="duplicate", note=note))
+            continue
+        writes[key] = write
+        written_texts.add(text)
+        results.append(RememberResult(status="stored", note=note))
+        changes.append(("note.add", key, None, text))
+    return results, list(writes.values()), changes
+
+
+def _update_existing(
+    ns: tuple[str, ...], existing: Item, status: str, text: str, *, source: Source, stamp: str, detail: NoteDetails
+) -> tuple[PutOp, Note]:
+    """Repeating a fact confirms it (refresh recency, keep the wording); a more
+    detailed wording replaces the old one under the same id, with the new
+    context and date (the old context stays when none is given: a note never
+    goes back from ``indexed_text`` to ``text``, see mnemo.notes.model). The latest
+    statement decides whether it is time-bound."""
+    value = {**existing.value, "updated_at": stamp}
+    if status == "refined":
+        value.update(text=text, norm=normalize_note(text), source=source)
+        if detail.refers_to:
+            value["refers_to"] = detail.refers_to
+        _set_context(value, detail.context or value.get("context"))
+    value.pop("expires_at", None)
+    if detail.expires:
+        value["expires_at"] = detail.expires
+    return _note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
+
+
+def _new_note(
+    ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, detail: NoteDetails
+) -> tuple[PutOp, Note]:
+    value: dict[str, Any] = {
+        "id": key,
+        "text": text,
+        "norm": normalize_note(text),
+        "source": source,
+        "first_seen": stamp,
+        "updated_at": stamp,
+    }
+    if detail.expires:
+        value["expires_at"] = detail.expires
+    if detail.refers_to:
+        value["refers_to"] = detail.refers_to
+    _set_context(value, detail.context)
+    return _note_put(ns, key, value, detail.expires), note_from_value(key, value)
+
+
+def _set_context(value: dict[str, Any], context: str | None) -> None:
+    if context:
+        value["context"] = context
+        value[INDEXED_TEXT_FIELD] = indexed_text(value["text"], context)
+
+
+def _note_put(ns: tuple[str, ...], key: str, value: dict[str, Any], expires: str | None) -> PutOp:
+    """The put of a note: a note with a context is embedded twice, as
+    ``text`` and as ``indexed_text`` (the store scores an item by its best
+    vector); any other by the store's configured fields (``text``).
+
+    Both, not the text in context alone: on LoCoMo's tune conversations the
+    best of the two found more evidence than either (docs/bench.md), and the
+    dedupe lookup (the new text against ``text``) keeps its calibration."""
+    index = ["text", INDEXED_TEXT_FIELD] if INDEXED_TEXT_FIELD in value else None
+    return PutOp(ns, key, value, index=index, ttl=ttl_minutes(expires))
+
+
+@dataclass(frozen=True)
+class NoteDetails:
+    """What may come with a note's text (validated by :meth:`NotesPlan.of`)."""
+
+    expires: str | None = None
+    """``expires_at`` (UTC ISO) of a time-bound note."""
+    context: str | None = None
+    """What it was said in reply to."""
+    refers_to: str | None = None
+    """The date the fact is about."""

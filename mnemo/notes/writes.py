@@ -1,0 +1,107 @@
+"""The write path of notes: :func:`aremember` / :func:`aremember_many` and
+the plan they follow (:class:`NotesPlan`), so that a caller can put the reads
+and writes in batches of its own (:func:`mnemo.writing.apply.aapply_extraction`
+writes a whole extraction in one batch).
+
+Per text, three lookups find what it would repeat: exactly (same ``norm``,
+with a store ``filter`` every backend evaluates), at its derived key
+(:func:`mnemo.notes.model.note_key`), and by meaning (the nearest neighbour,
+a duplicate only if no content word is new: :mod:`mnemo.core.text`). A new
+note is refused at the per-user cap, or left out (``at_limit``). Every
+stored or refined note appends an audit record, and the write-time lexical
+index (:mod:`mnemo.notes.index`) is kept in step, all in the same batch.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.store.base import BaseStore
+
+from mnemo.core import User, require_index
+from mnemo.kinds import Origin, Source
+from mnemo.notes.model import DEDUPE_THRESHOLD, MAX_NOTES_PER_USER, RememberResult
+from mnemo.notes.plan import NotesPlan
+
+
+async def aremember(
+    store: BaseStore,
+    user: User,
+    text: str,
+    *,
+    source: Source = "user_said",
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
+    expires_at: str | None = None,
+    context: str | None = None,
+    refers_to: str | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
+) -> RememberResult:
+    """Store ``text`` as a note unless it repeats one; returns which happened.
+
+    Raises:
+        InvalidInputError: empty or oversized text, or an unknown source.
+        NoteLimitError: the user already has ``max_notes`` notes (nothing written).
+        IndexMissingError: the store has no vector index (semantic dedupe
+            would silently do nothing).
+    """
+    (result,) = await aremember_many(
+        store,
+        user,
+        [text],
+        source=source,
+        dedupe_threshold=dedupe_threshold,
+        origin=origin,
+        expires_at=[expires_at],
+        contexts=[context],
+        refers_to=[refers_to],
+        max_notes=max_notes,
+    )
+    return result
+
+
+async def aremember_many(
+    store: BaseStore,
+    user: User,
+    texts: list[str],
+    *,
+    source: Source = "user_said",
+    dedupe_threshold: float = DEDUPE_THRESHOLD,
+    origin: Origin | None = None,
+    expires_at: list[str | None] | None = None,
+    contexts: list[str | None] | None = None,
+    refers_to: list[str | None] | None = None,
+    max_notes: int | None = MAX_NOTES_PER_USER,
+    at_limit: Literal["refuse", "drop"] = "refuse",
+) -> list[RememberResult]:
+    """:func:`aremember` for several notes in two store round trips (one batch
+    of duplicate lookups, one batch of writes). A text repeated within
+    ``texts`` is reported as a duplicate of its first occurrence. All texts are
+    validated before anything is written.
+
+    A stored or refined note appends an audit record in the same batch
+    (:mod:`mnemo.kinds.audit`); a duplicate only refreshes recency and is not audited.
+    ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``).
+    ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
+    all durable; the store TTL is set too, as a backstop for backends that
+    honour it: mnemo's own ``expires_at`` is what hides the note (mnemo.notes.expiry).
+    ``contexts``: per text, what it was said in reply to (embedded with it,
+    :func:`mnemo.notes.model.indexed_text`); ``refers_to``: per text, the date the
+    fact is about. A repeat keeps the stored note's context and date; a
+    refinement takes the new ones (and keeps the old context if it has none).
+
+    ``max_notes``: when the user already has that many notes, a new note is
+    refused (``at_limit="refuse"``: :class:`NoteLimitError`, nothing written)
+    or left out (``"drop"``: reported as ``over_limit``); duplicates and
+    refinements still apply. ``None``: no cap."""
+    plan = NotesPlan.of(user, texts, expires_at=expires_at, contexts=contexts, refers_to=refers_to, source=source)
+    if not plan.texts:
+        return []
+    require_index(store)
+    lookups = await store.abatch(plan.lookups(max_notes=max_notes))
+    results, ops = plan.apply(
+        lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
+    )
+    ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
+    await store.abatch(ops)
+    return results

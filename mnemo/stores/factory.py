@@ -1,0 +1,156 @@
+"""Where memories are kept: one factory for every backend mnemo supports.
+
+* :func:`open_store` with no URI: an in-memory store (unit tests, notebooks),
+  :class:`~mnemo.stores.in_memory.ExpiringInMemoryStore`, an ``InMemoryStore``
+  that also honours TTLs, so time-bound memories behave as on PostgreSQL.
+* :func:`open_store` with a ``postgres_uri``:
+  :class:`~mnemo.stores.postgres.MnemoPostgresStore`, an ``AsyncPostgresStore``
+  over a connection pool, with a pgvector **HNSW / cosine** index built from the
+  same embedding config as ``langgraph.json``
+  (:func:`mnemo.stores.embeddings.index_config`), ``setup()`` run once at start
+  (serialised across processes), the TTL sweeper running, and everything
+  closed when the ``async with`` block ends.
+* :func:`open_postgres_store`: PostgreSQL on ``$POSTGRES_URI``, else on the
+  embedded server (:mod:`mnemo.stores.embedded_postgres`) that it starts and stops.
+* :func:`open_checkpointer`: the matching thread checkpointer
+  (``AsyncPostgresSaver`` on PostgreSQL, ``InMemorySaver`` otherwise).
+
+Every backend is checked at startup (:func:`mnemo.stores.settings.acheck_dims`,
+:class:`~mnemo.core.errors.DimsMismatchError`); on PostgreSQL the existing
+``store_vectors`` column must also have that size (a database indexed with
+another model is refused, not mixed).
+
+Both backends also get the same rules where the stock stores differ
+(``docs/postgres.md`` has the full table):
+
+* every write, search filter and query is checked against PostgreSQL's rules
+  (:mod:`mnemo.core.storable`): a NUL character, an unpaired surrogate, NaN, a
+  non-string key or a non-JSON value raises
+  :class:`~mnemo.core.errors.UnstorableValueError` before anything is written, and
+  ``.`` in a namespace label raises ``InvalidNamespaceError`` even for ops
+  passed straight to ``abatch``;
+* PostgreSQL embeds search queries as *queries* like InMemoryStore does
+  (:class:`~mnemo.stores.postgres.QueryAwareEmbeddings`);
+* TTLs work in memory too, with PostgreSQL's refresh-on-read semantics.
+
+Store objects are only valid inside their ``async with`` block: after it both
+raise :class:`~mnemo.core.errors.StoreClosedError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from mnemo.stores import embedded_postgres as pgserver
+from mnemo.stores.in_memory import ExpiringInMemoryStore
+from mnemo.stores.settings import acheck_dims, store_index_config, ttl_config
+
+
+@asynccontextmanager
+async def open_store(
+    *,
+    postgres_uri: str | None = None,
+    index: Mapping[str, Any] | None = None,
+    ttl: Mapping[str, Any] | None = None,
+    pool_config: Mapping[str, Any] | None = None,
+    sweep: bool = True,
+) -> AsyncIterator[BaseStore]:
+    """Open the memory store; close it when the block ends.
+
+    Args:
+        postgres_uri: ``None`` for the in-memory store, else a PostgreSQL URI
+            (the server needs pgvector).
+        index: the embedding config, default :func:`mnemo.stores.embeddings.index_config`
+            (the same as ``langgraph.json``); on PostgreSQL the HNSW/cosine
+            settings are added (:func:`mnemo.stores.postgres.postgres_index_config`).
+        ttl: overrides of :data:`mnemo.stores.settings.DEFAULT_TTL`.
+        pool_config: overrides of :data:`mnemo.stores.postgres_setup.DEFAULT_POOL`
+            (``min_size``, ``max_size``, ``kwargs``, any ``AsyncConnectionPool``
+            argument).
+        sweep: run the TTL sweeper task while the store is open.
+
+    Raises:
+        DimsMismatchError: the embedder's vectors do not have ``dims`` entries,
+            or the PostgreSQL database was indexed with another size.
+    """
+    index = store_index_config(index)
+    await acheck_dims(index)
+    ttl_cfg = ttl_config(ttl)
+    if postgres_uri is None:
+        async with _open_in_memory(index, ttl_cfg, sweep) as store:
+            yield store
+        return
+    from mnemo.stores.postgres import open_postgres, postgres_index_config  # needs the postgres extra
+
+    async with open_postgres(postgres_uri, postgres_index_config(index), ttl_cfg, pool_config, sweep) as pg_store:
+        yield pg_store
+
+
+@asynccontextmanager
+async def _open_in_memory(index: dict[str, Any], ttl: Any, sweep: bool) -> AsyncIterator[ExpiringInMemoryStore]:
+    store = ExpiringInMemoryStore(index=index, ttl=ttl)
+    if sweep:
+        await store.start_ttl_sweeper()
+    try:
+        yield store
+    finally:
+        await store.stop_ttl_sweeper(timeout=5)
+        store.close()
+
+
+@asynccontextmanager
+async def open_postgres_store(
+    *,
+    datadir: str | os.PathLike[str] = pgserver.DEFAULT_DATA_DIR,
+    index: Mapping[str, Any] | None = None,
+    ttl: Mapping[str, Any] | None = None,
+    pool_config: Mapping[str, Any] | None = None,
+    sweep: bool = True,
+) -> AsyncIterator[BaseStore]:
+    """:func:`open_store` on ``$POSTGRES_URI`` when set, else on the embedded
+    PostgreSQL of ``datadir`` (started here, and stopped when the block ends
+    unless another process still uses it)."""
+    uri, server = await asyncio.to_thread(pgserver.resolve_uri, datadir)
+    try:
+        async with open_store(postgres_uri=uri, index=index, ttl=ttl, pool_config=pool_config, sweep=sweep) as store:
+            yield store
+    finally:
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    *, postgres_uri: str | None = None, pool_config: Mapping[str, Any] | None = None
+) -> AsyncIterator[Any]:
+    """The thread checkpointer matching :func:`open_store`: ``InMemorySaver``
+    without a URI, else ``AsyncPostgresSaver`` over a pool, ``setup()`` once."""
+    if postgres_uri is None:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+        return
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg_pool import AsyncConnectionPool
+
+    from mnemo.stores.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, connection_kwargs, pool_options
+
+    pc = pool_options(pool_config)
+    async with AsyncConnectionPool(
+        postgres_uri,
+        min_size=pc.pop("min_size"),
+        max_size=pc.pop("max_size"),
+        kwargs={**connection_kwargs(), **(pc.pop("kwargs", None) or {})},
+        open=False,
+        **pc,
+    ) as pool:
+        saver = AsyncPostgresSaver(pool)
+        async with advisory_lock(postgres_uri, SAVER_SETUP_LOCK):
+            await saver.setup()
+        yield saver

@@ -1,0 +1,130 @@
+"""A store wrapper that keeps mnemo's writes alive on the platform's store.
+
+Upstream bug (langgraph issue #8822, open at the time of writing):
+``InMemoryStore.abatch`` embeds each distinct indexed text once but expects
+one vector per put, so a batch holding two puts of the same indexed text
+fails as a whole with ``ValueError: Number of embeddings (1) does not match
+number of indices (2)``, before anything is written. ``langgraph dev`` serves
+that store behind ``AsyncBatchedBaseStore``, which merges the operations of
+every concurrent caller queued while a batch runs into the next one: two
+users saying "The user prefers concise answers." at the same moment, or two
+parallel tool calls, put the same text in one batch, and every caller of that
+batch (readers too) gets the error. Measured on the dev server: 4 users
+putting one note at once, 3 writes lost.
+
+:class:`GuardedStore` keeps mnemo out of it by construction, and survives it
+if that ever fails:
+
+* every call goes through ``abatch``: the platform's ``BatchedStore`` passes
+  ``abatch`` straight to the store and merges only its single-operation
+  methods (``aget``, ``asearch``, ``aput``, ``adelete``: what the REST store
+  API uses). Through the wrapper, ``asearch`` and the rest become ``abatch``
+  calls of the wrapper, so mnemo never joins a merged batch. Within one
+  batch mnemo never puts a text twice (``mnemo.notes.model``), and a note's key
+  derives from its text, so two writers of one fact write one item;
+* should a platform version merge ``abatch`` calls too, a batch that puts
+  indexed texts first takes a lock per text (process-wide, in sorted order),
+  so two of mnemo's batches carrying one text are never in flight together;
+  different texts never wait for each other;
+* a batch that still failed on that error is retried alone after a random
+  pause, at most :data:`ATTEMPTS` times in all. Every mnemo operation may be
+  repeated: reads, and puts whose keys and values were decided before the
+  first attempt.
+
+``nodes.context.memory_store`` wraps the run's store with it, so every node
+and tool goes through it. Remove this module when the upstream issue is fixed
+(``tests/test_store_guard.py`` says so: its check of the bug starts failing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import re
+import weakref
+from collections.abc import Iterable
+from typing import Any
+
+from langgraph.store.base import BaseStore, Op, PutOp, Result
+
+from mnemo.stores.embeddings import INDEXED_FIELDS
+
+logger = logging.getLogger(__name__)
+
+#: Attempts in all (the first included) before the error is raised.
+ATTEMPTS = 6
+#: Upper bound of the first random pause, in seconds; doubled at each attempt
+#: (at most ~1.3 s of waiting over all attempts).
+BASE_DELAY_S = 0.02
+
+_UPSTREAM_ERROR = re.compile(r"Number of embeddings \(\d+\) does not match number of indices \(\d+\)")
+
+#: Indexed text -> the lock its writers take (entries go when no one holds them).
+_text_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+def is_duplicate_text_batch(exc: BaseException) -> bool:
+    """Whether ``exc`` is the upstream error of a batch with a text put twice."""
+    return isinstance(exc, ValueError) and bool(_UPSTREAM_ERROR.search(str(exc)))
+
+
+def indexed_texts(ops: Iterable[Op]) -> list[str]:
+    """The distinct texts the store will embed for ``ops``, sorted: the
+    fields a put names in ``index``, else ``text`` (mnemo's configured field,
+    ``mnemo.stores.embeddings.INDEXED_FIELDS``)."""
+    texts: set[str] = set()
+    for op in ops:
+        if not isinstance(op, PutOp) or op.value is None or op.index is False:
+            continue
+        for field in op.index if isinstance(op.index, list) else INDEXED_FIELDS:
+            if isinstance(text := op.value.get(field), str):
+                texts.add(text)
+    return sorted(texts)
+
+
+class GuardedStore(BaseStore):
+    """``store``, with batches that put the same indexed text never in flight
+    together, and retried (bounded, jittered) when they failed on the upstream
+    duplicate-text error; any other error is raised at once."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self._store = store  # the name mnemo.core.reads.require_index looks through
+        self.supports_ttl = store.supports_ttl
+        self.ttl_config = store.ttl_config
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        return self._store.batch(ops)  # mnemo is async; the sync path is the store's own
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        async with contextlib.AsyncExitStack() as held:
+            for text in indexed_texts(ops):
+                lock = _text_locks.get(text)
+                if lock is None:
+                    lock = _text_locks[text] = asyncio.Lock()
+                await held.enter_async_context(lock)
+            for attempt in range(ATTEMPTS):
+                try:
+                    return await self._store.abatch(ops)
+                except ValueError as exc:
+                    if not is_duplicate_text_batch(exc) or attempt == ATTEMPTS - 1:
+                        raise
+                    logger.info("store batch hit langgraph#8822 (a text put twice); retrying (%d)", attempt + 1)
+                    await asyncio.sleep(random.uniform(0, BASE_DELAY_S * 2**attempt))
+        raise AssertionError("unreachable")
+
+
+_wrapped: weakref.WeakKeyDictionary[Any, GuardedStore] = weakref.WeakKeyDictionary()
+
+
+def guarded(store: BaseStore) -> BaseStore:
+    """``store`` wrapped in :class:`GuardedStore`, one wrapper per store (the
+    wrapper is what per-store caches such as the policy seeding see)."""
+    if isinstance(store, GuardedStore):
+        return store
+    wrapper = _wrapped.get(store)
+    if wrapper is None:
+        wrapper = _wrapped[store] = GuardedStore(store)
+    return wrapper

@@ -1,0 +1,88 @@
+"""The custom store of ``langgraph.postgres.json``: mnemo's memories in PostgreSQL
+under ``langgraph dev`` (or a self-hosted server).
+
+``langgraph.postgres.json`` points the server at :func:`generate_store`::
+
+    "store": {"path": "./mnemo/stores/platform.py:generate_store", ...}
+
+The server (``langgraph_api.store``) loads this file, calls ``generate_store()``
+with no argument, enters the returned async context manager once at startup
+(``lifespan``), uses the yielded ``BaseStore`` for the graph's
+``runtime.store`` and for the ``/store`` HTTP API, and exits it at shutdown.
+
+Which PostgreSQL:
+
+* ``$POSTGRES_URI`` when it is set (and not blank), e.g. a managed PostgreSQL
+  with pgvector shared by several servers;
+* else the embedded PostgreSQL of ``$MNEMO_PGDATA`` (default ``.mnemo/pgdata``
+  in the working directory, i.e. the project root for ``langgraph dev``),
+  started here and stopped when the last process using it exits.
+
+The store's ``index`` (and ``ttl``) come from the ``store`` section of the
+config file when present, so the embedding config stays in one place; else
+:func:`mnemo.stores.embeddings.index_config`. The platform does **not** start a TTL
+sweeper for a custom store ("Using custom store. Skipping store TTL
+sweeper."), so this store runs its own (:func:`mnemo.stores.factory.open_store`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from mnemo.stores import embedded_postgres as pgserver
+from mnemo.stores.factory import open_postgres_store
+
+logger = logging.getLogger("mnemo.stores.platform")  # the server loads this file under a random module name
+
+#: Environment variable naming the embedded server's data directory.
+PGDATA_ENV = "MNEMO_PGDATA"
+
+
+# Private API of langgraph-api 0.16.7, in one place (guarded by
+# tests/test_upstream_private_api.py): the server calls ``generate_store()``
+# with no argument, so the only way to read the ``store`` section of the
+# config it runs (index, ttl) is its module-level ``config.STORE_CONFIG``, and
+# ``graph.resolve_embeddings`` is how it turns ``"embed": "./path.py:attr"``
+# into an ``Embeddings`` object for its own store.
+
+
+def _server_store_config() -> Mapping[str, Any]:
+    """The ``store`` section of the config the server was started with (``{}``
+    outside a LangGraph server)."""
+    try:
+        from langgraph_api import config
+    except ImportError:
+        return {}
+    return config.STORE_CONFIG or {}
+
+
+def _index(store_config: Mapping[str, Any]) -> dict[str, Any] | None:
+    index = store_config.get("index")
+    if not index:
+        return None  # open_store falls back to mnemo.stores.embeddings.index_config()
+    index = dict(index)
+    from langchain_core.embeddings import Embeddings
+
+    if not isinstance(index.get("embed"), Embeddings):
+        from langgraph_api.graph import resolve_embeddings
+
+        index["embed"] = resolve_embeddings(index)
+    return index
+
+
+@asynccontextmanager
+async def generate_store() -> AsyncIterator[BaseStore]:
+    """The server's store: ``AsyncPostgresStore`` (pool, HNSW/cosine index,
+    ``setup()`` once, TTL sweeper), closed when the server shuts down."""
+    store_config = _server_store_config()
+    datadir = os.environ.get(PGDATA_ENV, "").strip() or pgserver.DEFAULT_DATA_DIR
+    where = "POSTGRES_URI" if pgserver.env_uri() else f"embedded PostgreSQL in {datadir}"
+    logger.info("mnemo store: PostgreSQL (%s)", where)
+    async with open_postgres_store(datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")) as store:
+        yield store

@@ -1,0 +1,278 @@
+"""The PostgreSQL backend: ``AsyncPostgresStore`` + pgvector, with mnemo's rules.
+
+Needs the ``postgres`` extra; :mod:`mnemo.stores.factory` imports this module only
+when a PostgreSQL URI is given, so mnemo imports without it.
+
+* :class:`MnemoPostgresStore`: every op checked by
+  :func:`mnemo.core.storable.checked_ops` (as on the in-memory store), search
+  queries embedded as *queries* (:class:`QueryAwareEmbeddings`), listings
+  in a total order (``updated_at DESC, prefix, key``: offset pages over
+  items of one batch neither repeat nor skip), and
+  :class:`StoreClosedError` after its block.
+* :func:`open_postgres`: a pool whose connections are tuned for filtered HNSW
+  search (:func:`configure_connection`), ``setup()`` serialised across
+  processes, the ``store_vectors`` column checked against ``dims``
+  (:func:`check_vector_table`), and the TTL sweeper.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
+from langgraph.store.postgres import AsyncPostgresStore
+from psycopg_pool import AsyncConnectionPool
+
+from mnemo.core import DimsMismatchError, StoreClosedError, checked_ops
+from mnemo.stores.postgres_setup import (
+    STORE_SETUP_LOCK,
+    advisory_lock,
+    configure_connection,
+    ensure_mnemo_indexes,
+    pool_options,
+)
+
+logger = logging.getLogger(__name__)
+
+#: pgvector index of the PostgreSQL store: HNSW over ``vector`` with cosine
+#: distance, so scores are the same cosine similarities as InMemoryStore's.
+ANN_INDEX: dict[str, Any] = {"kind": "hnsw", "vector_type": "vector"}
+DISTANCE = "cosine"
+
+_EMBEDDING_QUERIES: contextvars.ContextVar[bool] = contextvars.ContextVar("mnemo_embedding_queries", default=False)
+
+
+def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
+    """``index`` plus the pgvector settings: ``ann_index_config`` HNSW over
+    ``vector``, ``distance_type`` cosine."""
+    config = dict(index)
+    config.setdefault("ann_index_config", dict(ANN_INDEX))
+    config.setdefault("distance_type", DISTANCE)
+    return config
+
+
+class QueryAwareEmbeddings(Embeddings):
+    """Routes ``aembed_documents`` to ``aembed_query`` while a search runs.
+
+    ``AsyncPostgresStore`` (3.2.0) embeds search *queries* with
+    ``aembed_documents``; ``InMemoryStore`` uses ``aembed_query``. For an
+    asymmetric model such as E5 (``query: `` / ``passage: `` prefixes) the two
+    give different vectors, so the same search scored differently per backend
+    (e.g. 0.887 in memory, 0.901 on PostgreSQL) and mnemo's thresholds, measured
+    with query vectors, would not hold on PostgreSQL. The store's search path
+    sets a context variable (per task, so concurrent writes are unaffected).
+    """
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if _EMBEDDING_QUERIES.get():
+            return [self.inner.embed_query(t) for t in texts]
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.inner.embed_query(text)
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        if _EMBEDDING_QUERIES.get():
+            return [await self.inner.aembed_query(t) for t in texts]
+        return await self.inner.aembed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return await self.inner.aembed_query(text)
+
+
+class MnemoPostgresStore(AsyncPostgresStore):
+    """``AsyncPostgresStore`` with mnemo's write checks, query embeddings, a
+    total listing order and a closed state. Open it with :func:`open_postgres`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._closed = False
+        if self.embeddings is not None:
+            self.embeddings = QueryAwareEmbeddings(self.embeddings)
+
+    # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
+    # tests/test_upstream_private_api.py): upstream's search path calls
+    # ``self.embeddings.aembed_documents`` for the *queries* (it should call
+    # ``aembed_query``, as InMemoryStore does). Overriding the one method that
+    # embeds queries is the narrowest fix until upstream changes.
+    #
+    # The same override chooses how a semantic search reads (bench.many_users,
+    # docs/postgres.md): a namespace of at most EXACT_SEARCH_MAX_ROWS rows is
+    # searched exactly (its rows through the namespace index, then sorted:
+    # recall 1.0 against the planner's filtered HNSW scan of the whole table,
+    # which returned as little as none of a 5k-note user's true top 10, and
+    # slower); a larger one keeps HNSW with iterative scans.
+    async def _batch_search_ops(
+        self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
+    ) -> None:
+        token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
+        exact = await _all_small(cur, [op for _, op in search_ops if op.query])
+        try:
+            if exact:
+                await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+            await super()._batch_search_ops(search_ops, results, cur)
+        finally:
+            if exact:
+                await cur.execute("RESET enable_indexscan")
+            _EMBEDDING_QUERIES.reset(token)
+
+    # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
+    # tests/test_upstream_private_api.py): upstream orders a search without a
+    # query by ``updated_at DESC`` alone. Every item of one batch shares its
+    # ``updated_at`` (the transaction's time), and PostgreSQL's top-N sort
+    # returns such ties in an order that differs between LIMIT/OFFSET windows,
+    # so offset paging repeated some items and skipped others (1,000 notes of
+    # one batch paged by 100: one item four times, three never). ``prefix,
+    # key`` after ``updated_at`` makes the order total, so the pages of
+    # ``mnemo.core.reads.alist_all`` partition the namespace; the most
+    # recent still come first. Searches by meaning keep upstream's order.
+    def _prepare_batch_search_queries(
+        self, search_ops: Sequence[tuple[int, SearchOp]]
+    ) -> tuple[list[tuple[str, list[None | str | list[float]]]], list[tuple[int, str]]]:
+        queries, embedding_requests = super()._prepare_batch_search_queries(search_ops)
+        by_meaning = {idx for idx, _ in embedding_requests}
+        return [
+            (sql if idx in by_meaning else total_order(sql), params) for idx, (sql, params) in enumerate(queries)
+        ], embedding_requests
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        if self._closed:
+            raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
+        return await super().abatch(checked_ops(ops))
+
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any],
+        index: Any = None,
+        *,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> None:
+        # Checked before queueing: a refused value must not fail the
+        # other operations batched in the same tick.
+        checked_ops([PutOp(namespace, key, cast(dict[str, Any], value), index)])
+        await super().aput(namespace, key, value, index, ttl=ttl)
+
+    def close(self) -> None:
+        """Refuse every later op (the pool is closed by the block that opened it)."""
+        self._closed = True
+
+
+#: Upstream's order of a search without a query, and mnemo's total one
+#: (``MnemoPostgresStore._prepare_batch_search_queries``).
+UPSTREAM_LIST_ORDER = "ORDER BY store.updated_at DESC"
+TOTAL_LIST_ORDER = "ORDER BY store.updated_at DESC, store.prefix, store.key"
+
+
+def total_order(sql: str) -> str:
+    """``sql`` (upstream's search without a query) ordered totally.
+
+    Raises:
+        RuntimeError: upstream's SQL no longer holds its ``ORDER BY`` once (a
+            new version): paging would be unsafe, so nothing runs.
+    """
+    if sql.count(UPSTREAM_LIST_ORDER) != 1:
+        raise RuntimeError(
+            "langgraph-checkpoint-postgres changed its search SQL; re-check "
+            "MnemoPostgresStore._prepare_batch_search_queries"
+        )
+    return sql.replace(UPSTREAM_LIST_ORDER, TOTAL_LIST_ORDER)
+
+
+#: Namespaces with at most this many rows are searched exactly (see
+#: ``MnemoPostgresStore._batch_search_ops``). At 5,763 rows the exact scan
+#: took p95 54 ms on a loaded 2-core machine; HNSW at 100k rows 12-24 ms.
+EXACT_SEARCH_MAX_ROWS = 20_000
+
+
+async def _all_small(cur: Any, queries: list[SearchOp]) -> bool:
+    """Whether every namespace searched by meaning in ``queries`` has at most
+    :data:`EXACT_SEARCH_MAX_ROWS` rows (counted through the namespace index,
+    stopping past the limit)."""
+    if not queries:
+        return False
+    for op in queries:
+        await cur.execute(
+            "SELECT count(*) AS n FROM (SELECT 1 FROM store WHERE prefix = %s LIMIT %s) AS rows",
+            (".".join(op.namespace_prefix), EXACT_SEARCH_MAX_ROWS + 1),
+        )
+        row = await cur.fetchone()
+        if row is None or int(row["n"]) > EXACT_SEARCH_MAX_ROWS:
+            return False
+    return True
+
+
+async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
+    """The ``store_vectors.embedding`` column must hold vectors of ``dims``.
+
+    Reads through ``store.conn`` (the pool ``from_conn_string`` made; an
+    undocumented attribute of ``AsyncPostgresStore``, guarded by
+    tests/test_upstream_private_api.py): the same pool, no second connection.
+
+    Raises:
+        DimsMismatchError: the database was indexed with another model.
+    """
+    vector_type = index.get("ann_index_config", {}).get("vector_type", "vector")
+    expected = f"{vector_type}({index['dims']})"
+    async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+        row: dict[str, Any] | None = await (  # type: ignore[assignment]  # the pool's rows are dicts (dict_row)
+            await conn.execute(
+                "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute "
+                "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding' AND NOT attisdropped"
+            )
+        ).fetchone()
+        index_row: dict[str, Any] | None = await (  # type: ignore[assignment]
+            await conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx' "
+                "AND schemaname = ANY (current_schemas(false))"
+            )
+        ).fetchone()
+    if row is None:
+        raise DimsMismatchError("store_vectors has no 'embedding' column after setup(); is pgvector installed?")
+    if row["t"] != expected:
+        raise DimsMismatchError(
+            f"this database's vector index holds {row['t']} but the store is configured for {expected}: "
+            "it was indexed with another embedding model. Use the same model and dims, "
+            "or a new database (vectors of two models are not comparable)."
+        )
+    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(
+        index.get("distance_type", DISTANCE)
+    )
+    if index_row is not None and ops and ops not in index_row["indexdef"]:
+        logger.warning(
+            "store_vectors_embedding_idx was built for another distance (%s); searches stay correct "
+            "but cannot use it: drop the index and run setup() again",
+            index_row["indexdef"],
+        )
+
+
+@asynccontextmanager
+async def open_postgres(
+    uri: str, index: Mapping[str, Any], ttl: TTLConfig, pool_config: Mapping[str, Any] | None, sweep: bool
+) -> AsyncIterator[MnemoPostgresStore]:
+    """A :class:`MnemoPostgresStore` on ``uri`` (``index`` with the pgvector
+    settings of :func:`postgres_index_config`), set up, checked and swept."""
+    pool = pool_options(pool_config)
+    pool.setdefault("configure", configure_connection)
+    async with MnemoPostgresStore.from_conn_string(uri, pool_config=pool, index=index, ttl=ttl) as store:  # type: ignore[arg-type]
+        try:
+            async with advisory_lock(uri, STORE_SETUP_LOCK):
+                await store.setup()
+                async with cast(AsyncConnectionPool, store.conn).connection() as conn:
+                    await ensure_mnemo_indexes(conn)
+            await check_vector_table(store, index)
+            if sweep:
+                await store.start_ttl_sweeper()
+            yield store  # type: ignore[misc]
+        finally:
+            await store.stop_ttl_sweeper(timeout=5)
+            store.close()  # type: ignore[attr-defined]

@@ -1,0 +1,29 @@
+"""What one turn of the agent is shown: the memory snapshot of its user,
+and the window of a long thread (summary and trimming).
+"""
+
+from mnemo.turn.history import (
+    asummarize,
+    fit_to_budget,
+    plan_compaction,
+)
+from mnemo.turn.snapshot import (
+    MEMORY_CHAR_BUDGET,
+    RECALL_LIMIT,
+    RECENT_LIMIT,
+    aload_snapshot,
+    note_line,
+    render_snapshot,
+)
+
+__all__ = [
+    "aload_snapshot",
+    "asummarize",
+    "fit_to_budget",
+    "MEMORY_CHAR_BUDGET",
+    "note_line",
+    "plan_compaction",
+    "RECALL_LIMIT",
+    "RECENT_LIMIT",
+    "render_snapshot",
+]

@@ -1,0 +1,137 @@
+"""Long threads: keep what the model sees under a token budget.
+
+A thread that runs for hundreds of turns would outgrow the model's context
+(and the bill). Two layers, both built on LangChain's own message utilities
+(``trim_messages``, ``count_tokens_approximately``, ``RemoveMessage``):
+
+1. ``compact_history`` (before ``call_model``), when the thread's messages
+   exceed ``history_token_budget``: :func:`plan_compaction` picks the oldest
+   messages to drop so that about :data:`KEEP_RATIO` of the budget remains;
+   they are folded into a **running summary** (:func:`asummarize`, kept in
+   the thread's state under ``summary``, never written to long-term memory:
+   it is the model's paraphrase, not what the user stated) and removed from
+   the state with ``RemoveMessage``. With ``history_strategy="trim"`` they are
+   only removed. User messages among them that were never extracted are
+   extracted first (``mnemo.writing.pipeline``); if that fails, nothing is removed.
+2. ``call_model`` fits its input with :func:`fit_to_budget` every time, so
+   the budget holds even on a turn where compaction had to be skipped (the
+   extractor or the summariser failed): the messages stay in the state and
+   are extracted later, the model just does not see them.
+
+Invariants (``trim_messages(strategy="last", start_on="human")``): what is
+kept starts at a user message, so an AI message with tool calls is never
+separated from its tool results, and no tool result is left without its
+call; the latest user message is always kept, even when it alone is over
+the budget. Token counts are approximate (about 4 characters per token),
+which is what a budget needs; no tokenizer is downloaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, trim_messages
+from langchain_core.messages.utils import count_tokens_approximately
+
+logger = logging.getLogger(__name__)
+
+#: After a compaction, the kept messages take at most this share of the
+#: budget, so a compaction (a model call) happens every few turns, not every turn.
+KEEP_RATIO = 0.5
+#: Longest running summary, in characters (about 300 tokens).
+MAX_SUMMARY_CHARS = 1200
+#: Longest excerpt of one message in the summariser's transcript.
+EXCERPT_CHARS = 400
+
+SUMMARY_PROMPT = """You maintain the running summary of a customer-service conversation whose older messages are being removed.
+Rewrite the summary so that it covers the current summary AND the messages below: what the user asked for, what the assistant did
+(tools used and their outcome), what was decided, and what is still open. Keep names, numbers and dates exactly.
+Do not add anything that is not in the text below. Plain text, at most {max_chars} characters.
+
+Current summary:
+{summary}
+
+Messages being removed:
+{transcript}"""
+
+
+def count_tokens(messages: Sequence[BaseMessage], summary: str | None = None) -> int:
+    """Approximate tokens of ``messages`` plus the running ``summary``."""
+    extra = count_tokens_approximately([HumanMessage(summary)]) if summary else 0
+    return count_tokens_approximately(list(messages)) + extra
+
+
+def _keep_last(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMessage]:
+    kept = trim_messages(
+        list(messages),
+        max_tokens=max(1, max_tokens),
+        token_counter=count_tokens_approximately,
+        strategy="last",
+        start_on="human",
+        allow_partial=False,
+        include_system=False,
+    )
+    if kept:
+        return kept
+    # Even the latest user turn is over the budget: keep it whole (its tool
+    # pairs included) rather than nothing.
+    last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
+    return list(messages[last_human:])
+
+
+def plan_compaction(messages: Sequence[BaseMessage], *, budget: int, summary: str | None = None) -> int:
+    """How many of the oldest ``messages`` to remove (0: under the budget)."""
+    if count_tokens(messages, summary) <= budget:
+        return 0
+    # The summary is capped (MAX_SUMMARY_CHARS), so half the budget for the
+    # kept messages leaves room for the summary that replaces the rest.
+    kept = _keep_last(messages, int(budget * KEEP_RATIO))
+    return len(messages) - len(kept)
+
+
+def fit_to_budget(messages: Sequence[BaseMessage], *, budget: int, summary: str | None = None) -> list[BaseMessage]:
+    """The newest ``messages`` that fit in ``budget`` with ``summary`` (model
+    input only: the state is not changed)."""
+    if count_tokens(messages, summary) <= budget:
+        return list(messages)
+    return _keep_last(messages, budget - (count_tokens([], summary) if summary else 0))
+
+
+def transcript(messages: Sequence[BaseMessage]) -> str:
+    """``messages`` as abridged ``role: text`` lines (tool calls by name and arguments)."""
+    lines = []
+    for m in messages:
+        text = m.text.strip()
+        if isinstance(m, HumanMessage):
+            lines.append(f"user: {text[:EXCERPT_CHARS]}")
+        elif isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                lines.append(f"assistant called {call['name']}({str(call['args'])[:EXCERPT_CHARS]})")
+            if text:
+                lines.append(f"assistant: {text[:EXCERPT_CHARS]}")
+        elif isinstance(m, ToolMessage):
+            lines.append(f"tool {m.name or ''} returned: {text[:EXCERPT_CHARS]}")
+    return "\n".join(lines)
+
+
+async def asummarize(
+    model: BaseChatModel, summary: str | None, dropped: Sequence[BaseMessage], *, timeout_s: float
+) -> str | None:
+    """The running summary updated with ``dropped``; ``None`` on failure
+    (never raises: the caller keeps the messages and tries again later)."""
+    prompt = SUMMARY_PROMPT.format(
+        max_chars=MAX_SUMMARY_CHARS, summary=summary or "(none yet)", transcript=transcript(dropped)
+    )
+    try:
+        reply = await asyncio.wait_for(model.ainvoke([HumanMessage(prompt)]), timeout=timeout_s)
+    except Exception:
+        logger.warning("summarising the older messages failed; keeping them for now", exc_info=True)
+        return None
+    text = reply.text.strip() if isinstance(reply, BaseMessage) else ""
+    if not text:
+        logger.warning("the summariser returned nothing; keeping the older messages for now")
+        return None
+    return text[:MAX_SUMMARY_CHARS]

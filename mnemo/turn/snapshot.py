@@ -1,0 +1,146 @@
+"""What the agent is shown about a user at the start of a turn.
+
+:func:`aload_snapshot` reads the profile, the notes most relevant to the
+latest message, the most recent notes and the past cases most similar to it
+(:mod:`mnemo.kinds.episodes`) in at most **two** ``abatch`` calls and one query
+embedding, whatever the number of notes: the most recent notes and the
+lexical half of recall come from the index maintained at write time
+(:mod:`mnemo.notes.index`), not from a listing (see
+:func:`mnemo.notes.recall.aread_notes`). The profile is listed page by page
+(explicit paging: the store's ``limit`` would otherwise silently truncate),
+which takes one more read only past 100 profile fields. Expired time-bound
+notes met on the way are swept (two more round trips, only then).
+
+:func:`render_snapshot` turns it into prompt text under a character budget;
+the profile goes first and is never cut, then relevant notes, then recent ones.
+Every remembered value in it is quoted data (:mod:`mnemo.core.quoting`), one line each.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from langgraph.store.base import BaseStore, Op
+
+from mnemo.core import PROFILE, User, alist_rest, bounded_query, list_op, only_in_namespace, quote, search_result
+from mnemo.kinds import (
+    EPISODE_MIN_SCORE,
+    EPISODES,
+    SHARED_EPISODES_NAMESPACE,
+    Episode,
+    Profile,
+    format_profile,
+    pick_similar,
+    profile_from_items,
+    similar_ops,
+)
+from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
+
+#: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
+RECALL_LIMIT = 5
+#: Most recent notes put in the prompt as well (``Context.recent_limit``).
+RECENT_LIMIT = 3
+#: Upper bound of the memory block in the prompt (``Context.memory_char_budget``).
+MEMORY_CHAR_BUDGET = 2000
+
+
+class MemorySnapshot(TypedDict):
+    profile: Profile
+    relevant: list[Note]
+    """Best first: the relevant dense hits fused with BM25 (see
+    :func:`mnemo.notes.recall.aread_notes`)."""
+    recent: list[Note]
+    """Most recently updated first, excluding those already in ``relevant``."""
+    episodes: list[Episode]
+    """Resolved past cases similar to the query (the user's and shared), best first."""
+
+
+async def aload_snapshot(
+    store: BaseStore,
+    user: User,
+    query: str,
+    *,
+    recall_limit: int = RECALL_LIMIT,
+    recent_limit: int = RECENT_LIMIT,
+    recall_margin: float | None = RECALL_MARGIN,
+    episode_limit: int = 0,
+    episode_min_score: float = EPISODE_MIN_SCORE,
+) -> MemorySnapshot:
+    query = bounded_query(query)
+    profile_ns = user.namespace(PROFILE)
+    with_episodes = bool(query.strip()) and episode_limit > 0
+    extra: list[Op] = [list_op(profile_ns)]
+    if with_episodes:
+        extra += similar_ops(user, query, limit=episode_limit)  # same batch: the query is embedded once
+    read = await aread_notes(store, user, query, limit=recall_limit, margin=recall_margin, extra=extra)
+    episodes: list[Episode] = []
+    if with_episodes:
+        found = [
+            only_in_namespace(search_result(read.extra[1]), user.namespace(EPISODES)),
+            only_in_namespace(search_result(read.extra[2]), SHARED_EPISODES_NAMESPACE),
+        ]
+        episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
+    profile_items = await alist_rest(store, profile_ns, search_result(read.extra[0]))
+    # Expired notes met on the way go now, index entries included (two more
+    # round trips, only when something expired); the rest when met, or by
+    # mnemo.notes.expiry.asweep_all.
+    await adelete_notes(store, user, read.stale)
+    relevant = read.relevant
+    seen = {n["id"] for n in relevant}
+    recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
+    return MemorySnapshot(
+        profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes
+    )
+
+
+_SECTIONS = (("relevant", "Notes relevant to the latest message:"), ("recent", "Most recent notes:"))
+
+
+def note_line(note: Note, *, full_id: bool = False, with_expiry: bool = True) -> str:
+    """A note as the model reads it, in the prompt and in tool results: one
+    line, every value quoted (a note's text, id and expiry are whatever a
+    user wrote: mnemo.core.quoting), its id cut to 8 characters unless
+    ``full_id``, its dates, and when it stops being true unless not
+    ``with_expiry``."""
+    until = f", true until {quote(note['expires_at'][:16])}" if with_expiry and note.get("expires_at") else ""
+    dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
+    note_id = note["id"] if full_id else note["id"][:8]
+    return f"- {quote(note['text'])}  (note {quote(note_id)}{dates}{until})"
+
+
+def fit_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> MemorySnapshot:
+    """``snapshot`` with only the notes :func:`render_snapshot` shows within
+    ``char_budget``: whole lines, the profile first and never cut, then
+    relevant notes, then recent ones, each list cut where the next line
+    would not fit. What a caller measures (which notes the model saw) comes
+    from here, not from parsing the prompt text."""
+    used = len("Profile:") + 1 + len(format_profile(snapshot["profile"])) + 1
+    kept: dict[str, list[Note]] = {}
+    for section, title in _SECTIONS:
+        kept[section] = []
+        for note in snapshot[section]:  # type: ignore[literal-required]
+            line = note_line(note)
+            if used + len(title) + len(line) + 2 > char_budget:
+                break
+            kept[section].append(note)
+            used += len(line) + 1
+        if kept[section]:
+            used += len(title) + 1
+    fitted = snapshot.copy()
+    fitted["relevant"], fitted["recent"] = kept["relevant"], kept["recent"]
+    return fitted
+
+
+def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> str:
+    """Prompt text for ``snapshot``, at most ``char_budget`` characters of notes
+    after the profile (:func:`fit_snapshot`; what does not fit is left out
+    and stays reachable through the ``recall_notes`` tool)."""
+    shown = fit_snapshot(snapshot, char_budget=char_budget)
+    parts = ["Profile:", format_profile(snapshot["profile"])]
+    for section, title in _SECTIONS:
+        if notes := shown[section]:  # type: ignore[literal-required]
+            parts.append(title)
+            parts.extend(note_line(note) for note in notes)
+    if not snapshot["relevant"] and not snapshot["recent"]:
+        parts.append("Notes: (none)")
+    return "\n".join(parts)

@@ -1,0 +1,40 @@
+"""Turning what the user said into memory: the extractor, the one
+pipeline every write mode goes through, applying an extraction, the
+background writer, and what the agent refuses to remember.
+"""
+
+from mnemo.writing.background import (
+    aschedule_extraction,
+    on_platform,
+    start_after,
+)
+from mnemo.writing.extraction import (
+    MemoryExtraction,
+    aextract,
+    build_extractor,
+)
+from mnemo.writing.pipeline import (
+    MAX_PENDING_MESSAGES,
+    aextract_pending,
+    pending,
+    replied_to,
+    stamp_said_at,
+)
+from mnemo.writing.refusals import (
+    refuse_business_record,
+)
+
+__all__ = [
+    "aextract",
+    "aextract_pending",
+    "aschedule_extraction",
+    "build_extractor",
+    "MAX_PENDING_MESSAGES",
+    "MemoryExtraction",
+    "on_platform",
+    "pending",
+    "refuse_business_record",
+    "replied_to",
+    "stamp_said_at",
+    "start_after",
+]

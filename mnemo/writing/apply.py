@@ -1,0 +1,160 @@
+"""Applying an extraction to the store through the profile and notes APIs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import NamedTuple, TypedDict
+
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tokens, list_op, search_result
+from mnemo.kinds import (
+    Origin,
+    ProfileChange,
+    normalize_field,
+    plan_profile_update,
+    profile_audit_ops,
+    profile_from_items,
+)
+from mnemo.notes import (
+    MAX_NOTES_PER_TURN,
+    MAX_NOTES_PER_USER,
+    NotesPlan,
+    RememberResult,
+    expiry_from,
+    validate_note,
+    validate_refers_to,
+)
+from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.refusals import business_record_term
+
+logger = logging.getLogger(__name__)
+
+
+class AppliedExtraction(TypedDict):
+    profile: list[ProfileChange]
+    notes: list[RememberResult]
+
+
+async def aapply_extraction(
+    store: BaseStore,
+    user: User,
+    extraction: MemoryExtraction,
+    *,
+    origin: Origin | None = None,
+    as_of: str | None = None,
+    said: Sequence[Said] = (),
+) -> AppliedExtraction:
+    """Merge the profile changes and add the notes, all in one store batch
+    (after one batch of reads); writes nothing for an empty extraction. At
+    most :data:`~mnemo.notes.model.MAX_NOTES_PER_TURN` notes are kept; at the
+    user's note cap, new notes are dropped (logged), the profile still
+    applies. Invalid items (e.g. an oversized note, an expiry in the past) are
+    dropped one by one, so one bad value does not cost the others. Audited
+    as ``origin`` (default: source ``extractor``, no thread or run).
+
+    ``as_of``: time of the newest message extracted; profile fields updated
+    after it are not overwritten (:func:`mnemo.kinds.profile.aupdate_profile`).
+
+    ``said``: the user messages extracted, each with what it replied to: a
+    note gets the context of the message it came from (:func:`source_message`)."""
+    origin = origin or Origin(source="extractor")
+    # "not mentioned" values are dropped here too, so an extraction that changes
+    # no field skips the profile read.
+    changes = {
+        f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None
+    }
+    # Orders, refunds and payments are the order system's, never memory's,
+    # whatever the extractor returned (mnemo.writing.refusals).
+    notes: list[_ExtractedNote] = [_ExtractedNote(text) for text in extraction.notes]
+    for temporary in extraction.temporary_notes:
+        # An unreadable or past expiry drops the note: never kept as durable.
+        if (expires := _validated_or_none(lambda until: expiry_from(until=until), temporary.expires)) is not None:
+            notes.append(_ExtractedNote(temporary.text, expires=expires))
+    for dated in extraction.dated_notes:
+        # An unreadable date is left out, the fact kept: the date only adds to it.
+        notes.append(_ExtractedNote(dated.text, refers_to=_validated_or_none(validate_refers_to, dated.refers_to)))
+    notes = [
+        note
+        for note in notes
+        if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
+    ]
+    if len(notes) > MAX_NOTES_PER_TURN:
+        logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
+        notes = notes[:MAX_NOTES_PER_TURN]
+    with_profile = bool(extraction.forget_fields or changes)
+    if not with_profile and not notes:
+        return AppliedExtraction(profile=[], notes=[])
+    # One batch of reads and one batch of writes for the whole extraction: a
+    # store failure leaves the profile and the notes both written or neither.
+    profile_ns = user.namespace(PROFILE)
+    plan = NotesPlan.of(
+        user,
+        [n.text for n in notes],
+        expires_at=[n.expires for n in notes],
+        refers_to=[n.refers_to for n in notes],
+        contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
+        source="user_said",
+    )
+    reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
+    results = await store.abatch(reads)
+    ops: list[PutOp] = []
+    profile: list[ProfileChange] = []
+    if with_profile:
+        current = profile_from_items(await alist_rest(store, profile_ns, search_result(results[0])))
+        profile_ops, profile = plan_profile_update(
+            profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
+        )
+        ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
+        results = results[1:]
+    added: list[RememberResult] = []
+    if notes:
+        added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
+        if dropped := sum(r["status"] == "over_limit" for r in added):
+            logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
+        note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
+        ops += note_ops
+    if ops:
+        await store.abatch(ops)
+    return AppliedExtraction(profile=profile, notes=added)
+
+
+class Said(NamedTuple):
+    """A user message extracted, and the assistant's message it replied to."""
+
+    text: str
+    in_reply_to: str | None
+
+
+def source_message(note: str, said: Sequence[Said]) -> int | None:
+    """Index in ``said`` of the message ``note`` most likely came from: the
+    only one, or the one sharing most content words with it (the latest on
+    a tie); ``None`` when several share none.
+
+    The extractor returns facts, not where it found them; asking it to cite
+    message numbers would put one more field in every extraction for every
+    model to get right, where word overlap places a note that restates its
+    message's words (mnemo's notes are short restatements) and leaves the
+    rest without a context, which only costs the search a hint."""
+    if len(said) <= 1:
+        return 0 if said else None
+    words = content_tokens(note)
+    overlaps = [len(words & content_tokens(message.text)) for message in said]
+    best = max(range(len(said)), key=lambda i: (overlaps[i], i))
+    return best if overlaps[best] else None
+
+
+class _ExtractedNote(NamedTuple):
+    text: str
+    expires: str | None = None
+    refers_to: str | None = None
+
+
+def _validated_or_none(validate, *args):
+    """``validate(*args)`` (the cleaned value, ``None`` for "not mentioned"),
+    or ``None`` when it rejects the input."""
+    try:
+        return validate(*args)
+    except InvalidInputError:
+        return None

@@ -1,0 +1,48 @@
+"""What the agent refuses to remember, whoever offers it (the extractor or
+the ``remember_note`` tool). The note API itself (:func:`mnemo.aremember`)
+stores what its caller asks: the rule is the agent's, not the store's.
+
+Memory is not the business database. Order numbers, refund states and
+payments change in the order system the moment after they are remembered; a
+remembered "my refund was approved" would later be served as a fact, against
+what the order system says. So a note *about* an order, a refund, a payment or
+an invoice is refused before anything is written, whatever the extraction
+prompt asked of the model: the prompt is a request, this is the rule.
+
+Deliberately broad (a preference that merely names payments is refused too):
+losing such a note costs a line of personalisation, keeping a stale business
+fact costs a wrong answer. A plain keyword rule, in English and Chinese,
+because it must hold without a model and be the same on every backend.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemo.core import InvalidInputError
+
+_BUSINESS_RECORD = re.compile(
+    # An order as a record ("my order", "order #123", "order 8841 was ..."),
+    # not the word's other uses ("in order to", "orders coffee").
+    r"\bmy\s+orders?\b|\borders?\s*(?:#|no\b|number|id\b)|\borders?\s+\S*\d|\border\s+(?:status|was|is|has)\b"
+    r"|\brefund\w*|\bchargebacks?\b|\binvoices?\b|\bpayments?\b"
+    r"|订单|退款|付款|支付|发票|运单|快递单号",
+    re.IGNORECASE,
+)
+
+
+def business_record_term(text: str) -> str | None:
+    """The phrase that makes ``text`` a business record (an order, a refund,
+    a payment, an invoice), or ``None``."""
+    m = _BUSINESS_RECORD.search(text)
+    return m.group(0) if m else None
+
+
+def refuse_business_record(text: str) -> None:
+    """Raise :class:`InvalidInputError` when ``text`` is a business record:
+    the order system, not memory, is authoritative for those."""
+    if (term := business_record_term(text)) is not None:
+        raise InvalidInputError(
+            f"not remembered: {term!r} is about orders, refunds or payments, which the order system "
+            "keeps (a remembered copy would go stale); they are looked up, never remembered"
+        )
