@@ -2,8 +2,9 @@
 
 * :func:`authenticate` runs on every API request (the platform exempts
   ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
-  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.access.tokens.verify_token`,
-  anything else is a 401 with the reason.
+  ``Authorization: Bearer <JWT>`` or ``X-Api-Key: <JWT>`` (:mod:`server.credentials`)
+  verified by :func:`mnemo.access.tokens.verify_token`, anything else is a 401
+  with the reason.
 * The ``@auth.on`` handlers scope every resource to its owner; the rules are
   in :mod:`server.access`. Anything without a handler of its own is refused
   by :func:`deny_by_default` (the platform allows unhandled actions).
@@ -30,6 +31,7 @@ from server.access import (
     owner_filter,
     stamp_owner,
 )
+from server.credentials import authorization_from_headers
 
 secret_from_env()  # fail at start-up, not at the first request
 
@@ -42,9 +44,9 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
 
 
 @auth.authenticate
-async def authenticate(authorization: str | None) -> Auth.types.MinimalUserDict:
+async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
     try:
-        identity = identity_from_authorization(authorization, secret=secret_from_env())
+        identity = identity_from_authorization(authorization_from_headers(headers), secret=secret_from_env())
     except InvalidTokenError as exc:
         raise _unauthorized(str(exc)) from None
     return {"identity": identity.user_id, "role": identity.role, "permissions": [f"role:{identity.role}"]}

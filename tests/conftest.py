@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -78,6 +80,35 @@ def stub():
 
     with StubServer() as server:
         yield server
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian Chromium through Playwright (no browser download); CI
+    installs it (.ci/run), elsewhere a test that needs it is skipped without it."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must provide Chromium for the browser tests (.ci/run installs it)")
+        pytest.skip("Chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--no-first-run",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
 
 
 @pytest.fixture

@@ -57,7 +57,8 @@ def preflight(url: str, origin: str) -> httpx.Response:
 
 
 def check_authentication(url: str, thread_id: str) -> None:
-    """No token, a malformed one, a wrong signature, an expired one: 401 everywhere."""
+    """No token, a malformed one, a wrong signature, an expired one: 401 everywhere,
+    sent as ``Authorization: Bearer`` or as ``X-Api-Key``."""
     past = datetime.now(UTC) - timedelta(hours=1)
     bad = {
         "no token": {},
@@ -66,6 +67,11 @@ def check_authentication(url: str, thread_id: str) -> None:
         "garbage": {"Authorization": "Bearer not.a.jwt"},
         "wrong signature": {"Authorization": f"Bearer {mint_token('alice', secret='w' * 40)}"},
         "expired": {"Authorization": f"Bearer {token('alice', ttl=timedelta(minutes=1), now=past)}"},
+        # The SDKs' apiKey: the same token, the same checks; Authorization wins when both are sent.
+        "garbage key": {"X-Api-Key": "not.a.jwt"},
+        "wrong signature key": {"X-Api-Key": mint_token("alice", secret="w" * 40)},
+        "expired key": {"X-Api-Key": token("alice", ttl=timedelta(minutes=1), now=past)},
+        "bad authorization, good key": {"Authorization": "Bearer not.a.jwt", "X-Api-Key": token("alice")},
     }
     routes: list[tuple[str, str, dict | None]] = [
         ("POST", "/store/items/search", {"namespace_prefix": []}),
@@ -75,9 +81,10 @@ def check_authentication(url: str, thread_id: str) -> None:
         ("POST", "/assistants/search", {}),
         ("POST", "/runs/crons/search", {}),
     ]
-    good = {"Authorization": f"Bearer {token('alice')}"}
+    goods = ({"Authorization": f"Bearer {token('alice')}"}, {"X-Api-Key": token("alice")})
     for method, path, body in routes:
-        assert httpx.request(method, url + path, json=body, headers=good, timeout=60).status_code == 200, path
+        for good in goods:
+            assert httpx.request(method, url + path, json=body, headers=good, timeout=60).status_code == 200, path
         for name, headers in bad.items():
             res = httpx.request(method, url + path, json=body, headers=headers, timeout=10)
             assert res.status_code == 401, (name, path, res.text)

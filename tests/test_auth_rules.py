@@ -206,9 +206,15 @@ def test_the_server_does_not_start_without_a_secret(monkeypatch):
         importlib.import_module("server.auth")
 
 
+def _headers(authorization: str | None = None, api_key: str | None = None) -> dict[bytes, bytes]:
+    """Request headers as the platform hands them to ``authenticate`` (raw ASGI)."""
+    sent = {b"authorization": authorization, b"x-api-key": api_key}
+    return {name: value.encode() for name, value in sent.items() if value is not None}
+
+
 async def test_authenticate_accepts_only_a_valid_bearer_token(auth_module):
     good = mint_token("alice", secret=SECRET)
-    user = await auth_module.authenticate(f"Bearer {good}")
+    user = await auth_module.authenticate(_headers(f"Bearer {good}"))
     assert user["identity"] == "alice" and user["role"] == "user"
     past = datetime.now(UTC) - timedelta(hours=1)
     cases = {
@@ -223,8 +229,33 @@ async def test_authenticate_accepts_only_a_valid_bearer_token(auth_module):
     }
     for header, message in cases.items():
         with pytest.raises(Auth.exceptions.HTTPException) as exc:
-            await auth_module.authenticate(header)
+            await auth_module.authenticate(_headers(header))
         assert exc.value.status_code == 401 and message in exc.value.detail, header
+
+
+async def test_authenticate_takes_the_same_token_as_x_api_key_and_authorization_wins(auth_module):
+    good, admin = mint_token("alice", secret=SECRET), mint_token("ops", secret=SECRET, role="admin")
+    user = await auth_module.authenticate(_headers(api_key=good))  # the SDKs' apiKey / api_key
+    assert user["identity"] == "alice" and user["role"] == "user"
+    assert (await auth_module.authenticate(_headers(api_key=admin)))["role"] == "admin"
+    assert (await auth_module.authenticate(_headers("", api_key=good)))["identity"] == "alice"  # blank: not sent
+    past = datetime.now(UTC) - timedelta(hours=1)
+    cases = {  # the same checks and the same answers as for a bearer token
+        " ": "Missing",
+        "x.y.z": "Malformed token",
+        mint_token("alice", secret="w" * 40): "signature",
+        mint_token("alice", secret=SECRET, ttl=timedelta(minutes=1), now=past): "expired",
+    }
+    for key, message in cases.items():
+        with pytest.raises(Auth.exceptions.HTTPException) as exc:
+            await auth_module.authenticate(_headers(api_key=key))
+        assert exc.value.status_code == 401 and message in exc.value.detail, key
+    # Both sent: Authorization decides, a bad one is refused, never skipped for the key.
+    assert (await auth_module.authenticate(_headers(f"Bearer {admin}", api_key=good)))["identity"] == "ops"
+    for authorization in ("Bearer x.y.z", f"Basic {good}", good):
+        with pytest.raises(Auth.exceptions.HTTPException) as exc:
+            await auth_module.authenticate(_headers(authorization, api_key=good))
+        assert exc.value.status_code == 401, authorization
 
 
 def _ctx(user, resource, action):

@@ -1,5 +1,6 @@
 """The JavaScript SDK (``@langchain/langgraph-sdk``, what web front-ends such as
-LangChain's agent-chat-ui use) against ``./scripts/dev`` with a token: Node runs
+LangChain's agent-chat-ui use) against ``./scripts/dev`` with the user token as
+its ``apiKey`` (sent as ``X-Api-Key``): Node runs
 ``tests/js/sdk_smoke.mjs`` and this test checks what it saw.
 
 Needs ``node`` and ``npm ci`` in ``tests/js`` (``.ci/run`` does both); outside
@@ -43,6 +44,7 @@ async def test_js_sdk_streams_and_reads_own_memory_with_a_token(node, workdir, s
     try:
         admin = client(server, "ops", admin=True)  # another user's memory, put there by an operator
         await admin.store.put_item(["u_li", "notes"], "n1", {"text": "Li's secret"}, index=False)
+        lis = await admin.threads.create(metadata={"owner": "u_li", "graph_id": "agent"})  # found by metadata...
         env = {
             **server_env,
             "MNEMO_URL": server.url,
@@ -65,6 +67,11 @@ async def test_js_sdk_streams_and_reads_own_memory_with_a_token(node, workdir, s
         assert seen["profile"] == {"name": "Ada", "city": "Lisbon"}
         assert seen["notes"] == ["I have a cat"]
         assert seen["threads"] == [seen["thread_id"]]
+        # What agent-chat-ui reads: the thread's history (newest state first), threads by metadata.
+        assert seen["history"][0] == seen["messages"] and seen["history"] == sorted(seen["history"], reverse=True)
+        assert seen["first_said"].startswith("Hi, I'm Ada")
+        assert seen["listed"] == [seen["thread_id"]]  # ...but not by ada
+        assert lis["thread_id"] in {t["thread_id"] for t in await admin.threads.search(metadata={"graph_id": "agent"})}
         # Refused: another user's memory, a run claiming another user, no token.
         assert (seen["foreign_store"], seen["foreign_run"], seen["anonymous"]) == (403, 403, 401)
         assert "Li's secret" not in done.stdout

@@ -1,47 +1,19 @@
 """The web UI (web/), used the way a person would: headless Chromium types into
 the page served by `langgraph dev`, and the page shows and forgets memory.
 
-Needs Debian's ``chromium`` and the ``playwright`` package (test extra); CI
-installs both. Outside CI the test is skipped when Chromium is missing.
+Needs Debian's ``chromium`` and the ``playwright`` package (test extra): the
+``browser`` fixture of tests/conftest.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 
 import pytest
 
 from tests.devserver import DevServer
 
 pytestmark = pytest.mark.e2e
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture
-def browser():
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must provide Chromium for the web UI test (.ci/run installs it)")
-        pytest.skip("Chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--no-first-run",
-                "--disable-sync",
-            ],
-        )
-        yield browser
-        browser.close()
 
 
 def sign_in(page, user_id: str) -> None:

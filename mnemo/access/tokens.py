@@ -172,7 +172,9 @@ def parse_ttl(text: str) -> timedelta:
 
 
 #: What a caller without a usable header is told to do.
-BEARER_HINT = "send 'Authorization: Bearer <token>' (mint one with: python -m mnemo token <user_id>)"
+BEARER_HINT = (
+    "send 'Authorization: Bearer <token>' or 'X-Api-Key: <token>' (mint one with: python -m mnemo token <user_id>)"
+)
 
 
 def identity_from_authorization(authorization: str | None, *, secret: str) -> Identity:

@@ -1,0 +1,35 @@
+"""Where a request's token is read from, for the API and the custom routes alike.
+
+``Authorization: Bearer <token>`` (mnemo's CLI, curl) or ``X-Api-Key: <token>``
+(the LangGraph SDKs' ``apiKey`` / ``api_key`` option, hence agent-chat-ui).
+Both carry the same JWT and go through the same verification; when a request
+sends both, ``Authorization`` wins (an unusable one is refused, never skipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+API_KEY_HEADER = "x-api-key"
+
+
+def _header(headers: Mapping[str, str] | Mapping[bytes, bytes], name: str) -> str | None:
+    # The platform's auth handler gets the raw ASGI headers (bytes); Starlette's
+    # ``Request.headers`` are str. Names compare case-insensitively; the first one sent counts.
+    for key, value in headers.items():
+        if (key.decode("latin-1") if isinstance(key, bytes) else key).lower() == name:
+            return value.decode("latin-1") if isinstance(value, bytes) else value
+    return None
+
+
+def authorization_from_headers(headers: Mapping[str, str] | Mapping[bytes, bytes]) -> str | None:
+    """The request's credentials as an ``Authorization`` value for
+    :func:`mnemo.access.tokens.identity_from_authorization`: the
+    ``Authorization`` header when sent, else ``Bearer <X-Api-Key>``, else ``None``."""
+    authorization = _header(headers, "authorization")
+    if authorization is not None and authorization.strip():
+        return authorization
+    api_key = _header(headers, API_KEY_HEADER)
+    if api_key is not None and api_key.strip():
+        return f"Bearer {api_key.strip()}"
+    return authorization

@@ -1,0 +1,157 @@
+"""Local front-ends under ``./scripts/dev`` (server/dev_cors.py): the shipped
+configs allow no origin; the development server adds the usual local origins
+and those of ``MNEMO_DEV_CORS_ORIGINS``. The end-to-end test is a page on
+another local origin in headless Chromium (tests/frontend_page.html): it
+streams a run with ``X-Api-Key`` from the development server, and is refused
+by a server on the config as deployed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from server.dev_cors import dev_cors, main
+from tests.devserver import DevServer, copy_project, token, write_dotenv
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("langgraph.json", "langgraph.postgres.json")
+LOCAL = ("http://localhost:3000", "http://127.0.0.1:3000")  # what ./scripts/dev adds
+HEADERS = "x-api-key,content-type"  # what the SDKs send; the custom header makes browsers preflight
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_shipped_configs_allow_no_origin_and_the_sdk_header(name):
+    cors = json.loads((ROOT / name).read_text())["http"]["cors"]
+    assert cors["allow_origins"] == [] and "allow_origin_regex" not in cors
+    assert {"authorization", "content-type", "x-api-key"} <= set(cors["allow_headers"])
+
+
+def test_dev_cors_adds_origins_once_in_order_and_keeps_the_rest():
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    cors = dev_cors(
+        config, "http://localhost:3000, http://127.0.0.1:3000,,http://localhost:5173/ http://localhost:3000"
+    )
+    assert cors["allow_origins"] == ["http://localhost:3000", "http://127.0.0.1:3000", "http://localhost:5173"]
+    assert {k: v for k, v in cors.items() if k != "allow_origins"} == {
+        k: v for k, v in config["http"]["cors"].items() if k != "allow_origins"
+    }
+    assert config["http"]["cors"]["allow_origins"] == []  # the config itself is left alone
+    assert dev_cors({"http": {"cors": {"allow_origins": ["https://a.example"]}}}, "http://b")["allow_origins"] == [
+        "https://a.example",
+        "http://b",
+    ]
+    assert dev_cors({}, "http://b") == {"allow_origins": ["http://b"]}
+
+
+def test_dev_cors_reads_the_config_langgraph_dev_is_given(tmp_path, capsys):
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"http": {"cors": {"allow_headers": ["x-other"]}}}))
+    for args in (["--config", str(other)], ["--port", "8123", "-c", str(other)], [f"--config={other}", "--no-reload"]):
+        assert main(["http://localhost:3000", *args]) == 0
+        assert json.loads(capsys.readouterr().out) == {
+            "allow_headers": ["x-other"],
+            "allow_origins": ["http://localhost:3000"],
+        }
+    assert main(["http://localhost:3000", "--config", str(tmp_path / "missing.json")]) == 1
+    assert "no development CORS origins" in capsys.readouterr().err
+
+
+def preflight(url: str, origin: str) -> httpx.Response:
+    return httpx.options(
+        f"{url}/threads",
+        timeout=10,
+        headers={"Origin": origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": HEADERS},
+    )
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+
+@pytest.fixture
+def frontend():
+    """The page's own origin: a static server on ``http://localhost:<port>``."""
+    handler = partial(_Quiet, directory=str(Path(__file__).parent))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://localhost:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def run_page(browser, frontend: str, server: DevServer, user_id: str, say: str) -> dict:
+    page = browser.new_page()
+    try:
+        query = urlencode({"api": server.url, "key": token(user_id), "say": say})
+        page.goto(f"{frontend}/frontend_page.html?{query}")
+        page.wait_for_function("document.querySelector('#result').textContent !== 'waiting'", timeout=120_000)
+        return json.loads(page.inner_text("#result"))
+    finally:
+        page.close()
+
+
+def api(server: DevServer, path: str, body: dict, user_id: str) -> list | dict:
+    res = httpx.post(f"{server.url}{path}", json=body, headers={"X-Api-Key": token(user_id)}, timeout=30)
+    res.raise_for_status()
+    return res.json()
+
+
+@pytest.mark.e2e
+def test_a_page_on_a_local_origin_streams_from_the_dev_server_only(
+    browser, frontend, workdir, server_env, stub, tmp_path
+):
+    dev = DevServer(workdir, {**server_env, "MNEMO_DEV_CORS_ORIGINS": f"{frontend},http://localhost:5173"})
+    # The config as deployed: the shipped http.cors as it is, no development origins.
+    deployed_dir = copy_project(tmp_path / "deployed")
+    write_dotenv(deployed_dir, stub)
+    shipped = json.loads((deployed_dir / "langgraph.json").read_text())["http"]["cors"]
+    deployed = DevServer(deployed_dir, {**server_env, "CORS_CONFIG": json.dumps(shipped)})
+    dev.launch()
+    deployed.launch()
+    try:
+        dev.wait_ready()
+        deployed.wait_ready()
+
+        # Preflights: the usual local origins and the added ones pass with the SDK's header...
+        for origin in (*LOCAL, frontend, "http://localhost:5173"):
+            res = preflight(dev.url, origin)
+            assert res.status_code == 200, (origin, res.text)
+            assert res.headers["access-control-allow-origin"] == origin
+            assert "x-api-key" in res.headers["access-control-allow-headers"].lower()
+        # ...another origin does not; and as deployed, none does.
+        assert "access-control-allow-origin" not in preflight(dev.url, "http://evil.example").headers
+        for origin in (*LOCAL, frontend):
+            res = preflight(deployed.url, origin)
+            assert res.status_code == 400 and "access-control-allow-origin" not in res.headers, origin
+
+        # The browser: preflight, thread, streamed run, from the page's origin.
+        seen = run_page(browser, frontend, dev, "u_ada", "Remember that I have a cat.")
+        assert "error" not in seen, seen
+        assert (seen["created"], seen["streamed"], seen["owner"]) == (200, 200, "u_ada")
+        assert {"metadata", "values", "messages"} <= set(seen["events"]) and seen["chunks"] > 1
+        assert seen["answer"].startswith("ok: Remembered:")
+        notes = api(dev, "/store/items/search", {"namespace_prefix": ["u_ada", "notes"]}, "u_ada")
+        assert [n["value"]["text"] for n in notes["items"]] == ["I have a cat"]
+
+        # The same page against the deployed config: the browser refuses, nothing reaches the API.
+        calls = len(stub.requests)
+        refused = run_page(browser, frontend, deployed, "u_ada", "Remember that I have a dog.")
+        assert refused == {"error": "TypeError: Failed to fetch"}
+        assert api(deployed, "/threads/search", {}, "u_ada") == []
+        assert len(stub.requests) == calls
+        assert dev.trouble() == [] and deployed.trouble() == []
+    finally:
+        dev.stop()
+        deployed.stop()
