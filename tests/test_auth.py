@@ -273,5 +273,7 @@ async def test_the_trust_boundary_on_postgres(workdir, pg_server_env, stub):
         # Allowed origins come from configuration (CORS_CONFIG here), the rest get nothing.
         assert preflight(server.url, APP).headers.get("access-control-allow-origin") == APP
         assert "access-control-allow-origin" not in preflight(server.url, EVIL).headers
+        # A CORS_CONFIG in .env replaces ./scripts/dev's development origins (server/dev_cors.py).
+        assert "access-control-allow-origin" not in preflight(server.url, "http://localhost:3000").headers
     finally:
         server.stop()
