@@ -1,24 +1,31 @@
 """The CORS configuration ``./scripts/dev`` runs with: the project's own
 (``http.cors`` of the ``langgraph.json`` being served) plus the local
-front-end origins the script names, so a page such as agent-chat-ui on
-``http://localhost:3000`` can call the development server.
+front-end origins the script names and those of ``MNEMO_DEV_CORS_ORIGINS``,
+so a page such as agent-chat-ui on ``http://localhost:3000`` can call the
+development server.
 
 Development only: the shipped configs allow no origin, and nothing but
-``./scripts/dev`` calls this. The script passes the result to the platform as
-``CORS_CONFIG`` (which replaces ``http.cors`` as a whole, hence the merge);
-a ``CORS_CONFIG`` the user set wins and this is not run.
+``./scripts/dev`` calls this. The script hands the result to the platform as
+``CORS_CONFIG``, which replaces ``http.cors`` as a whole (hence the merge). A
+``CORS_CONFIG`` the user set (environment or the config's ``.env``) wins:
+then this prints nothing and the script adds no origin.
 
 Usage: ``python -m server.dev_cors ORIGINS [langgraph dev arguments...]``,
-``ORIGINS`` separated by commas or spaces; prints the JSON.
+``ORIGINS`` separated by commas or spaces; prints the JSON, and says on
+stderr which origins it allowed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+#: Further origins the developer allows (environment or ``.env``), comma-separated.
+EXTRA_ENV = "MNEMO_DEV_CORS_ORIGINS"
 
 
 def dev_cors(config: dict[str, Any], origins: str) -> dict[str, Any]:
@@ -30,16 +37,38 @@ def dev_cors(config: dict[str, Any], origins: str) -> dict[str, Any]:
     return cors
 
 
+def _setting(name: str, config: dict[str, Any], config_path: Path) -> str:
+    """``name`` from the environment, else from the config's env file, as
+    ``langgraph dev`` will see it (it loads that file with python-dotenv)."""
+    if os.environ.get(name):
+        return os.environ[name]
+    env_file = config.get("env")
+    if not isinstance(env_file, str):
+        return ""
+    from dotenv import dotenv_values  # installed with langgraph-cli
+
+    return dotenv_values(config_path.parent / env_file).get(name) or ""
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m server.dev_cors", add_help=False)
     parser.add_argument("origins")
     parser.add_argument("--config", "-c", default="langgraph.json")
     args, _ = parser.parse_known_args(argv)  # the rest are langgraph dev's own
+    path = Path(args.config)
     try:
-        cors = dev_cors(json.loads(Path(args.config).read_text("utf-8")), args.origins)
+        config = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
         print(f"mnemo: no development CORS origins: {exc}", file=sys.stderr)
         return 1
+    if _setting("CORS_CONFIG", config, path):
+        return 0  # the user's configuration, as a deployment's
+    cors = dev_cors(config, f"{args.origins},{_setting(EXTRA_ENV, config, path)}")
+    print(
+        f"mnemo: web pages from {', '.join(cors['allow_origins'])} may call the API "
+        f"(development CORS; add origins with {EXTRA_ENV})",
+        file=sys.stderr,
+    )
     print(json.dumps(cors))
     return 0
 

@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
-from server.dev_cors import dev_cors, main
+from server.dev_cors import EXTRA_ENV, dev_cors, main
 from tests.devserver import DevServer, copy_project, token, write_dotenv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,17 +51,46 @@ def test_dev_cors_adds_origins_once_in_order_and_keeps_the_rest():
     assert dev_cors({}, "http://b") == {"allow_origins": ["http://b"]}
 
 
-def test_dev_cors_reads_the_config_langgraph_dev_is_given(tmp_path, capsys):
+@pytest.fixture
+def shell(monkeypatch):
+    """A shell without the settings main() reads."""
+    for name in ("CORS_CONFIG", EXTRA_ENV):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_dev_cors_reads_the_config_langgraph_dev_is_given(shell, tmp_path, capsys):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"http": {"cors": {"allow_headers": ["x-other"]}}}))
     for args in (["--config", str(other)], ["--port", "8123", "-c", str(other)], [f"--config={other}", "--no-reload"]):
         assert main(["http://localhost:3000", *args]) == 0
-        assert json.loads(capsys.readouterr().out) == {
-            "allow_headers": ["x-other"],
-            "allow_origins": ["http://localhost:3000"],
-        }
+        out = capsys.readouterr()
+        assert json.loads(out.out) == {"allow_headers": ["x-other"], "allow_origins": ["http://localhost:3000"]}
+        assert "http://localhost:3000 may call the API" in out.err
     assert main(["http://localhost:3000", "--config", str(tmp_path / "missing.json")]) == 1
     assert "no development CORS origins" in capsys.readouterr().err
+
+
+def test_more_origins_come_from_the_environment_or_env_and_a_users_cors_config_wins(shell, tmp_path, capsys):
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"env": ".env", "http": {"cors": {"allow_origins": []}}}))
+    dotenv = tmp_path / ".env"
+
+    def allowed() -> list[str] | None:
+        assert main(["http://localhost:3000", "--config", str(config)]) == 0
+        out = capsys.readouterr().out
+        return json.loads(out)["allow_origins"] if out else None
+
+    dotenv.write_text(f"{EXTRA_ENV}=http://localhost:5173,http://127.0.0.1:5173\n")
+    assert allowed() == ["http://localhost:3000", "http://localhost:5173", "http://127.0.0.1:5173"]
+    shell.setenv(EXTRA_ENV, "http://localhost:8080")  # the shell's wins, as for langgraph dev
+    assert allowed() == ["http://localhost:3000", "http://localhost:8080"]
+    dotenv.write_text('CORS_CONFIG=\'{"allow_origins": ["https://app.example"]}\'\n')
+    assert allowed() is None  # the user's configuration, untouched
+    dotenv.write_text("")
+    assert allowed() == ["http://localhost:3000", "http://localhost:8080"]
+    shell.setenv("CORS_CONFIG", '{"allow_origins": []}')
+    assert allowed() is None
 
 
 def preflight(url: str, origin: str) -> httpx.Response:
@@ -112,7 +141,8 @@ def api(server: DevServer, path: str, body: dict, user_id: str) -> list | dict:
 def test_a_page_on_a_local_origin_streams_from_the_dev_server_only(
     browser, frontend, workdir, server_env, stub, tmp_path
 ):
-    dev = DevServer(workdir, {**server_env, "MNEMO_DEV_CORS_ORIGINS": f"{frontend},http://localhost:5173"})
+    write_dotenv(workdir, stub, MNEMO_DEV_CORS_ORIGINS=f"{frontend},http://localhost:5173")  # as a user would
+    dev = DevServer(workdir, server_env)
     # The config as deployed: the shipped http.cors as it is, no development origins.
     deployed_dir = copy_project(tmp_path / "deployed")
     write_dotenv(deployed_dir, stub)
