@@ -2,8 +2,8 @@
 configs allow no origin; the development server adds the usual local origins
 and those of ``MNEMO_DEV_CORS_ORIGINS``. The end-to-end test is a page on
 another local origin in headless Chromium (tests/frontend_page.html): it
-streams a run with ``X-Api-Key`` from the development server, and is refused
-by a server on the config as deployed.
+streams a run with ``X-Api-Key`` from the development server and resumes it
+with ``Last-Event-ID``, and is refused by a server on the config as deployed.
 """
 
 from __future__ import annotations
@@ -24,14 +24,15 @@ from tests.devserver import DevServer, copy_project, token, write_dotenv
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("langgraph.json", "langgraph.postgres.json")
 LOCAL = ("http://localhost:3000", "http://127.0.0.1:3000")  # what ./scripts/dev adds
-HEADERS = "x-api-key,content-type"  # what the SDKs send; the custom header makes browsers preflight
+HEADERS = "x-api-key,content-type,last-event-id"  # what the SDKs send; custom headers make browsers preflight
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_the_shipped_configs_allow_no_origin_and_the_sdk_header(name):
+def test_the_shipped_configs_allow_no_origin_and_the_sdks_headers(name):
     cors = json.loads((ROOT / name).read_text())["http"]["cors"]
     assert cors["allow_origins"] == [] and "allow_origin_regex" not in cors
-    assert {"authorization", "content-type", "x-api-key"} <= set(cors["allow_headers"])
+    # What the SDKs send once an origin is allowed: the key, JSON, and the resume of a dropped stream.
+    assert {"authorization", "content-type", "x-api-key", "last-event-id"} <= set(cors["allow_headers"])
 
 
 def test_dev_cors_adds_origins_once_in_order_and_keeps_the_rest():
@@ -159,7 +160,8 @@ def test_a_page_on_a_local_origin_streams_from_the_dev_server_only(
             res = preflight(dev.url, origin)
             assert res.status_code == 200, (origin, res.text)
             assert res.headers["access-control-allow-origin"] == origin
-            assert "x-api-key" in res.headers["access-control-allow-headers"].lower()
+            allowed = res.headers["access-control-allow-headers"].lower().split(", ")
+            assert {"x-api-key", "last-event-id"} <= set(allowed)
         # ...another origin does not; and as deployed, none does.
         assert "access-control-allow-origin" not in preflight(dev.url, "http://evil.example").headers
         for origin in (*LOCAL, frontend):
@@ -172,6 +174,8 @@ def test_a_page_on_a_local_origin_streams_from_the_dev_server_only(
         assert (seen["created"], seen["streamed"], seen["owner"]) == (200, 200, "u_ada")
         assert {"metadata", "values", "messages"} <= set(seen["events"]) and seen["chunks"] > 1
         assert seen["answer"].startswith("ok: Remembered:")
+        # Resumed after its first event (Last-Event-ID, as the SDKs reconnect): the rest, the same answer.
+        assert (seen["joined"], seen["resumed"], seen["resumed_answer"]) == (200, seen["all"] - 1, seen["answer"])
         notes = api(dev, "/store/items/search", {"namespace_prefix": ["u_ada", "notes"]}, "u_ada")
         assert [n["value"]["text"] for n in notes["items"]] == ["I have a cat"]
 
