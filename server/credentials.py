@@ -15,7 +15,7 @@ API_KEY_HEADER = "x-api-key"
 
 def _header(headers: Mapping[str, str] | Mapping[bytes, bytes], name: str) -> str | None:
     # The platform's auth handler gets the raw ASGI headers (bytes); Starlette's
-    # ``Request.headers`` are str. Names compare case-insensitively; the first one sent counts.
+    # ``Request.headers`` are str. Names compare case-insensitively.
     for key, value in headers.items():
         if (key.decode("latin-1") if isinstance(key, bytes) else key).lower() == name:
             return value.decode("latin-1") if isinstance(value, bytes) else value
