@@ -1,11 +1,9 @@
-"""The mnemo agent graph.
+r"""The mnemo agent graph (``agent`` in ``langgraph.json``).
 
     START -> load_memory -> compact_history -> call_model -(tool calls)-> tools -> call_model
-                                                          \\-(answer)----> write_memory -> END
+                                                          \-(answer)----> write_memory -> END
 
-The store and the checkpointer are the platform's (``langgraph dev`` /
-LangGraph Platform) or the caller's (``compile(store=..., checkpointer=...)``
-in tests); this module creates neither.
+The store and checkpointer are the platform's or the caller's; this module creates neither.
 """
 
 from langgraph.graph import END, START, StateGraph

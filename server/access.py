@@ -1,31 +1,8 @@
 """Who may do what through the server's REST API: pure rules, no server.
 
-:mod:`server.auth` hands every request to these functions; they are plain
-functions of the caller and the request so they can be tested without a
-server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
-
-Store namespaces (the first label is always the owner, see
-:mod:`mnemo.core.identity`):
-
-==============================  ================  ==========================
-namespace                       user (own label)  admin
-==============================  ================  ==========================
-``(own, ...)``                  read, write       read, write
-``(own, "audit", ...)``         read              read, append a sealed
-                                                  record, delete (erase);
-                                                  never change one
-``(own, "entitlements", ...)``  read              read, write
-``(own, "usage", ...)``         read              read (nobody writes: the
-                                                  graph counts)
-``("org", ...)``                read              read, write
-``(another user, ...)``         refused           as for the owner
-==============================  ================  ==========================
-
-A search or namespace listing with an empty prefix is narrowed to the user's
-own label; with a foreign prefix it is refused. It is never widened.
-
-The graph writes audit records and usage counters through the platform store
-directly, which these rules do not see: they guard the REST routes only.
+Plain functions of the caller and the request, so they are tested without a server;
+a refusal is a :class:`Forbidden` (HTTP 403) saying why. A search is narrowed to the
+user's own label, never widened. The access table: ``docs/security.md``.
 """
 
 from __future__ import annotations

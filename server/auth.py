@@ -1,17 +1,8 @@
 """The server's trust boundary: ``langgraph.json`` → ``auth.path``.
 
-* :func:`authenticate` runs on every API request (the platform exempts
-  ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
-  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.access.tokens.verify_token`,
-  anything else is a 401 with the reason.
-* The ``@auth.on`` handlers scope every resource to its owner; the rules are
-  in :mod:`server.access`. Anything without a handler of its own is refused
-  by :func:`deny_by_default` (the platform allows unhandled actions).
-
-The graph does its own scoping as well (:func:`mnemo.resolve_user`, the
-thread owner checked by ``load_memory``): these handlers only see REST calls.
-
-The server does not start without ``MNEMO_JWT_SECRET`` (checked on import).
+:func:`authenticate` verifies ``Authorization: Bearer <JWT>`` on every API request;
+the ``@auth.on`` handlers scope each resource to its owner (:mod:`server.access`) and
+refuse anything without a handler. The server does not start without ``MNEMO_JWT_SECRET``.
 """
 
 from __future__ import annotations

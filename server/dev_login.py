@@ -1,21 +1,8 @@
 """Development sign-in of the console: a user id in, a user token out.
 
-Served at ``POST /ui/dev-token`` by ``web/app.py`` (custom routes are not
-behind the platform's authentication), and only when ``MNEMO_DEV_LOGIN=1``,
-which ``./scripts/dev`` sets when it runs on its own development secret. Anyone
-who can run a process on the machine can read that secret anyway; what this
-endpoint must not do is hand a token to a web page of another site open in the
-developer's browser. So it answers only when
-
-* the connection comes from a loopback address,
-* the ``Host`` is a loopback name (a DNS-rebinding page has its own host name),
-* the ``Origin`` is this server's own origin (browsers always send it on a
-  cross-origin POST, and a page cannot forge it) and ``Sec-Fetch-Site``, when
-  sent, is ``same-origin``,
-* the body is JSON (a cross-site form cannot send that without a preflight,
-  which the CORS configuration refuses).
-
-It mints ``user`` tokens only, never ``admin`` ones.
+Served at ``POST /ui/dev-token`` only when ``MNEMO_DEV_LOGIN=1``, and only to a
+loopback, same-origin JSON request, so a page of another site gets nothing; mints
+``user`` tokens only, never ``admin`` ones.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """Bounds on what a caller can make mnemo (and the server) spend.
 
-Every text that reaches the embedder or the lexical ranker is bounded here, a
-user message past :data:`MAX_MESSAGE_CHARS` is refused before any work, and
-numeric settings a client can send are clamped to documented ranges
-(:func:`clamp`, used by ``nodes.context.Context``).
-
-Why: the bundled embedder splits a long text into 512-token windows and
-embeds them all, so its cost grows with the text (measured on 2 cores: 0.16 s
-of CPU for 500 characters, 18 s for 30,000; a 1 MB message took over 10 CPU
-minutes and blocked every other run of the server).
+Every text reaching the embedder or the lexical ranker is cut here, a user message
+past :data:`MAX_MESSAGE_CHARS` is refused before any work, and client numbers are
+clamped (:func:`clamp`). The measurements behind the bounds: ``docs/design.md``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""A lexical guard for semantic dedupe.
+"""Text helpers for notes: the lexical guard of semantic dedupe and BM25 tokens.
 
-Measured on ``bench/data/paraphrases.json`` (see ``docs/thresholds.md``): with
-multilingual-e5-small, "allergic to peanuts" vs "allergic to cats" scores
-0.96 and "每个月去上海出差" vs "每个月去北京出差" 0.98, higher than many true
-paraphrases. A similarity threshold alone would merge different facts, and a
-wrong merge loses a fact while a missed merge only costs a line of prompt.
-So a near neighbour counts as the same note only if, in addition, the two
-texts carry the same content words: no word (ASCII words, crudely stemmed) or
-CJK character outside a small list of function words appears on one side
-only. Written by hand because no maintained library offers "same fact"
-detection offline for Chinese and English; it is deliberately conservative.
+A near neighbour is the same note only if no content word (or CJK character) is new
+on either side; written by hand, since no maintained library detects "same fact"
+offline for Chinese and English (measurements: ``docs/thresholds.md``).
 """
 
 from __future__ import annotations

@@ -1,36 +1,8 @@
 """Procedural memory: instructions the agent learned from feedback, per assistant.
 
-The **hard rules** (:data:`HARD_RULES`) stay in code and are not memory: the
-prompt puts them *after* the learned instructions and says they win. What is
-learned lives in the store, one namespace per assistant::
-
-    ("org", "instructions", <assistant label>)
-        "head"            -> {"kind": "head", "key": "<version key>", "version": 3, "text": ...}
-        "v000003-<hex>"   -> {"kind": "version", "version": 3, "text": ..., "author": ...,
-                              "reason": ..., "created_at": ..., "rolled_back_to": 1?}
-        "rejected-<hex>"  -> {"kind": "rejected", "text": ..., "author": ..., "reason": ...,
-                              "rejected_because": ..., "created_at": ...}
-
-* Every accepted text is a new **version** (who, why, when); nothing is ever
-  overwritten, and :func:`arollback` to any version is one call (it adds a
-  version with that text, so the history says who rolled back and why).
-* A rewrite is accepted only through :func:`check_rewrite`: a length cap
-  (:data:`MAX_INSTRUCTIONS_CHARS`), no hard rule removed or contradicted, and
-  no personal data (e-mail, phone or long numbers, or the words of the user who
-  gave the feedback: id, name, city) in an instruction every user of the
-  assistant will get. A refused rewrite is recorded with its reason
-  (:func:`alist_rejections`).
-* :func:`arewrite_from_feedback`: the model proposes the rewrite ("too
-  verbose" -> a new text) with structured output; the guardrails decide.
-
-The hard-rule check is a tripwire of patterns (English and Chinese), not an
-understanding of the text: a rewrite that slips past it still sits *below*
-the hard rules in the prompt, and the rules that must hold whatever the
-prompt says are enforced in code too (:mod:`mnemo.writing.refusals`).
-
-Trap: ``version`` numbers come from a listing, so two rewrites accepted at the
-same instant can share a number; both are kept (distinct keys) and
-:func:`arollback` accepts the key as well as the number.
+Kept in ``("org", "instructions", <assistant>)``: every accepted text is a new version,
+nothing is overwritten, a refused rewrite is recorded with its reason, and the hard
+rules (:data:`HARD_RULES`, in code) always win.
 """
 
 from __future__ import annotations

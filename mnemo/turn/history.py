@@ -1,29 +1,8 @@
 """Long threads: keep what the model sees under a token budget.
 
-A thread that runs for hundreds of turns would outgrow the model's context
-(and the bill). Two layers, both built on LangChain's own message utilities
-(``trim_messages``, ``count_tokens_approximately``, ``RemoveMessage``):
-
-1. ``compact_history`` (before ``call_model``), when the thread's messages
-   exceed ``history_token_budget``: :func:`plan_compaction` picks the oldest
-   messages to drop so that about :data:`KEEP_RATIO` of the budget remains;
-   they are folded into a **running summary** (:func:`asummarize`, kept in
-   the thread's state under ``summary``, never written to long-term memory:
-   it is the model's paraphrase, not what the user stated) and removed from
-   the state with ``RemoveMessage``. With ``history_strategy="trim"`` they are
-   only removed. User messages among them that were never extracted are
-   extracted first (``mnemo.writing.pipeline``); if that fails, nothing is removed.
-2. ``call_model`` fits its input with :func:`fit_to_budget` every time, so
-   the budget holds even on a turn where compaction had to be skipped (the
-   extractor or the summariser failed): the messages stay in the state and
-   are extracted later, the model just does not see them.
-
-Invariants (``trim_messages(strategy="last", start_on="human")``): what is
-kept starts at a user message, so an AI message with tool calls is never
-separated from its tool results, and no tool result is left without its
-call; the latest user message is always kept, even when it alone is over
-the budget. Token counts are approximate (about 4 characters per token),
-which is what a budget needs; no tokenizer is downloaded.
+:func:`plan_compaction` and :func:`asummarize` fold the oldest turns into a running
+summary (never long-term memory), and :func:`fit_to_budget` bounds every model input;
+what is kept starts at a user message, so a tool call never loses its result.
 """
 
 from __future__ import annotations
