@@ -35,8 +35,8 @@ from mnemo.notes.model import Note, note_from_value, to_note
 #: How far (in cosine similarity) a note must score above the median of the
 #: dense candidates in its script to count as relevant by meaning
 #: (:func:`relevant_hits`). Chosen on LoCoMo conv-26 and conv-30 only: the
-#: largest margin whose turn recall@5/10/25 there is at least the former
-#: fixed 0.78 cut's (``python -m bench thresholds``; the held-out figures are
+#: largest margin whose turn recall@5/10/25 there is at least that of a
+#: fixed 0.78 similarity cut (``python -m bench thresholds``; the held-out figures are
 #: in docs/thresholds.md). Relative, so it holds when every score moves
 #: together (another embedder, notes embedded with more context); re-measure
 #: if the spread of scores changes.
