@@ -98,7 +98,7 @@ def resolves(name: str) -> bool:
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):
         try:
-            obj = importlib.import_module(".".join(parts[:cut]))
+            obj: object = importlib.import_module(".".join(parts[:cut]))
         except ModuleNotFoundError:
             continue
         for attr in parts[cut:]:
