@@ -150,7 +150,7 @@ def test_a_note_is_relevant_when_it_stands_out_from_the_notes_in_its_script():
     assert relevant_hits([en_hit], margin=0.0075) == [en_hit] and relevant_hits([en_hit], margin=math.inf) == []
 
 
-#: The probe of issue #12, two English and two Chinese notes.
+#: The four-note probe of the relevance rule, two English and two Chinese notes.
 CONTACT_NOTES = [
     "The user prefers email over phone calls.",
     "The user is allergic to peanuts.",
