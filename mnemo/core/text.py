@@ -1,4 +1,4 @@
-"""Text helpers for notes: the lexical guard of semantic dedupe and BM25 tokens.
+"""Text helpers of notes: the lexical guard of semantic dedupe, BM25 tokens, rank fusion.
 
 A near neighbour is the same note only if no content word (or CJK character) is new
 on either side; written by hand, since no maintained library detects "same fact"
