@@ -2,7 +2,8 @@
 first-party module, function, class or constant resolves, every ``from ... import``
 of a first-party package in a Python example imports, and every repo path or
 relative link (with its ``#anchor``) points at something. A rename that leaves
-the docs behind fails here.
+the docs behind fails here, and so does a ``python -m mnemo`` command or flag
+the docs show that the CLI does not have.
 """
 
 from __future__ import annotations
@@ -77,6 +78,23 @@ def _cited_files(text: str) -> Iterator[tuple[str, str]]:
 def links(text: str) -> set[str]:
     """Relative link targets of ``text`` (no URLs)."""
     return {t for t in _LINK.findall(text) if not re.match(r"^[a-z]+:", t)}
+
+
+def cli_calls(text: str) -> set[tuple[str, str]]:
+    """``(command, --flag)`` (flag ``""`` for the command alone) of every ``python -m mnemo`` call shown."""
+    out: set[tuple[str, str]] = set()
+    for call in re.findall(r"python -m mnemo ([a-z][\w-]*)([^`\n#]*)", text):
+        command, rest = call
+        out.add((command, ""))
+        out.update((command, flag) for flag in re.findall(r"(?<![\w-])(--[a-z][\w-]*)", rest))
+    return out
+
+
+def cli_has(command: str, flag: str) -> bool:
+    from mnemo.cli import COMMANDS
+
+    cmd = COMMANDS.get(command)
+    return cmd is not None and (not flag or any(flag in a.flags for a in cmd.args))
 
 
 def _expand(path: str) -> list[str]:
@@ -159,6 +177,12 @@ def test_paths_and_links_the_docs_cite_exist(doc: Path) -> None:
     assert not missing, f"{_id(doc)} cites paths or anchors that do not exist: {missing}"
 
 
+@pytest.mark.parametrize("doc", DOCS, ids=_id)
+def test_cli_calls_the_docs_show_exist(doc: Path) -> None:
+    missing = sorted(f"{c} {f}".strip() for c, f in cli_calls(doc.read_text("utf-8")) if not cli_has(c, f))
+    assert not missing, f"{_id(doc)} shows `python -m mnemo` commands or flags that do not exist: {missing}"
+
+
 def test_the_checks_see_what_the_docs_cite(importable: None) -> None:
     """The collectors find real citations of each kind (else the tests above pass on nothing),
     and the checks refuse what does not exist."""
@@ -166,6 +190,7 @@ def test_the_checks_see_what_the_docs_cite(importable: None) -> None:
     assert "mnemo.access.tokens.mint_token" in dotted_names(readme)
     assert "tests/js/sdk_smoke.mjs" in repo_paths(readme)
     assert "docs/security.md" in links(readme)
+    assert {("token", "--admin"), ("chat", "--thread")} <= cli_calls(readme)
     memory = (ROOT / "docs" / "memory.md").read_text("utf-8")
     assert "mnemo.stores.embeddings.index_config" in example_imports(memory)
     cited = "`./mnemo/stores/embeddings.py:embeddings`"
@@ -175,6 +200,7 @@ def test_the_checks_see_what_the_docs_cite(importable: None) -> None:
     assert resolves("mnemo.access.tokens.mint_token") and resolves("server.auth")
     assert not resolves("mnemo.access.tokens.mint_tokens")
     assert not resolves("mnemo.no_such_module.name")
+    assert cli_has("erase", "--threads") and not cli_has("erase", "--everything") and not cli_has("forget", "")
     assert path_exists("bench/results/store_scale.{json,png}") and not path_exists("tests/test_no_such_file.py")
     assert "identity-and-access" in anchors(ROOT / "docs" / "security.md")
     assert slug("The server's trust boundary") == "the-servers-trust-boundary"
