@@ -1,7 +1,24 @@
 """Every error mnemo raises on purpose, in one tree under :class:`MnemoError`.
 
-Every error a caller can cause says, in words meant for a human (or the model),
-what went wrong and what to do.
+Every error a caller can cause carries a message meant to be shown to a human
+(or to the model, when it comes back from a tool call) and says what to do.
+
+::
+
+    MnemoError
+    ├── MissingUserError        no user id for the run
+    ├── InvalidInputError       (also a ValueError) refused before any write
+    │   ├── UnstorableValueError  a value PostgreSQL cannot store
+    │   ├── NoteLimitError        the user is at the note cap
+    │   └── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
+    ├── IndexMissingError       semantic search on a store without an index
+    ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
+    ├── StoreClosedError        a store used after its ``async with`` block
+    ├── ListingChangedError     a namespace kept changing while it was paged through
+    ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── ForeignThreadError      a thread of another user named by a run
+    ├── InvalidTokenError       no usable bearer token, or an identity mnemo did not issue
+    └── SecretError             no usable signing secret
 """
 
 
