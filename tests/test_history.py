@@ -10,7 +10,7 @@ import json
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from mnemo import User, aget_profile
-from mnemo.turn.history import MAX_SUMMARY_CHARS, count_tokens
+from mnemo.turn.history import MAX_SUMMARY_CHARS, count_tokens, fit_to_budget
 from tests.agent_harness import ON_PLATFORM, extraction_prompts, say
 from tests.scripted import tool_call
 
@@ -131,3 +131,20 @@ async def test_trim_strategy_drops_without_a_summary_call(agent, model, store, s
         )
     assert not any(is_summary_call(c["messages"]) for c in model.calls)
     assert "summary" not in out and "Turn 0:" not in out["messages"][0].text
+
+
+def test_an_over_budget_turn_never_keeps_a_tool_result_without_its_call():
+    big = "word " * 3000
+    call = AIMessage("", tool_calls=[{"name": "recall_notes", "args": {}, "id": "c1"}], id="a1")
+    threads = {
+        "the call before the user's message": [call, HumanMessage(big, id="h1"), ToolMessage("r", tool_call_id="c1")],
+        "no user message left": [ToolMessage(big, tool_call_id="c0"), call, ToolMessage("r", tool_call_id="c1")],
+    }
+    for name, messages in threads.items():
+        kept = fit_to_budget(messages, budget=100)
+        assert kept, name  # something is kept, not nothing
+        calls = {c["id"] for m in kept if isinstance(m, AIMessage) for c in m.tool_calls}
+        assert all(m.tool_call_id in calls for m in kept if isinstance(m, ToolMessage)), (name, kept)
+    # A pair inside the turn is kept with it.
+    whole = [HumanMessage(big, id="h1"), call, ToolMessage("r", tool_call_id="c1")]
+    assert fit_to_budget(whole, budget=100) == whole

@@ -77,9 +77,12 @@ def _keep_last(messages: Sequence[BaseMessage], max_tokens: int) -> list[BaseMes
     if kept:
         return kept
     # Even the latest user turn is over the budget: keep it whole (its tool
-    # pairs included) rather than nothing.
+    # pairs included) rather than nothing, without a tool result whose call
+    # is not kept (a model API refuses it).
     last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0)
-    return list(messages[last_human:])
+    tail = list(messages[last_human:])
+    calls = {call["id"] for m in tail if isinstance(m, AIMessage) for call in m.tool_calls}
+    return [m for m in tail if not isinstance(m, ToolMessage) or m.tool_call_id in calls]
 
 
 def plan_compaction(messages: Sequence[BaseMessage], *, budget: int, summary: str | None = None) -> int:
