@@ -165,11 +165,13 @@ def client(server: DevServer, user_id: str, *, admin: bool = False):
 
 
 def system_prompts(stub: StubServer) -> list[str]:
-    """System prompts of the chat calls the stub received (extraction calls left out)."""
+    """System prompts of the chat calls the stub received (extraction, summary
+    and instruction-rewrite calls left out)."""
     return [
         r["messages"][0]["content"]
         for r in stub.requests
         if r["messages"][0]["role"] == "system"
+        and not str(r["messages"][0]["content"]).startswith("You maintain the ")
         and not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
     ]
 
