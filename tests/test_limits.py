@@ -148,6 +148,16 @@ def test_context_knobs_are_clamped_to_their_documented_ranges():
             Context(user_id="u", recall_limit=bad)
 
 
+@pytest.mark.parametrize(
+    ("name", "bad"), [("memory_write_mode", "evil"), ("history_strategy", "forget_all"), ("memory_write_mode", None)]
+)
+def test_a_choice_outside_its_values_is_refused_with_its_name(name, bad):
+    good = Context(user_id="u")
+    assert getattr(good, name) in ("after_turn", "summarize")  # the defaults pass
+    with pytest.raises(InvalidInputError, match=f"{name} must be one of"):
+        Context(user_id="u", **{name: bad})
+
+
 def _doc(name: str) -> str:
     """The field docstring of ``Context.<name>`` (read from the source, as Studio shows it)."""
     import inspect
