@@ -105,6 +105,15 @@ class DevServer:
         self.log.flush()
         return self.logfile.read_text()[-tail:]
 
+    def console_url(self) -> str:
+        """The console URL ``./scripts/dev`` printed, with this start's sign-in code."""
+        m = re.search(r"(http://127\.0\.0\.1:\d+/ui/#code=\S+)", self.output(tail=10**8))
+        assert m, f"./scripts/dev printed no console URL:\n{self.output()}"
+        return m.group(1)
+
+    def dev_code(self) -> str:
+        return self.console_url().split("#code=", 1)[1]
+
     def trouble(self) -> list[str]:
         """Log lines showing a blocking call or a turn that lost its memory."""
         return [line for line in self.output(tail=10**8).splitlines() if TROUBLE.search(line)]

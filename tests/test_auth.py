@@ -179,8 +179,13 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert "city" not in {i["key"] for i in (await admin.store.search_items(["bob", "profile"]))["items"]}
 
     # ---- development sign-in: the console's own page only.
-    ok = httpx.post(f"{url}/ui/dev-token", json={"user_id": "carol"}, headers={"Origin": url}, timeout=10)
+    code = server.dev_code()  # printed by ./scripts/dev with the console's URL
+    ok = httpx.post(f"{url}/ui/dev-token", json={"user_id": "carol", "code": code}, headers={"Origin": url}, timeout=10)
     assert ok.status_code == 200
+    # Without this start's code (another local account cannot read the terminal): no token.
+    for body in ({"user_id": "carol"}, {"user_id": "carol", "code": code[:-1]}):
+        res = httpx.post(f"{url}/ui/dev-token", json=body, headers={"Origin": url}, timeout=10)
+        assert res.status_code == 403 and "token" not in res.json(), body
     carol = {"Authorization": f"Bearer {ok.json()['token']}"}
     assert (
         httpx.post(
@@ -189,7 +194,7 @@ async def check_boundary(server: DevServer, stub) -> None:
         == 200
     )
     for headers in ({"Origin": EVIL}, {}, {"Origin": url, "Host": "evil.example"}):
-        res = httpx.post(f"{url}/ui/dev-token", json={"user_id": "alice"}, headers=headers, timeout=10)
+        res = httpx.post(f"{url}/ui/dev-token", json={"user_id": "alice", "code": code}, headers=headers, timeout=10)
         assert res.status_code == 403 and "token" not in res.json(), headers
 
     # ---- CORS: a page of another origin is not allowed to call the API.
