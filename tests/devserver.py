@@ -107,7 +107,7 @@ class DevServer:
 
     def console_url(self) -> str:
         """The console URL ``./scripts/dev`` printed, with this start's sign-in code."""
-        m = re.search(r"(http://127\.0\.0\.1:\d+/ui/#code=\S+)", self.output(tail=10**8))
+        m = re.search(r"(http://127\.0\.0\.1:\d+/ui#code=\S+)", self.output(tail=10**8))
         assert m, f"./scripts/dev printed no console URL:\n{self.output()}"
         return m.group(1)
 
