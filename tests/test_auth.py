@@ -180,20 +180,20 @@ async def check_boundary(server: DevServer, stub) -> None:
 
     # ---- bounded input: what one run or state update may add (413 / 415, before any work).
     good = {"Authorization": f"Bearer {token('alice')}"}
-    many = [{"role": "user", "content": "hi"}] * 10_000
+    many: list[dict] = [{"role": "user", "content": "hi"}] * 10_000
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000}}
-    blocks = [{"role": "user", "content": [{"type": "text", "text": "hi"}, image]}]
+    blocks: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "hi"}, image]}]
     before = len((await alice.threads.get_state(thread_a))["values"]["messages"])
-    for messages, code in ((many, 413), (blocks, 415)):
+    for messages, refused in ((many, 413), (blocks, 415)):
         res = httpx.post(
             f"{url}/threads/{thread_a}/runs/wait",
             json={"assistant_id": "agent", "input": {"messages": messages}, "context": {"user_id": "alice"}},
             headers=good,
             timeout=60,
         )
-        assert res.status_code == code, res.text
+        assert res.status_code == refused, res.text
         res = httpx.post(f"{url}/threads/{thread_a}/state", json={"values": {"messages": messages}}, headers=good)
-        assert res.status_code == code, res.text
+        assert res.status_code == refused, res.text
     huge = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
     res = httpx.post(
         f"{url}/threads/{thread_a}/runs/wait",
@@ -201,7 +201,7 @@ async def check_boundary(server: DevServer, stub) -> None:
         headers=good,
         timeout=60,
     )
-    assert res.status_code == 415, res.text  # a 1 MB image beside "hi" never reaches the model
+    assert res.status_code == 415, res.text  # a 1 MB image never reaches the model
     assert len((await alice.threads.get_state(thread_a))["values"]["messages"]) == before  # nothing was added
 
     # ---- development sign-in: the console's own page only.
