@@ -194,10 +194,10 @@ async def check_boundary(server: DevServer, stub) -> None:
         assert res.status_code == refused, res.text
         res = httpx.post(f"{url}/threads/{thread_a}/state", json={"values": {"messages": messages}}, headers=good)
         assert res.status_code == refused, res.text
-    huge: dict = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
+    huge_image: dict = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
     res = httpx.post(
         f"{url}/threads/{thread_a}/runs/wait",
-        json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": [huge]}]}},
+        json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": [huge_image]}]}},
         headers=good,
         timeout=60,
     )
