@@ -12,11 +12,11 @@ from nodes.call_model import call_model, route_after_model
 from nodes.compact_history import compact_history
 from nodes.context import Context
 from nodes.load_memory import load_memory
-from nodes.state import State
+from nodes.state import Input, State
 from nodes.tools import tool_node
 from nodes.write_memory import write_memory
 
-builder = StateGraph(State, context_schema=Context)
+builder = StateGraph(State, input_schema=Input, context_schema=Context)
 builder.add_node("load_memory", load_memory)
 builder.add_node("compact_history", compact_history)
 builder.add_node("call_model", call_model)

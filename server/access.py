@@ -14,7 +14,7 @@ from typing import Any, Literal
 from mnemo.core import (
     AUDIT,
     POLICIES_NAMESPACE,
-    check_message,
+    check_new_messages,
     field_of,
     user_label,
 )
@@ -166,23 +166,16 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
 
 
 def check_run_input(run_input: Any) -> None:
-    """A run's input messages, each at most :data:`mnemo.core.limits.MAX_MESSAGE_CHARS`
-    long: refused before the run is created, so an oversized message costs
-    the server nothing (``load_memory`` checks again, for runs that do not come
-    through the API).
+    """A run's input messages within :func:`mnemo.core.limits.check_new_messages`:
+    refused before the run is created, so an oversized input costs the server
+    nothing (``load_memory`` checks the latest message again, for runs that do
+    not come through the API).
 
     Raises:
-        mnemo.core.limits.MessageTooLongError: a message is too long.
+        mnemo.core.MessageTooLongError: too many messages, or too long.
+        mnemo.core.UnsupportedContentError: a content block that is not text.
     """
-    messages = run_input.get("messages") if isinstance(run_input, Mapping) else None
-    if isinstance(messages, Mapping | str):
-        messages = [messages]
-    for message in messages if isinstance(messages, list) else []:
-        content = message.get("content") if isinstance(message, Mapping) else message
-        if isinstance(content, list):  # content blocks: their text parts count
-            content = "".join(str(part.get("text", "")) if isinstance(part, Mapping) else str(part) for part in content)
-        if isinstance(content, str):
-            check_message(content)
+    check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None)
 
 
 def authorize_assistants(caller: Caller, action: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from langgraph_sdk import Auth
 
 from mnemo.access import InvalidTokenError, identity_from_authorization, secret_from_env
-from mnemo.core import MessageTooLongError
+from mnemo.core import MessageTooLongError, UnsupportedContentError
 from server.access import (
     Caller,
     Forbidden,
@@ -78,6 +78,8 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             check_run_input(kwargs.get("input"))
         except MessageTooLongError as exc:
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
+        except UnsupportedContentError as exc:
+            raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
     return owner_filter(caller)
 
 

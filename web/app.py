@@ -10,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
@@ -19,6 +20,7 @@ from mnemo.access import InvalidTokenError
 from mnemo.kinds import EPISODES, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
+from server.input_limits import BoundedStateUpdates
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory
 
@@ -89,5 +91,7 @@ app = Starlette(
         Route("/memory/export", export_memory),
         Route("/memory/forget", forget_memory, methods=["POST"]),
         Route("/feedback", feedback, methods=["POST"]),
-    ]
+    ],
+    # The server runs a custom app's middleware before all of its own routes.
+    middleware=[Middleware(BoundedStateUpdates)],
 )

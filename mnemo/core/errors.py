@@ -48,6 +48,11 @@ class MessageTooLongError(InvalidInputError):
     """A user message longer than ``mnemo.core.limits.MAX_MESSAGE_CHARS``: refused before any work."""
 
 
+class UnsupportedContentError(InvalidInputError):
+    """A message content block mnemo's agent does not read (an image, a file):
+    refused before any work rather than sent to the model unseen by memory."""
+
+
 class IndexMissingError(MnemoError):
     """Semantic search was asked of a store that has no vector index.
 

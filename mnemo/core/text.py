@@ -29,7 +29,12 @@ def collapse_whitespace(text: str) -> str:
 
 def content_tokens(text: str) -> frozenset[str]:
     folded = text.casefold()
-    words = {w[:5] for w in _WORD.findall(folded) if w not in _FUNCTION_WORDS and len(w) > 1}
+    # Numbers are content, whole: "item 2" is not "item 12", "123456" not "123457".
+    words = {
+        w if w.isdigit() else w[:5]
+        for w in _WORD.findall(folded)
+        if w not in _FUNCTION_WORDS and (len(w) > 1 or w.isdigit())
+    }
     chars = {c for c in _CJK.findall(folded) if c not in _FUNCTION_CHARS}
     return frozenset(words | chars)
 
