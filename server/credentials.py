@@ -1,9 +1,7 @@
-"""Where a request's token is read from, for the API and the custom routes alike.
-
-``Authorization: Bearer <token>`` (mnemo's CLI, curl) or ``X-Api-Key: <token>``
-(the LangGraph SDKs' ``apiKey`` / ``api_key`` option, hence agent-chat-ui).
-Both carry the same JWT and go through the same verification; when a request
-sends both, ``Authorization`` wins (an unusable one is refused, never skipped).
+"""Where a request's token is read from, for the API and the custom routes alike:
+``Authorization: Bearer <token>`` or ``X-Api-Key: <token>`` (the SDKs' ``apiKey``),
+the same JWT with the same checks; when both are sent, ``Authorization`` decides
+(an unusable one is refused, never skipped for the key).
 """
 
 from __future__ import annotations

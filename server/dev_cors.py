@@ -1,18 +1,8 @@
-"""The CORS configuration ``./scripts/dev`` runs with: the project's own
-(``http.cors`` of the ``langgraph.json`` being served) plus the local
-front-end origins the script names and those of ``MNEMO_DEV_CORS_ORIGINS``,
-so a page such as agent-chat-ui on ``http://localhost:3000`` can call the
-development server.
-
-Development only: the shipped configs allow no origin, and nothing but
-``./scripts/dev`` calls this. The script hands the result to the platform as
-``CORS_CONFIG``, which replaces ``http.cors`` as a whole (hence the merge). A
-``CORS_CONFIG`` the user set (environment or the config's ``.env``) wins:
-then this prints nothing and the script adds no origin.
-
-Usage: ``python -m server.dev_cors ORIGINS [langgraph dev arguments...]``,
-``ORIGINS`` separated by commas or spaces; prints the JSON, and says on
-stderr which origins it allowed.
+"""The CORS configuration ``./scripts/dev`` runs with (development only): the
+served config's ``http.cors`` plus the local front-end origins the script names
+and those of ``MNEMO_DEV_CORS_ORIGINS``; nothing when the user set
+``CORS_CONFIG`` (it wins). ``python -m server.dev_cors ORIGINS [langgraph dev
+args]`` prints the JSON the script exports as ``CORS_CONFIG``. Why: docs/clients.md.
 """
 
 from __future__ import annotations
