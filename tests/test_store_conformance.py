@@ -610,6 +610,17 @@ async def seconds_left(store, uri: str | None, namespace: tuple[str, ...], key: 
     return float(row[0])
 
 
+async def eventually(read, done, *, within_s: float = 10.0, every_s: float = 0.1) -> bool:
+    """Whether ``done(await read())`` holds within ``within_s`` seconds
+    (polled): a deadline for what a background task does, not a fixed sleep."""
+    deadline = time.monotonic() + within_s
+    while not done(await read()):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(every_s)
+    return True
+
+
 @on_platform("TTLs are accepted and ignored: items never expire and start_ttl_sweeper is a no-op")
 async def test_time_bound_memories_expire_and_are_swept(store, uri):
     """``ttl`` is in minutes. An expired item is invisible at once
@@ -618,11 +629,14 @@ async def test_time_bound_memories_expire_and_are_swept(store, uri):
     await store.aput(ns, "order", {"text": "asking about order 42"}, index=False, ttl=2 / 60)
     await store.aput(ns, "durable", {"text": "no ttl"}, index=False)
     assert {it.key for it in await store.asearch(ns, refresh_ttl=False)} == {"order", "durable"}
-    await asyncio.sleep(2.5)
-    assert {it.key for it in await store.asearch(ns, refresh_ttl=False)} == {"durable"}
-    # Nothing touches the store while we wait: only the sweeper can delete the row.
-    await asyncio.sleep(2.0)
-    assert await raw_count(store, uri, ns) == 1
+    assert await raw_count(store, uri, ns) == 2
+
+    async def visible() -> set[str]:
+        return {it.key for it in await store.asearch(ns, refresh_ttl=False)}  # a read that refreshes nothing
+
+    assert await eventually(visible, lambda keys: keys == {"durable"})
+    # Nothing but reads without refresh touch the store: only the sweeper can delete the row.
+    assert await eventually(lambda: raw_count(store, uri, ns), lambda n: n == 1)
 
 
 @on_platform("TTLs are ignored, so there is no deadline to refresh")
