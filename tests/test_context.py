@@ -74,9 +74,18 @@ def test_a_float_knob_refuses_nan_and_infinities_with_its_name(name):
 
 @pytest.mark.parametrize(
     ("sent", "timeout", "retries"),
-    [(str(HUGE), 600.0, 10), (str(-HUGE), 1.0, 0), ("30", 30.0, 3)],
+    [(str(HUGE), 600.0, 10), (str(-HUGE), 1.0, 0), ("2.5", 2.5, 2)],
 )
 def test_the_model_client_settings_are_clamped(monkeypatch, sent, timeout, retries):
     monkeypatch.setenv("MNEMO_MODEL_TIMEOUT_S", sent)
-    monkeypatch.setenv("MNEMO_MODEL_MAX_RETRIES", sent if sent != "30" else "3")
-    assert client_settings() == {"timeout": timeout, "max_retries": retries}
+    monkeypatch.setenv("MNEMO_MODEL_MAX_RETRIES", sent)
+    settings = client_settings()
+    assert settings == {"timeout": timeout, "max_retries": retries}
+    assert type(settings["timeout"]) is float and type(settings["max_retries"]) is int
+
+
+def test_a_knob_that_is_not_a_number_is_refused_with_its_name_and_type():
+    with pytest.raises(InvalidInputError, match="recall_limit must be a number, got list"):
+        Context(user_id="u", recall_limit=[1])
+    with pytest.raises(InvalidInputError, match="recall_margin must be a number, got 'many'"):
+        Context(user_id="u", recall_margin="many")

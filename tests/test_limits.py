@@ -23,7 +23,7 @@ from mnemo import (
     aremember_many,
 )
 from mnemo.core.identity import NOTES
-from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints
+from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints, check_message
 from mnemo.kinds.profile import aget_profile
 from mnemo.notes.model import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER
 from mnemo.stores.embeddings import LocalE5Embeddings
@@ -78,6 +78,16 @@ async def test_an_oversized_message_is_refused_before_any_store_or_model_work(mo
     with pytest.raises(MessageTooLongError, match=f"at most {MAX_MESSAGE_CHARS}"):
         await say(agent, "x" * 1_000_000, thread="t2")
     assert counting_store.trips == 0 and model.calls == []
+
+
+def test_an_oversized_message_is_refused_with_what_to_do_instead():
+    check_message("x" * MAX_MESSAGE_CHARS)  # the limit itself is accepted
+    with pytest.raises(MessageTooLongError) as refused:
+        check_message("x" * (MAX_MESSAGE_CHARS + 1))
+    assert str(refused.value) == (
+        f"The message has {MAX_MESSAGE_CHARS + 1} characters; mnemo accepts at most {MAX_MESSAGE_CHARS} per "
+        "message. Send it in shorter parts, or summarise it."
+    )
 
 
 def test_the_server_refuses_an_oversized_run_input_in_every_message_shape():
