@@ -19,10 +19,14 @@ HUGE = 1e12
 
 
 def documented_range(name: str) -> tuple[float, float]:
-    """``(lo, hi)`` as the field docstring of ``Context.<name>`` ends: "... lo-hi."
-    (what LangGraph Studio and the assistants API show)."""
-    source = inspect.getsource(Context)
-    doc = source.split(f"    {name}:", 1)[1].split('"""', 2)[1]
+    """``(lo, hi)`` as the description of ``Context.<name>`` ends: "... lo-hi."
+    (what LangGraph Studio and the assistants API show): the field's
+    ``description`` metadata, else its attribute docstring."""
+    (field,) = [f for f in dataclasses.fields(Context) if f.name == name]
+    doc = field.metadata.get("description") or ""
+    if not doc:
+        source = inspect.getsource(Context)
+        doc = source.split(f"    {name}:", 1)[1].split('"""', 2)[1]
     found = re.search(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\.\s*$", doc)
     assert found, f"Context.{name} documents no range"
     return float(found[1]), float(found[2])
