@@ -69,6 +69,16 @@ def test_overall_weights_questions_of_categories_1_to_4_and_leaves_out_5():
     assert snapshot_recall(shown, "turn") == {"overall": 0.5, "1": None, "2": None, "3": None, "4": 0.5, "5": 1.0}
 
 
+def test_snapshot_session_recall_counts_the_sessions_of_the_notes_shown():
+    shown = [
+        result("1", {"D1:1", "D12:3"}, [], covers=frozenset({"D12:9", "D3:1"})),  # session 12 of 1 and 12
+        result("2", {"D2:1"}, [], covers=frozenset()),
+        result("5", {"D4:1"}, [], covers=frozenset({"D4:2"})),
+    ]
+    assert snapshot_recall(shown, "session") == {"overall": 0.25, "1": 0.5, "2": 0.0, "3": None, "4": None, "5": 1.0}
+    assert snapshot_recall(shown, "turn") == {"overall": 0.0, "1": 0.0, "2": 0.0, "3": None, "4": None, "5": 0.0}
+
+
 def test_full_context_is_recall_one_by_definition():
     r = result("3", {"D1:1", "D1:2"}, [])
     r.ranked["full_context"] = []
