@@ -12,7 +12,7 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import User, alist_notes, aremember, aremember_many
-from mnemo.stores.guard import ATTEMPTS, GuardedStore, guarded, indexed_texts, is_duplicate_text_batch
+from mnemo.stores.guard import ATTEMPTS, BASE_DELAY_S, GuardedStore, guarded, indexed_texts, is_duplicate_text_batch
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
 
@@ -216,3 +216,43 @@ async def test_the_graph_reaches_its_store_only_through_the_guard(model, index):
     await say(agent, "What pets do I have?", memory_write_mode="hot")
     assert len(store.callers) > 3  # the precondition: the turns read and wrote memory
     assert set(store.callers) == {"GuardedStore"}
+
+
+async def test_the_pauses_between_attempts_are_jittered_and_bounded(monkeypatch, caplog):
+    """Each pause is drawn from [0, BASE_DELAY_S * 2**attempt]: recorded, not slept."""
+    import logging
+    import types
+
+    import mnemo.stores.guard as guard
+
+    pauses: list[float] = []
+    bounds: list[tuple[float, float]] = []
+
+    async def record(seconds: float) -> None:
+        pauses.append(seconds)
+
+    def top_of(lo: float, hi: float) -> float:
+        bounds.append((lo, hi))
+        return hi
+
+    monkeypatch.setattr(guard, "asyncio", types.SimpleNamespace(sleep=record, Lock=asyncio.Lock))
+    monkeypatch.setattr(guard.random, "uniform", top_of)
+    caplog.set_level(logging.INFO, logger="mnemo.stores.guard")
+    with pytest.raises(ValueError, match="Number of embeddings"):
+        await GuardedStore(FailsOnce(ValueError(UPSTREAM), failures=100)).aput(("u", "notes"), "k", {"text": SAME})
+    assert bounds == [(0, BASE_DELAY_S * 2**i) for i in range(ATTEMPTS - 1)]
+    assert pauses == [hi for _, hi in bounds] and sum(pauses) <= 1.3
+    assert [r.getMessage() for r in caplog.records] == [
+        f"store batch hit langgraph#8822 (a text put twice); retrying ({i})" for i in range(1, ATTEMPTS)
+    ]
+
+
+def test_one_wrapper_per_store_showing_the_stores_ttl_support():
+    class WithTtl(InMemoryStore):
+        supports_ttl = True
+
+    inner = WithTtl()
+    inner.ttl_config = {"default_ttl": 5.0}
+    wrapper = guarded(inner)
+    assert isinstance(wrapper, GuardedStore) and wrapper is guarded(inner) and guarded(wrapper) is wrapper
+    assert (wrapper.supports_ttl, wrapper.ttl_config) == (True, {"default_ttl": 5.0})
