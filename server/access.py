@@ -5,27 +5,29 @@ functions of the caller and the request so they can be tested without a
 server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
 
 Store namespaces (the first label is always the owner, see
-:mod:`mnemo.core.identity`):
+:mod:`mnemo.core.identity`): reads reach the caller's own label (an admin's:
+every label, and ``("org", ...)`` for everyone). Raw writes (``PUT`` /
+``DELETE /store/items``) are an allow-list, default-deny:
 
-==============================  ================  ==========================
-namespace                       user (own label)  admin
-==============================  ================  ==========================
-``(own, ...)``                  read, write       read, write
-``(own, "audit", ...)``         read              read, append a sealed
-                                                  record, delete (erase);
-                                                  never change one
-``(own, "entitlements", ...)``  read              read, write
-``(own, "usage", ...)``         read              read (nobody writes: the
-                                                  graph counts)
-``("org", ...)``                read              read, write
-``(another user, ...)``         refused           as for the owner
-==============================  ================  ==========================
+=================================  ================  ==========================
+namespace                          user              admin
+=================================  ================  ==========================
+``(own label, "app", ...)``        read, write       read, write (any user's)
+every other namespace              read (own, org)   read
+=================================  ================  ==========================
+
+Every memory kind (profile, notes, note index, episodes, instructions,
+audit, usage, entitlements, shared knowledge, and any kind added later) is
+written only through mnemo's audited paths: the agent, the ``/memory/*``
+routes (:mod:`web.memory`, :mod:`web.operator`) and ``python -m mnemo``. A raw
+write would leave no audit record, or put into a derived kind (the note
+index) what the prompt then shows as a note.
 
 A search or namespace listing with an empty prefix is narrowed to the user's
 own label; with a foreign prefix it is refused. It is never widened.
 
-The graph writes audit records and usage counters through the platform store
-directly, which these rules do not see: they guard the REST routes only.
+The graph and the custom routes write through the platform store directly,
+which these rules do not see: they guard the REST routes only.
 """
 
 from __future__ import annotations
@@ -35,28 +37,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from mnemo.core import (
-    AUDIT,
     POLICIES_NAMESPACE,
     check_message,
     field_of,
     user_label,
 )
-from mnemo.kinds import is_sealed
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
 _WRITES = frozenset({"put", "delete"})
 
 SHARED_ROOT = POLICIES_NAMESPACE[0]  # "org": shared knowledge
-#: Kinds under a user's label that the API may read but only admins may write.
-ADMIN_WRITTEN = frozenset({"entitlements"})
-#: Kinds under a user's label that nobody may write through the API.
-APPEND_ONLY = frozenset({"audit", "usage"})
-#: Memory whose every change mnemo audits: a user changes it through the agent
-#: or the console's ``/memory`` routes (which keep the trail), not by raw
-#: store writes, which would leave no record. Admins' operator tools write it
-#: (erase) and audit themselves.
-AUDITED_MEMORY = frozenset({"profile", "notes", "episodes"})
+#: Kinds under a user's label that raw store writes may change: the
+#: application's own items, which mnemo never reads. Nothing else (allow-list).
+FREE_KINDS = frozenset({"app"})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
@@ -92,14 +86,9 @@ def authorize_store(
     caller: Caller,
     action: StoreAction,
     namespace: Sequence[str] | None,
-    *,
-    key: str | None = None,
-    value: Any = None,
 ) -> tuple[str, ...]:
     """The namespace (prefix) the operation may use: ``namespace`` itself, or
     the caller's own label when a user searched or listed with no prefix.
-    ``key`` and ``value`` are those of a put (an admin may append an audit
-    record only under the key that seals its content, see :mod:`mnemo.kinds.audit`).
 
     Raises:
         Forbidden: the caller may not do ``action`` on ``namespace``.
@@ -112,50 +101,17 @@ def authorize_store(
             raise Forbidden("A store item needs a namespace")
         return () if caller.admin else (caller.label,)  # narrowed, never widened
     root, kind = ns[0], (ns[1] if len(ns) > 1 else None)
-    # An admin's operator tools append sealed records (a put under a record's
-    # key can only repeat it) and erase a user's trail with the rest of their
-    # memory (audit records hold personal data); nobody can alter a record.
-    admin_audit = (
-        caller.admin
-        and kind == AUDIT
-        and len(ns) == 2
-        and (action == "delete" or (action == "put" and key is not None and is_sealed(key, value)))
-    )
-    if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT and not admin_audit:
-        raise Forbidden(
-            f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API"
-        )
-    if caller.admin:
-        if action == "put":
-            check_admin_value(ns, key, value)
-        return ns
-    if root == SHARED_ROOT:
-        if action in _WRITES:
-            raise Forbidden("Shared knowledge ('org') is read-only for users; an admin token can change it")
-        return ns
-    if root != caller.label:
+    if not caller.admin and root != SHARED_ROOT and root != caller.label:
         raise Forbidden("This namespace belongs to another user; a user reaches only namespaces under their own label")
-    if action in _WRITES and kind in ADMIN_WRITTEN:
-        raise Forbidden(f"({root!r}, {kind!r}) is set by admins; a user may read it, not change it")
-    if action in _WRITES and kind in AUDITED_MEMORY:
-        raise Forbidden(
-            f"({root!r}, {kind!r}) changes only through the agent or POST /memory/forget, which keep the audit "
-            "trail; the store API reads it"
-        )
-    return ns
-
-
-def check_admin_value(namespace: Sequence[str], key: str | None, value: Any) -> None:
-    """An admin's put of an entitlement rule must be one mnemo can apply
-    (:func:`mnemo.access.entitlements.validate_rule`): a typo is refused, not stored."""
-    if len(namespace) == 2 and namespace[1] == "entitlements" and value is not None:
-        from mnemo.access import validate_rule
-        from mnemo.core import InvalidInputError
-
-        try:
-            validate_rule(str(key), value)
-        except InvalidInputError as exc:
-            raise Forbidden(f"Not stored: {exc}") from None
+    if action in _READS:
+        return ns
+    if root != SHARED_ROOT and kind in FREE_KINDS:
+        return ns
+    raise Forbidden(
+        f"({root!r}, {kind!r}) is memory: it changes only through the agent, the /memory routes or "
+        f"'python -m mnemo', which keep the audit trail; raw store writes reach only {sorted(FREE_KINDS)} "
+        "under a user's label"
+    )
 
 
 def owner_filter(caller: Caller) -> dict[str, str] | None:

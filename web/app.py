@@ -6,6 +6,8 @@ threads and ``runs/stream`` (server-sent events) and shows the signed-in
 user's memory (profile with provenance, notes, audit trail) from
 ``/memory/export``, with a *forget* button on every memory
 (``/memory/forget``) and a download of the whole export (:mod:`web.memory`).
+``/memory/operator/<name>`` runs an operator command for an admin
+(:mod:`web.operator`: what ``python -m mnemo <name> --url`` calls).
 ``/ui/dev-token`` is the development sign-in (:mod:`server.dev_login`); the
 page sends the token it gets, or one pasted by the user, as ``Bearer``.
 ``/ui/label`` tells which namespace label holds a user id (ids that are not
@@ -38,6 +40,7 @@ from server.access import OWNER
 from server.dev_login import dev_token
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory
+from web.operator import operator
 
 _PAGE = Path(__file__).with_name("index.html")
 
@@ -105,6 +108,7 @@ app = Starlette(
         Route("/ui/dev-token", dev_token, methods=["POST"]),
         Route("/memory/export", export_memory),
         Route("/memory/forget", forget_memory, methods=["POST"]),
+        Route("/memory/operator/{name}", operator, methods=["POST"]),
         Route("/feedback", feedback, methods=["POST"]),
     ]
 )

@@ -42,7 +42,7 @@ from typing import Any, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.core import ENTITLEMENTS, USAGE, InvalidInputError, User, alist_all
-from mnemo.kinds import Origin, audit_op
+from mnemo.kinds import Origin, abatch_audited, audit_op
 
 logger = logging.getLogger(__name__)
 
@@ -172,11 +172,12 @@ async def aset_entitlement(
         updated_at=datetime.now(UTC).isoformat(),
         updated_by=origin.actor,
     )
-    await store.abatch(
+    await abatch_audited(
+        store,
         [
             PutOp(user.namespace(ENTITLEMENTS), key, dict(rule), index=False),
             audit_op(user, origin, "entitlement.set", key, before=_public(before), after=_public(rule)),
-        ]
+        ],
     )
     return rule
 
@@ -187,11 +188,12 @@ async def aclear_entitlement(store: BaseStore, user: User, tool: str | None = No
     before = (await aget_entitlements(store, user)).get(key)
     if before is None:
         return False
-    await store.abatch(
+    await abatch_audited(
+        store,
         [
             PutOp(user.namespace(ENTITLEMENTS), key, None),
             audit_op(user, origin, "entitlement.clear", key, before=_public(before)),
-        ]
+        ],
     )
     return True
 

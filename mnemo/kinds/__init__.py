@@ -4,10 +4,14 @@ trail every write appends to. Plain functions over ``BaseStore``.
 """
 
 from mnemo.kinds.audit import (
+    AUDIT_HEAD,
     AuditAction,
+    AuditCheck,
     AuditRecord,
     Origin,
+    abatch_audited,
     audit_op,
+    averify,
     is_sealed,
 )
 from mnemo.kinds.episodes import (
@@ -54,6 +58,10 @@ from mnemo.kinds.profile import (
 )
 
 __all__ = [
+    "abatch_audited",
+    "AUDIT_HEAD",
+    "AuditCheck",
+    "averify",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",
