@@ -170,3 +170,33 @@ async def test_an_erase_starts_a_new_chain_that_verifies(store, user):
     (record,) = await alist_audit(store, user)
     assert (record["action"], record["seq"], record["prev"]) == ("erase", 1, "")
     assert (await averify(store, user))["ok"]
+
+
+def test_audit_verify_command_on_postgres(pg, cached_index, monkeypatch, capsys):
+    """``python -m mnemo audit verify``: exit 0 on the trail as written, 1 once
+    a record was deleted behind mnemo's back (here: in the database itself)."""
+    import json
+
+    import psycopg
+
+    from mnemo.cli import main
+    from mnemo.stores.factory import open_store
+    from tests.store_backends import truncate
+
+    monkeypatch.setenv("POSTGRES_URI", pg.uri)
+    user = User.of("u_audited")
+
+    async def seed() -> list:
+        async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+            await truncate(pg.uri)
+            return await chained_trail(store, user)
+
+    records = asyncio.run(seed())
+    assert main(["audit", "verify", "u_audited"]) == 0
+    check = json.loads(capsys.readouterr().out)
+    assert check["ok"] and check["records"] == 4
+    with psycopg.connect(pg.uri, autocommit=True) as conn:
+        conn.execute("DELETE FROM store WHERE prefix = %s AND key = %s", ("u_audited.audit", records[1]["id"]))
+    assert main(["audit", "verify", "u_audited"]) == 1
+    check = json.loads(capsys.readouterr().out)
+    assert not check["ok"] and check["records"] == 3 and "missing" in check["problems"][0]
