@@ -149,7 +149,7 @@ async def test_verify_finds_a_trail_tampered_with(store, user, tamper):
     expected = {
         "delete": "missing",
         "delete_and_forge_earlier": "missing",
-        "alter": "altered",
+        "alter": "does not match its key",
         "slip_in": "not in the chain",
         "drop_last": "records removed",
     }[tamper]
