@@ -155,9 +155,11 @@ async def check_boundary(server: DevServer, stub) -> None:
     thread_b = (await bob.threads.create())["thread_id"]
     assert await status(bob.runs.create(thread_b, "agent", input=HELLO, context={"user_id": "alice"})) == 403
     assert await status(bob.runs.wait(None, "agent", input=HELLO, context={"user_id": "alice"})) == 403
+    run = await chat(bob, "Hi, I'm Bob and I live in Oslo.", user_id=None, thread_id=thread_b)
+    assert run["status"] == "success"
     run = await chat(bob, "Where do I live?", user_id=None, thread_id=thread_b)
     assert run["status"] == "success"
-    assert "Hangzhou" not in system_prompts(stub)[-1] and "Bob likes tea" in system_prompts(stub)[-1]
+    assert "Hangzhou" not in system_prompts(stub)[-1] and "Oslo" in system_prompts(stub)[-1]
 
     # an oversized message: refused before the run exists (413), the thread untouched.
     calls = len(stub.requests)
