@@ -90,9 +90,9 @@ async def run_size(store: BaseStore, size: int, turns: int) -> dict[str, Any]:
     first = await turn(0)
     head = await store.aget((user.label, "note_index"), "head")
     samples = [await turn(i) for i in range(1, turns + 1)]
-    start = time.perf_counter()
+    began = time.perf_counter()
     indexed = await arebuild(store, user)
-    reindex_s = time.perf_counter() - start
+    reindex_s = time.perf_counter() - began
     return {
         "notes": size,
         "indexed": indexed,

@@ -178,7 +178,7 @@ async def check_boundary(server: DevServer, stub) -> None:
     # ...but the graph keeps a thread to one user: alice's thread, run for bob, fails.
     run = await chat(admin, "I live in Paris.", user_id="bob", thread_id=thread_a)
     assert run["status"] == "error"
-    assert "city" not in {i["key"] for i in (await admin.store.search_items(["bob", "profile"]))["items"]}
+    assert (await admin.store.get_item(["bob", "profile"], "city"))["value"]["value"] == "Oslo"  # not Paris
 
     # ---- development sign-in: the console's own page only.
     ok = httpx.post(f"{url}/ui/dev-token", json={"user_id": "carol"}, headers={"Origin": url}, timeout=10)

@@ -101,8 +101,8 @@ def today(now: datetime | None = None) -> str:
 def validate_rule(key: str, value: Any) -> None:
     """Refuse a stored rule mnemo could not apply: the key is ``"*"`` or
     ``"tool:<name>"``, the value has a boolean ``allowed`` and a ``daily_limit``
-    that is a non-negative integer or ``None``. The server applies this to an
-    admin's writes through the store API, so a typo is refused, not stored.
+    that is a non-negative integer or ``None``. Applied to every rule read, so
+    one written around mnemo is not applied.
 
     Raises:
         InvalidInputError: what is wrong, phrased for the admin.
@@ -156,8 +156,8 @@ async def aset_entitlement(
 ) -> Rule:
     """Set the rule of ``tool`` (``None``: the default for all tools and the
     daily total). Replaces that rule only; appends an audit record in the same
-    batch. Admin-only: the server refuses writes to ``"entitlements"`` from
-    users, and ``origin`` says who acted.
+    batch. Admin-only (``python -m mnemo entitle``; the store API writes no
+    entitlement), and ``origin`` says who acted.
 
     Raises:
         InvalidInputError: a bad tool name, or a ``daily_limit`` that is not a

@@ -5,8 +5,9 @@ A token carries
 * ``sub``: the user id (required; mapped to a namespace label by
   :func:`mnemo.user_label`, so any non-empty id works);
 * ``role``: ``"user"`` (default when absent) or ``"admin"``. An admin is an
-  app backend or an operator: it may act for the user a run names and reach
-  any namespace through the store API;
+  app backend or an operator: it may act for the user a run names, read any
+  namespace through the store API and run the operator commands
+  (``/memory/operator``); it writes memory through mnemo like everyone;
 * ``exp``: expiry (required: a token that never expires is refused);
 * ``iat``: when it was minted.
 

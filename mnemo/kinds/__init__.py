@@ -12,7 +12,6 @@ from mnemo.kinds.audit import (
     abatch_audited,
     audit_op,
     averify,
-    is_sealed,
 )
 from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
@@ -81,7 +80,6 @@ __all__ = [
     "EPISODES",
     "format_profile",
     "HARD_RULES",
-    "is_sealed",
     "load_policy_file",
     "normalize_field",
     "Origin",
