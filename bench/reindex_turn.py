@@ -5,9 +5,9 @@ every turn failed, 5.6 s instead of 1.1 s, "long-term memory is unavailable").
     python -m bench.reindex_turn                        # both backends, 20 and 20,000 notes
     python -m bench.reindex_turn --backends memory --sizes 20 2000   # quick
 
-Per backend (mnemo's in-memory store, the embedded PostgreSQL), per size, on
-a fresh store: the notes are put raw, without index items (as before the
-index existed, or written around mnemo); then
+Per backend (mnemo's in-memory store, the embedded PostgreSQL), one store
+holds one user per size, whose notes are put raw, without index items (as
+before the index existed, or written around mnemo); then, per user
 
 * ``first_turn_ms``: the first turn, which builds the index once, in bounded
   batches (:func:`mnemo.notes.index.arebuild_once`); ``indexed_by_first_turn``:
@@ -15,8 +15,9 @@ index existed, or written around mnemo); then
 * ``reindex_s``: ``python -m mnemo reindex <user>``'s work
   (:func:`mnemo.notes.index.arebuild`), run again on the built index;
 * ``turn_ms``: p50 / p95 of the next :data:`TURNS` turns (each in its own
-  thread, a question naming one note's word), whole graph: ``load_memory``,
-  the model, ``write_memory`` with its extraction.
+  thread, a question naming one note's word; the users' turns interleaved),
+  whole graph: ``load_memory``, the model, ``write_memory`` with its
+  extraction.
 
 The chat model and the extractor are scripted (answers at once), and the
 vectors are hash vectors (:class:`bench.store_scale.SyntheticEmbeddings`),
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import PutOp
 
 from bench.common import result_header, write_json
 from bench.store_scale import DIMS, SyntheticEmbeddings, percentiles
@@ -62,64 +63,64 @@ def old_notes(label: str, count: int) -> list[PutOp]:
     ]
 
 
-async def run_size(store: BaseStore, size: int, turns: int) -> dict[str, Any]:
+async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) -> dict[str, Any]:
+    """Every size's user in one store (as in a deployment: the small user's
+    search runs beside the large one's notes), their turns interleaved, so a
+    load that changes during the run weighs on every size alike."""
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
     from mnemo import User
     from mnemo.notes import arebuild
+    from mnemo.stores.factory import open_store
     from nodes.context import Context
 
-    user = User.of(f"u_{size}")
-    ops = old_notes(user.label, size)
-    for start in range(0, len(ops), 1000):
-        await store.abatch(ops[start : start + 1000])
-    graph = builder.compile(store=store, checkpointer=InMemorySaver())
-
-    async def turn(i: int) -> float:
-        question = f"What do you know about item{(i * 7) % size}?"
-        start = time.perf_counter()
-        await graph.ainvoke(
-            {"messages": [HumanMessage(question)]},
-            {"configurable": {"thread_id": f"{user.label}-{i}"}},
-            context=Context(user_id=user.id, model=MODEL_NAME),
-        )
-        return time.perf_counter() - start
-
-    first = await turn(0)
-    head = await store.aget((user.label, "note_index"), "head")
-    samples = [await turn(i) for i in range(1, turns + 1)]
-    began = time.perf_counter()
-    indexed = await arebuild(store, user)
-    reindex_s = time.perf_counter() - began
-    return {
-        "notes": size,
-        "indexed": indexed,
-        "indexed_by_first_turn": head.value["count"] if head is not None else 0,
-        "first_turn_ms": round(first * 1000, 1),
-        "reindex_s": round(reindex_s, 2),
-        "turn_ms": percentiles(samples),
-    }
-
-
-async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) -> dict[str, Any]:
-    from mnemo.stores.factory import open_store
-
     index = {"embed": SyntheticEmbeddings(), "dims": DIMS, "fields": ["text"]}
-    out: dict[str, Any] = {"sizes": []}
-    for size in sizes:
-        async with open_store(postgres_uri=uri, index=index) as store:
-            if uri is not None:
-                import psycopg
+    async with open_store(postgres_uri=uri, index=index) as store:
+        if uri is not None:
+            import psycopg
 
-                async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
-                    await conn.execute("TRUNCATE store CASCADE")
-            result = await run_size(store, size, turns)
-        print(f"{name} {size}: {result}", file=sys.stderr)
-        out["sizes"].append(result)
-    p50 = [s["turn_ms"]["p50"] for s in out["sizes"]]
-    out["ratio"] = round(p50[-1] / p50[0], 3)
+            async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+                await conn.execute("TRUNCATE store CASCADE")
+        users = {size: User.of(f"u_{size}") for size in sizes}
+        for size, user in users.items():
+            ops = old_notes(user.label, size)
+            for start in range(0, len(ops), 1000):
+                await store.abatch(ops[start : start + 1000])
+        graph = builder.compile(store=store, checkpointer=InMemorySaver())
+
+        async def turn(size: int, i: int) -> float:
+            user = users[size]
+            start = time.perf_counter()
+            await graph.ainvoke(
+                {"messages": [HumanMessage(f"What do you know about item{(i * 7) % size}?")]},
+                {"configurable": {"thread_id": f"{user.label}-{i}"}},
+                context=Context(user_id=user.id, model=MODEL_NAME),
+            )
+            return time.perf_counter() - start
+
+        rows: dict[int, dict[str, Any]] = {}
+        for size, user in users.items():
+            first = await turn(size, 0)
+            head = await store.aget((user.label, "note_index"), "head")
+            rows[size] = {
+                "notes": size,
+                "indexed_by_first_turn": head.value["count"] if head is not None else 0,
+                "first_turn_ms": round(first * 1000, 1),
+            }
+        samples: dict[int, list[float]] = {size: [] for size in sizes}
+        for i in range(1, turns + 1):
+            for size in sizes:
+                samples[size].append(await turn(size, i))
+        for size, user in users.items():
+            began = time.perf_counter()
+            rows[size]["indexed"] = await arebuild(store, user)
+            rows[size]["reindex_s"] = round(time.perf_counter() - began, 2)
+            rows[size]["turn_ms"] = percentiles(samples[size])
+            print(f"{name} {size}: {rows[size]}", file=sys.stderr)
+    out: dict[str, Any] = {"sizes": [rows[size] for size in sizes]}
+    out["ratio"] = round(rows[sizes[-1]]["turn_ms"]["p50"] / rows[sizes[0]]["turn_ms"]["p50"], 3)
     return out
 
 
