@@ -38,6 +38,7 @@ from typing import Any, Literal
 
 from mnemo.core import (
     POLICIES_NAMESPACE,
+    RESERVED_ROOTS,
     check_message,
     field_of,
     user_label,
@@ -105,7 +106,7 @@ def authorize_store(
         raise Forbidden("This namespace belongs to another user; a user reaches only namespaces under their own label")
     if action in _READS:
         return ns
-    if root != SHARED_ROOT and kind in FREE_KINDS:
+    if root.lower() not in RESERVED_ROOTS and kind in FREE_KINDS:  # under a user's label
         return ns
     raise Forbidden(
         f"({root!r}, {kind!r}) is memory: it changes only through the agent, the /memory routes or "

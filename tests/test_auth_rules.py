@@ -88,8 +88,9 @@ def test_shared_knowledge_is_read_by_everyone_and_written_by_no_raw_write():
         for action in WRITES:
             with pytest.raises(Forbidden, match="audit trail"):
                 authorize_store(caller, action, ("org", "policies"))
-            with pytest.raises(Forbidden, match="audit trail"):
-                authorize_store(caller, action, ("org", "app"))  # "app" is free under a user's label only
+            for root in ("org", "agent", "mnemo"):  # "app" is free under a user's label only
+                with pytest.raises(Forbidden, match="audit trail"):
+                    authorize_store(ADMIN, action, (root, "app"))
 
 
 def test_writes_need_a_namespace_and_unknown_actions_are_refused():
