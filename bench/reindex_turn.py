@@ -20,7 +20,8 @@ before the index existed, or written around mnemo); then, per user
   extraction.
 
 The chat model and the extractor are scripted (answers at once), and the
-vectors are hash vectors (:class:`bench.store_scale.SyntheticEmbeddings`),
+vectors are synthetic (:class:`ItemEmbeddings`: a question lands near the
+note it asks about),
 so the figures are the memory layer's own; a real model adds the same
 latency at every size. ``ratio`` = p50 at the largest size / p50 at the
 smallest (the issue asks at most 1.3). Results: ``<out>/reindex_turn.json``.
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import tempfile
 import time
@@ -45,6 +47,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Turns measured per size, after the first.
 TURNS = 15
 MODEL_NAME = "bench-reindex-scripted"
+
+
+class ItemEmbeddings(SyntheticEmbeddings):
+    """Meaning as a real model would give it: a note about ``item<i>`` is
+    note ``i``'s vector, a question about ``item<i>`` a vector near it (a
+    random vector for every text is HNSW's worst case, no user's)."""
+
+    def vector(self, text: str) -> Any:
+        found = re.search(r"\bitem(\d+)\b", text)
+        if found is None:
+            return super().vector(text)
+        i = int(found.group(1))
+        return super().vector(f"near:{i}:{len(text)}" if text.endswith("?") else f"note:{i}")
 
 
 def old_notes(label: str, count: int) -> list[PutOp]:
@@ -76,7 +91,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
     from mnemo.stores.factory import open_store
     from nodes.context import Context
 
-    index = {"embed": SyntheticEmbeddings(), "dims": DIMS, "fields": ["text"]}
+    index = {"embed": ItemEmbeddings(), "dims": DIMS, "fields": ["text"]}
     async with open_store(postgres_uri=uri, index=index) as store:
         if uri is not None:
             import psycopg
