@@ -1,28 +1,9 @@
-"""``python -m mnemo <command>``: operator commands.
+"""``python -m mnemo <command>``: operator commands, one function per command.
 
-The commands live by concern: :mod:`mnemo.cli.tokens` (``token``,
-``dev-secret``), :mod:`mnemo.cli.memory` (``export``, ``erase``,
-``entitle``, ``promote-episode``, ``reindex``, ``audit verify``; their work in
-:mod:`mnemo.cli.operations`, which the server runs too), :mod:`mnemo.cli.chat` (``chat``).
-Adding a command is one function: decorate it with :func:`command`, giving its
-name, a one-line help and its :func:`arg` declarations; it receives the parsed
-``argparse.Namespace`` and returns the exit status.
-
-    @command("hello", "say hello", arg("name"))
-    def hello(args) -> int:
-        print("hello", args.name)
-        return 0
-
-Where the memory is (every store command):
-
-* ``--url URL`` (or ``$MNEMO_URL``): a running LangGraph server, which runs
-  the operation on its own store (``POST /memory/operator/<name>``), with the
-  admin token in ``$MNEMO_TOKEN`` (``Authorization: Bearer``). This is the
-  way to reach the default ``./scripts/dev`` server, whose store lives inside
-  the server.
-* otherwise PostgreSQL: ``$POSTGRES_URI`` when set, else the embedded server
-  of ``$MNEMO_PGDATA`` (default ``.mnemo/pgdata``), as ``langgraph.postgres.json``
-  uses it.
+A command is a function decorated with :func:`mnemo.cli.registry.command` (name, help, args)
+that returns the exit status; a store command's work is an operation of
+:mod:`mnemo.cli.operations`, run on PostgreSQL (``$POSTGRES_URI`` or the embedded one), or
+with ``--url`` by the server itself (``POST /memory/operator/<name>``, ``$MNEMO_TOKEN``).
 """
 
 from mnemo.cli import chat, memory, tokens  # noqa: F401  (each registers its commands)

@@ -1,41 +1,11 @@
 """The audit trail: one append-only record per memory write, in the user's own namespace.
 
-Namespace ``(user_label, "audit")``; key = ``<UTC time>-<digest of the
-record>`` (:func:`sealed_key`), so keys sort by time and a key names exactly
-one content. A record is only ever *added*, never changed. It is
-tamper-evident: each record carries its position ``seq`` and the digest of
-the record before it (``prev``), and the user's chain head
-``(user_label, "audit_head")`` the digest of the last one
-(:func:`abatch_audited` chains the records of a batch as it writes them, one
-read of the head first). :func:`averify` walks the chain (``python -m mnemo
-audit verify <user>``): a record deleted, altered, slipped in with an earlier
-time, or written around mnemo breaks it. Two writes of one user at the same
-instant may both chain to the same record, and leave the head on the
-earlier of two places (the store has no compare-and-set): such siblings are
-reported, not refused, and the head must name a record that is there. Whoever can
-rewrite the database can rewrite the whole chain from the altered record on,
-head included: keep the head digest ``verify`` prints to detect that too.
-
-Nobody edits it through the API (the server's ``@auth.on.store`` handler
-refuses every raw write and delete of it); erasing all of a user's memory
-(``python -m mnemo erase``) deletes it with the rest and starts a new chain
-with the ``erase`` record.
-
-What is recorded (:class:`AuditRecord`): the action (``profile.set``,
-``profile.delete``, ``note.add``, ``note.refine``, ``note.forget``,
-``erase``, ``entitlement.set``, ``entitlement.clear``), its target (field
-name, note id, entitlement key), the value before and after, where the
-change came from (:data:`AuditSource`), the thread and run of the agent when
-there was one, and the time.
-
-Who caused a write is an :class:`Origin`. Nodes build one from their run's
-config (:meth:`Origin.from_config`); mnemo itself never imports the graph.
-A call without an origin (the memory API used directly) is still recorded,
-as the source its arguments imply and with no thread or run.
-
-Audit records carry the texts they describe, so they are personal data: an
-erase removes them with everything else, then leaves one ``erase`` record
-(counts only, no content) as the trace that the erase happened.
+Records live in ``(user_label, "audit")`` under a time-sortable key that seals their
+content (:func:`sealed_key`); they are only ever added, never rewritten, and written
+alongside the change they describe. Tamper-evident: each carries its place ``seq`` and
+the digest of the record before it (``prev``); ``(user_label, "audit_head")`` names the
+last (:func:`abatch_audited`), and :func:`averify` walks the chain
+(``python -m mnemo audit verify``). Why and the limits: ``docs/write-path.md``.
 """
 
 from __future__ import annotations
