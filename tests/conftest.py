@@ -26,10 +26,10 @@ def index():
 def cached_index():
     """The same model behind a cache, so each text is embedded once per session
     whichever backend of the conformance suite asks first."""
-    from bench.common import CachingEmbeddings
     from mnemo.stores.embeddings import embeddings
+    from tests.store_backends import CachedEmbeddings
 
-    return index_config(CachingEmbeddings(embeddings))
+    return index_config(CachedEmbeddings(embeddings))
 
 
 @pytest.fixture(scope="session")

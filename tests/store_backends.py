@@ -55,6 +55,28 @@ class HashEmbeddings(Embeddings):
         return self._vec(text)
 
 
+class CachedEmbeddings(Embeddings):
+    """``inner`` embedding each text once per session, queries and passages
+    apart (E5 embeds a text differently as each). Written here: LangChain's
+    ``CacheBackedEmbeddings`` lives in ``langchain-classic``, which nothing
+    else needs."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.vectors: dict[tuple[str, str], list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if ("p", t) not in self.vectors]
+        if missing:
+            self.vectors.update(zip([("p", t) for t in missing], self.inner.embed_documents(missing), strict=True))
+        return [self.vectors[("p", t)] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        if ("q", text) not in self.vectors:
+            self.vectors[("q", text)] = self.inner.embed_query(text)
+        return self.vectors[("q", text)]
+
+
 class RacingWriter(BaseStore):
     """``inner`` with another writer racing the caller: after each batch that
     ``when(ops)`` picks, ``write(inner, ops, results)`` runs (at most ``times``
