@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["memory", "postgres", "platform"]
 
 
+#: Why the PostgreSQL cases did not run (tests/skips.py names it at the end).
+SKIP_POSTGRES_REASON = "MNEMO_SKIP_POSTGRES=1 — unset it to enable"
+
+
 def skip_postgres() -> bool:
     """``MNEMO_SKIP_POSTGRES=1`` skips the PostgreSQL cases deliberately
     (otherwise a PostgreSQL that cannot start fails the suite)."""
