@@ -437,7 +437,9 @@ def embedder_fingerprint(inner: Embeddings | None = None) -> str:
     implement differently): ~1e-3 in a cosine, enough to flip near ties. A
     figure is reproducible exactly where this hash matches the result's."""
     if inner is None:
-        from mnemo.stores.embeddings import embeddings as inner
+        from mnemo.stores.embeddings import embeddings
+
+        inner = embeddings
     vectors = [inner.embed_query(t) for t in FINGERPRINT_TEXTS] + inner.embed_documents(list(FINGERPRINT_TEXTS))
     return hashlib.sha256(np.asarray(vectors, dtype=np.float32).tobytes()).hexdigest()[:16]
 
