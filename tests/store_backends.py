@@ -80,6 +80,14 @@ class CachedEmbeddings(Embeddings):
             self.vectors[("q", text)] = self.inner.embed_query(text)
         return self.vectors[("q", text)]
 
+    # In the calling thread: a hit answers in microseconds, and a miss is rare
+    # once the first backend has asked.
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
 
 class RacingWriter(BaseStore):
     """``inner`` with another writer racing the caller: after each batch that
