@@ -12,7 +12,6 @@ served. The rules themselves are unit-tested in tests/test_auth_rules.py.
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pytest
 from mnemo.access.tokens import mint_token
 from mnemo.core.limits import MAX_MESSAGE_CHARS
 from tests.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
+from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 
@@ -287,7 +287,7 @@ def pg_server_env(workdir, stub, tmp_path: Path) -> dict[str, str]:
     return server_environment()
 
 
-@pytest.mark.skipif(os.environ.get("MNEMO_SKIP_POSTGRES") == "1", reason="MNEMO_SKIP_POSTGRES=1")
+@pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 async def test_the_trust_boundary_on_postgres(workdir, pg_server_env, stub):
     server = DevServer(workdir, pg_server_env, config="langgraph.postgres.json")
     server.start()

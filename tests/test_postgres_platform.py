@@ -12,7 +12,6 @@ that uses it.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from pathlib import Path
 
@@ -20,10 +19,11 @@ import psycopg
 import pytest
 
 from tests.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
+from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(os.environ.get("MNEMO_SKIP_POSTGRES") == "1", reason="MNEMO_SKIP_POSTGRES=1"),
+    pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON),
 ]
 
 

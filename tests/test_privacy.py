@@ -193,9 +193,8 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.parametrize("backend", ["postgres"])  # the command line opens PostgreSQL ($POSTGRES_URI)
 async def test_cli_export_entitle_erase_on_postgres(store, uri, backend, user, tmp_path):
-    if backend != "postgres":
-        pytest.skip("the command line opens PostgreSQL ($POSTGRES_URI)")
     await fill(store, user)
     env = {**os.environ, "POSTGRES_URI": uri}
     env.pop("MNEMO_URL", None)

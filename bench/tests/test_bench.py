@@ -21,7 +21,7 @@ import pytest
 
 from bench.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 TURNS = [
     # session 1
