@@ -15,7 +15,7 @@ from mnemo.writing.extraction import (
 )
 from mnemo.writing.pipeline import (
     MAX_PENDING_MESSAGES,
-    aextract_pending,
+    aextract_messages,
     pending,
     replied_to,
     stamp_said_at,
@@ -26,7 +26,7 @@ from mnemo.writing.refusals import (
 
 __all__ = [
     "aextract",
-    "aextract_pending",
+    "aextract_messages",
     "aschedule_extraction",
     "build_extractor",
     "MAX_PENDING_MESSAGES",

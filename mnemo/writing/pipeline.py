@@ -1,7 +1,7 @@
 """Turning a thread's unextracted user messages into memory: the one pipeline
 behind every write mode.
 
-Three callers, one function (:func:`aextract_pending`):
+Three callers, one entry point (:func:`aextract_messages`):
 
 * ``write_memory`` at the end of a turn (``memory_write_mode="after_turn"``);
 * the ``memory_writer`` graph, later, off the user's path (``"background"``);
@@ -25,7 +25,7 @@ Only the **user's** messages are extracted (see :mod:`mnemo.writing.extraction`)
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -98,7 +98,52 @@ def as_of(said: Sequence[HumanMessage], said_at: Mapping[str, str] | None) -> st
     return max((s for s in stamps if s), default=None) or now_iso()
 
 
-async def aextract_pending(
+async def aextract_messages(
+    store: BaseStore,
+    user: User,
+    load_model: Callable[[], Awaitable[BaseChatModel]],
+    thread: Sequence[BaseMessage],
+    start: int,
+    end: int | None = None,
+    *,
+    said_at: Mapping[str, str] | None,
+    timeout_s: float,
+    origin: Origin | None = None,
+    backlog: Literal["latest", "all"] = "latest",
+) -> bool:
+    """Extract the user messages of ``thread[start:end]`` into memory: the one
+    entry point of every write mode. ``True`` when done (or nothing to do):
+    the caller advances its cursor; ``False`` when the model could not be
+    loaded, the extractor or the store failed (nothing lost: the caller keeps
+    the messages pending). Never raises.
+
+    ``load_model`` is called only when there is something to extract.
+    ``backlog="latest"`` extracts the latest :data:`MAX_PENDING_MESSAGES`
+    (a backlog after repeated failures is cut); ``"all"`` extracts every one,
+    that many per extractor call (messages leaving a compacted thread).
+    ``origin``: the run the writes are audited as (default: the extractor, no run)."""
+    said = pending(thread, start, end)
+    if not said:
+        return True
+    try:
+        model = await load_model()
+    except Exception:
+        logger.exception("could not build the memory extractor; will retry next turn")
+        return False
+    chunks = (
+        [said[i : i + MAX_PENDING_MESSAGES] for i in range(0, len(said), MAX_PENDING_MESSAGES)]
+        if backlog == "all"
+        else [said[-MAX_PENDING_MESSAGES:]]
+    )
+    for chunk in chunks:
+        if not await _aextract_said(
+            store, user, model, chunk, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin
+        ):
+            return False
+    return True
+
+
+async def _aextract_said(
     store: BaseStore,
     user: User,
     model: BaseChatModel,
@@ -107,15 +152,11 @@ async def aextract_pending(
     thread: Sequence[BaseMessage],
     said_at: Mapping[str, str] | None,
     timeout_s: float,
-    origin: Origin | None = None,
+    origin: Origin | None,
 ) -> bool:
-    """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`
-    of ``thread``'s user messages) and write it, each note with what its
-    message replied to as context (:func:`replied_to`). ``True`` when done
-    (or nothing to do): the caller advances its cursor. ``False`` when the extractor or the store failed: nothing was
-    lost, the caller keeps the messages pending. Never raises. ``origin``:
-    the run the writes are audited as (default: the extractor, no run)."""
-    said = list(said)[-MAX_PENDING_MESSAGES:]
+    """Extract memory from ``said`` (at most :data:`MAX_PENDING_MESSAGES`
+    user messages of ``thread``) and write it, each note with what its
+    message replied to as context (:func:`replied_to`); ``False`` on failure."""
     if not said:
         return True
     try:
