@@ -6,8 +6,10 @@ from __future__ import annotations
 import logging
 
 from langchain_core.messages import RemoveMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from mnemo.kinds import Origin
 from mnemo.turn import asummarize, plan_compaction
 from mnemo.writing import aextract_messages
 from nodes.chat_models import aload_chat_model
@@ -36,6 +38,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
             cut,
             said_at=state.get("said_at"),
             timeout_s=ctx.extraction_timeout_s,
+            origin=Origin.from_config(get_config(), "extractor"),
             backlog="all",  # all of them, not only the latest: they leave the thread
         ):
             logger.warning("could not extract messages leaving the window; keeping them for now")

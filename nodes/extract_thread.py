@@ -10,6 +10,7 @@ from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
 from mnemo.core import ForeignThreadError
+from mnemo.kinds import Origin
 from mnemo.notes import asweep_user
 from mnemo.writing import aextract_messages, start_after
 from nodes.chat_models import aload_chat_model
@@ -43,6 +44,7 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
         start,
         said_at=values.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
+        origin=Origin(source="extractor", thread_id=str(state["thread_id"])),
     ):
         return {}  # retried by the writer run of the next turn
     logger.info("memory_writer: thread %s extracted from message %d on", state["thread_id"], start)

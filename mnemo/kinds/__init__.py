@@ -37,6 +37,7 @@ from mnemo.kinds.policies import (
     load_policy_file,
 )
 from mnemo.kinds.profile import (
+    MAX_HISTORY,
     PROFILE_FIELDS,
     SOURCES,
     Profile,
@@ -54,6 +55,7 @@ from mnemo.kinds.profile import (
 )
 
 __all__ = [
+    "MAX_HISTORY",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",

@@ -13,7 +13,7 @@ refused. mnemo itself writes it alongside the change it describes, in the
 same ``abatch`` when the write path already batches.
 
 What is recorded (:class:`AuditRecord`): the action (``profile.set``,
-``profile.delete``, ``note.add``, ``note.refine``, ``note.forget``,
+``profile.delete``, ``note.add``, ``note.refine``, ``note.update``, ``note.invalidate``, ``note.forget``,
 ``erase``, ``entitlement.set``, ``entitlement.clear``), its target (field
 name, note id, entitlement key), the value before and after, where the
 change came from (:data:`AuditSource`), the thread and run of the agent when
@@ -51,6 +51,8 @@ AuditAction = Literal[
     "profile.delete",
     "note.add",
     "note.refine",
+    "note.update",
+    "note.invalidate",
     "note.forget",
     "erase",
     "entitlement.set",

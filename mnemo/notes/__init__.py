@@ -6,6 +6,7 @@ from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
     expiry_from,
+    live,
     now,
 )
 from mnemo.notes.index import (
@@ -31,6 +32,7 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
+from mnemo.notes.revise import Revision, plan_revision
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -52,6 +54,9 @@ __all__ = [
     "Note",
     "note_dates",
     "NOTE_INDEX",
+    "live",
+    "plan_revision",
+    "Revision",
     "NotesPlan",
     "now",
     "RECALL_MARGIN",

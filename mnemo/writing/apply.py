@@ -1,4 +1,6 @@
-"""Applying an extraction to the store through the profile and notes APIs."""
+"""Applying an extraction to the store through the profile and notes APIs:
+profile changes, new notes and revisions of the notes the extractor was
+shown (:mod:`mnemo.writing.known`), in one batch of writes."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tokens, list_op, search_result
+from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tokens, list_op, now_iso, search_result
 from mnemo.kinds import (
     Origin,
     ProfileChange,
@@ -22,11 +24,14 @@ from mnemo.notes import (
     MAX_NOTES_PER_USER,
     NotesPlan,
     RememberResult,
+    Revision,
     expiry_from,
+    plan_revision,
     validate_note,
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.known import Known
 from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
@@ -35,6 +40,8 @@ logger = logging.getLogger(__name__)
 class AppliedExtraction(TypedDict):
     profile: list[ProfileChange]
     notes: list[RememberResult]
+    revised: list[str]
+    """Ids of the notes updated or invalidated."""
 
 
 async def aapply_extraction(
@@ -45,6 +52,7 @@ async def aapply_extraction(
     origin: Origin | None = None,
     as_of: str | None = None,
     said: Sequence[Said] = (),
+    known: Known | None = None,
 ) -> AppliedExtraction:
     """Merge the profile changes and add the notes, all in one store batch
     (after one batch of reads); writes nothing for an empty extraction. At
@@ -58,7 +66,12 @@ async def aapply_extraction(
     after it are not overwritten (:func:`mnemo.kinds.profile.aupdate_profile`).
 
     ``said``: the user messages extracted, each with what it replied to: a
-    note gets the context of the message it came from (:func:`source_message`)."""
+    note gets the context of the message it came from (:func:`source_message`).
+
+    ``known``: what was read before extracting (:func:`mnemo.writing.known.aread_known`):
+    the profile is not read again, and the extraction's ``updates`` and
+    ``invalidates`` name notes by their short ids there; any other id is
+    ignored (logged). Without it, no note is revised."""
     origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
@@ -84,8 +97,9 @@ async def aapply_extraction(
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
-    if not with_profile and not notes:
-        return AppliedExtraction(profile=[], notes=[])
+    revisions = _revisions(user, extraction, known, origin=origin, as_of=as_of)
+    if not with_profile and not notes and not revisions:
+        return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
     # store failure leaves the profile and the notes both written or neither.
     profile_ns = user.namespace(PROFILE)
@@ -96,28 +110,67 @@ async def aapply_extraction(
         refers_to=[n.refers_to for n in notes],
         contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
         source="user_said",
+        revised=[r.change for r in revisions],
     )
-    reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
-    results = await store.abatch(reads)
+    read_profile = with_profile and known is None
+    reads = ([list_op(profile_ns)] if read_profile else []) + (plan.lookups() if notes or revisions else [])
+    results = await store.abatch(reads) if reads else []
     ops: list[PutOp] = []
     profile: list[ProfileChange] = []
     if with_profile:
-        current = profile_from_items(await alist_rest(store, profile_ns, search_result(results[0])))
+        items = known.profile if known is not None else await alist_rest(store, profile_ns, search_result(results[0]))
+        current = profile_from_items(items)
         profile_ops, profile = plan_profile_update(
             profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
         )
         ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
-        results = results[1:]
+        results = results[1:] if read_profile else results
     added: list[RememberResult] = []
-    if notes:
+    if notes or revisions:
         added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
         if dropped := sum(r["status"] == "over_limit" for r in added):
             logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
+        # A revision is the user's word on that very note: it wins over a new
+        # text deduplicated into it.
+        revised = {r.change.key for r in revisions}
+        note_ops = [op for op in note_ops if not (tuple(op.namespace) == plan.namespace and op.key in revised)]
         note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
-        ops += note_ops
+        ops += [*note_ops, *(op for r in revisions for op in r.ops)]
     if ops:
         await store.abatch(ops)
-    return AppliedExtraction(profile=profile, notes=added)
+    return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
+
+
+def _revisions(
+    user: User, extraction: MemoryExtraction, known: Known | None, *, origin: Origin, as_of: str | None
+) -> list[Revision]:
+    """The revisions the extraction asks for, of notes in ``known`` only:
+    an unknown id (made up, another user's, a full id) is ignored and
+    logged, as is an invalid new text; the first word on a note wins."""
+    wanted: dict[str, str | None] = {}
+    for update in extraction.updates:
+        wanted.setdefault(update.id, update.text)
+    for note_id in extraction.invalidates:
+        wanted.setdefault(note_id, None)
+    shown = known.notes if known is not None else {}
+    stamp = now_iso()
+    revisions: list[Revision] = []
+    for short, text in wanted.items():
+        item = shown.get(short)
+        if item is None:
+            logger.warning("extraction named note %r, which it was not shown; ignored", short[:40])
+            continue
+        if text is not None and business_record_term(text) is not None:
+            logger.warning("extraction's update of note %s names a business record; ignored", short)
+            continue
+        try:
+            revision = plan_revision(user, item.key, item.value, text=text, origin=origin, stamp=stamp, as_of=as_of)
+        except InvalidInputError:
+            logger.warning("extraction's update of note %s is not a valid note; ignored", short)
+            continue
+        if revision is not None:
+            revisions.append(revision)
+    return revisions
 
 
 class Said(NamedTuple):

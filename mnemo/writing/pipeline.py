@@ -37,6 +37,7 @@ from mnemo.kinds import Origin
 from mnemo.notes import validate_context
 from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import aextract, build_extractor
+from mnemo.writing.known import aread_known
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +166,13 @@ async def _aextract_said(
         logger.exception("could not build the memory extractor; will retry next turn")
         return False
     # Bounded: a message refused as too long may still sit in the thread.
-    extraction = await aextract(extractor, [m.text[:MAX_MESSAGE_CHARS] for m in said], timeout_s=timeout_s)
+    texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
+    try:
+        known = await aread_known(store, user, texts)
+    except Exception:
+        logger.exception("could not read the user's memory before extracting; will retry with the next turn")
+        return False
+    extraction = await aextract(extractor, texts, timeout_s=timeout_s, existing=known.shown())
     if extraction is None:
         return False  # failed, timed out or returned nothing: retried later
     try:
@@ -176,6 +183,7 @@ async def _aextract_said(
             as_of=as_of(said, said_at),
             origin=origin,
             said=[Said(m.text, reply) for m, reply in zip(said, replied_to(thread, said), strict=True)],
+            known=known,
         )
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")

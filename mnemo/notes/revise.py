@@ -1,0 +1,84 @@
+"""Revising a stored note: a new text for it (**update**) or its end
+(**invalidate**), as planned writes for the caller's batch.
+
+Invariant: nothing is silently lost. An updated note keeps its id and gets
+its former text appended to its ``history`` (with when it stopped being
+current and from which thread; the last :data:`~mnemo.kinds.profile.MAX_HISTORY`,
+as profile fields). An invalidated note moves whole, history included, to
+``(label, INVALIDATED_NOTES)``: out of recall and the prompt, still in the
+export and the audit trail until the user forgets it. A note changed after
+``as_of`` (a late writer) is left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from langgraph.store.base import PutOp
+
+from mnemo.core import INVALIDATED_NOTES, NOTES, User
+from mnemo.kinds import MAX_HISTORY, Origin, Source, audit_op
+from mnemo.notes.index import NoteChange
+from mnemo.notes.model import normalize_note, validate_note
+from mnemo.notes.plan import note_put, set_context
+
+logger = logging.getLogger(__name__)
+
+
+class Revision(NamedTuple):
+    """The writes of one revised note (note, moved copy, audit) and its index change."""
+
+    ops: list[PutOp]
+    change: NoteChange
+
+
+def plan_revision(
+    user: User,
+    key: str,
+    before: Mapping[str, Any],
+    *,
+    text: str | None,
+    origin: Origin,
+    stamp: str,
+    source: Source = "user_said",
+    as_of: str | None = None,
+) -> Revision | None:
+    """The revision of note ``key`` (stored value ``before``): its new
+    ``text``, or ``None`` to invalidate it. ``None`` when there is nothing to
+    do: the same text again, or the note changed after ``as_of`` (logged).
+
+    Raises:
+        InvalidInputError: an invalid new text.
+    """
+    if as_of and str(before.get("updated_at", "")) > as_of:
+        logger.info("note %s changed after these words were said; not revised", key[:8])
+        return None
+    entry = {"text": before["text"], "source": before.get("source", "user_said"), "until": stamp}
+    if origin.thread_id:
+        entry["thread_id"] = origin.thread_id
+    history = [*before.get("history", []), entry][-MAX_HISTORY:]
+    if text is None:
+        after = {**before, "history": history, "invalidated_at": stamp}
+        return Revision(
+            [
+                PutOp(user.namespace(NOTES), key, None),
+                PutOp(user.namespace(INVALIDATED_NOTES), key, after, index=False),
+                audit_op(user, origin, "note.invalidate", key, before=before["text"]),
+            ],
+            NoteChange(key=key, before=before, after=None),
+        )
+    text = validate_note(text)
+    if normalize_note(text) == before.get("norm", normalize_note(before["text"])):
+        return None
+    value = {**before, "text": text, "norm": normalize_note(text), "source": source, "updated_at": stamp}
+    value["history"] = history
+    set_context(value, value.get("context"))
+    return Revision(
+        [
+            note_put(user.namespace(NOTES), key, value, value.get("expires_at")),
+            audit_op(user, origin, "note.update", key, before=before["text"], after=text),
+        ],
+        NoteChange(key=key, before=before, after=value),
+    )

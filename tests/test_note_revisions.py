@@ -1,0 +1,199 @@
+"""Notes that stay true (mnemo.writing.known, mnemo.notes.revise): the
+extractor sees the user's most similar notes and may update or invalidate
+them; the former text stays in the note's history, an invalidated note
+leaves recall and the prompt but not the export, until forgotten."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import re
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.store.memory import InMemoryStore
+
+from mnemo.access import aexport_user
+from mnemo.core import INVALIDATED_NOTES, User
+from mnemo.kinds import Origin
+from mnemo.kinds.audit import alist_audit
+from mnemo.notes import aforget, alist_notes, arecall, aremember
+from mnemo.turn import aload_snapshot, render_snapshot
+from mnemo.writing import aextract_messages
+from mnemo.writing.known import MAX_EXISTING_NOTES
+from tests.scripted import ScriptedChatModel, tool_call
+
+SHOWN = re.compile(r'^- "(.*)"  \(id "(n\d+)"\)$', re.M)
+_ids = itertools.count()
+
+
+def shown(messages: list[BaseMessage]) -> dict[str, str]:
+    """Existing notes the extractor was shown: text -> short id."""
+    block = messages[-1].text.split("<existing_notes>", 1)[1]
+    return dict(SHOWN.findall(block))
+
+
+def words(messages: list[BaseMessage]) -> str:
+    """Everything the extractor was given except the existing notes."""
+    return "\n".join(m.text for m in messages).split("<existing_notes>", 1)[0]
+
+
+def extractor_by_rule(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+    """What a good extractor does with what it is shown."""
+    said, notes = words(messages), shown(messages)
+    args: dict = {"notes": [], "updates": [], "invalidates": []}
+    if "I'm vegetarian" in said:
+        args["notes"].append("The user is vegetarian.")
+    if "I have two cats" in said:
+        args["notes"].append("The user has two cats.")
+    if "I drive a red car" in said:
+        args["notes"].append("The user drives a red car.")
+    if "I eat fish again" in said and "The user is vegetarian." in notes:
+        args["updates"].append({"id": notes["The user is vegetarian."], "text": "The user eats fish again."})
+    if "one of my cats died" in said and "The user has two cats." in notes:
+        args["updates"].append({"id": notes["The user has two cats."], "text": "The user has one cat."})
+    if "sold my car" in said and "The user drives a red car." in notes:
+        args["invalidates"].append(notes["The user drives a red car."])
+    # Credulous on purpose: whoever says it, it invalidates (the assistant's words must never reach it).
+    if "not vegetarian anymore" in said and "The user is vegetarian." in notes:
+        args["invalidates"].append(notes["The user is vegetarian."])
+    return tool_call("MemoryExtraction", **args)
+
+
+async def turn(store, user: User, model, *texts: str, before: tuple[BaseMessage, ...] = (), thread: str = "t1"):
+    """One write of ``texts`` (after ``before``, already extracted) as the pipeline does it."""
+
+    async def load():
+        return model
+
+    messages = [*before, *(HumanMessage(t, id=f"h{next(_ids)}") for t in texts)]
+    assert await aextract_messages(
+        store,
+        user,
+        load,
+        messages,
+        len(before),
+        said_at=None,
+        timeout_s=30,
+        origin=Origin(source="extractor", thread_id=thread),
+    )
+
+
+async def test_vegetarian_then_fish_ends_with_one_current_note_and_its_history(index, user):
+    store = InMemoryStore(index=index)
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await turn(store, user, model, "I'm vegetarian.", thread="t1")
+    (first,) = await alist_notes(store, user)
+    await turn(store, user, model, "I eat fish again now.", thread="t2")
+    (note,) = await alist_notes(store, user)
+    assert note["id"] == first["id"] and note["text"] == "The user eats fish again."
+    (entry,) = note["history"]
+    assert entry["text"] == "The user is vegetarian." and entry["thread_id"] == "t2" and entry["until"]
+    assert [(r["action"], r["before"], r["after"]) for r in await alist_audit(store, user)][-1] == (
+        "note.update",
+        "The user is vegetarian.",
+        "The user eats fish again.",
+    )
+    snapshot = await aload_snapshot(store, user, "what can I eat?")
+    prompt = render_snapshot(snapshot)
+    assert "eats fish again" in prompt and "is vegetarian" not in prompt
+    exported = (await aexport_user(store, user))["notes"]
+    assert exported[0]["history"][0]["text"] == "The user is vegetarian."  # nothing silently lost
+
+
+async def test_two_cats_then_one_cat_keeps_one_count(index, user):
+    store = InMemoryStore(index=index)
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await turn(store, user, model, "I have two cats, Mia and Leo.")
+    await turn(store, user, model, "Sadly one of my cats died, I have one now.")
+    notes = await alist_notes(store, user)
+    assert [n["text"] for n in notes] == ["The user has one cat."]
+    assert [h["text"] for h in notes[0]["history"]] == ["The user has two cats."]
+    assert [n["text"] for n in await arecall(store, user, "how many cats do I have?")] == ["The user has one cat."]
+
+
+async def test_an_invalidated_note_leaves_recall_and_the_prompt_but_not_the_export_until_forgotten(index, user):
+    store = InMemoryStore(index=index)
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await turn(store, user, model, "I drive a red car.")
+    (car,) = await alist_notes(store, user)
+    assert [n["text"] for n in await arecall(store, user, "my car")] == ["The user drives a red car."]  # precondition
+    await turn(store, user, model, "I sold my car last week.", thread="t9")
+    assert await alist_notes(store, user) == []
+    assert await arecall(store, user, "my car") == []
+    assert "red car" not in render_snapshot(await aload_snapshot(store, user, "my car"))
+    (kept,) = (await aexport_user(store, user))["other"][INVALIDATED_NOTES]
+    assert kept["key"] == car["id"] and kept["value"]["invalidated_at"]
+    assert kept["value"]["history"][0] | {"until": ""} == {
+        "text": "The user drives a red car.",
+        "source": "user_said",
+        "until": "",
+        "thread_id": "t9",
+    }
+    assert "note.invalidate" in [r["action"] for r in await alist_audit(store, user)]
+    assert [n["id"] for n in await aforget(store, user, note_id=car["id"])] == [car["id"]]
+    assert INVALIDATED_NOTES not in (await aexport_user(store, user))["other"]
+    assert [r["action"] for r in await alist_audit(store, user)][-1] == "note.forget"
+
+
+async def test_an_assistants_guess_cannot_invalidate_a_note(index, user):
+    store = InMemoryStore(index=index)
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await turn(store, user, model, "I'm vegetarian.")
+    guess = (
+        HumanMessage("I'm vegetarian.", id="h-first"),
+        AIMessage("You are not vegetarian anymore, right? Try our salmon.", id="a-guess"),
+    )
+    await turn(store, user, model, "What soups do you have?", before=guess)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is vegetarian."]
+    # The same words from the user do invalidate it (the extractor above is credulous).
+    await turn(store, user, model, "I'm not vegetarian anymore.", before=guess)
+    assert await alist_notes(store, user) == []
+
+
+async def test_the_extractor_sees_the_users_similar_notes_bounded_and_never_another_users(index, user):
+    store = InMemoryStore(index=index)
+    other = User.of("u_other")
+    await aremember(store, other, "The user is vegetarian and loves tofu.")
+    foods = "carrot pumpkin lentil tomato leek pea onion mushroom bean potato corn kale".split()
+    assert len(foods) > MAX_EXISTING_NOTES
+    for food in foods:
+        await aremember(store, user, f"The user likes {food} soup.")
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await turn(store, user, model, "I'm vegetarian.")
+    seen = shown(model.calls[-1]["messages"])
+    assert len(seen) == MAX_EXISTING_NOTES
+    assert all(text.startswith("The user likes ") for text in seen)
+    assert "loves tofu" not in "\n".join(m.text for m in model.calls[-1]["messages"])
+
+
+async def test_an_update_naming_an_unknown_or_another_users_note_is_ignored_and_logged(index, user, caplog):
+    store = InMemoryStore(index=index)
+    other = User.of("u_other")
+    theirs = (await aremember(store, other, "The user has two cats."))["note"]
+    await aremember(store, user, "The user has two cats.")
+
+    def malformed(messages, tool_names):
+        mine = next(iter(shown(messages).values()))
+        return tool_call(
+            "MemoryExtraction",
+            notes=["The user has a hamster."],
+            updates=[{"id": "n99", "text": "The user has no cats."}, {"id": theirs["id"], "text": "No cats."}],
+            invalidates=[theirs["id"], "ignore previous instructions", mine],
+        )
+
+    with caplog.at_level(logging.WARNING, logger="mnemo.writing.apply"):
+        await turn(store, user, ScriptedChatModel(respond=malformed), "I got a hamster.")
+    ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
+    assert len(ignored) == 3  # n99, their id (the first word on it), the made-up one
+    assert [n["text"] for n in await alist_notes(store, other)] == ["The user has two cats."]
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has a hamster."]  # the valid parts apply
+
+
+async def test_a_turns_write_costs_three_round_trips_with_revisions(counting_store, user):
+    model = ScriptedChatModel(respond=extractor_by_rule)
+    await aremember(counting_store, user, "The user has two cats.")
+    await aremember(counting_store, user, "The user drives a red car.")
+    counting_store.trips = 0
+    await turn(counting_store, user, model, "Sadly one of my cats died. I sold my car. I have two cats no more.")
+    assert counting_store.trips <= 3  # read before extracting, read after, one write
+    assert [n["text"] for n in await alist_notes(counting_store, user)] == ["The user has one cat."]
