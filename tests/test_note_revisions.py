@@ -59,13 +59,16 @@ def extractor_by_rule(messages: list[BaseMessage], tool_names: list[str]) -> AIM
     return tool_call("MemoryExtraction", **args)
 
 
-async def turn(store, user: User, model, *texts: str, before: tuple[BaseMessage, ...] = (), thread: str = "t1"):
-    """One write of ``texts`` (after ``before``, already extracted) as the pipeline does it."""
+async def turn(
+    store, user: User, model, *said: str | BaseMessage, before: tuple[BaseMessage, ...] = (), thread: str = "t1"
+):
+    """One write of what was ``said`` (the user's words, or any message),
+    after ``before`` (already extracted), as the pipeline does it."""
 
     async def load():
         return model
 
-    messages = [*before, *(HumanMessage(t, id=f"h{next(_ids)}") for t in texts)]
+    messages = [*before, *(HumanMessage(t, id=f"h{next(_ids)}") if isinstance(t, str) else t for t in said)]
     assert await aextract_messages(
         store,
         user,
@@ -138,15 +141,14 @@ async def test_an_invalidated_note_leaves_recall_and_the_prompt_but_not_the_expo
 async def test_an_assistants_guess_cannot_invalidate_a_note(index, user):
     store = InMemoryStore(index=index)
     model = ScriptedChatModel(respond=extractor_by_rule)
-    await turn(store, user, model, "I'm vegetarian.")
-    guess = (
-        HumanMessage("I'm vegetarian.", id="h-first"),
-        AIMessage("You are not vegetarian anymore, right? Try our salmon.", id="a-guess"),
-    )
-    await turn(store, user, model, "What soups do you have?", before=guess)
+    first = HumanMessage("I'm vegetarian.", id="h-first")
+    await turn(store, user, model, first)
+    guess = AIMessage("You are not vegetarian anymore, right? Try our salmon.", id="a-guess")
+    # Both the guess and the user's answer are past the cursor: pending for extraction.
+    await turn(store, user, model, guess, "What soups do you have?", before=(first,))
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user is vegetarian."]
     # The same words from the user do invalidate it (the extractor above is credulous).
-    await turn(store, user, model, "I'm not vegetarian anymore.", before=guess)
+    await turn(store, user, model, guess, "I'm not vegetarian anymore.", before=(first,))
     assert await alist_notes(store, user) == []
 
 
@@ -154,12 +156,12 @@ async def test_the_extractor_sees_the_users_similar_notes_bounded_and_never_anot
     store = InMemoryStore(index=index)
     other = User.of("u_other")
     await aremember(store, other, "The user is vegetarian and loves tofu.")
-    foods = "carrot pumpkin lentil tomato leek pea onion mushroom bean potato corn kale".split()
-    assert len(foods) > MAX_EXISTING_NOTES
-    for food in foods:
-        await aremember(store, user, f"The user likes {food} soup.")
+    foods = "carrot pumpkin lentil tomato leek pea onion mushroom".split()
+    sports = "tennis football swimming cycling rowing skiing climbing boxing".split()
+    for liked in [*(f"{food} soup" for food in foods), *sports]:
+        await aremember(store, user, f"The user likes {liked}.")
     model = ScriptedChatModel(respond=extractor_by_rule)
-    await turn(store, user, model, "I'm vegetarian.")
+    await turn(store, user, model, "I'm vegetarian.", "Which sports shoes do you sell?")
     seen = shown(model.calls[-1]["messages"])
     assert len(seen) == MAX_EXISTING_NOTES
     assert all(text.startswith("The user likes ") for text in seen)
