@@ -58,7 +58,11 @@ async def say(agent, text, *, user="u_zhou", thread="t1", config=None, **ctx):
 
 def chat_prompts(model) -> list[str]:
     """System prompts of the calls that were chat turns (not extraction)."""
-    return [c["messages"][0].text for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
+    return [
+        c["messages"][0].text
+        for c in model.calls
+        if isinstance(c["messages"][0], SystemMessage) and "MemoryExtraction" not in c["tool_names"]
+    ]
 
 
 def memory_block(prompt: str) -> str:

@@ -35,7 +35,11 @@ def chat(messages):
 
 
 def chat_inputs(model) -> list[list]:
-    return [c["messages"] for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
+    return [
+        c["messages"]
+        for c in model.calls
+        if isinstance(c["messages"][0], SystemMessage) and "MemoryExtraction" not in c["tool_names"]
+    ]
 
 
 def summary_in(system: str) -> str | None:

@@ -20,6 +20,7 @@ from mnemo.notes import aforget, alist_notes, arecall, aremember
 from mnemo.turn import aload_snapshot, render_snapshot
 from mnemo.writing import aextract_messages
 from mnemo.writing.known import MAX_EXISTING_NOTES
+from tests.agent_harness import say
 from tests.scripted import ScriptedChatModel, tool_call
 
 SHOWN = re.compile(r'^- "(.*)"  \(id "(n\d+)"\)$', re.M)
@@ -199,3 +200,33 @@ async def test_a_turns_write_costs_three_round_trips_with_revisions(counting_sto
     await turn(counting_store, user, model, "Sadly one of my cats died. I sold my car. I have two cats no more.")
     assert counting_store.trips <= 3  # read before extracting, read after, one write
     assert [n["text"] for n in await alist_notes(counting_store, user)] == ["The user has one cat."]
+
+
+# --------------------------------------------------------------------------- the tools' path
+
+
+async def test_the_model_updates_a_note_by_id_and_sets_one_aside_keeping_history(agent, model, store, script):
+    user = User.of("u_zhou")
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    car = (await aremember(store, user, "The user drives a red car."))["note"]
+    theirs = (await aremember(store, User.of("u_other"), "The user has a dog."))["note"]
+    steps = iter(
+        [
+            tool_call("remember_note", text="The user has one cat.", replaces=cats["id"]),
+            tool_call("forget_note", note_id=car["id"], no_longer_true=True),
+            tool_call("remember_note", text="The user has no dog.", replaces=theirs["id"]),
+            tool_call("forget_note", note_id=theirs["id"], no_longer_true=True),
+            AIMessage(content="Noted."),
+        ]
+    )
+    script.chat = lambda messages: next(steps)
+    out = await say(agent, "One of my cats died, and I sold my car.", thread="t5", memory_write_mode="hot")
+    results = [m.text for m in out["messages"] if m.type == "tool"]
+    assert results[0].startswith("Updated:") and results[1].startswith("No longer true")
+    assert results[2:] == ["No note has this id; nothing was changed."] * 2  # another user's note
+    (note,) = await alist_notes(store, user)
+    assert (note["id"], note["text"]) == (cats["id"], "The user has one cat.")
+    assert [(h["text"], h.get("thread_id")) for h in note["history"]] == [("The user has two cats.", "t5")]
+    (kept,) = (await aexport_user(store, user))["other"][INVALIDATED_NOTES]
+    assert kept["key"] == car["id"]
+    assert [n["text"] for n in await alist_notes(store, User.of("u_other"))] == ["The user has a dog."]

@@ -32,7 +32,7 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
-from mnemo.notes.revise import Revision, plan_revision
+from mnemo.notes.revise import Revision, arevise, plan_revision
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -47,6 +47,7 @@ __all__ = [
     "arecent",
     "aremember",
     "aremember_many",
+    "arevise",
     "asweep_user",
     "expiry_from",
     "MAX_NOTES_PER_TURN",

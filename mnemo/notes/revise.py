@@ -16,22 +16,25 @@ import logging
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from langgraph.store.base import PutOp
+from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.core import INVALIDATED_NOTES, NOTES, User
+from mnemo.core import INVALIDATED_NOTES, NOTES, User, now_iso
 from mnemo.kinds import MAX_HISTORY, Origin, Source, audit_op
+from mnemo.notes import index as note_index
 from mnemo.notes.index import NoteChange
-from mnemo.notes.model import normalize_note, validate_note
+from mnemo.notes.model import Note, normalize_note, note_from_value, to_note, validate_note
 from mnemo.notes.plan import note_put, set_context
 
 logger = logging.getLogger(__name__)
 
 
 class Revision(NamedTuple):
-    """The writes of one revised note (note, moved copy, audit) and its index change."""
+    """The writes of one revised note (note, moved copy, audit), its index
+    change and its value after (where it now is: the notes or, invalidated, the invalidated notes)."""
 
     ops: list[PutOp]
     change: NoteChange
+    value: dict[str, Any]
 
 
 def plan_revision(
@@ -68,6 +71,7 @@ def plan_revision(
                 audit_op(user, origin, "note.invalidate", key, before=before["text"]),
             ],
             NoteChange(key=key, before=before, after=None),
+            after,
         )
     text = validate_note(text)
     if normalize_note(text) == before.get("norm", normalize_note(before["text"])):
@@ -81,4 +85,27 @@ def plan_revision(
             audit_op(user, origin, "note.update", key, before=before["text"], after=text),
         ],
         NoteChange(key=key, before=before, after=value),
+        value,
     )
+
+
+async def arevise(
+    store: BaseStore, user: User, note_id: str, *, text: str | None, origin: Origin, source: Source = "user_said"
+) -> Note | None:
+    """Update (``text``) or invalidate (``None``) the user's note ``note_id``
+    (the tools' path): the note, its index and its audit record in one write.
+    ``None`` when the user has no such note (another user's id included): nothing changes.
+
+    Raises:
+        InvalidInputError: an invalid new text.
+    """
+    found = await store.asearch(user.namespace(NOTES), filter={"id": note_id}, limit=1)
+    item = next((it for it in found if it.key == note_id), None)
+    if item is None:
+        logger.warning("no note %r of this user to revise; nothing changed", note_id[:40])
+        return None
+    revision = plan_revision(user, item.key, item.value, text=text, origin=origin, stamp=now_iso(), source=source)
+    if revision is None:
+        return to_note(item)
+    await note_index.aapply(store, user, [revision.change], extra=revision.ops)
+    return note_from_value(item.key, revision.value)
