@@ -2,7 +2,7 @@
 
 The commands live by concern: :mod:`mnemo.cli.tokens` (``token``,
 ``dev-secret``), :mod:`mnemo.cli.memory` (``export``, ``erase``,
-``entitle``, ``promote-episode``), :mod:`mnemo.cli.chat` (``chat``).
+``entitle``, ``promote-episode``, ``consolidate``), :mod:`mnemo.cli.chat` (``chat``).
 Adding a command is one function: decorate it with :func:`command`, giving its
 name, a one-line help and its :func:`arg` declarations; it receives the parsed
 ``argparse.Namespace`` and returns the exit status.

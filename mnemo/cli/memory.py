@@ -1,4 +1,4 @@
-"""The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``.
+"""The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``, ``consolidate``.
 
 Where the memory is: a running server with ``--url`` (or ``$MNEMO_URL``;
 an admin token in ``$MNEMO_TOKEN``), else PostgreSQL (``$POSTGRES_URI``, else
@@ -189,4 +189,40 @@ async def promote_episode(args: argparse.Namespace) -> int:
             store, user, args.episode_id, promoted_by=admin_origin().actor or "admin", personal=personal
         )
     _write_json(shared, None)
+    return 0
+
+
+# --------------------------------------------------------------------------- consolidate
+
+
+@command(
+    "consolidate",
+    "merge one user's notes that say the same thing; list likely contradictions it could not resolve",
+    arg("user_id"),
+    arg(
+        "--model",
+        default=os.environ.get("MNEMO_EXTRACTION_MODEL") or os.environ.get("MNEMO_MODEL") or None,
+        help="chat model (init_chat_model spec; default $MNEMO_EXTRACTION_MODEL, else $MNEMO_MODEL)",
+    ),
+    arg("--max-calls", type=int, default=None, help="model calls at most (default: mnemo's bound)"),
+    TARGET,
+)
+async def consolidate(args: argparse.Namespace) -> int:
+    from langchain.chat_models import init_chat_model
+
+    from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
+
+    if not args.model:
+        print("no model: pass --model or set MNEMO_EXTRACTION_MODEL / MNEMO_MODEL", file=sys.stderr)
+        return 2
+    model = init_chat_model(args.model, temperature=0)
+    async with open_target(args) as (store, _):
+        report = await aconsolidate(
+            store,
+            User.of(args.user_id),
+            model,
+            origin=admin_origin(),
+            max_calls=max(1, args.max_calls or MAX_CONSOLIDATION_CALLS),
+        )
+    _write_json(report, None)
     return 0

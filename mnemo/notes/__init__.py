@@ -32,13 +32,14 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
-from mnemo.notes.revise import Revision, arevise, plan_revision
+from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
 )
 
 __all__ = [
+    "aapply_revisions",
     "adelete_notes",
     "aforget",
     "alist_notes",

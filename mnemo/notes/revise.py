@@ -13,7 +13,7 @@ export and the audit trail until the user forgets it. A note changed after
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langgraph.store.base import BaseStore, PutOp
@@ -47,10 +47,12 @@ def plan_revision(
     stamp: str,
     source: Source = "user_said",
     as_of: str | None = None,
+    merged_into: str | None = None,
 ) -> Revision | None:
     """The revision of note ``key`` (stored value ``before``): its new
-    ``text``, or ``None`` to invalidate it. ``None`` when there is nothing to
-    do: the same text again, or the note changed after ``as_of`` (logged).
+    ``text``, or ``None`` to invalidate it (``merged_into``: the id of the
+    note that now says it). ``None`` when there is nothing to do: the same
+    text again, or the note changed after ``as_of`` (logged).
 
     Raises:
         InvalidInputError: an invalid new text.
@@ -64,6 +66,8 @@ def plan_revision(
     history = [*before.get("history", []), entry][-MAX_HISTORY:]
     if text is None:
         after = {**before, "history": history, "invalidated_at": stamp}
+        if merged_into:
+            after["merged_into"] = merged_into
         return Revision(
             [
                 PutOp(user.namespace(NOTES), key, None),
@@ -107,5 +111,13 @@ async def arevise(
     revision = plan_revision(user, item.key, item.value, text=text, origin=origin, stamp=now_iso(), source=source)
     if revision is None:
         return to_note(item)
-    await note_index.aapply(store, user, [revision.change], extra=revision.ops)
+    await aapply_revisions(store, user, [revision])
     return note_from_value(item.key, revision.value)
+
+
+async def aapply_revisions(store: BaseStore, user: User, revisions: Sequence[Revision]) -> None:
+    """Write ``revisions`` with the index items they touch (one read, one write)."""
+    if revisions:
+        await note_index.aapply(
+            store, user, [r.change for r in revisions], extra=[op for r in revisions for op in r.ops]
+        )

@@ -8,6 +8,11 @@ from mnemo.writing.background import (
     on_platform,
     start_after,
 )
+from mnemo.writing.consolidate import (
+    MAX_CONSOLIDATION_CALLS,
+    ConsolidationReport,
+    aconsolidate,
+)
 from mnemo.writing.extraction import (
     MemoryExtraction,
     aextract,
@@ -25,6 +30,9 @@ from mnemo.writing.refusals import (
 )
 
 __all__ = [
+    "MAX_CONSOLIDATION_CALLS",
+    "aconsolidate",
+    "ConsolidationReport",
     "aextract",
     "aextract_messages",
     "aschedule_extraction",
