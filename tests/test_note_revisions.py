@@ -230,3 +230,29 @@ async def test_the_model_updates_a_note_by_id_and_sets_one_aside_keeping_history
     (kept,) = (await aexport_user(store, user))["other"][INVALIDATED_NOTES]
     assert kept["key"] == car["id"]
     assert [n["text"] for n in await alist_notes(store, User.of("u_other"))] == ["The user has a dog."]
+
+
+# --------------------------------------------------------------------------- the background writer
+
+
+async def test_the_background_writer_updates_a_note_with_the_conversations_thread(
+    agent, model, store, script, fake_platform
+):
+    from graphs.memory_writer import builder as writer_builder
+    from nodes.context import Context
+
+    script.extract = extractor_by_rule
+    on_platform = {"langgraph_request_id": "req-1"}
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+
+    async def write_in_background(text: str) -> None:
+        await say(agent, text, thread="conv-1", memory_write_mode="background", config=on_platform)
+        run = fake_platform.scheduled[-1]
+        wcfg = {"configurable": {"thread_id": run["thread_id"]}}
+        await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+
+    await write_in_background("I'm vegetarian.")
+    await write_in_background("I eat fish again now.")
+    (note,) = await alist_notes(store, User.of("u_zhou"))
+    assert note["text"] == "The user eats fish again."
+    assert [(h["text"], h.get("thread_id")) for h in note["history"]] == [("The user is vegetarian.", "conv-1")]
