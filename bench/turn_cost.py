@@ -206,9 +206,12 @@ class Script:
             self.extractor_inputs.append("\n".join(m.text for m in messages))
             # The extractor sees "- <user message>" lines (quoted: JSON strings); merge what the script says for each.
             args: dict[str, Any] = {}
-            for line in messages[-1].text.splitlines():
+            for line in messages[-1].text.split("<existing_notes>")[0].splitlines():
                 said = line[2:].strip()
-                said = json.loads(said) if said.startswith('"') else said
+                try:
+                    said = json.loads(said) if said.startswith('"') else said
+                except ValueError:  # not a quoted message (an instruction line of an older prompt)
+                    continue
                 turn = self.by_text.get(said) if line.startswith("- ") else None
                 if turn:
                     for key, value in turn.extract.items():
