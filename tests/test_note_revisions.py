@@ -256,3 +256,22 @@ async def test_the_background_writer_updates_a_note_with_the_conversations_threa
     (note,) = await alist_notes(store, User.of("u_zhou"))
     assert note["text"] == "The user eats fish again."
     assert [(h["text"], h.get("thread_id")) for h in note["history"]] == [("The user is vegetarian.", "conv-1")]
+
+
+async def test_an_update_wins_over_a_new_text_deduplicated_into_the_same_note(store, user):
+    from mnemo.writing.apply import aapply_extraction
+    from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
+    from mnemo.writing.known import aread_known
+
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    known = await aread_known(store, user, ["Mia and Leo are my two cats; Leo died."])
+    (short,) = [s for s, item in known.notes.items() if item.key == cats["id"]]
+    extraction = MemoryExtraction(
+        notes=["The user has two cats at home."],  # alone, this would refine the stored note
+        updates=[NoteUpdate(id=short, text="The user has one cat, Mia.")],
+    )
+    applied = await aapply_extraction(store, user, extraction, known=known)
+    assert [r["status"] for r in applied["notes"]] == ["refined"]  # precondition: it did match that note
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has one cat, Mia."]
+    actions = [(r["action"], r["target"]) for r in await alist_audit(store, user)]
+    assert actions == [("note.add", cats["id"]), ("note.update", cats["id"])]  # no refine that never happened

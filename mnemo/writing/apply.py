@@ -10,7 +10,17 @@ from typing import NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tokens, list_op, now_iso, search_result
+from mnemo.core import (
+    AUDIT,
+    PROFILE,
+    InvalidInputError,
+    User,
+    alist_rest,
+    content_tokens,
+    list_op,
+    now_iso,
+    search_result,
+)
 from mnemo.kinds import (
     Origin,
     ProfileChange,
@@ -133,12 +143,19 @@ async def aapply_extraction(
         # A revision is the user's word on that very note: it wins over a new
         # text deduplicated into it.
         revised = {r.change.key for r in revisions}
-        note_ops = [op for op in note_ops if not (tuple(op.namespace) == plan.namespace and op.key in revised)]
+        note_ops = [op for op in note_ops if not _writes_to(op, plan.namespace, user.namespace(AUDIT), revised)]
         note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
         ops += [*note_ops, *(op for r in revisions for op in r.ops)]
     if ops:
         await store.abatch(ops)
     return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
+
+
+def _writes_to(op: PutOp, notes_ns: tuple[str, ...], audit_ns: tuple[str, ...], keys: set[str]) -> bool:
+    """Whether ``op`` writes one of the notes ``keys``, or audits such a write."""
+    if tuple(op.namespace) == notes_ns:
+        return op.key in keys
+    return tuple(op.namespace) == audit_ns and (op.value or {}).get("target") in keys
 
 
 def _revisions(
