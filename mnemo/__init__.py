@@ -8,6 +8,7 @@ kind                   namespace                                 module
 =====================  ========================================  ==========================
 profile                ``(user_label, "profile")``               :mod:`mnemo.kinds.profile`
 notes (time-bound too) ``(user_label, "notes")``                 :mod:`mnemo.notes.model`, :mod:`mnemo.notes.expiry`
+invalidated notes      ``(user_label, "notes_invalidated")``     :mod:`mnemo.notes.revise`
 episodes               ``(user_label, "episodes")``              :mod:`mnemo.kinds.episodes`
 audit trail            ``(user_label, "audit")``                 :mod:`mnemo.kinds.audit`
 entitlements           ``(user_label, "entitlements")``          :mod:`mnemo.access.entitlements`
@@ -18,6 +19,8 @@ shared policies        ``("org", "policies")``                   :mod:`mnemo.kin
 =====================  ========================================  ==========================
 
 Writing: :mod:`mnemo.writing.pipeline` (one extraction pipeline for every write mode),
+:mod:`mnemo.writing.known` (what the extractor is shown of existing notes, to update
+or invalidate), :mod:`mnemo.writing.consolidate` (``python -m mnemo consolidate``),
 :mod:`mnemo.writing.background` (the ``memory_writer`` run), :mod:`mnemo.turn.history`
 (long threads: summary and trimming, thread state only).
 
