@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from mnemo.access import aexport_user
 from mnemo.core import INVALIDATED_NOTES, User
 from mnemo.kinds import Origin
+from mnemo.kinds.audit import alist_audit
 from mnemo.notes import alist_notes, aremember
 from mnemo.writing import aconsolidate
 from mnemo.writing import consolidate as consolidation
@@ -95,3 +96,29 @@ async def test_a_failed_or_malformed_judgement_changes_nothing(store, answer):
     report = await aconsolidate(store, user, ScriptedChatModel(respond=lambda m, t: answer), origin=ADMIN)
     assert report["merged"] == [] and report["model_calls"] == 1
     assert sorted(n["text"] for n in await alist_notes(store, user)) == sorted(NOTES)
+
+
+def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monkeypatch, capsys):
+    import asyncio
+    import json
+    from contextlib import asynccontextmanager
+
+    import langchain.chat_models
+
+    from mnemo.cli import main
+    from mnemo.cli import memory as memory_commands
+
+    user, ids = asyncio.run(seeded(store))
+
+    @asynccontextmanager
+    async def target(args):
+        yield store, None
+
+    monkeypatch.setattr(memory_commands, "open_target", target)
+    monkeypatch.setattr(langchain.chat_models, "init_chat_model", lambda spec, **kw: ScriptedChatModel(respond=judge))
+    assert main(["consolidate", user.id, "--model", "scripted:any"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["merged"][0]["kept"] == ids["The user is allergic to peanuts."]
+    assert report["model_calls"] == 1 and len(report["contradictions"]) == 1
+    records = asyncio.run(alist_audit(store, user))
+    assert {r["source"] for r in records if r["action"] in ("note.update", "note.invalidate")} == {"admin"}
