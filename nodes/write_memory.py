@@ -55,5 +55,6 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         said_at=state.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin.from_config(get_config(), "extractor"),
+        similar_notes=state.get("similar_notes"),
     )
     return {"memory_cursor": len(messages)} if done else {}

@@ -10,6 +10,7 @@ import logging
 import re
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from mnemo.access import aexport_user
@@ -265,7 +266,7 @@ async def test_an_update_wins_over_a_new_text_deduplicated_into_the_same_note(st
 
     cats = (await aremember(store, user, "The user has two cats."))["note"]
     known = await aread_known(store, user, ["Mia and Leo are my two cats; Leo died."])
-    (short,) = [s for s, item in known.notes.items() if item.key == cats["id"]]
+    (short,) = [s for s, (key, _) in known.notes.items() if key == cats["id"]]
     extraction = MemoryExtraction(
         notes=["The user has two cats at home."],  # alone, this would refine the stored note
         updates=[NoteUpdate(id=short, text="The user has one cat, Mia.")],
@@ -275,3 +276,46 @@ async def test_an_update_wins_over_a_new_text_deduplicated_into_the_same_note(st
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user has one cat, Mia."]
     actions = [(r["action"], r["target"]) for r in await alist_audit(store, user)]
     assert actions == [("note.add", cats["id"]), ("note.update", cats["id"])]  # no refine that never happened
+
+
+# --------------------------------------------------------------------------- after the turn, through the graph
+
+
+class CountedStore(BaseStore):
+    """The store ``write_memory`` writes through, counting its round trips."""
+
+    def __init__(self, inner: BaseStore) -> None:
+        self.inner, self.trips = inner, 0
+
+    def batch(self, ops):
+        return self.inner.batch(ops)
+
+    async def abatch(self, ops):
+        self.trips += 1
+        return await self.inner.abatch(ops)
+
+
+async def test_after_the_turn_the_extractor_sees_what_load_memory_read_at_no_extra_round_trip(
+    agent, model, store, script, monkeypatch
+):
+    from nodes import write_memory as write_node
+
+    counted: list[CountedStore] = []
+
+    def writes_through(runtime):
+        counted.append(CountedStore(runtime.store))
+        return counted[-1]
+
+    monkeypatch.setattr(write_node, "memory_store", writes_through)
+    script.extract = extractor_by_rule
+    await say(agent, "I'm vegetarian.", thread="t1")
+    await say(agent, "I eat fish again now.", thread="t2")
+    (note,) = await alist_notes(store, User.of("u_zhou"))
+    assert note["text"] == "The user eats fish again."
+    assert [(h["text"], h.get("thread_id")) for h in note["history"]] == [("The user is vegetarian.", "t2")]
+    # The note was shown to the second extraction; the write read once and wrote once, as before.
+    extractions = [c["messages"] for c in model.calls if "MemoryExtraction" in c["tool_names"]]
+    assert "The user is vegetarian." in shown(extractions[-1])
+    assert [c.trips for c in counted] == [2, 2]
+    await say(agent, "What soups do you have?", thread="t2")  # nothing to remember
+    assert counted[-1].trips == 0

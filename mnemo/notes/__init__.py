@@ -32,7 +32,7 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
-from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision
+from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision, revision_terms
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -59,6 +59,7 @@ __all__ = [
     "live",
     "plan_revision",
     "Revision",
+    "revision_terms",
     "NotesPlan",
     "now",
     "RECALL_MARGIN",

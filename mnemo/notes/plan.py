@@ -45,8 +45,9 @@ class NotesPlan:
     texts: list[str]
     details: list[NoteDetails]
     source: Source
-    revised: tuple[note_index.NoteChange, ...] = ()
-    """Notes revised in the same batch (:mod:`mnemo.notes.revise`): their index terms are read too."""
+    more_terms: tuple[str, ...] = ()
+    """Index terms of other notes written in the same batch (revised ones,
+    :mod:`mnemo.notes.revise`), read with the texts' own."""
 
     @classmethod
     def of(
@@ -58,7 +59,7 @@ class NotesPlan:
         contexts: list[str | None] | None = None,
         refers_to: list[str | None] | None = None,
         source: Source = "user_said",
-        revised: Sequence[note_index.NoteChange] = (),
+        more_terms: Sequence[str] = (),
     ) -> NotesPlan:
         """Validated ``texts`` and their details (all of them, before anything
         is read or written).
@@ -85,7 +86,7 @@ class NotesPlan:
         ]
         if source not in SOURCES:
             raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
-        return cls(user=user, texts=cleaned, details=details, source=source, revised=tuple(revised))
+        return cls(user=user, texts=cleaned, details=details, source=source, more_terms=tuple(more_terms))
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -103,17 +104,24 @@ class NotesPlan:
         return [*ops, *note_index.read_ops(self.user, self._index_terms())]
 
     def _index_terms(self) -> list[str]:
-        return note_index.terms_touched(
-            [*(note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts), *self.revised]
+        texts = note_index.terms_touched(
+            [note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts]
         )
+        return list(dict.fromkeys([*texts, *self.more_terms]))
 
     async def aindex_ops(
-        self, store: BaseStore, lookups: Sequence[Result], ops: Sequence[PutOp], *, max_notes: int | None
+        self,
+        store: BaseStore,
+        lookups: Sequence[Result],
+        ops: Sequence[PutOp],
+        *,
+        max_notes: int | None,
+        also: Sequence[note_index.NoteChange] = (),
     ) -> list[PutOp]:
         """The index writes that keep :mod:`mnemo.notes.index` in step with the
         note writes among ``ops`` (a write to a note the lookups found replaces
-        that value; any other adds a note) and with the revised notes. One more
-        read only when a refined note's old wording touches terms not read yet."""
+        that value; any other adds a note) and with the changes ``also`` (revised
+        notes). One more read only when an old wording touches terms not read yet."""
         n = LOOKUPS_PER_TEXT * len(self.texts) + (max_notes is not None)
         terms = self._index_terms()
         state = note_index.IndexState.from_results(terms, lookups[n:])
@@ -125,7 +133,7 @@ class NotesPlan:
             for op in ops
             if tuple(op.namespace) == self.namespace and op.value is not None
         ]
-        return await note_index.acomplete(store, self.user, state, [*changes, *self.revised])
+        return await note_index.acomplete(store, self.user, state, [*changes, *also])
 
     def apply(
         self,

@@ -121,3 +121,9 @@ async def aapply_revisions(store: BaseStore, user: User, revisions: Sequence[Rev
         await note_index.aapply(
             store, user, [r.change for r in revisions], extra=[op for r in revisions for op in r.ops]
         )
+
+
+def revision_terms(texts: Sequence[str]) -> list[str]:
+    """The index terms a revision of notes with ``texts`` (old and new) touches,
+    to read them with the rest of a write (:class:`~mnemo.notes.plan.NotesPlan`)."""
+    return note_index.terms_touched([NoteChange(key="", before=None, after={"text": t}) for t in texts])

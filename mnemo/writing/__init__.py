@@ -18,6 +18,7 @@ from mnemo.writing.extraction import (
     aextract,
     build_extractor,
 )
+from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
     MAX_PENDING_MESSAGES,
     aextract_messages,
@@ -30,6 +31,7 @@ from mnemo.writing.refusals import (
 )
 
 __all__ = [
+    "MAX_EXISTING_NOTES",
     "MAX_CONSOLIDATION_CALLS",
     "aconsolidate",
     "ConsolidationReport",

@@ -5,10 +5,10 @@ shown (:mod:`mnemo.writing.known`), in one batch of writes."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import NamedTuple, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.core import (
     AUDIT,
@@ -37,11 +37,12 @@ from mnemo.notes import (
     Revision,
     expiry_from,
     plan_revision,
+    revision_terms,
     validate_note,
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.known import Known
+from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
@@ -78,10 +79,11 @@ async def aapply_extraction(
     ``said``: the user messages extracted, each with what it replied to: a
     note gets the context of the message it came from (:func:`source_message`).
 
-    ``known``: what was read before extracting (:func:`mnemo.writing.known.aread_known`):
-    the profile is not read again, and the extraction's ``updates`` and
-    ``invalidates`` name notes by their short ids there; any other id is
-    ignored (logged). Without it, no note is revised."""
+    ``known``: the notes the extractor was shown (:mod:`mnemo.writing.known`):
+    the extraction's ``updates`` and ``invalidates`` name notes by their short
+    ids there; any other id is ignored (logged). What it did not read (the
+    profile, the notes' values) is read with the rest, in the same batch.
+    Without it, no note is revised."""
     origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
@@ -107,8 +109,8 @@ async def aapply_extraction(
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
-    revisions = _revisions(user, extraction, known, origin=origin, as_of=as_of)
-    if not with_profile and not notes and not revisions:
+    requests = known.requests(extraction) if known is not None else []
+    if not with_profile and not notes and not requests:
         return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
     # store failure leaves the profile and the notes both written or neither.
@@ -120,23 +122,32 @@ async def aapply_extraction(
         refers_to=[n.refers_to for n in notes],
         contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
         source="user_said",
-        revised=[r.change for r in revisions],
+        more_terms=revision_terms([t for r in requests for t in (r.shown, r.text) if t is not None]),
     )
-    read_profile = with_profile and known is None
-    reads = ([list_op(profile_ns)] if read_profile else []) + (plan.lookups() if notes or revisions else [])
+    read_profile = with_profile and (known is None or known.profile is None)
+    # The revised notes' current values, unless read before extracting.
+    value_reads = [SearchOp(plan.namespace, filter={"id": r.key}, limit=1) for r in requests]
+    value_reads = value_reads if known is not None and known.values is None else []
+    lookups = plan.lookups() if notes or requests else []
+    reads = [*([list_op(profile_ns)] if read_profile else []), *lookups, *value_reads]
     results = await store.abatch(reads) if reads else []
     ops: list[PutOp] = []
     profile: list[ProfileChange] = []
     if with_profile:
-        items = known.profile if known is not None else await alist_rest(store, profile_ns, search_result(results[0]))
-        current = profile_from_items(items)
+        first = search_result(results[0]) if read_profile else []
+        items = known.profile if known is not None and known.profile is not None else first
+        current = profile_from_items(await alist_rest(store, profile_ns, items) if read_profile else items)
         profile_ops, profile = plan_profile_update(
             profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
         )
         ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
-        results = results[1:] if read_profile else results
+    results = results[int(read_profile) :]
+    values = known.values if known is not None and known.values is not None else {}
+    values = {**values, **{it.key: it.value for r in results[len(lookups) :] for it in search_result(r)}}
+    revisions = _revisions(user, requests, values, origin=origin, as_of=as_of)
     added: list[RememberResult] = []
-    if notes or revisions:
+    if lookups:
+        results = results[: len(lookups)]
         added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
         if dropped := sum(r["status"] == "over_limit" for r in added):
             logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
@@ -144,7 +155,9 @@ async def aapply_extraction(
         # text deduplicated into it.
         revised = {r.change.key for r in revisions}
         note_ops = [op for op in note_ops if not _writes_to(op, plan.namespace, user.namespace(AUDIT), revised)]
-        note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
+        note_ops += await plan.aindex_ops(
+            store, results, note_ops, max_notes=MAX_NOTES_PER_USER, also=[r.change for r in revisions]
+        )
         ops += [*note_ops, *(op for r in revisions for op in r.ops)]
     if ops:
         await store.abatch(ops)
@@ -159,31 +172,31 @@ def _writes_to(op: PutOp, notes_ns: tuple[str, ...], audit_ns: tuple[str, ...], 
 
 
 def _revisions(
-    user: User, extraction: MemoryExtraction, known: Known | None, *, origin: Origin, as_of: str | None
+    user: User,
+    requests: Sequence[Request],
+    values: Mapping[str, Mapping[str, Any]],
+    *,
+    origin: Origin,
+    as_of: str | None,
 ) -> list[Revision]:
-    """The revisions the extraction asks for, of notes in ``known`` only:
-    an unknown id (made up, another user's, a full id) is ignored and
-    logged, as is an invalid new text; the first word on a note wins."""
-    wanted: dict[str, str | None] = {}
-    for update in extraction.updates:
-        wanted.setdefault(update.id, update.text)
-    for note_id in extraction.invalidates:
-        wanted.setdefault(note_id, None)
-    shown = known.notes if known is not None else {}
+    """The revisions asked for, of notes that still exist (``values``): a
+    note gone since, an invalid or business-record text is ignored (logged)."""
     stamp = now_iso()
     revisions: list[Revision] = []
-    for short, text in wanted.items():
-        item = shown.get(short)
-        if item is None:
-            logger.warning("extraction named note %r, which it was not shown; ignored", short[:40])
+    for request in requests:
+        value = values.get(request.key)
+        if value is None:
+            logger.warning("note %s is gone since the extractor saw it; not revised", request.key[:8])
             continue
-        if text is not None and business_record_term(text) is not None:
-            logger.warning("extraction's update of note %s names a business record; ignored", short)
+        if request.text is not None and business_record_term(request.text) is not None:
+            logger.warning("extraction's update of note %s names a business record; ignored", request.key[:8])
             continue
         try:
-            revision = plan_revision(user, item.key, item.value, text=text, origin=origin, stamp=stamp, as_of=as_of)
+            revision = plan_revision(
+                user, request.key, value, text=request.text, origin=origin, stamp=stamp, as_of=as_of
+            )
         except InvalidInputError:
-            logger.warning("extraction's update of note %s is not a valid note; ignored", short)
+            logger.warning("extraction's update of note %s is not a valid note; ignored", request.key[:8])
             continue
         if revision is not None:
             revisions.append(revision)

@@ -37,7 +37,7 @@ from mnemo.kinds import Origin
 from mnemo.notes import validate_context
 from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import aextract, build_extractor
-from mnemo.writing.known import aread_known
+from mnemo.writing.known import Known, aread_known
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +111,7 @@ async def aextract_messages(
     timeout_s: float,
     origin: Origin | None = None,
     backlog: Literal["latest", "all"] = "latest",
+    similar_notes: Sequence[Mapping[str, str]] | None = None,
 ) -> bool:
     """Extract the user messages of ``thread[start:end]`` into memory: the one
     entry point of every write mode. ``True`` when done (or nothing to do):
@@ -122,7 +123,10 @@ async def aextract_messages(
     ``backlog="latest"`` extracts the latest :data:`MAX_PENDING_MESSAGES`
     (a backlog after repeated failures is cut); ``"all"`` extracts every one,
     that many per extractor call (messages leaving a compacted thread).
-    ``origin``: the run the writes are audited as (default: the extractor, no run)."""
+    ``origin``: the run the writes are audited as (default: the extractor, no run).
+    ``similar_notes``: the user's notes (``id``, ``text``) the extractor is
+    shown, when already read (the turn's ``load_memory``); ``None``: read them
+    first (:func:`mnemo.writing.known.aread_known`)."""
     said = pending(thread, start, end)
     if not said:
         return True
@@ -137,8 +141,9 @@ async def aextract_messages(
         else [said[-MAX_PENDING_MESSAGES:]]
     )
     for chunk in chunks:
+        known = Known.of_notes(similar_notes) if similar_notes is not None else None
         if not await _aextract_said(
-            store, user, model, chunk, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin
+            store, user, model, chunk, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
         ):
             return False
     return True
@@ -154,6 +159,7 @@ async def _aextract_said(
     said_at: Mapping[str, str] | None,
     timeout_s: float,
     origin: Origin | None,
+    known: Known | None,
 ) -> bool:
     """Extract memory from ``said`` (at most :data:`MAX_PENDING_MESSAGES`
     user messages of ``thread``) and write it, each note with what its
@@ -168,7 +174,7 @@ async def _aextract_said(
     # Bounded: a message refused as too long may still sit in the thread.
     texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
     try:
-        known = await aread_known(store, user, texts)
+        known = known if known is not None else await aread_known(store, user, texts)
     except Exception:
         logger.exception("could not read the user's memory before extracting; will retry with the next turn")
         return False
