@@ -1,6 +1,7 @@
-"""Turning what the user said into memory: the extractor, the one
-pipeline every write mode goes through, applying an extraction, the
-background writer, and what the agent refuses to remember.
+"""Turning what the user said into memory: the extractor and what it is
+shown of existing notes, the one pipeline every write mode goes through,
+applying an extraction, the background writer, consolidation, and what the
+agent refuses to remember.
 """
 
 from mnemo.writing.background import (
