@@ -93,6 +93,8 @@ async def test_vegetarian_then_fish_ends_with_one_current_note_and_its_history(i
     assert note["id"] == first["id"] and note["text"] == "The user eats fish again."
     (entry,) = note["history"]
     assert entry["text"] == "The user is vegetarian." and entry["thread_id"] == "t2" and entry["until"]
+    # The new text was said now; the former one keeps when it was said.
+    assert (entry["first_seen"], note["first_seen"]) == (first["first_seen"], entry["until"])
     assert [(r["action"], r["before"], r["after"]) for r in await alist_audit(store, user)][-1] == (
         "note.update",
         "The user is vegetarian.",
@@ -131,6 +133,7 @@ async def test_an_invalidated_note_leaves_recall_and_the_prompt_but_not_the_expo
     assert kept["value"]["history"][0] | {"until": ""} == {
         "text": "The user drives a red car.",
         "source": "user_said",
+        "first_seen": car["first_seen"],
         "until": "",
         "thread_id": "t9",
     }

@@ -123,7 +123,12 @@ class NoteHistoryEntry(TypedDict):
     text: str
     source: Source
     until: str
+    """When it stopped being current."""
+    first_seen: NotRequired[str]
+    refers_to: NotRequired[str]
+    expires_at: NotRequired[str]
     thread_id: NotRequired[str]
+    """The thread in which the user's words replaced it."""
 
 
 class RememberResult(TypedDict):

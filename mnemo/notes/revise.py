@@ -61,6 +61,8 @@ def plan_revision(
         logger.info("note %s changed after these words were said; not revised", key[:8])
         return None
     entry = {"text": before["text"], "source": before.get("source", "user_said"), "until": stamp}
+    # What dated the former text stays with it: the new one is said now, durable, about no date.
+    entry |= {f: before[f] for f in ("first_seen", "refers_to", "expires_at") if before.get(f)}
     if origin.thread_id:
         entry["thread_id"] = origin.thread_id
     history = [*before.get("history", []), entry][-MAX_HISTORY:]
@@ -80,8 +82,10 @@ def plan_revision(
     text = validate_note(text)
     if normalize_note(text) == before.get("norm", normalize_note(before["text"])):
         return None
-    value = {**before, "text": text, "norm": normalize_note(text), "source": source, "updated_at": stamp}
-    value["history"] = history
+    value = {**before, "text": text, "norm": normalize_note(text), "source": source, "first_seen": stamp}
+    value |= {"updated_at": stamp, "history": history}
+    value.pop("refers_to", None)
+    value.pop("expires_at", None)
     set_context(value, value.get("context"))
     return Revision(
         [
