@@ -1,14 +1,7 @@
-"""Revising a stored note: a new text for it (**update**) or its end
-(**invalidate**), as planned writes for the caller's batch.
-
-Invariant: nothing is silently lost. An updated note keeps its id and gets
-its former text appended to its ``history`` (with when it stopped being
-current and from which thread; the last :data:`~mnemo.kinds.profile.MAX_HISTORY`,
-as profile fields). An invalidated note moves whole, history included, to
-``(label, INVALIDATED_NOTES)``: out of recall and the prompt, still in the
-export and the audit trail until the user forgets it. A note changed after
-``as_of`` (a late writer) is left alone.
-"""
+"""Revising a stored note: a new text (update) or its end (invalidate), as writes
+for the caller's batch. Nothing is silently lost: the former text goes to the note's
+``history``; an invalidated note moves whole to ``(label, INVALIDATED_NOTES)``, out of
+recall and the prompt, in the export until forgotten (docs/notes.md)."""
 
 from __future__ import annotations
 

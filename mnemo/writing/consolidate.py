@@ -1,15 +1,7 @@
-"""Consolidating one user's notes (``python -m mnemo consolidate <user>``):
-notes that say the same thing are merged; likely contradictions the model
-could not resolve are listed, not changed.
-
-Bounded: the :data:`MAX_CONSOLIDATE_NOTES` most recent notes are grouped
-with their near neighbours by meaning (one search round trip), the groups go
-to the model :data:`MAX_NOTES_PER_CALL` notes at a time, at most ``max_calls``
-calls, and every merge is written in one batch (after one index read).
-Nothing is lost: a merged note moves to the invalidated notes with
-``merged_into`` and its history (:mod:`mnemo.notes.revise`); the kept note's
-former text goes to its history.
-"""
+"""One consolidation pass over a user's notes (``python -m mnemo consolidate``): merges
+notes that say the same thing, lists likely contradictions without resolving them.
+Bounded in notes, model calls and store round trips; merged notes are set aside with
+``merged_into``, never deleted (docs/notes.md)."""
 
 from __future__ import annotations
 

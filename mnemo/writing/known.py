@@ -1,16 +1,7 @@
-"""What the extractor is shown of the user's existing notes: the live notes
-most similar to what was said, at most :data:`MAX_EXISTING_NOTES`, under
-short ids (``n1``, ``n2``, ...) by which it may update or invalidate them.
-
-Two sources, no extra store round trip on the user's path: the notes the
-turn's ``load_memory`` found (in its own read, ``after_turn``), or
-:func:`aread_known` (the background writer, compaction: one read that also
-brings the profile).
-
-Invariant: only the user's own namespace is searched, and an id the
-extractor returns is resolved through this table only (:meth:`Known.requests`),
-so another user's note can never be shown, updated or invalidated.
-"""
+"""The user's existing notes the extractor is shown (at most :data:`MAX_EXISTING_NOTES`,
+under short ids). Only the user's own namespace is searched and an id the extractor
+returns is resolved through this table only, so another user's note can never be
+shown, updated or invalidated (docs/notes.md)."""
 
 from __future__ import annotations
 
