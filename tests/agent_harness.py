@@ -71,7 +71,9 @@ def chat_prompts(model) -> list[str]:
     return [
         c["messages"][0].text
         for c in model.calls
-        if isinstance(c["messages"][0], SystemMessage) and not is_memory_work(c["messages"])
+        if isinstance(c["messages"][0], SystemMessage)
+        and not is_memory_work(c["messages"])
+        and "MemoryExtraction" not in c["tool_names"]
     ]
 
 

@@ -1,6 +1,6 @@
 """The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``,
-``reindex``, ``audit verify``: arguments parsed here, the work done by
-:mod:`mnemo.cli.operations`.
+``reindex``, ``audit verify``, ``consolidate``: arguments parsed here, the work
+done by :mod:`mnemo.cli.operations`.
 
 Where the memory is: a running server with ``--url`` (or ``$MNEMO_URL``;
 an admin token in ``$MNEMO_TOKEN``), which runs the operation itself, else
@@ -14,7 +14,11 @@ import getpass
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
+
+from langgraph.store.base import BaseStore
 
 from mnemo.cli.operations import OPERATIONS, Target
 from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
@@ -47,11 +51,18 @@ async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> An
         if res.status_code != 200:
             raise MnemoError(f"the server refused ({res.status_code}): {res.text}")
         return res.json()
+    async with open_local_store() as store:
+        return await OPERATIONS[name](Target(store=store, actor=f"cli:{getpass.getuser()}"), params)
+
+
+@asynccontextmanager
+async def open_local_store() -> AsyncIterator[BaseStore]:
+    """PostgreSQL: ``$POSTGRES_URI``, else the embedded server of ``$MNEMO_PGDATA``."""
     from mnemo.stores import DEFAULT_DATA_DIR, PGDATA_ENV, open_postgres_store
 
     datadir = os.environ.get(PGDATA_ENV, "").strip() or DEFAULT_DATA_DIR
     async with open_postgres_store(datadir=datadir, sweep=False) as store:
-        return await OPERATIONS[name](Target(store=store, actor=f"cli:{getpass.getuser()}"), params)
+        yield store
 
 
 def _write_json(document: Any, out: str | None) -> None:
@@ -195,3 +206,28 @@ async def audit(args: argparse.Namespace) -> int:
     check = await run(args, "audit-verify", {"user_id": args.user_id})
     _write_json(check, None)
     return 0 if check["ok"] else 1
+
+
+# --------------------------------------------------------------------------- consolidate
+
+
+@command(
+    "consolidate",
+    "merge one user's notes that say the same thing; list likely contradictions it could not resolve",
+    arg("user_id"),
+    arg(
+        "--model",
+        default=None,
+        help="chat model (init_chat_model spec; default $MNEMO_EXTRACTION_MODEL, else $MNEMO_MODEL, where it runs)",
+    ),
+    arg("--max-calls", type=int, default=None, help="model calls at most (default: mnemo's bound)"),
+    TARGET,
+)
+async def consolidate(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"user_id": args.user_id}
+    if args.model:
+        params["model"] = args.model
+    if args.max_calls is not None:
+        params["max_calls"] = args.max_calls
+    _write_json(await run(args, "consolidate", params), None)
+    return 0

@@ -149,3 +149,26 @@ async def audit_verify(target: Target, params: Mapping[str, Any]) -> Any:
     from mnemo.kinds import averify
 
     return await averify(target.store, _user(params))
+
+
+@operation("consolidate")
+async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
+    """Merge the user's notes that say the same thing; list likely contradictions
+    (:func:`mnemo.writing.aconsolidate`), with ``model`` (default: the extraction
+    model where it runs) and at most ``max_calls`` model calls."""
+    import os
+
+    from langchain.chat_models import init_chat_model
+
+    from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
+
+    spec = params.get("model") or os.environ.get("MNEMO_EXTRACTION_MODEL") or os.environ.get("MNEMO_MODEL")
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidInputError("no model: pass --model or set MNEMO_EXTRACTION_MODEL / MNEMO_MODEL")
+    max_calls = params.get("max_calls", MAX_CONSOLIDATION_CALLS)
+    if isinstance(max_calls, bool) or not isinstance(max_calls, int):
+        raise InvalidInputError("max_calls is a whole number")
+    model = init_chat_model(spec, temperature=0)
+    return await aconsolidate(
+        target.store, _user(params), model, origin=target.origin, max_calls=min(max(1, max_calls), 20)
+    )

@@ -24,6 +24,7 @@ from mnemo.core.errors import (
 from mnemo.core.identity import (
     AUDIT,
     ENTITLEMENTS,
+    INVALIDATED_NOTES,
     NOTES,
     POLICIES_NAMESPACE,
     PROFILE,
@@ -111,6 +112,7 @@ __all__ = [
     "MnemoError",
     "most_recent",
     "NoteLimitError",
+    "INVALIDATED_NOTES",
     "NOTES",
     "now_iso",
     "only_in_namespace",

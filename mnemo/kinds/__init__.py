@@ -40,6 +40,7 @@ from mnemo.kinds.policies import (
     load_policy_file,
 )
 from mnemo.kinds.profile import (
+    MAX_HISTORY,
     PROFILE_FIELDS,
     SOURCES,
     Profile,
@@ -61,6 +62,7 @@ __all__ = [
     "AUDIT_HEAD",
     "AuditCheck",
     "averify",
+    "MAX_HISTORY",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",

@@ -34,6 +34,8 @@ AuditAction = Literal[
     "profile.delete",
     "note.add",
     "note.refine",
+    "note.update",
+    "note.invalidate",
     "note.forget",
     "erase",
     "entitlement.set",
