@@ -39,6 +39,7 @@ scheduling call is replaced by a no-op and its cost (one in-process
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from collections import Counter, defaultdict
@@ -194,16 +195,24 @@ class Script:
     def __init__(self, turns: list[ScriptedTurn], extraction_latency_s: float = 0.0) -> None:
         self.by_text = {t.text: t for t in turns}
         self.extraction_latency_s = extraction_latency_s
+        self.extractor_inputs: list[str] = []
+        """Everything each extraction call was sent (its messages' text)."""
 
     def __call__(self, messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
         from tests.scripted import tool_call
 
         if "MemoryExtraction" in tool_names:
             time.sleep(self.extraction_latency_s)  # runs in a worker thread (ScriptedChatModel)
-            # The extractor sees "- <user message>" lines; merge what the script says for each.
+            self.extractor_inputs.append("\n".join(m.text for m in messages))
+            # The extractor sees "- <user message>" lines (quoted: JSON strings); merge what the script says for each.
             args: dict[str, Any] = {}
-            for line in messages[-1].text.splitlines():
-                turn = self.by_text.get(line[2:].strip()) if line.startswith("- ") else None
+            for line in messages[-1].text.split("<existing_notes>")[0].splitlines():
+                said = line[2:].strip()
+                try:
+                    said = json.loads(said) if said.startswith('"') else said
+                except ValueError:  # not a quoted message (an instruction line of an older prompt)
+                    continue
+                turn = self.by_text.get(said) if line.startswith("- ") else None
                 if turn:
                     for key, value in turn.extract.items():
                         args[key] = args.get(key, []) + value if key == "notes" else value
@@ -258,7 +267,8 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
     emb = CountingEmbeddings(embeddings)
     store = CountingStore(index=index_config(emb))
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
-    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns))
+    script = Script(turns)
+    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=script)
     try:
         await embeddings.aembed_query("warm up")  # model load is a one-off, not a turn's cost
         seeded = seed_notes(big_notes) if any(t.user == "u_big" for t in turns) else []
@@ -270,6 +280,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
         for i, turn in enumerate(tqdm(turns, desc="scripted turns", unit="turn", file=sys.stderr, disable=None)):
             store.calls.clear()
             emb.calls.clear()
+            script.extractor_inputs.clear()
             timer = NodeTimer()
             memory = ""
             reply = ""
@@ -318,6 +329,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
                     "embedding_calls": {**dict(embed_calls), "total": sum(embed_calls.values())},
                     "texts_embedded": {**dict(embed_texts), "total": sum(embed_texts.values())},
                     "memory_tokens": counter.count(memory),
+                    "extractor_tokens": sum(counter.count(sent) for sent in script.extractor_inputs),
                     "full_context_tokens": counter.count(full_context),
                 }
             )
@@ -395,6 +407,7 @@ def _aggregate(records: list[dict]) -> dict[str, Any]:
     out["embedding_calls_per_turn"] = summary([r["embedding_calls"]["total"] for r in records])
     out["texts_embedded_per_turn"] = summary([r["texts_embedded"]["total"] for r in records])
     out["memory_tokens"] = summary([r["memory_tokens"] for r in records], 1)
+    out["extractor_tokens"] = summary([r["extractor_tokens"] for r in records], 1)
     out["full_context_tokens"] = summary([r["full_context_tokens"] for r in records], 1)
     return out
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import logging
 
 from langchain_core.messages import RemoveMessage
+from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
+from mnemo.kinds import Origin
 from mnemo.turn import asummarize, plan_compaction
-from mnemo.writing import MAX_PENDING_MESSAGES, aextract_pending, pending
+from mnemo.writing import aextract_messages
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -26,23 +28,21 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
         return {}
     dropped = messages[:cut]
     cursor = state.get("memory_cursor", 0)
-    said = pending(messages, cursor, cut) if ctx.memory_write_mode != "hot" else []
     try:
-        if said:
-            model = await aload_chat_model(ctx.extraction_model or ctx.model)
-            user = current_user(runtime.context)
-            for i in range(0, len(said), MAX_PENDING_MESSAGES):  # all of them, not only the latest
-                if not await aextract_pending(
-                    memory_store(runtime),
-                    user,
-                    model,
-                    said[i : i + MAX_PENDING_MESSAGES],
-                    thread=messages,
-                    said_at=state.get("said_at"),
-                    timeout_s=ctx.extraction_timeout_s,
-                ):
-                    logger.warning("could not extract messages leaving the window; keeping them for now")
-                    return {}
+        if ctx.memory_write_mode != "hot" and not await aextract_messages(
+            memory_store(runtime),
+            current_user(runtime.context),
+            lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+            messages,
+            cursor,
+            cut,
+            said_at=state.get("said_at"),
+            timeout_s=ctx.extraction_timeout_s,
+            origin=Origin.from_config(get_config(), "extractor"),
+            backlog="all",  # all of them, not only the latest: they leave the thread
+        ):
+            logger.warning("could not extract messages leaving the window; keeping them for now")
+            return {}
         if ctx.history_strategy == "summarize":
             summary = await asummarize(
                 await aload_chat_model(ctx.extraction_model or ctx.model),

@@ -10,8 +10,9 @@ from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
 from mnemo.core import ForeignThreadError
+from mnemo.kinds import Origin
 from mnemo.notes import asweep_user
-from mnemo.writing import aextract_pending, pending, start_after
+from mnemo.writing import aextract_messages, start_after
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import WriterState
@@ -35,19 +36,17 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     if not messages:
         return {}
     start = start_after(messages, state.get("extracted_through"), values.get("memory_cursor", 0))
-    said = pending(messages, start)
-    if said:
-        model = await aload_chat_model(ctx.extraction_model or ctx.model)
-        if not await aextract_pending(
-            memory_store(runtime),
-            user,
-            model,
-            said,
-            thread=messages,
-            said_at=values.get("said_at"),
-            timeout_s=ctx.extraction_timeout_s,
-        ):
-            return {}  # retried by the writer run of the next turn
-    logger.info("memory_writer: thread %s, %d user message(s) extracted", state["thread_id"], len(said))
+    if not await aextract_messages(
+        memory_store(runtime),
+        user,
+        lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+        messages,
+        start,
+        said_at=values.get("said_at"),
+        timeout_s=ctx.extraction_timeout_s,
+        origin=Origin(source="extractor", thread_id=str(state["thread_id"])),
+    ):
+        return {}  # retried by the writer run of the next turn
+    logger.info("memory_writer: thread %s extracted from message %d on", state["thread_id"], start)
     await asweep_user(memory_store(runtime), user)
     return {"extracted_through": messages[-1].id}

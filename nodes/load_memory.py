@@ -1,5 +1,6 @@
 """Step 1: read what is remembered about the user, and similar past cases,
-for the model to see (one store round trip, ``mnemo.turn.snapshot``)."""
+for the model to see (one store round trip, ``mnemo.turn.snapshot``); and,
+in the same read, the notes this turn's extractor is shown."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from langgraph.runtime import Runtime
 from mnemo.core import ForeignThreadError, check_message
 from mnemo.kinds import render_episodes
 from mnemo.turn import aload_snapshot, render_snapshot
-from mnemo.writing import stamp_said_at
+from mnemo.writing import MAX_EXISTING_NOTES, stamp_said_at
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
@@ -39,18 +40,26 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             recall_margin=ctx.recall_margin,
             episode_limit=ctx.episode_limit,
             episode_min_score=ctx.episode_min_score,
+            # after_turn extracts in this run: its extractor is shown these (mnemo.writing.known).
+            similar_limit=MAX_EXISTING_NOTES if ctx.memory_write_mode == "after_turn" else 0,
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
         return {
             **update,
             "owner": user.label,
+            "similar_notes": None,
             "examples": "",
             "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)",
         }
     return {
         **update,
         "owner": user.label,
+        "similar_notes": (
+            [{"id": n["id"], "text": n["text"]} for n in snapshot["similar"]]
+            if ctx.memory_write_mode == "after_turn"
+            else None
+        ),
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
         "examples": render_episodes(snapshot["episodes"], char_budget=ctx.episode_char_budget),
     }

@@ -26,6 +26,11 @@ class State(MessagesState):
     """Index in ``messages`` up to which user messages were turned into memory.
     Advanced only when extraction ran, so a failed turn is retried next turn."""
 
+    similar_notes: NotRequired[list[dict[str, str]] | None]
+    """The user's notes (``id``, ``text``) nearest to the latest message, found
+    by ``load_memory`` in its read and shown to this turn's extractor
+    (``after_turn``); ``None``: not read this turn (the write reads them)."""
+
     examples: NotRequired[str]
     """Similar past cases that went well, as prompt text (``load_memory``)."""
 

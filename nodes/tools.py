@@ -19,7 +19,7 @@ from langgraph.prebuilt.tool_node import ToolInvocationError
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.core import data_block
 from mnemo.kinds import Origin
-from mnemo.notes import Note, expiry_from
+from mnemo.notes import Note, arevise, expiry_from
 from mnemo.turn import note_line
 from mnemo.writing import refuse_business_record, replied_to
 from nodes.context import Context, current_user, memory_store
@@ -30,7 +30,9 @@ logger = logging.getLogger(__name__)
 
 
 @tool
-async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None) -> str:
+async def remember_note(
+    text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None, replaces: str | None = None
+) -> str:
     """Save one fact or preference the user stated about themselves, e.g.
     "The user is allergic to peanuts". Use only for what the user said, never
     for your own guesses, and never for orders or refunds.
@@ -39,10 +41,17 @@ async def remember_note(text: str, runtime: ToolRuntime[Context], valid_for_days
         text: the fact, one short self-contained sentence.
         valid_for_days: only for a fact that stops being true ("I'm travelling
             until Friday"): how many days from now it holds. Omit for durable facts.
+        replaces: only when the user corrected a remembered note ("I have one
+            cat now"): that note's full id (from recall_notes); its old text is kept in its history.
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
     origin = Origin.from_config(runtime.config, "tool")
+    if replaces:
+        revised = await arevise(memory_store(runtime), user, replaces, text=text, origin=origin)
+        if revised is None:
+            return "No note has this id; nothing was changed."
+        return "Updated:\n" + _notes_block([revised])
     expires_at = expiry_from(valid_for_days=valid_for_days)
     result = await aremember(
         memory_store(runtime),
@@ -98,16 +107,26 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
 
 
 @tool
-async def forget_note(runtime: ToolRuntime[Context], note_id: str | None = None, about: str | None = None) -> str:
+async def forget_note(
+    runtime: ToolRuntime[Context], note_id: str | None = None, about: str | None = None, no_longer_true: bool = False
+) -> str:
     """Delete notes the user asked you to forget: give exactly one of
     ``note_id`` (full id from recall_notes) or ``about`` (what the note says).
 
     Args:
         note_id: id of the note to delete.
         about: description of the note(s) to delete, e.g. "my cats".
+        no_longer_true: the user did not ask to forget the note but said it is
+            no longer true ("I sold my car"): with ``note_id``, it is set aside,
+            out of your memory but kept in the user's records, instead of deleted.
     """
     user = current_user(runtime.context, runtime.config)
     origin = Origin.from_config(runtime.config, "tool")
+    if no_longer_true and note_id:
+        ended = await arevise(memory_store(runtime), user, note_id, text=None, origin=origin)
+        if ended is None:
+            return "No note has this id; nothing was changed."
+        return "No longer true, set aside:\n" + _notes_block([ended])
     removed = await aforget(memory_store(runtime), user, note_id=note_id, about=about, origin=origin)
     if not removed:
         return "Nothing matched; nothing was deleted."

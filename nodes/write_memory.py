@@ -9,7 +9,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from mnemo.kinds import Origin
-from mnemo.writing import MAX_PENDING_MESSAGES, aextract_pending, aschedule_extraction, on_platform, pending
+from mnemo.writing import MAX_PENDING_MESSAGES, aextract_messages, aschedule_extraction, on_platform
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -46,22 +46,15 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
                 "memory_write_mode=background needs a LangGraph server to schedule the writer; "
                 "writing after the turn instead"
             )
-    said = pending(messages, state.get("memory_cursor", 0))
-    if not said:
-        return {"memory_cursor": len(messages)}
-    try:
-        model = await aload_chat_model(ctx.extraction_model or ctx.model)
-    except Exception:
-        logger.exception("could not build the memory extractor; will retry next turn")
-        return {}
-    done = await aextract_pending(
+    done = await aextract_messages(
         memory_store(runtime),
         user,
-        model,
-        said,
-        thread=messages,
+        lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+        messages,
+        state.get("memory_cursor", 0),
         said_at=state.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin.from_config(get_config(), "extractor"),
+        similar_notes=state.get("similar_notes"),
     )
     return {"memory_cursor": len(messages)} if done else {}

@@ -243,8 +243,8 @@ async def test_pending_messages_are_capped_to_the_latest(agent, model, store, sc
     sent = extraction_prompts(model)[-1]
     total = MAX_PENDING_MESSAGES + 3
     kept = range(total - MAX_PENDING_MESSAGES, total - 1)
-    assert all(f"message number {i}\n" in sent for i in kept)
-    assert "message number 0\n" not in sent and "message number 2\n" not in sent
+    assert all(f'"message number {i}"' in sent for i in kept)  # quoted data, one line each
+    assert '"message number 0"' not in sent and '"message number 2"' not in sent
     assert "I live in Hangzhou." in sent
 
 

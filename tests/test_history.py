@@ -35,7 +35,9 @@ def chat_inputs(model) -> list[list]:
     return [
         c["messages"]
         for c in model.calls
-        if isinstance(c["messages"][0], SystemMessage) and not is_summary_call(c["messages"])
+        if isinstance(c["messages"][0], SystemMessage)
+        and not is_summary_call(c["messages"])
+        and "MemoryExtraction" not in c["tool_names"]
     ]
 
 

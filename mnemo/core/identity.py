@@ -26,6 +26,8 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 PROFILE = "profile"
 NOTES = "notes"
+#: Notes the user said are no longer true: out of recall and the prompt, in the export.
+INVALIDATED_NOTES = "notes_invalidated"
 AUDIT = "audit"
 ENTITLEMENTS = "entitlements"
 USAGE = "usage"

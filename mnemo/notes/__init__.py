@@ -6,10 +6,12 @@ from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
     expiry_from,
+    live,
     now,
 )
 from mnemo.notes.index import (
     NOTE_INDEX,
+    arebuild,
 )
 from mnemo.notes.model import (
     MAX_NOTES_PER_TURN,
@@ -31,20 +33,24 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
+from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision, revision_terms
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
 )
 
 __all__ = [
+    "aapply_revisions",
     "adelete_notes",
     "aforget",
     "alist_notes",
     "aread_notes",
+    "arebuild",
     "arecall",
     "arecent",
     "aremember",
     "aremember_many",
+    "arevise",
     "asweep_user",
     "expiry_from",
     "MAX_NOTES_PER_TURN",
@@ -52,6 +58,10 @@ __all__ = [
     "Note",
     "note_dates",
     "NOTE_INDEX",
+    "live",
+    "plan_revision",
+    "Revision",
+    "revision_terms",
     "NotesPlan",
     "now",
     "RECALL_MARGIN",

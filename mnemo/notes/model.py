@@ -11,11 +11,12 @@ import hashlib
 import re
 from collections.abc import Mapping
 from datetime import date
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
-from langgraph.store.base import BaseStore, Item, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
 from mnemo.core import (
+    INVALIDATED_NOTES,
     NOTES,
     InvalidInputError,
     User,
@@ -36,8 +37,8 @@ from mnemo.notes.expiry import live
 MAX_NOTE_CHARS = 1000
 #: Notes one user may keep. At the cap, ``remember_note`` is refused with a
 #: message (forget some first) and the extractor's new notes are dropped
-#: (logged); repeating or refining a known note still works. Recall ranks
-#: every note by words up to this many (mnemo.notes.recall.LEXICAL_MAX_NOTES).
+#: (logged); repeating or refining a known note still works. Kept within what
+#: the in-memory store's exact scan of a user's notes serves (docs/bench.md).
 MAX_NOTES_PER_USER = 2000
 #: New notes one extraction (one turn) may add; the rest are dropped (logged).
 MAX_NOTES_PER_TURN = 20
@@ -74,7 +75,23 @@ class Note(TypedDict):
     context: NotRequired[str]
     """What the note was said in reply to (conversation text, not a fact
     about the user): embedded with the note so the search finds it in context."""
+    history: NotRequired[list[NoteHistoryEntry]]
+    """Its former texts, oldest first (:mod:`mnemo.notes.revise`)."""
     score: NotRequired[float]
+
+
+class NoteHistoryEntry(TypedDict):
+    """A former text of a note, and when and where it stopped being current."""
+
+    text: str
+    source: Source
+    until: str
+    """When it stopped being current."""
+    first_seen: NotRequired[str]
+    refers_to: NotRequired[str]
+    expires_at: NotRequired[str]
+    thread_id: NotRequired[str]
+    """The thread in which the user's words replaced it."""
 
 
 class RememberResult(TypedDict):
@@ -118,7 +135,7 @@ def note_from_value(key: str, value: Mapping[str, Any], score: float | None = No
         first_seen=value.get("first_seen", ""),
         updated_at=value.get("updated_at", ""),
     )
-    for optional in ("expires_at", "refers_to", "context"):
+    for optional in ("expires_at", "refers_to", "context", "history"):
         if value.get(optional):
             note[optional] = value[optional]
     if score is not None:
@@ -218,35 +235,40 @@ async def aforget(
 ) -> list[Note]:
     """Delete notes by id, or those that match ``about`` by meaning; return them.
 
-    Only the user's own namespace is touched, so an id of another user's note
-    removes nothing. Returns ``[]`` when nothing matched. Each deletion appends
+    Only the user's own namespaces are touched, so an id of another user's note
+    removes nothing. By id, an invalidated note is found too (it stays, out
+    of recall, until forgotten). Returns ``[]`` when nothing matched. Each deletion appends
     an audit record in the same batch (``origin`` defaults to ``user_said``).
     """
     if (note_id is None) == (about is None):
         raise InvalidInputError("forget takes exactly one of note_id or about")
     ns = user.namespace(NOTES)
+    gone: list[SearchItem] = []  # invalidated notes (mnemo.notes.revise): forgotten by id only
     if note_id is not None:
         # A filter on the id kept in the value, not ``get``: get creates ghost
         # namespaces on InMemoryStore.
-        items = [it for it in await store.asearch(ns, filter={"id": note_id}, limit=1) if it.key == note_id]
+        found = await store.abatch(
+            [SearchOp(n, filter={"id": note_id}, limit=1) for n in (ns, user.namespace(INVALIDATED_NOTES))]
+        )
+        items, gone = ([it for it in cast(list[SearchItem], r) if it.key == note_id] for r in found)
     else:
         require_index(store)
         items = semantic_hits(
             await store.asearch(ns, query=bounded_query(about or ""), limit=max_notes), ns, min_score=min_score
         )
         items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
-    if items:
+    if items or gone:
         origin = origin or Origin(source="user_said")
         await note_index.aapply(
             store,
             user,
             [note_index.NoteChange(key=it.key, before=it.value, after=None) for it in items],
             extra=[
-                *(PutOp(ns, it.key, None) for it in items),
-                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in items),
+                *(PutOp(tuple(it.namespace), it.key, None) for it in [*items, *gone]),
+                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in [*items, *gone]),
             ],
         )
-    return [to_note(it) for it in items]
+    return [to_note(it) for it in [*items, *gone]]
 
 
 def _with_value(item: Item, value: dict) -> Item:

@@ -45,6 +45,9 @@ class NotesPlan:
     texts: list[str]
     details: list[NoteDetails]
     source: Source
+    more_terms: tuple[str, ...] = ()
+    """Index terms of other notes written in the same batch (revised ones,
+    :mod:`mnemo.notes.revise`), read with the texts' own."""
 
     @classmethod
     def of(
@@ -56,6 +59,7 @@ class NotesPlan:
         contexts: list[str | None] | None = None,
         refers_to: list[str | None] | None = None,
         source: Source = "user_said",
+        more_terms: Sequence[str] = (),
     ) -> NotesPlan:
         """Validated ``texts`` and their details (all of them, before anything
         is read or written).
@@ -82,7 +86,7 @@ class NotesPlan:
         ]
         if source not in SOURCES:
             raise InvalidInputError(f"source must be one of {SOURCES}, got {source!r}")
-        return cls(user=user, texts=cleaned, details=details, source=source)
+        return cls(user=user, texts=cleaned, details=details, source=source, more_terms=tuple(more_terms))
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -100,17 +104,24 @@ class NotesPlan:
         return [*ops, *note_index.read_ops(self.user, self._index_terms())]
 
     def _index_terms(self) -> list[str]:
-        return note_index.terms_touched(
+        texts = note_index.terms_touched(
             [note_index.NoteChange(key="", before=None, after={"text": t}) for t in self.texts]
         )
+        return list(dict.fromkeys([*texts, *self.more_terms]))
 
     async def aindex_ops(
-        self, store: BaseStore, lookups: Sequence[Result], ops: Sequence[PutOp], *, max_notes: int | None
+        self,
+        store: BaseStore,
+        lookups: Sequence[Result],
+        ops: Sequence[PutOp],
+        *,
+        max_notes: int | None,
+        also: Sequence[note_index.NoteChange] = (),
     ) -> list[PutOp]:
         """The index writes that keep :mod:`mnemo.notes.index` in step with the
         note writes among ``ops`` (a write to a note the lookups found replaces
-        that value; any other adds a note). One more read only when a refined
-        note's old wording touches terms not read yet."""
+        that value; any other adds a note) and with the changes ``also`` (revised
+        notes). One more read only when an old wording touches terms not read yet."""
         n = LOOKUPS_PER_TEXT * len(self.texts) + (max_notes is not None)
         terms = self._index_terms()
         state = note_index.IndexState.from_results(terms, lookups[n:])
@@ -122,7 +133,7 @@ class NotesPlan:
             for op in ops
             if tuple(op.namespace) == self.namespace and op.value is not None
         ]
-        return await note_index.acomplete(store, self.user, state, changes)
+        return await note_index.acomplete(store, self.user, state, [*changes, *also])
 
     def apply(
         self,
@@ -241,11 +252,11 @@ def _update_existing(
         value.update(text=text, norm=normalize_note(text), source=source)
         if detail.refers_to:
             value["refers_to"] = detail.refers_to
-        _set_context(value, detail.context or value.get("context"))
+        set_context(value, detail.context or value.get("context"))
     value.pop("expires_at", None)
     if detail.expires:
         value["expires_at"] = detail.expires
-    return _note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
+    return note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
 
 
 def _new_note(
@@ -263,17 +274,17 @@ def _new_note(
         value["expires_at"] = detail.expires
     if detail.refers_to:
         value["refers_to"] = detail.refers_to
-    _set_context(value, detail.context)
-    return _note_put(ns, key, value, detail.expires), note_from_value(key, value)
+    set_context(value, detail.context)
+    return note_put(ns, key, value, detail.expires), note_from_value(key, value)
 
 
-def _set_context(value: dict[str, Any], context: str | None) -> None:
+def set_context(value: dict[str, Any], context: str | None) -> None:
     if context:
         value["context"] = context
         value[INDEXED_TEXT_FIELD] = indexed_text(value["text"], context)
 
 
-def _note_put(ns: tuple[str, ...], key: str, value: dict[str, Any], expires: str | None) -> PutOp:
+def note_put(ns: tuple[str, ...], key: str, value: dict[str, Any], expires: str | None) -> PutOp:
     """The put of a note: a note with a context is embedded twice, as
     ``text`` and as ``indexed_text`` (the store scores an item by its best
     vector); any other by the store's configured fields (``text``).

@@ -11,7 +11,18 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore, Op
 
-from mnemo.core import PROFILE, User, alist_rest, bounded_query, list_op, only_in_namespace, quote, search_result
+from mnemo.core import (
+    NOTES,
+    PROFILE,
+    User,
+    alist_rest,
+    bounded_query,
+    list_op,
+    only_in_namespace,
+    query_op,
+    quote,
+    search_result,
+)
 from mnemo.kinds import (
     EPISODE_MIN_SCORE,
     EPISODES,
@@ -23,7 +34,7 @@ from mnemo.kinds import (
     profile_from_items,
     similar_ops,
 )
-from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
+from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, live, note_dates, to_note
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -42,6 +53,9 @@ class MemorySnapshot(TypedDict):
     """Most recently updated first, excluding those already in ``relevant``."""
     episodes: list[Episode]
     """Resolved past cases similar to the query (the user's and shared), best first."""
+    similar: list[Note]
+    """The notes nearest to the query by meaning, best first, not filtered by
+    relevance (``similar_limit``; what the turn's extractor is shown)."""
 
 
 async def aload_snapshot(
@@ -54,13 +68,17 @@ async def aload_snapshot(
     recall_margin: float | None = RECALL_MARGIN,
     episode_limit: int = 0,
     episode_min_score: float = EPISODE_MIN_SCORE,
+    similar_limit: int = 0,
 ) -> MemorySnapshot:
     query = bounded_query(query)
     profile_ns = user.namespace(PROFILE)
     with_episodes = bool(query.strip()) and episode_limit > 0
+    with_similar = bool(query.strip()) and similar_limit > 0
     extra: list[Op] = [list_op(profile_ns)]
     if with_episodes:
         extra += similar_ops(user, query, limit=episode_limit)  # same batch: the query is embedded once
+    if with_similar:
+        extra.append(query_op(user.namespace(NOTES), query, limit=similar_limit))
     read = await aread_notes(store, user, query, limit=recall_limit, margin=recall_margin, extra=extra)
     episodes: list[Episode] = []
     if with_episodes:
@@ -77,8 +95,13 @@ async def aload_snapshot(
     relevant = read.relevant
     seen = {n["id"] for n in relevant}
     recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
+    similar = (
+        [to_note(it) for it in live(only_in_namespace(search_result(read.extra[-1]), user.namespace(NOTES)))]
+        if with_similar
+        else []
+    )
     return MemorySnapshot(
-        profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes
+        profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes, similar=similar
     )
 
 

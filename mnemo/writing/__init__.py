@@ -1,6 +1,7 @@
-"""Turning what the user said into memory: the extractor, the one
-pipeline every write mode goes through, applying an extraction, the
-background writer, and what the agent refuses to remember.
+"""Turning what the user said into memory: the extractor and what it is
+shown of existing notes, the one pipeline every write mode goes through,
+applying an extraction, the background writer, consolidation, and what the
+agent refuses to remember.
 """
 
 from mnemo.writing.background import (
@@ -8,14 +9,20 @@ from mnemo.writing.background import (
     on_platform,
     start_after,
 )
+from mnemo.writing.consolidate import (
+    MAX_CONSOLIDATION_CALLS,
+    ConsolidationReport,
+    aconsolidate,
+)
 from mnemo.writing.extraction import (
     MemoryExtraction,
     aextract,
     build_extractor,
 )
+from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
     MAX_PENDING_MESSAGES,
-    aextract_pending,
+    aextract_messages,
     pending,
     replied_to,
     stamp_said_at,
@@ -25,8 +32,12 @@ from mnemo.writing.refusals import (
 )
 
 __all__ = [
+    "MAX_EXISTING_NOTES",
+    "MAX_CONSOLIDATION_CALLS",
+    "aconsolidate",
+    "ConsolidationReport",
     "aextract",
-    "aextract_pending",
+    "aextract_messages",
     "aschedule_extraction",
     "build_extractor",
     "MAX_PENDING_MESSAGES",

@@ -1,17 +1,30 @@
-"""Applying an extraction to the store through the profile and notes APIs."""
+"""Applying an extraction to the store through the profile and notes APIs:
+profile changes, new notes and revisions of the notes the extractor was
+shown (:mod:`mnemo.writing.known`), in one batch of writes."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import NamedTuple, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tokens, list_op, search_result
+from mnemo.core import (
+    AUDIT,
+    PROFILE,
+    InvalidInputError,
+    User,
+    alist_rest,
+    content_tokens,
+    list_op,
+    now_iso,
+    search_result,
+)
 from mnemo.kinds import (
     Origin,
     ProfileChange,
+    abatch_audited,
     normalize_field,
     plan_profile_update,
     profile_audit_ops,
@@ -22,11 +35,15 @@ from mnemo.notes import (
     MAX_NOTES_PER_USER,
     NotesPlan,
     RememberResult,
+    Revision,
     expiry_from,
+    plan_revision,
+    revision_terms,
     validate_note,
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
@@ -35,6 +52,8 @@ logger = logging.getLogger(__name__)
 class AppliedExtraction(TypedDict):
     profile: list[ProfileChange]
     notes: list[RememberResult]
+    revised: list[str]
+    """Ids of the notes updated or invalidated."""
 
 
 async def aapply_extraction(
@@ -45,6 +64,7 @@ async def aapply_extraction(
     origin: Origin | None = None,
     as_of: str | None = None,
     said: Sequence[Said] = (),
+    known: Known | None = None,
 ) -> AppliedExtraction:
     """Merge the profile changes and add the notes, all in one store batch
     (after one batch of reads); writes nothing for an empty extraction. At
@@ -58,7 +78,13 @@ async def aapply_extraction(
     after it are not overwritten (:func:`mnemo.kinds.profile.aupdate_profile`).
 
     ``said``: the user messages extracted, each with what it replied to: a
-    note gets the context of the message it came from (:func:`source_message`)."""
+    note gets the context of the message it came from (:func:`source_message`).
+
+    ``known``: the notes the extractor was shown (:mod:`mnemo.writing.known`):
+    the extraction's ``updates`` and ``invalidates`` name notes by their short
+    ids there; any other id is ignored (logged). What it did not read (the
+    profile, the notes' values) is read with the rest, in the same batch.
+    Without it, no note is revised."""
     origin = origin or Origin(source="extractor")
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
@@ -84,8 +110,9 @@ async def aapply_extraction(
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
-    if not with_profile and not notes:
-        return AppliedExtraction(profile=[], notes=[])
+    requests = known.requests(extraction) if known is not None else []
+    if not with_profile and not notes and not requests:
+        return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
     # store failure leaves the profile and the notes both written or neither.
     profile_ns = user.namespace(PROFILE)
@@ -96,28 +123,85 @@ async def aapply_extraction(
         refers_to=[n.refers_to for n in notes],
         contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
         source="user_said",
+        more_terms=revision_terms([t for r in requests for t in (r.shown, r.text) if t is not None]),
     )
-    reads = ([list_op(profile_ns)] if with_profile else []) + (plan.lookups() if notes else [])
-    results = await store.abatch(reads)
+    read_profile = with_profile and (known is None or known.profile is None)
+    # The revised notes' current values, unless read before extracting.
+    value_reads = [SearchOp(plan.namespace, filter={"id": r.key}, limit=1) for r in requests]
+    value_reads = value_reads if known is not None and known.values is None else []
+    lookups = plan.lookups() if notes or requests else []
+    reads = [*([list_op(profile_ns)] if read_profile else []), *lookups, *value_reads]
+    results = await store.abatch(reads) if reads else []
     ops: list[PutOp] = []
     profile: list[ProfileChange] = []
     if with_profile:
-        current = profile_from_items(await alist_rest(store, profile_ns, search_result(results[0])))
+        first = search_result(results[0]) if read_profile else []
+        items = known.profile if known is not None and known.profile is not None else first
+        current = profile_from_items(await alist_rest(store, profile_ns, items) if read_profile else items)
         profile_ops, profile = plan_profile_update(
             profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
         )
         ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
-        results = results[1:]
+    results = results[int(read_profile) :]
+    values = known.values if known is not None and known.values is not None else {}
+    values = {**values, **{it.key: it.value for r in results[len(lookups) :] for it in search_result(r)}}
+    revisions = _revisions(user, requests, values, origin=origin, as_of=as_of)
     added: list[RememberResult] = []
-    if notes:
+    if lookups:
+        results = results[: len(lookups)]
         added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
         if dropped := sum(r["status"] == "over_limit" for r in added):
             logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
-        note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
-        ops += note_ops
+        # A revision is the user's word on that very note: it wins over a new
+        # text deduplicated into it.
+        revised = {r.change.key for r in revisions}
+        note_ops = [op for op in note_ops if not _writes_to(op, plan.namespace, user.namespace(AUDIT), revised)]
+        note_ops += await plan.aindex_ops(
+            store, results, note_ops, max_notes=MAX_NOTES_PER_USER, also=[r.change for r in revisions]
+        )
+        ops += [*note_ops, *(op for r in revisions for op in r.ops)]
     if ops:
-        await store.abatch(ops)
-    return AppliedExtraction(profile=profile, notes=added)
+        await abatch_audited(store, ops)
+    return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
+
+
+def _writes_to(op: PutOp, notes_ns: tuple[str, ...], audit_ns: tuple[str, ...], keys: set[str]) -> bool:
+    """Whether ``op`` writes one of the notes ``keys``, or audits such a write."""
+    if tuple(op.namespace) == notes_ns:
+        return op.key in keys
+    return tuple(op.namespace) == audit_ns and (op.value or {}).get("target") in keys
+
+
+def _revisions(
+    user: User,
+    requests: Sequence[Request],
+    values: Mapping[str, Mapping[str, Any]],
+    *,
+    origin: Origin,
+    as_of: str | None,
+) -> list[Revision]:
+    """The revisions asked for, of notes that still exist (``values``): a
+    note gone since, an invalid or business-record text is ignored (logged)."""
+    stamp = now_iso()
+    revisions: list[Revision] = []
+    for request in requests:
+        value = values.get(request.key)
+        if value is None:
+            logger.warning("note %s is gone since the extractor saw it; not revised", request.key[:8])
+            continue
+        if request.text is not None and business_record_term(request.text) is not None:
+            logger.warning("extraction's update of note %s names a business record; ignored", request.key[:8])
+            continue
+        try:
+            revision = plan_revision(
+                user, request.key, value, text=request.text, origin=origin, stamp=stamp, as_of=as_of
+            )
+        except InvalidInputError:
+            logger.warning("extraction's update of note %s is not a valid note; ignored", request.key[:8])
+            continue
+        if revision is not None:
+            revisions.append(revision)
+    return revisions
 
 
 class Said(NamedTuple):

@@ -1,6 +1,6 @@
 """The one pipeline turning a thread's unextracted user messages into memory.
 
-:func:`aextract_pending` serves ``write_memory``, the ``memory_writer`` graph and
+:func:`aextract_messages` serves ``write_memory``, the ``memory_writer`` graph and
 ``compact_history``; ``memory_cursor`` advances only when extraction succeeded, and
 ``said_at`` gives each write its ``as_of``.
 """
@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
@@ -20,6 +20,7 @@ from mnemo.kinds import Origin
 from mnemo.notes import validate_context
 from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import aextract, build_extractor
+from mnemo.writing.known import Known, aread_known
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +82,57 @@ def as_of(said: Sequence[HumanMessage], said_at: Mapping[str, str] | None) -> st
     return max((s for s in stamps if s), default=None) or now_iso()
 
 
-async def aextract_pending(
+async def aextract_messages(
+    store: BaseStore,
+    user: User,
+    load_model: Callable[[], Awaitable[BaseChatModel]],
+    thread: Sequence[BaseMessage],
+    start: int,
+    end: int | None = None,
+    *,
+    said_at: Mapping[str, str] | None,
+    timeout_s: float,
+    origin: Origin | None = None,
+    backlog: Literal["latest", "all"] = "latest",
+    similar_notes: Sequence[Mapping[str, str]] | None = None,
+) -> bool:
+    """Extract the user messages of ``thread[start:end]`` into memory: the one
+    entry point of every write mode. ``True`` when done (or nothing to do):
+    the caller advances its cursor; ``False`` when the model could not be
+    loaded, the extractor or the store failed (nothing lost: the caller keeps
+    the messages pending). Never raises.
+
+    ``load_model`` is called only when there is something to extract.
+    ``backlog="latest"`` extracts the latest :data:`MAX_PENDING_MESSAGES`
+    (a backlog after repeated failures is cut); ``"all"`` extracts every one,
+    that many per extractor call (messages leaving a compacted thread).
+    ``origin``: the run the writes are audited as (default: the extractor, no run).
+    ``similar_notes``: the user's notes (``id``, ``text``) the extractor is
+    shown, when already read (the turn's ``load_memory``); ``None``: read them
+    first (:func:`mnemo.writing.known.aread_known`)."""
+    said = pending(thread, start, end)
+    if not said:
+        return True
+    try:
+        model = await load_model()
+    except Exception:
+        logger.exception("could not build the memory extractor; will retry next turn")
+        return False
+    chunks = (
+        [said[i : i + MAX_PENDING_MESSAGES] for i in range(0, len(said), MAX_PENDING_MESSAGES)]
+        if backlog == "all"
+        else [said[-MAX_PENDING_MESSAGES:]]
+    )
+    for chunk in chunks:
+        known = Known.of_notes(similar_notes) if similar_notes is not None else None
+        if not await _aextract_said(
+            store, user, model, chunk, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
+        ):
+            return False
+    return True
+
+
+async def _aextract_said(
     store: BaseStore,
     user: User,
     model: BaseChatModel,
@@ -90,15 +141,12 @@ async def aextract_pending(
     thread: Sequence[BaseMessage],
     said_at: Mapping[str, str] | None,
     timeout_s: float,
-    origin: Origin | None = None,
+    origin: Origin | None,
+    known: Known | None,
 ) -> bool:
-    """Extract memory from ``said`` (the latest :data:`MAX_PENDING_MESSAGES`
-    of ``thread``'s user messages) and write it, each note with what its
-    message replied to as context (:func:`replied_to`). ``True`` when done
-    (or nothing to do): the caller advances its cursor. ``False`` when the extractor or the store failed: nothing was
-    lost, the caller keeps the messages pending. Never raises. ``origin``:
-    the run the writes are audited as (default: the extractor, no run)."""
-    said = list(said)[-MAX_PENDING_MESSAGES:]
+    """Extract memory from ``said`` (at most :data:`MAX_PENDING_MESSAGES`
+    user messages of ``thread``) and write it, each note with what its
+    message replied to as context (:func:`replied_to`); ``False`` on failure."""
     if not said:
         return True
     try:
@@ -107,7 +155,13 @@ async def aextract_pending(
         logger.exception("could not build the memory extractor; will retry next turn")
         return False
     # Bounded: a message refused as too long may still sit in the thread.
-    extraction = await aextract(extractor, [m.text[:MAX_MESSAGE_CHARS] for m in said], timeout_s=timeout_s)
+    texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
+    try:
+        known = known if known is not None else await aread_known(store, user, texts)
+    except Exception:
+        logger.exception("could not read the user's memory before extracting; will retry with the next turn")
+        return False
+    extraction = await aextract(extractor, texts, timeout_s=timeout_s, existing=known.shown())
     if extraction is None:
         return False  # failed, timed out or returned nothing: retried later
     try:
@@ -118,6 +172,7 @@ async def aextract_pending(
             as_of=as_of(said, said_at),
             origin=origin,
             said=[Said(m.text, reply) for m, reply in zip(said, replied_to(thread, said), strict=True)],
+            known=known,
         )
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")

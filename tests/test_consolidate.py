@@ -1,0 +1,124 @@
+"""mnemo.writing.consolidate: one user's notes that say the same thing are
+merged (nothing lost), likely contradictions are listed, not resolved;
+bounded in model calls and store round trips."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage
+
+from mnemo.access import aexport_user
+from mnemo.core import INVALIDATED_NOTES, User
+from mnemo.kinds import Origin
+from mnemo.kinds.audit import alist_audit
+from mnemo.notes import alist_notes, aremember
+from mnemo.writing import aconsolidate
+from mnemo.writing import consolidate as consolidation
+from tests.scripted import ScriptedChatModel, tool_call
+
+ADMIN = Origin(source="admin", actor="test")
+NOTES = [
+    "The user is allergic to peanuts.",
+    "The user cannot eat peanuts because of an allergy.",
+    "The user has two cats.",
+    "The user has one cat.",
+    "The user drives an electric car.",
+]
+SHOWN = re.compile(r'^- "(.*)"  \(id "(n\d+)"\)$', re.M)
+
+
+def judge(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+    """Merges the peanut notes, flags the cats; and two malformed merges."""
+    ids = dict(SHOWN.findall(messages[-1].text))
+    merges, contradictions = [], []
+    if "The user is allergic to peanuts." in ids:
+        pair = [ids["The user is allergic to peanuts."], ids["The user cannot eat peanuts because of an allergy."]]
+        merges.append({"ids": pair, "text": "The user is allergic to peanuts and cannot eat them."})
+        merges.append({"ids": [pair[0], "n77"], "text": "The user likes peanuts."})  # unknown id: ignored
+    if "The user has two cats." in ids:
+        contradictions.append({"ids": [ids["The user has two cats."], ids["The user has one cat."]], "why": "count"})
+        merges.append(
+            {"ids": [ids["The user has two cats."]], "text": "The user has three cats."}
+        )  # one note: no merge
+    return tool_call("Consolidation", merges=merges, contradictions=contradictions)
+
+
+async def seeded(store) -> tuple[User, dict[str, str]]:
+    user = User.of("u_zhou")
+    ids = {text: (await aremember(store, user, text))["note"]["id"] for text in NOTES}
+    assert len({*ids.values()}) == len(NOTES)  # precondition: write-time dedupe kept them apart
+    return user, ids
+
+
+async def test_merges_what_says_the_same_and_lists_contradictions_keeping_everything(counting_store):
+    user, ids = await seeded(counting_store)
+    model = ScriptedChatModel(respond=judge)
+    counting_store.trips = 0
+    report = await aconsolidate(counting_store, user, model, origin=ADMIN)
+    assert counting_store.trips <= 4  # list, one search batch, index read, one write
+    assert report["model_calls"] == len(model.calls) == 1
+    kept = ids["The user is allergic to peanuts."]
+    merged = ids["The user cannot eat peanuts because of an allergy."]
+    assert report["merged"] == [
+        {"kept": kept, "text": "The user is allergic to peanuts and cannot eat them.", "merged": [merged]}
+    ]
+    (contradiction,) = report["contradictions"]
+    assert {n["text"] for n in contradiction["notes"]} == {"The user has two cats.", "The user has one cat."}
+    notes = {n["text"]: n for n in await alist_notes(counting_store, user)}
+    assert set(notes) == {
+        "The user is allergic to peanuts and cannot eat them.",
+        "The user has two cats.",  # a contradiction is listed, never resolved here
+        "The user has one cat.",
+        "The user drives an electric car.",
+    }
+    assert notes["The user is allergic to peanuts and cannot eat them."]["history"][0]["text"] == NOTES[0]
+    (moved,) = (await aexport_user(counting_store, user))["other"][INVALIDATED_NOTES]
+    assert (moved["key"], moved["value"]["merged_into"]) == (merged, kept)
+    assert moved["value"]["history"][0]["text"] == "The user cannot eat peanuts because of an allergy."
+
+
+async def test_model_calls_are_bounded_and_the_rest_is_left_for_later(store, monkeypatch):
+    monkeypatch.setattr(consolidation, "MAX_NOTES_PER_CALL", 2)  # one group per call
+    user, _ = await seeded(store)
+    model = ScriptedChatModel(respond=judge)
+    report = await aconsolidate(store, user, model, origin=ADMIN, max_calls=1)
+    assert report["model_calls"] == len(model.calls) == 1
+    assert report["groups_not_examined"] >= 1
+
+
+@pytest.mark.parametrize(
+    "answer", [AIMessage(content="no tool call"), tool_call("Consolidation", merges=[{"ids": ["x"]}])]
+)
+async def test_a_failed_or_malformed_judgement_changes_nothing(store, answer):
+    user, _ = await seeded(store)
+    report = await aconsolidate(store, user, ScriptedChatModel(respond=lambda m, t: answer), origin=ADMIN)
+    assert report["merged"] == [] and report["model_calls"] == 1
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == sorted(NOTES)
+
+
+def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monkeypatch, capsys):
+    import asyncio
+    import json
+    from contextlib import asynccontextmanager
+
+    import langchain.chat_models
+
+    from mnemo.cli import main
+    from mnemo.cli import memory as memory_commands
+
+    user, ids = asyncio.run(seeded(store))
+
+    @asynccontextmanager
+    async def local_store():
+        yield store
+
+    monkeypatch.setattr(memory_commands, "open_local_store", local_store)
+    monkeypatch.setattr(langchain.chat_models, "init_chat_model", lambda spec, **kw: ScriptedChatModel(respond=judge))
+    assert main(["consolidate", user.id, "--model", "scripted:any"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["merged"][0]["kept"] == ids["The user is allergic to peanuts."]
+    assert report["model_calls"] == 1 and len(report["contradictions"]) == 1
+    records = asyncio.run(alist_audit(store, user))
+    assert {r["source"] for r in records if r["action"] in ("note.update", "note.invalidate")} == {"admin"}
