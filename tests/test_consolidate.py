@@ -57,7 +57,7 @@ async def test_merges_what_says_the_same_and_lists_contradictions_keeping_everyt
     model = ScriptedChatModel(respond=judge)
     counting_store.trips = 0
     report = await aconsolidate(counting_store, user, model, origin=ADMIN)
-    assert counting_store.trips <= 4  # list, one search batch, index read, one write
+    assert counting_store.trips <= 5  # list, one search batch, index read, audit head read, one write
     assert report["model_calls"] == len(model.calls) == 1
     kept = ids["The user is allergic to peanuts."]
     merged = ids["The user cannot eat peanuts because of an allergy."]
