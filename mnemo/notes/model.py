@@ -17,7 +17,9 @@ and scores the note by the better of its two vectors; ``text`` alone is what
 recall returns and the prompt shows. A note may also
 carry ``refers_to``, the date the fact is about (``first_seen`` is when it
 was said). The context is the conversation's words, never a fact about the
-user: it is not shown as one.
+user: it is not shown as one. A Latin-script note also carries ``sparse``,
+its learned sparse vector for recall's third ranking (:mod:`mnemo.notes.sparse`),
+never shown.
 
 Trap (both backends): the store keeps one vector per indexed *field* and a
 put replaces only the fields it indexes, so a note that went back from
