@@ -163,11 +163,19 @@ def turn_cost_tables(d: dict[str, Any]) -> str:
         ("store round trips", "store_round_trips_per_turn"),
         ("embedding calls", "embedding_calls_per_turn"),
         ("texts embedded", "texts_embedded_per_turn"),
+        ("learned sparse encoder CPU (ms)", "sparse_cpu_ms_per_turn"),
         ("memory tokens injected", "memory_tokens"),
         ("full-context tokens", "full_context_tokens"),
     ):
+        if key not in s:  # results of a run before the sparse ranking
+            continue
         r = s[key]
         lines.append(f"| {label} | {r['p50']} | {r['p95']} | {r['max']} |")
+    if s.get("sparse_cpu_ms_per_query_text") is not None:
+        lines.append(
+            f"\nThe learned sparse encoder (SPLADE, in its worker thread): {s['sparse_cpu_ms_per_query_text']} ms "
+            f"CPU per query, {s['sparse_cpu_ms_per_write_text']} ms per note written (mean)."
+        )
     if wm := d.get("write_modes"):
         lines.append("")
         lines.append(
