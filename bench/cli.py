@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     common_args(p, data=True)
     p = sub.add_parser("sparse", help="the learned sparse ranking: probe users' ranks with and without, its cost")
     common_args(p, data=True)
+    embedding_cache(p)
     p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
     common_args(p, data=True)
     embedding_cache(p)

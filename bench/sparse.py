@@ -20,6 +20,7 @@ import asyncio
 import json
 import math
 import statistics
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -71,6 +72,77 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
         "counts": {label: {pair: dict(c) for pair, c in by.items()} for label, by in counts.items()},
         "questions": rows,
     }
+
+
+async def locomo_grid(data: Path, emb: CachingEmbeddings, *, smoke: bool = False) -> dict[str, Any]:
+    """``sparse_grid`` of ``locomo.json`` on a replay of mnemo's write path that
+    skips dedupe (a repeated text is one note crediting every turn that said
+    it): each turn a note with the turn before it as context, put as mnemo
+    puts it, recalled by the real :func:`mnemo.arecall` (``margin=None``, limit
+    25) under each weight of :data:`bench.locomo.SPARSE_GRID`. Cheaper than
+    the full benchmark (no dedupe lookups to embed, no other methods)."""
+    from bench.locomo import QuestionResult, sparse_grid_table
+    from bench.locomo_data import ALL_CATEGORIES, load_locomo, truncate
+
+    conversations = load_locomo(data)
+    if smoke:
+        conversations = [truncate(conversations[0], sessions=2, questions=12)]
+    results: list[QuestionResult] = []
+    for conv in conversations:
+        questions = [q for q in conv.questions if q.evidence and q.category in ALL_CATEGORIES]
+        store, user, covers = await _replay_writes(conv, emb, [q.question for q in questions])
+        for q in questions:
+            r = QuestionResult(q.category, frozenset(q.evidence), frozenset(q.sessions), conversation=conv.sample_id)
+            await _grid(store, user, q.question, covers, r)
+            results.append(r)
+        print(f"{conv.sample_id}: {len(questions)} questions", file=sys.stderr)
+    return sparse_grid_table(results, [5, 10, 25])
+
+
+async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]) -> tuple[Any, Any, dict]:
+    from langgraph.store.memory import InMemoryStore
+
+    from bench.locomo import stored_text, turn_contexts
+    from mnemo import User
+    from mnemo.notes import sparse as note_sparse
+    from mnemo.notes.model import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key, validate_context
+    from mnemo.stores.embeddings import index_config
+
+    user = User.of(f"locomo-{conv.sample_id}")
+    texts = [stored_text(t.text) for t in conv.turns]
+    contexts = [validate_context(c) for c in turn_contexts(conv, texts)]
+    emb.warm("p", texts, desc=f"{conv.sample_id}: notes")
+    emb.warm("p", [indexed_text(t, c) for t, c in zip(texts, contexts, strict=True) if c], desc="in context")
+    emb.warm("q", questions, desc=f"{conv.sample_id}: questions")
+    values: dict[str, dict[str, Any]] = {}
+    covers: dict[str, set[str]] = {}
+    for turn, text, context in zip(conv.turns, texts, contexts, strict=True):
+        key = note_key(normalize_note(text))
+        covers.setdefault(key, set()).add(turn.dia_id)
+        if key not in values:
+            value = {"id": key, "text": text, "norm": normalize_note(text), "source": "user_said"}
+            value |= {"first_seen": "", "updated_at": ""}
+            if context:
+                value |= {"context": context, INDEXED_TEXT_FIELD: indexed_text(text, context)}
+            values[key] = value
+    await note_sparse.astamp(values.values())
+    store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]
+    ns = user.namespace("notes")
+    for key, value in values.items():  # one by one: InMemoryStore fails on a text repeated within a batch
+        await store.aput(ns, key, value, index=["text", INDEXED_TEXT_FIELD] if INDEXED_TEXT_FIELD in value else None)
+    return store, user, {k: frozenset(v) for k, v in covers.items()}
+
+
+async def _grid(store: Any, user: Any, question: str, covers: dict, r: Any) -> None:
+    from unittest import mock
+
+    from bench.locomo import SPARSE_GRID
+    from mnemo import arecall
+
+    for weight in SPARSE_GRID:
+        with mock.patch("mnemo.notes.recall.SPARSE_WEIGHT", weight):
+            notes = await arecall(store, user, question, limit=25, margin=None)
+        r.sparse_grid[weight] = [covers[n["id"]] for n in notes]
 
 
 def _pair(script_of: Any, question: str, target: str) -> str:
@@ -140,6 +212,15 @@ def run(out: Path, *, data: Path | None, emb: CachingEmbeddings, smoke: bool = F
     """Write ``out/sparse.json``; returns the result."""
     started = time.time()
     result = {"benchmark": "sparse", "probe": asyncio.run(probe(emb)), "cost": cost(data, 20 if smoke else COST_TEXTS)}
+    if data is not None and data.exists():
+        from functools import lru_cache
+        from unittest import mock
+
+        from mnemo.notes import sparse as note_sparse
+
+        # A question's sparse vector is the same under every weight: computed once.
+        with mock.patch.object(note_sparse, "_query_vector", lru_cache(maxsize=None)(note_sparse._query_vector)):
+            result["locomo_replay"] = asyncio.run(locomo_grid(data, emb, smoke=smoke))
     result["meta"] = meta("sparse", started)
     write_json(out / "sparse.json", result)
     print_summary(result)
@@ -152,6 +233,10 @@ def print_summary(result: dict[str, Any]) -> None:
     )
     for label, by in result["probe"]["counts"].items():
         print(f"  {label}: " + "; ".join(f"{pair} {dict(c)}" for pair, c in sorted(by.items())))
+    if grid := result.get("locomo_replay"):
+        for row in grid["rows"]:
+            print(f"  weight {row['sparse_weight']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if "@" in k))
+        print(f"  chosen on tune: {grid['chosen_on_tune']}, vs off: {grid['chosen_vs_off']}")
     c = result["cost"]
     if c.get("weights_installed"):
         print(
