@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,10 +82,20 @@ async def locomo_grid(data: Path, emb: CachingEmbeddings, *, smoke: bool = False
     puts it, recalled by the real :func:`mnemo.arecall` (``margin=None``, limit
     25) under each weight of :data:`bench.locomo.SPARSE_GRID`. Cheaper than
     the full benchmark (no dedupe lookups to embed, no other methods)."""
-    from bench.locomo import QuestionResult, sparse_grid_table
+    from bench.locomo import sparse_grid_table
+
+    return sparse_grid_table(await locomo_results(data, emb, smoke=smoke), [5, 10, 25])
+
+
+async def locomo_results(
+    data: Path, emb: CachingEmbeddings, *, smoke: bool = False, only: Sequence[str] = ()
+) -> list[Any]:
+    """The questions of :func:`locomo_grid` with their ranking under each
+    weight (``only``: these conversations, to split a run over processes)."""
+    from bench.locomo import QuestionResult
     from bench.locomo_data import ALL_CATEGORIES, load_locomo, truncate
 
-    conversations = load_locomo(data)
+    conversations = [c for c in load_locomo(data) if not only or c.sample_id in only]
     if smoke:
         conversations = [truncate(conversations[0], sessions=2, questions=12)]
     results: list[QuestionResult] = []
@@ -96,7 +107,7 @@ async def locomo_grid(data: Path, emb: CachingEmbeddings, *, smoke: bool = False
             await _grid(store, user, q.question, covers, r)
             results.append(r)
         print(f"{conv.sample_id}: {len(questions)} questions", file=sys.stderr)
-    return sparse_grid_table(results, [5, 10, 25])
+    return results
 
 
 async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]) -> tuple[Any, Any, dict]:
