@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import InitVar, dataclass, field
-from typing import Any, Literal, cast
+from dataclasses import InitVar, dataclass, field, fields
+from functools import cache
+from typing import Any, Literal, cast, get_args, get_origin, get_type_hints
 
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
-from mnemo.core import clamp
+from mnemo.core import InvalidInputError, clamp
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
 from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
@@ -130,6 +131,17 @@ class Context:
         # memory block), and a non-number is refused with its name.
         for name, (lo, hi, integer) in KNOB_RANGES.items():
             setattr(self, name, clamp(name, getattr(self, name), lo, hi, integer=integer))
+        # A choice (a ``Literal`` field) outside its values is refused with its name.
+        for name, choices in _choices().items():
+            if (value := getattr(self, name)) not in choices:
+                raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+
+
+@cache
+def _choices() -> dict[str, tuple[Any, ...]]:
+    """Context field -> its allowed values, for every ``Literal`` field."""
+    hints = get_type_hints(Context)
+    return {f.name: get_args(hints[f.name]) for f in fields(Context) if get_origin(hints[f.name]) is Literal}
 
 
 def current_user(context: Any, config: Any | None = None) -> User:

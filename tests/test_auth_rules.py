@@ -26,6 +26,7 @@ from server.access import (
 )
 
 SECRET = "r" * 40
+CODE = "c0de-printed-by-scripts-dev"
 ALICE, BOB, ADMIN = Caller("alice"), Caller("bob"), Caller("backend", admin=True)
 MAPPED = Caller("zhou.wang@x.com")
 
@@ -194,7 +195,17 @@ def test_identities_not_issued_by_mnemo_are_refused():
 def auth_module(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     monkeypatch.delitem(sys.modules, "server.auth", raising=False)
-    return importlib.import_module("server.auth")
+    module = importlib.import_module("server.auth")
+    module.busy = {}  # owner -> threads with a run in progress, as the server would count them
+    asked: list[tuple[str, int]] = []
+
+    async def abusy_threads(owner, *, limit):
+        asked.append((owner, limit))
+        return min(module.busy.get(owner, 0), limit)
+
+    monkeypatch.setattr(module, "abusy_threads", abusy_threads)
+    module.asked = asked
+    return module
 
 
 def test_the_server_does_not_start_without_a_secret(monkeypatch):
@@ -267,6 +278,49 @@ async def test_handlers_scope_and_refuse(auth_module):
     assert await auth_module.deny_by_default(_ctx(alice, "threads", "read"), {}) is False
 
 
+@pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete", "create_run"])
+async def test_every_thread_action_of_a_user_is_filtered_to_their_own(auth_module, action):
+    value = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
+    assert await auth_module.on_threads(_ctx(_User("alice"), "threads", action), value) == {"owner": "alice"}
+
+
+async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth_module, monkeypatch):
+    from server.run_cap import DEFAULT_MAX_RUNS_PER_USER, MAX_RUNS_ENV, RETRY_AFTER_S
+
+    def run(user):
+        return {"metadata": {}, "kwargs": {"context": {"user_id": user}}}
+
+    alice, admin = _User("alice"), _User("backend", "admin")
+    auth_module.busy = {"alice": DEFAULT_MAX_RUNS_PER_USER - 1, "backend": 50}
+    assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice")) == {"owner": "alice"}
+    assert auth_module.asked == [("alice", DEFAULT_MAX_RUNS_PER_USER)]  # her own threads were counted
+    auth_module.busy["alice"] = DEFAULT_MAX_RUNS_PER_USER
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice"))
+    assert exc.value.status_code == 429 and exc.value.headers == {"Retry-After": str(RETRY_AFTER_S)}
+    # Another user is not held back by alice's runs; an admin (an app backend) is not capped.
+    assert await auth_module.on_threads(_ctx(_User("bob"), "threads", "create_run"), run("bob")) == {"owner": "bob"}
+    assert await auth_module.on_threads(_ctx(admin, "threads", "create_run"), run("alice")) is None
+    # The operator sets the cap.
+    monkeypatch.setenv(MAX_RUNS_ENV, str(DEFAULT_MAX_RUNS_PER_USER + 1))
+    assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice")) == {"owner": "alice"}
+
+
+@pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete"])
+async def test_every_cron_action_of_a_user_is_filtered_to_their_own(auth_module, action):
+    value = {"metadata": {}, "payload": {"context": {"user_id": "alice"}}}
+    assert await auth_module.on_crons(_ctx(_User("alice"), "crons", action), value) == {"owner": "alice"}
+
+
+@pytest.mark.parametrize("config", ["langgraph.json", "langgraph.postgres.json"])
+def test_the_shipped_configs_allow_no_cross_origin_page(config):
+    import json
+    from pathlib import Path
+
+    cors = json.loads((Path(__file__).parent.parent / config).read_text())["http"]["cors"]
+    assert cors["allow_origins"] == [] and cors["allow_credentials"] is False
+
+
 # --------------------------------------------------------------------------- development sign-in
 
 
@@ -274,14 +328,15 @@ async def test_handlers_scope_and_refuse(auth_module):
 def dev_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     monkeypatch.setenv("MNEMO_DEV_LOGIN", "1")
+    monkeypatch.setenv("MNEMO_DEV_LOGIN_CODE", CODE)
     from server.dev_login import dev_token
 
     return Starlette(routes=[Route("/ui/dev-token", dev_token, methods=["POST"])])
 
 
-def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", **headers):
+def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", body=None, **headers):
     with TestClient(app, base_url=f"http://{host}", client=client) as tc:
-        return tc.post("/ui/dev-token", json={"user_id": "alice"}, headers=headers)
+        return tc.post("/ui/dev-token", json=body or {"user_id": "alice", "code": CODE}, headers=headers)
 
 
 def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
@@ -314,3 +369,53 @@ def test_dev_sign_in_is_off_unless_enabled(dev_app, monkeypatch):
     monkeypatch.delenv("MNEMO_DEV_LOGIN")
     res = _post(dev_app, origin="http://127.0.0.1:2024")
     assert res.status_code == 403 and "off" in res.json()["error"]
+
+
+def test_dev_sign_in_never_takes_a_role_from_the_request(dev_app):
+    from mnemo.access.tokens import verify_token
+
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post(
+            "/ui/dev-token",
+            json={"user_id": "alice", "code": CODE, "role": "admin", "admin": True},
+            headers={"origin": "http://127.0.0.1:2024"},
+        )
+    assert res.status_code == 200, res.text
+    identity = verify_token(res.json()["token"], secret=SECRET)
+    assert identity.user_id == "alice" and not identity.is_admin
+
+
+# A page may send text/plain or a form without a preflight: the same JSON in
+# such a body is refused, whatever it says.
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_dev_sign_in_takes_a_json_request_only(dev_app, content_type):
+    headers = {"origin": "http://127.0.0.1:2024"} | ({"content-type": content_type} if content_type else {})
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post("/ui/dev-token", content='{"user_id": "alice"}', headers=headers)
+    assert res.status_code == 403 and "JSON" in res.json()["error"] and "token" not in res.json()
+
+
+def test_dev_sign_in_refuses_malformed_json(dev_app):
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post(
+            "/ui/dev-token",
+            content="{not json",
+            headers={"origin": "http://127.0.0.1:2024", "content-type": "application/json"},
+        )
+    assert res.status_code == 400 and "token" not in res.json()
+
+
+@pytest.mark.parametrize("code", [None, "", "wrong", CODE[:-1], CODE + "x", 12345])
+def test_dev_sign_in_needs_the_code_printed_at_this_start(dev_app, code):
+    assert _post(dev_app, origin="http://127.0.0.1:2024").status_code == 200  # with the code it signs in
+    body = {"user_id": "alice"} | ({} if code is None else {"code": code})
+    res = _post(dev_app, origin="http://127.0.0.1:2024", body=body)
+    assert res.status_code == 403 and "code" in res.json()["error"] and "token" not in res.json()
+
+
+def test_dev_sign_in_without_a_configured_code_signs_nobody_in(dev_app, monkeypatch):
+    monkeypatch.delenv("MNEMO_DEV_LOGIN_CODE")
+    res = _post(dev_app, origin="http://127.0.0.1:2024", body={"user_id": "alice", "code": ""})
+    assert res.status_code == 403 and "token" not in res.json()

@@ -19,6 +19,7 @@ from mnemo.core.errors import (
     SecretError,
     StoreClosedError,
     UnstorableValueError,
+    UnsupportedContentError,
 )
 from mnemo.core.identity import (
     AUDIT,
@@ -35,9 +36,11 @@ from mnemo.core.identity import (
 from mnemo.core.limits import (
     MAX_EMBED_CHARS,
     MAX_MESSAGE_CHARS,
+    MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
     check_message,
+    check_new_messages,
     clamp,
 )
 from mnemo.core.quoting import (
@@ -82,6 +85,8 @@ __all__ = [
     "bounded_ints",
     "bounded_query",
     "check_message",
+    "MAX_RUN_CHARS",
+    "check_new_messages",
     "check_storable_text",
     "checked_ops",
     "clamp",
@@ -101,6 +106,7 @@ __all__ = [
     "MAX_EMBED_CHARS",
     "MAX_MESSAGE_CHARS",
     "MessageTooLongError",
+    "UnsupportedContentError",
     "MissingUserError",
     "MnemoError",
     "most_recent",

@@ -15,7 +15,10 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
     ├── ListingChangedError     a namespace kept changing while it was paged through
-    └── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── ForeignThreadError      a thread of another user named by a run
+    ├── InvalidTokenError       no usable bearer token, or an identity mnemo did not issue
+    └── SecretError             no usable signing secret
 """
 
 
@@ -43,6 +46,11 @@ class NoteLimitError(InvalidInputError):
 
 class MessageTooLongError(InvalidInputError):
     """A user message longer than ``mnemo.core.limits.MAX_MESSAGE_CHARS``: refused before any work."""
+
+
+class UnsupportedContentError(InvalidInputError):
+    """A message content block mnemo's agent does not read (an image, a file):
+    refused before any work rather than sent to the model unseen by memory."""
 
 
 class IndexMissingError(MnemoError):

@@ -1,24 +1,8 @@
 """Who the memory belongs to: user ids, namespace labels and namespaces.
 
-The store's namespace labels may not contain ``.``, may not be empty and may not
-start with ``langgraph``; an e-mail address is therefore not a valid label. mnemo
-never hands a raw user id to the store. :func:`user_label` maps it:
-
-* an id made only of ``[A-Za-z0-9_@+:-]``, at most 128 characters, and not one of
-  :data:`RESERVED_ROOTS`, is used **verbatim** (so ``u_42`` stays readable in the
-  store);
-* every other id (``zhou.wang@x.com``, ``小周``, a 10 kB string, ``org``) becomes
-  ``~`` + the first 32 hex digits of its SHA-256. ``~`` is not in the verbatim
-  alphabet, so a mapped label can never equal some other user's verbatim id.
-
-The mapping is deterministic, so the same person always lands on the same
-namespace, across processes and backends.
-
-The user id itself must come from trusted context: the authenticated identity of
-the server (``langgraph_auth_user_id``) when there is one, else the run's
-``context.user_id``. It never comes from the model or a tool argument. An
-authenticated *admin* (an app backend calling for its users) acts for the
-``context.user_id`` it names.
+mnemo never hands a raw user id to the store: :func:`user_label` keeps a safe id
+verbatim and maps any other to ``~`` + 32 hex digits of its SHA-256, deterministically,
+never equal to a verbatim id. The id comes from trusted context, never from the model.
 """
 
 from __future__ import annotations
