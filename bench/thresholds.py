@@ -457,9 +457,9 @@ async def _real_recall(
     """The notes written with :func:`mnemo.aremember_many` in a fresh store,
     each query recalled with :func:`mnemo.arecall`: how many return exactly
     what the replay computed."""
-    from langgraph.store.memory import InMemoryStore
-
     from unittest import mock
+
+    from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, arecall
     from mnemo.notes.recall import relevant_hits
