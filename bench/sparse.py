@@ -75,7 +75,9 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
     }
 
 
-async def locomo_grid(data: Path, emb: CachingEmbeddings, *, smoke: bool = False) -> dict[str, Any]:
+async def locomo_grid(
+    data: Path, emb: CachingEmbeddings, *, smoke: bool = False, note_format: str = "said"
+) -> dict[str, Any]:
     """``sparse_grid`` of ``locomo.json`` on a replay of mnemo's write path that
     skips dedupe (a repeated text is one note crediting every turn that said
     it): each turn a note with the turn before it as context, put as mnemo
@@ -84,18 +86,25 @@ async def locomo_grid(data: Path, emb: CachingEmbeddings, *, smoke: bool = False
     the full benchmark (no dedupe lookups to embed, no other methods)."""
     from bench.locomo import sparse_grid_table
 
-    return sparse_grid_table(await locomo_results(data, emb, smoke=smoke), [5, 10, 25])
+    results = await locomo_results(data, emb, smoke=smoke, note_format=note_format)
+    return {"note_format": note_format, **sparse_grid_table(results, [5, 10, 25])}
 
 
 async def locomo_results(
-    data: Path, emb: CachingEmbeddings, *, smoke: bool = False, only: Sequence[str] = ()
+    data: Path,
+    emb: CachingEmbeddings,
+    *,
+    smoke: bool = False,
+    only: Sequence[str] = (),
+    note_format: str = "said",
 ) -> list[Any]:
     """The questions of :func:`locomo_grid` with their ranking under each
-    weight (``only``: these conversations, to split a run over processes)."""
+    weight (``only``: these conversations, to split a run over processes;
+    ``note_format`` as ``python -m bench locomo --note-format``)."""
     from bench.locomo import QuestionResult
     from bench.locomo_data import ALL_CATEGORIES, load_locomo, truncate
 
-    conversations = [c for c in load_locomo(data) if not only or c.sample_id in only]
+    conversations = [c for c in load_locomo(data, note_format=note_format) if not only or c.sample_id in only]
     if smoke:
         conversations = [truncate(conversations[0], sessions=2, questions=12)]
     results: list[QuestionResult] = []
