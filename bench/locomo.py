@@ -637,7 +637,7 @@ def recall_table(
             if method == "full_context":
                 value = 1.0  # every turn is in the prompt
             else:
-                turns = set().union(*r.ranked[method][:k]) if r.ranked[method][:k] else set()
+                turns: set[str] = set().union(*r.ranked[method][:k])
                 if level == "turn":
                     value = _recall(r.evidence, turns)
                 else:

@@ -85,9 +85,11 @@ def extraction_prompts(model) -> list[str]:
 
 
 class FakeServer:
-    """What the writer needs from the LangGraph server: scheduling (recorded,
-    debounced like ``rollback``: the latest schedule replaces a waiting one)
-    and reading a thread's state (from the agent's checkpointer)."""
+    """What the writer needs from the LangGraph server: scheduling (each
+    request recorded with its arguments, nothing run: the server's
+    ``rollback`` debounce, in which the latest schedule replaces a waiting
+    one, is exercised end to end by tests/test_e2e_background.py) and reading
+    a thread's state (from the agent's checkpointer)."""
 
     def __init__(self, agent):
         self.agent = agent

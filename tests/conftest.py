@@ -14,6 +14,7 @@ from mnemo.writing import background
 from nodes import chat_models
 from tests.agent_harness import FakeServer, Script
 from tests.scripted import ScriptedChatModel
+from tests.skips import pytest_terminal_summary  # noqa: F401  (the hook, found here by pytest)
 
 
 @pytest.fixture(scope="session")
@@ -26,10 +27,10 @@ def index():
 def cached_index():
     """The same model behind a cache, so each text is embedded once per session
     whichever backend of the conformance suite asks first."""
-    from bench.common import CachingEmbeddings
     from mnemo.stores.embeddings import embeddings
+    from tests.store_backends import CachedEmbeddings
 
-    return index_config(CachingEmbeddings(embeddings))
+    return index_config(CachedEmbeddings(embeddings))
 
 
 @pytest.fixture(scope="session")
@@ -37,10 +38,10 @@ def pg(tmp_path_factory):
     """The embedded PostgreSQL, started once per session in a temporary
     directory; an error here fails the suite (``MNEMO_SKIP_POSTGRES=1`` skips)."""
     from mnemo.stores import embedded_postgres as pgserver
-    from tests.store_backends import skip_postgres
+    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
     if skip_postgres():
-        pytest.skip("MNEMO_SKIP_POSTGRES=1")
+        pytest.skip(SKIP_POSTGRES_REASON)
     server = pgserver.start(tmp_path_factory.mktemp("pg") / "data", database="conformance", cleanup="delete")
     yield server
     server.stop()

@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["memory", "postgres", "platform"]
 
 
+#: Why the PostgreSQL cases did not run (tests/skips.py names it at the end).
+SKIP_POSTGRES_REASON = "MNEMO_SKIP_POSTGRES=1 — unset it to enable"
+
+
 def skip_postgres() -> bool:
     """``MNEMO_SKIP_POSTGRES=1`` skips the PostgreSQL cases deliberately
     (otherwise a PostgreSQL that cannot start fails the suite)."""
@@ -53,6 +57,36 @@ class HashEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self._vec(text)
+
+
+class CachedEmbeddings(Embeddings):
+    """``inner`` embedding each text once per session, queries and passages
+    apart (E5 embeds a text differently as each). Written here: LangChain's
+    ``CacheBackedEmbeddings`` lives in ``langchain-classic``, which nothing
+    else needs."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+        self.vectors: dict[tuple[str, str], list[float]] = {}
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if ("p", t) not in self.vectors]
+        if missing:
+            self.vectors.update(zip([("p", t) for t in missing], self.inner.embed_documents(missing), strict=True))
+        return [self.vectors[("p", t)] for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        if ("q", text) not in self.vectors:
+            self.vectors[("q", text)] = self.inner.embed_query(text)
+        return self.vectors[("q", text)]
+
+    # In the calling thread: a hit answers in microseconds, and a miss is rare
+    # once the first backend has asked.
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
 
 
 class RacingWriter(BaseStore):

@@ -17,7 +17,7 @@ import pytest
 
 from mnemo.stores import embedded_postgres as pgserver
 from tests.crash_writer import BATCH_SIZE
-from tests.store_backends import ROOT, skip_postgres
+from tests.store_backends import ROOT, SKIP_POSTGRES_REASON, skip_postgres
 
 
 def _start_writer(uri: str, phase: str) -> subprocess.Popen:
@@ -74,7 +74,7 @@ def _kill_postgres(pid: int) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
-@pytest.mark.skipif(skip_postgres(), reason="MNEMO_SKIP_POSTGRES=1")
+@pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path):
     datadir = tmp_path / "pgdata"
     server = pgserver.start(datadir, database="durable", cleanup="delete")

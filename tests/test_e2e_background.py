@@ -6,13 +6,13 @@ runs return before extraction, a burst of turns is extracted once by the
 from __future__ import annotations
 
 import asyncio
-import os
 
 import httpx
 import pytest
 
 from mnemo.writing.background import writer_thread_id
 from tests.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
+from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 
@@ -34,8 +34,8 @@ def config(request, workdir, stub, tmp_path) -> str:
     """Both shipped configs: the platform's store, and PostgreSQL (the test's
     own embedded server, never an outside database)."""
     if request.param == "langgraph.postgres.json":
-        if os.environ.get("MNEMO_SKIP_POSTGRES") == "1":
-            pytest.skip("MNEMO_SKIP_POSTGRES=1")
+        if skip_postgres():
+            pytest.skip(SKIP_POSTGRES_REASON)
         write_dotenv(workdir, stub, MNEMO_PGDATA=str(tmp_path / "pgdata"), POSTGRES_URI="")
     return request.param
 

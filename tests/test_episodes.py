@@ -1,15 +1,14 @@
 """Episodic memory (mnemo.kinds.episodes): a resolved case becomes an example for a
 similar case in a new thread, never for an unrelated one; shared exemplars
-carry no personal data; the similarity threshold is measured, not guessed."""
+carry no personal data. (That the similarity threshold is the measured one
+is bench's test: bench/tests/test_episode_threshold.py.)"""
 
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from bench.episode_threshold import load_pairs, measure, rates, scores
 from mnemo import User, aupdate_profile
 from mnemo.kinds.episodes import (
-    EPISODE_MIN_SCORE,
     EPISODES,
     SHARED_EPISODES_NAMESPACE,
     apromote_episode,
@@ -131,16 +130,6 @@ def test_examples_stay_under_their_cap():
     assert "Example 1." in one
     assert render_episodes([episode, {**episode, "id": "b"}], char_budget=len(one) + 10).count("Example") == 1
     assert render_episodes([episode], char_budget=50) == "" and render_episodes([]) == ""
-
-
-def test_the_threshold_is_the_measured_one():
-    """EPISODE_MIN_SCORE is what bench/episode_threshold.py picks on the labelled
-    set; at it, few wrong examples get through and most right ones do."""
-    result = measure()
-    assert result["best"]["threshold"] == EPISODE_MIN_SCORE
-    pairs = load_pairs()
-    at = rates(pairs, scores(pairs), EPISODE_MIN_SCORE)
-    assert at["precision"] >= 0.85 and at["recall"] >= 0.6
 
 
 async def test_an_admin_promotes_an_episode_from_the_command_line(pg, cached_index):

@@ -2,7 +2,7 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
-from mnemo import MissingUserError, User, resolve_user, user_label
+from mnemo import InvalidInputError, MissingUserError, User, resolve_user, user_label
 from mnemo.core.identity import RESERVED_ROOTS
 
 
@@ -101,3 +101,16 @@ def test_a_user_id_that_is_not_text_gets_a_precise_error():
         user_label("zhou\ud800")
     with pytest.raises(InvalidInputError, match="got int"):
         resolve_user({"user_id": 123}, None)
+
+
+def test_a_refused_user_id_says_what_to_send():
+    with pytest.raises(MissingUserError) as missing:
+        User.of("  ")
+    assert str(missing.value) == (
+        "No user id: pass context={'user_id': ...} with the run (mnemo has no shared default user)."
+    )
+    with pytest.raises(InvalidInputError) as surrogate:
+        User.of("u_\ud800")
+    assert str(surrogate.value) == (
+        "the user id contains an unpaired UTF-16 surrogate, which is not text; send valid Unicode"
+    )

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: First-party top-level packages (tests/ may import anything).
+#: First-party top-level packages (tests/ may import anything but bench).
 PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
 #: mnemo's sub-packages, lowest first: each may import only those before it
 #: (``stores`` and ``kinds`` are beside each other: neither imports the other).
@@ -100,6 +100,18 @@ def test_no_import_cycle_between_top_level_packages():
 
 def test_mnemo_imports_no_other_first_party_package():
     assert package_edges()["mnemo"] == set()
+
+
+def test_bench_is_outside_the_product_and_its_tests():
+    """bench/ measures the product from outside: neither the product nor its
+    tests (tests/) import from it (bench's own tests live in bench/tests/)."""
+    edges = package_edges()
+    assert "mnemo" in edges["bench"]  # the scan sees imports of bench's modules
+    assert {p for p in PRODUCT if "bench" in edges[p]} == set()
+    imports = {str(p.relative_to(ROOT)): imported_modules(p) for p in sorted((ROOT / "tests").rglob("*.py"))}
+    assert "mnemo" in imports["tests/conftest.py"]  # the scan reads tests/
+    leaning = {path: sorted(m for m in found if m.split(".")[0] == "bench") for path, found in imports.items()}
+    assert {path: found for path, found in leaning.items() if found} == {}
 
 
 def test_context_and_state_sit_below_the_nodes():

@@ -2,8 +2,8 @@
 LangChain's agent-chat-ui use) against ``./scripts/dev`` with a token: Node runs
 ``tests/js/sdk_smoke.mjs`` and this test checks what it saw.
 
-Needs ``node`` and ``npm ci`` in ``tests/js`` (``.ci/run`` does both); outside
-CI the test is skipped when either is missing.
+Needs ``node`` and ``npm ci`` in ``tests/js`` (``./scripts/test`` runs it when
+``npm`` exists); outside CI the test is skipped when either is missing.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.devserver import DevServer, client, token
+from tests.skips import enable_with
 
 pytestmark = pytest.mark.e2e
 
@@ -26,13 +27,13 @@ NODE = shutil.which("node")
 
 @pytest.fixture
 def node() -> str:
-    missing = "node" if NODE is None else None
+    missing = enable_with("node and npm are not installed", "apt-get install nodejs npm") if NODE is None else None
     if NODE and not (JS / "node_modules" / "@langchain" / "langgraph-sdk").is_dir():
-        missing = "tests/js/node_modules (run: npm ci --prefix tests/js)"
+        missing = enable_with("the JS SDK test's packages are not installed", "npm ci --prefix tests/js")
     if missing:
         if os.environ.get("CI"):
-            pytest.fail(f"CI must provide {missing} for the JS SDK test (.ci/run installs it)")
-        pytest.skip(f"{missing} is not installed")
+            pytest.fail(f"CI must run the JS SDK test: {missing}")
+        pytest.skip(missing)
     assert NODE is not None
     return NODE
 
@@ -41,8 +42,8 @@ async def test_js_sdk_streams_and_reads_own_memory_with_a_token(node, workdir, s
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        admin = client(server, "ops", admin=True)  # another user's memory, put there by an operator
-        await admin.store.put_item(["u_li", "notes"], "n1", {"text": "Li's secret"}, index=False)
+        admin = client(server, "ops", admin=True)  # another user's items, put there by an operator
+        await admin.store.put_item(["u_li", "app"], "n1", {"text": "Li's secret"}, index=False)
         env = {
             **server_env,
             "MNEMO_URL": server.url,

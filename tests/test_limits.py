@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import (
@@ -21,8 +22,10 @@ from mnemo import (
     aremember,
     aremember_many,
 )
-from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints
-from mnemo.notes.model import MAX_NOTES_PER_TURN
+from mnemo.core.identity import NOTES
+from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints, check_message
+from mnemo.kinds.profile import aget_profile
+from mnemo.notes.model import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER
 from mnemo.stores.embeddings import LocalE5Embeddings
 from mnemo.turn.snapshot import aload_snapshot
 from mnemo.writing.apply import aapply_extraction
@@ -75,6 +78,16 @@ async def test_an_oversized_message_is_refused_before_any_store_or_model_work(mo
     with pytest.raises(MessageTooLongError, match=f"at most {MAX_MESSAGE_CHARS}"):
         await say(agent, "x" * 1_000_000, thread="t2")
     assert counting_store.trips == 0 and model.calls == []
+
+
+def test_an_oversized_message_is_refused_with_what_to_do_instead():
+    check_message("x" * MAX_MESSAGE_CHARS)  # the limit itself is accepted
+    with pytest.raises(MessageTooLongError) as refused:
+        check_message("x" * (MAX_MESSAGE_CHARS + 1))
+    assert str(refused.value) == (
+        f"The message has {MAX_MESSAGE_CHARS + 1} characters; mnemo accepts at most {MAX_MESSAGE_CHARS} per "
+        "message. Send it in shorter parts, or summarise it."
+    )
 
 
 def test_the_server_refuses_an_oversized_run_input_in_every_message_shape():
@@ -263,6 +276,39 @@ async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_wo
     assert [r["status"] for r in dropped] == ["over_limit"] and len(await alist_notes(store, user)) == 3
     # Below the cap, it is stored.
     assert (await aremember(store, user, "The user plays the violin.", max_notes=4))["status"] == "stored"
+
+
+def test_the_default_per_user_cap_is_one_a_store_serves():
+    # Every note of a user is scanned by the in-memory store's semantic search
+    # (docs/bench.md: 10,000 notes took ~240 ms per load): past that, the cap
+    # would bound nothing a caller can reach.
+    assert 100 <= MAX_NOTES_PER_USER <= 10_000
+
+
+async def fill_to(store, user: User, n: int) -> None:
+    """``n`` notes for ``user``, put directly (no embedding: only their count matters)."""
+    assert n <= 10_000, "the cap is past what a store serves (see the test above)"
+    ns = user.namespace(NOTES)
+    await store.abatch([PutOp(ns, f"raw-{i}", {"text": f"Imported fact {i}."}, index=False) for i in range(n)])
+
+
+async def test_the_default_cap_refuses_the_note_past_it(store, user):
+    await fill_to(store, user, MAX_NOTES_PER_USER - 1)
+    assert (await aremember(store, user, "The user has a cat."))["status"] == "stored"  # the last one allowed
+    with pytest.raises(NoteLimitError):
+        await aremember(store, user, "The user plays the violin.")
+    assert len(await store.asearch(user.namespace(NOTES), limit=MAX_NOTES_PER_USER + 10)) == MAX_NOTES_PER_USER
+
+
+async def test_at_the_cap_an_extraction_still_writes_the_profile(store, user):
+    await fill_to(store, user, MAX_NOTES_PER_USER)
+    extraction = MemoryExtraction(city="Lyon", response_style="concise", notes=["The user plays the violin."])
+    applied = await aapply_extraction(store, user, extraction)
+    assert {c["field"] for c in applied["profile"]} == {"city", "response_style"}
+    assert [r["status"] for r in applied["notes"]] == ["over_limit"]
+    profile = await aget_profile(store, user)
+    assert (profile["city"]["value"], profile["response_style"]["value"]) == ("Lyon", "concise")
+    assert len(await store.asearch(user.namespace(NOTES), limit=MAX_NOTES_PER_USER + 10)) == MAX_NOTES_PER_USER
 
 
 async def test_the_tool_tells_the_model_the_cap_was_reached(agent, model, store, script, monkeypatch):

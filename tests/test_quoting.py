@@ -48,6 +48,14 @@ def test_nothing_inside_a_block_can_close_it():
     assert block.count("<user_memory>") == 1 and block.startswith("<user_memory>")
 
 
+def test_quoting_escapes_only_what_it_must_in_one_form():
+    # Other text is kept as written (non-ASCII too: the model reads it, not \\u escapes)...
+    assert quote("XOXO, 住在杭州, café") == '"XOXO, 住在杭州, café"'
+    # ...and the delimiters get the escape quote() gives them, whichever function escapes them.
+    assert quote("a<b>c") == '"a\\u003cb\\u003ec"'
+    assert data_block("t", "a<b>c XX") == "<t>\na\\u003cb\\u003ec XX\n</t>"
+
+
 def hostile_prompt() -> str:
     snapshot: Any = {
         "profile": {

@@ -610,19 +610,31 @@ async def seconds_left(store, uri: str | None, namespace: tuple[str, ...], key: 
     return float(row[0])
 
 
+async def eventually(read, done, *, within_s: float = 10.0, every_s: float = 0.1) -> bool:
+    """Whether ``done(await read())`` holds within ``within_s`` seconds
+    (polled): a deadline for what a background task does, not a fixed sleep."""
+    deadline = time.monotonic() + within_s
+    while not done(await read()):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(every_s)
+    return True
+
+
 @on_platform("TTLs are accepted and ignored: items never expire and start_ttl_sweeper is a no-op")
 async def test_time_bound_memories_expire_and_are_swept(store, uri):
-    """``ttl`` is in minutes. An expired item is invisible at once
-    (``omit_expired``) and the sweeper task deletes it."""
+    """``ttl`` is in minutes. The sweeper task deletes an expired item while
+    nothing else touches the store (polled, with a deadline), and no read
+    returns it after."""
     ns = ("u_ttl", "now")
     await store.aput(ns, "order", {"text": "asking about order 42"}, index=False, ttl=2 / 60)
     await store.aput(ns, "durable", {"text": "no ttl"}, index=False)
     assert {it.key for it in await store.asearch(ns, refresh_ttl=False)} == {"order", "durable"}
-    await asyncio.sleep(2.5)
+    assert await raw_count(store, uri, ns) == 2
+    # Nothing touches the store while we wait (the in-memory store also drops
+    # expired items on any batch): only the sweeper can delete the row.
+    assert await eventually(lambda: raw_count(store, uri, ns), lambda n: n == 1)
     assert {it.key for it in await store.asearch(ns, refresh_ttl=False)} == {"durable"}
-    # Nothing touches the store while we wait: only the sweeper can delete the row.
-    await asyncio.sleep(2.0)
-    assert await raw_count(store, uri, ns) == 1
 
 
 @on_platform("TTLs are ignored, so there is no deadline to refresh")

@@ -9,9 +9,10 @@ import asyncio
 import pytest
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
 
 from mnemo import User, alist_notes, aremember, aremember_many
-from mnemo.stores.guard import guarded, indexed_texts, is_duplicate_text_batch
+from mnemo.stores.guard import ATTEMPTS, BASE_DELAY_S, GuardedStore, guarded, indexed_texts, is_duplicate_text_batch
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
 
@@ -108,3 +109,150 @@ def test_indexed_texts_are_the_texts_the_store_embeds():
         PutOp(("a",), "5", {"text": "z", "indexed_text": "z (in reply to: w)"}, index=["text", "indexed_text"]),
     ]
     assert indexed_texts(ops) == ["x", "z", "z (in reply to: w)"]
+
+
+# --- the guard's own parts, on fake stores ---------------------------------------
+
+UPSTREAM = "Number of embeddings (1) does not match number of indices (2)"
+
+
+class FailsOnce(InMemoryStore):
+    """Fails its first ``failures`` batches with ``error``, as the platform
+    store does on a batch it merged with another caller's same text."""
+
+    def __init__(self, error: Exception, failures: int = 1) -> None:
+        super().__init__()
+        self.error, self.failures, self.calls = error, failures, 0
+
+    async def abatch(self, ops):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return await super().abatch(ops)
+
+
+@pytest.fixture
+def no_pause(monkeypatch):
+    monkeypatch.setattr("mnemo.stores.guard.BASE_DELAY_S", 0.0)
+
+
+async def test_a_batch_failed_by_the_upstream_bug_is_retried(no_pause):
+    inner = FailsOnce(ValueError(UPSTREAM))
+    await GuardedStore(inner).aput(("u", "notes"), "k", {"text": SAME})
+    assert inner.calls == 2  # failed, then retried
+    assert (await inner.aget(("u", "notes"), "k")).value == {"text": SAME}
+
+
+async def test_the_retry_is_bounded_and_only_for_the_upstream_bug(no_pause):
+    always = FailsOnce(ValueError(UPSTREAM), failures=100)
+    with pytest.raises(ValueError, match="Number of embeddings"):
+        await GuardedStore(always).aput(("u", "notes"), "k", {"text": SAME})
+    assert always.calls == ATTEMPTS
+    other = FailsOnce(ValueError("some other failure"))
+    with pytest.raises(ValueError, match="some other failure"):
+        await GuardedStore(other).aput(("u", "notes"), "k", {"text": SAME})
+    assert other.calls == 1
+
+
+class MergingStore(InMemoryStore):
+    """Batches in flight together are one batch, as the platform store merges
+    its callers: two of them putting one text fail with the upstream error."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_flight: list[set[str]] = []
+        self.collisions = 0
+        self.most_in_flight = 0
+
+    async def abatch(self, ops):
+        ops = list(ops)
+        texts = set(indexed_texts(ops))
+        clash = any(texts & other for other in self.in_flight)
+        self.in_flight.append(texts)
+        self.most_in_flight = max(self.most_in_flight, len(self.in_flight))
+        try:
+            await asyncio.sleep(0.01)  # an embedder's pause: the other caller arrives meanwhile
+            if clash:
+                self.collisions += 1
+                raise ValueError(UPSTREAM)
+            return await super().abatch(ops)
+        finally:
+            self.in_flight.remove(texts)
+
+
+async def test_batches_putting_one_text_are_never_in_flight_together(no_pause):
+    inner = MergingStore()
+    store = GuardedStore(inner)
+    puts = [store.aput((f"u{i}", "notes"), "k", {"text": SAME}) for i in range(6)]
+    others = [store.aput((f"v{i}", "notes"), "k", {"text": f"The user owns {i} bikes."}) for i in range(6)]
+    await asyncio.gather(*puts, *others)
+    assert inner.most_in_flight >= 6  # the precondition: distinct texts did not wait for each other
+    assert inner.collisions == 0
+    assert len([it for i in range(6) if (it := await inner.aget((f"u{i}", "notes"), "k"))]) == 6
+
+
+async def test_the_graph_reaches_its_store_only_through_the_guard(model, index):
+    """Every batch a turn sends to the run's store comes from GuardedStore."""
+    import sys
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from graphs.agent import builder
+    from tests.agent_harness import say
+
+    class Watched(InMemoryStore):
+        def __init__(self) -> None:
+            super().__init__(index=index)
+            self.callers: list[str] = []
+
+        async def abatch(self, ops):
+            caller = sys._getframe(1).f_locals.get("self")  # whose method called this one
+            self.callers.append(type(caller).__name__)
+            return await super().abatch(ops)
+
+    store = Watched()
+    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+    await say(agent, "I have two cats and I live in Lyon.")
+    await say(agent, "What pets do I have?", memory_write_mode="hot")
+    assert len(store.callers) > 3  # the precondition: the turns read and wrote memory
+    assert set(store.callers) == {"GuardedStore"}
+
+
+async def test_the_pauses_between_attempts_are_jittered_and_bounded(monkeypatch, caplog):
+    """Each pause is drawn from [0, BASE_DELAY_S * 2**attempt]: recorded, not slept."""
+    import logging
+    import types
+
+    import mnemo.stores.guard as guard
+
+    pauses: list[float] = []
+    bounds: list[tuple[float, float]] = []
+
+    async def record(seconds: float) -> None:
+        pauses.append(seconds)
+
+    def top_of(lo: float, hi: float) -> float:
+        bounds.append((lo, hi))
+        return hi
+
+    monkeypatch.setattr(guard, "asyncio", types.SimpleNamespace(sleep=record, Lock=asyncio.Lock))
+    monkeypatch.setattr(guard.random, "uniform", top_of)
+    caplog.set_level(logging.INFO, logger="mnemo.stores.guard")
+    with pytest.raises(ValueError, match="Number of embeddings"):
+        await GuardedStore(FailsOnce(ValueError(UPSTREAM), failures=100)).aput(("u", "notes"), "k", {"text": SAME})
+    assert bounds == [(0, BASE_DELAY_S * 2**i) for i in range(ATTEMPTS - 1)]
+    assert pauses == [hi for _, hi in bounds] and sum(pauses) <= 1.3
+    assert [r.getMessage() for r in caplog.records] == [
+        f"store batch hit langgraph#8822 (a text put twice); retrying ({i})" for i in range(1, ATTEMPTS)
+    ]
+
+
+def test_one_wrapper_per_store_showing_the_stores_ttl_support():
+    class WithTtl(InMemoryStore):
+        supports_ttl = True
+
+    inner = WithTtl()
+    inner.ttl_config = {"default_ttl": 5.0}
+    wrapper = guarded(inner)
+    assert isinstance(wrapper, GuardedStore) and wrapper is guarded(inner) and guarded(wrapper) is wrapper
+    assert (wrapper.supports_ttl, wrapper.ttl_config) == (True, {"default_ttl": 5.0})

@@ -14,6 +14,7 @@ import shutil
 import pytest
 
 from tests.devserver import DevServer
+from tests.skips import enable_with
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +26,7 @@ def browser():
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("CI must provide Chromium for the web UI test (.ci/run installs it)")
-        pytest.skip("Chromium is not installed")
+        pytest.skip(enable_with("Chromium is not installed", "apt-get install chromium"))
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

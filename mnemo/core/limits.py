@@ -125,5 +125,5 @@ def clamp(name: str, value: object, lo: float, hi: float, *, integer: bool = Fal
         raise InvalidInputError(f"{name} must be a number, got {value!r}") from None
     if not math.isfinite(number):
         raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
-    number = min(max(number, lo), hi)
+    number = float(min(max(number, lo), hi))  # a bound may be an int: the result is still a float
     return int(number) if integer else number

@@ -4,11 +4,14 @@ trail every write appends to. Plain functions over ``BaseStore``.
 """
 
 from mnemo.kinds.audit import (
+    AUDIT_HEAD,
     AuditAction,
+    AuditCheck,
     AuditRecord,
     Origin,
+    abatch_audited,
     audit_op,
-    is_sealed,
+    averify,
 )
 from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
@@ -54,6 +57,10 @@ from mnemo.kinds.profile import (
 )
 
 __all__ = [
+    "abatch_audited",
+    "AUDIT_HEAD",
+    "AuditCheck",
+    "averify",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",
@@ -73,7 +80,6 @@ __all__ = [
     "EPISODES",
     "format_profile",
     "HARD_RULES",
-    "is_sealed",
     "load_policy_file",
     "normalize_field",
     "Origin",

@@ -10,6 +10,7 @@ from mnemo.notes.expiry import (
 )
 from mnemo.notes.index import (
     NOTE_INDEX,
+    arebuild,
 )
 from mnemo.notes.model import (
     MAX_NOTES_PER_TURN,
@@ -41,6 +42,7 @@ __all__ = [
     "aforget",
     "alist_notes",
     "aread_notes",
+    "arebuild",
     "arecall",
     "arecent",
     "aremember",

@@ -38,8 +38,8 @@ from mnemo.notes.expiry import live
 MAX_NOTE_CHARS = 1000
 #: Notes one user may keep. At the cap, ``remember_note`` is refused with a
 #: message (forget some first) and the extractor's new notes are dropped
-#: (logged); repeating or refining a known note still works. Recall ranks
-#: every note by words up to this many (mnemo.notes.recall.LEXICAL_MAX_NOTES).
+#: (logged); repeating or refining a known note still works. Kept within what
+#: the in-memory store's exact scan of a user's notes serves (docs/bench.md).
 MAX_NOTES_PER_USER = 2000
 #: New notes one extraction (one turn) may add; the rest are dropped (logged).
 MAX_NOTES_PER_TURN = 20

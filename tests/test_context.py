@@ -1,0 +1,95 @@
+"""nodes.context.Context: every number a client can send is clamped into the
+range its field documents, whatever the value (mnemo.core.limits.clamp); the
+operator's model-client settings too (nodes.chat_models.client_settings)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import typing
+
+import pytest
+
+from mnemo import InvalidInputError
+from nodes.chat_models import client_settings
+from nodes.context import Context
+
+HUGE = 1e12
+
+
+def documented_range(name: str) -> tuple[float, float]:
+    """``(lo, hi)`` as the description of ``Context.<name>`` ends: "... lo-hi."
+    (what LangGraph Studio and the assistants API show): the field's
+    ``description`` metadata, else its attribute docstring."""
+    (field,) = [f for f in dataclasses.fields(Context) if f.name == name]
+    doc = field.metadata.get("description") or ""
+    if not doc:
+        source = inspect.getsource(Context)
+        doc = source.split(f"    {name}:", 1)[1].split('"""', 2)[1]
+    found = re.search(r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\.\s*$", doc)
+    assert found, f"Context.{name} documents no range"
+    return float(found[1]), float(found[2])
+
+
+def numeric_knobs() -> dict[str, type]:
+    """Every number field of Context (a new one is covered without editing this test)."""
+    hints = typing.get_type_hints(Context)
+    return {f.name: hints[f.name] for f in dataclasses.fields(Context) if hints[f.name] in (int, float)}
+
+
+def test_the_numeric_knobs_are_the_ones_a_client_can_tune():
+    # The precondition of the tests below: they range over every numeric field.
+    assert set(numeric_knobs()) == {
+        "extraction_timeout_s",
+        "recall_limit",
+        "recent_limit",
+        "recall_margin",
+        "memory_char_budget",
+        "episode_limit",
+        "episode_min_score",
+        "episode_char_budget",
+        "history_token_budget",
+        "memory_write_delay_s",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(numeric_knobs()))
+def test_every_knob_is_clamped_into_its_documented_range_at_plus_and_minus_1e12(name):
+    lo, hi = documented_range(name)
+    kind = numeric_knobs()[name]
+    for sent, expected in ((HUGE, hi), (-HUGE, lo), (int(HUGE), hi), (-int(HUGE), lo)):
+        value = getattr(Context(user_id="u", **{name: sent}), name)
+        assert value == expected, (name, sent, value)
+        assert type(value) is kind, (name, sent, type(value))
+    default = getattr(Context(user_id="u"), name)
+    assert lo <= default <= hi and type(default) is kind  # the default is in range, of its type
+    inside = (lo + hi) / 2
+    assert getattr(Context(user_id="u", **{name: inside}), name) == (int(inside) if kind is int else inside)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, kind in numeric_knobs().items() if kind is float))
+def test_a_float_knob_refuses_nan_and_infinities_with_its_name(name):
+    assert getattr(Context(user_id="u", **{name: 0.5}), name) is not None  # the precondition: a float is accepted
+    for bad in (float("nan"), float("inf"), float("-inf"), "nan", "inf"):
+        with pytest.raises(InvalidInputError, match=name):
+            Context(user_id="u", **{name: bad})
+
+
+@pytest.mark.parametrize(
+    ("sent", "timeout", "retries"),
+    [(str(HUGE), 600.0, 10), (str(-HUGE), 1.0, 0), ("2.5", 2.5, 2)],
+)
+def test_the_model_client_settings_are_clamped(monkeypatch, sent, timeout, retries):
+    monkeypatch.setenv("MNEMO_MODEL_TIMEOUT_S", sent)
+    monkeypatch.setenv("MNEMO_MODEL_MAX_RETRIES", sent)
+    settings = client_settings()
+    assert settings == {"timeout": timeout, "max_retries": retries}
+    assert type(settings["timeout"]) is float and type(settings["max_retries"]) is int
+
+
+def test_a_knob_that_is_not_a_number_is_refused_with_its_name_and_type():
+    with pytest.raises(InvalidInputError, match="recall_limit must be a number, got list"):
+        Context(user_id="u", recall_limit=[1])
+    with pytest.raises(InvalidInputError, match="recall_margin must be a number, got 'many'"):
+        Context(user_id="u", recall_margin="many")
