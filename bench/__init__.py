@@ -9,6 +9,7 @@ the installed package)::
     python -m bench turn-cost --out DIR [--smoke]
     python -m bench embedders --out DIR [--smoke]
     python -m bench thresholds --out DIR [--smoke]
+    python -m bench sparse --out DIR [--smoke]         # the learned sparse ranking: probe ranks, cost
     python -m bench plots --out DIR                    # redraw the PNGs from the JSON
     python -m bench report --out DIR                   # the JSON as markdown tables
 
@@ -26,6 +27,8 @@ Modules:
   install offline;
 * :mod:`bench.thresholds` - the measurements behind mnemo's similarity
   thresholds;
+* :mod:`bench.sparse` - the learned sparse ranking on the probe users, and
+  its cost;
 * :mod:`bench.plots` - PNG plots of the JSON results;
 * :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md).
 

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     common_args(p, data=False)
     p = sub.add_parser("embedders", help="passages/s and query latency of the embedders available offline")
     common_args(p, data=True)
+    p = sub.add_parser("sparse", help="the learned sparse ranking: probe users' ranks with and without, its cost")
+    common_args(p, data=True)
+    embedding_cache(p)
     p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
     common_args(p, data=True)
     embedding_cache(p)
@@ -136,9 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         plots.plot_all(out)
         return 0
-    if args.command in ("locomo", "thresholds", "all", "embedders") and not args.data.exists():
+    if args.command in ("locomo", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
-        if args.command != "embedders":  # embedders falls back to the paraphrase file
+        if args.command not in ("embedders", "sparse"):  # they fall back to the bundled texts
             return 2
     out.mkdir(parents=True, exist_ok=True)
 
@@ -166,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import thresholds
 
         thresholds.run(args.data, out, smoke=args.smoke, emb=emb)
+    if args.command in ("sparse", "all"):
+        from bench import sparse
+
+        sparse.run(out, data=args.data, emb=emb, smoke=args.smoke)
     if args.command in ("turn-cost", "all"):
         from bench import turn_cost
 

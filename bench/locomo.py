@@ -50,6 +50,7 @@ of them.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 import sys
 import time
@@ -58,6 +59,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from langgraph.store.base import PutOp
 from langgraph.store.base.embed import get_text_at_path
@@ -181,6 +183,8 @@ class QuestionResult:
     tokens: dict[str, dict[int, int]] = field(default_factory=dict)
     #: (FUSION_K, LEXICAL_WEIGHT) -> mnemo's ranking with those settings (FUSION_GRID)
     grid: dict[tuple[int, float], list[frozenset[str]]] = field(default_factory=dict)
+    #: SPARSE_WEIGHT -> mnemo's ranking with that weight (SPARSE_GRID; 0: two rankings)
+    sparse_grid: dict[float, list[frozenset[str]]] = field(default_factory=dict)
     #: mnemo_snapshot: turns covered by what load_memory would inject, and its tokens
     snapshot_covers: frozenset[str] = frozenset()
     snapshot_tokens: int = 0
@@ -303,6 +307,7 @@ async def evaluate_conversation(
         await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
         await _snapshot(q, user, written, r, counter)
         await _fusion_grid(q, user, written, r, max(ks))
+        await _sparse_grid(q, user, written, r, max(ks))
         results.append(r)
     return results, written.statuses
 
@@ -520,6 +525,77 @@ def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str,
     }
 
 
+#: Weights of the learned sparse ranking tried (mnemo.notes.recall.SPARSE_WEIGHT;
+#: 0 is recall with two rankings): the shipped one is chosen on the tune
+#: conversations (``sparse_grid`` in the JSON), held out reported beside it.
+SPARSE_GRID = (0.0, 0.3, 0.5, 0.8, 1.0, 1.5)
+#: Paired bootstrap resamples of the held-out questions (sparse_grid_table).
+BOOTSTRAP_SAMPLES = 10_000
+
+
+async def _sparse_grid(q: Any, user: Any, written: _Written, r: QuestionResult, limit: int) -> None:
+    """mnemo's ranking for ``q`` with every weight of :data:`SPARSE_GRID`."""
+    from unittest import mock
+
+    from mnemo import arecall
+
+    for weight in SPARSE_GRID:
+        with mock.patch("mnemo.notes.recall.SPARSE_WEIGHT", weight):
+            notes = await arecall(written.store, user, q.question, limit=limit, margin=None)
+        r.sparse_grid[weight] = [written.covers[n["id"]] for n in notes]
+
+
+def sparse_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+    """Turn recall (categories 1-4) of every sparse weight on the tune and the
+    held-out conversations, the weight the tune part chooses (best R@10, then
+    R@5), and the held-out R@10 gain of that weight over two rankings with a
+    paired bootstrap 95 % interval (questions resampled)."""
+    import random
+
+    from mnemo.notes.recall import SPARSE_WEIGHT
+    from mnemo.stores.sparse import weights_dir
+
+    main = [r for r in results if r.category in MAIN_CATEGORIES]
+    parts = {
+        "tune": [r for r in main if r.conversation in TUNE_CONVERSATIONS],
+        "report": [r for r in main if r.conversation not in TUNE_CONVERSATIONS],
+    }
+
+    def hit(r: QuestionResult, weight: float, k: int) -> float:
+        top = r.sparse_grid[weight][:k]
+        return _recall(r.evidence, set().union(*top) if top else set())
+
+    at = sorted(set(ks) | {5, 10})
+    rows = [
+        {
+            "sparse_weight": w,
+            **{f"{name}_recall@{n}": _mean([hit(r, w, n) for r in part]) for name, part in parts.items() for n in at},
+        }
+        for w in SPARSE_GRID
+    ]
+    tuned = [row for row in rows if row["tune_recall@10"] is not None]
+    chosen = (
+        max(tuned, key=lambda row: (row["tune_recall@10"], row["tune_recall@5"]))["sparse_weight"] if tuned else None
+    )
+    gain = None
+    if chosen is not None and parts["report"]:
+        diffs = [hit(r, chosen, 10) - hit(r, 0.0, 10) for r in parts["report"]]
+        rng = random.Random(0)
+        means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(BOOTSTRAP_SAMPLES))
+        gain = {
+            "report_recall@10_gain": round(sum(diffs) / len(diffs), 4),
+            "bootstrap_95": [round(means[int(0.025 * len(means))], 4), round(means[int(0.975 * len(means)) - 1], 4)],
+        }
+    return {
+        "rule": "chosen = best tune recall@10 (then recall@5); report is held out; weight 0 = two rankings",
+        "weights_installed": weights_dir() is not None,
+        "rows": rows,
+        "chosen_on_tune": chosen,
+        "shipped": SPARSE_WEIGHT,
+        "chosen_vs_off": gain,
+    }
+
+
 async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
     from mnemo.turn.snapshot import aload_snapshot, fit_snapshot, render_snapshot
@@ -621,7 +697,11 @@ def run(
     counter = counter or TokenCounter()
 
     timing: Timing = defaultdict(float)
-    results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing)
+    # A question's sparse vector is the same in every recall of the grids: computed once.
+    from mnemo.notes import sparse
+
+    with mock.patch.object(sparse, "_query_vector", functools.lru_cache(maxsize=None)(sparse._query_vector)):
+        results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing)
     questions_total = Counter(q.category for c in conversations for q in c.questions)
     evaluated = Counter(r.category for r in results)
     methods = _method_tables(results, ks)
@@ -680,6 +760,7 @@ def run(
         },
         "split": split_tables(results, ks),
         "fusion_grid": fusion_grid_table(results, ks),
+        "sparse_grid": sparse_grid_table(results, ks),
         "per_conversation": per_conversation,
         "embedding_cache": emb.stats(),
         "timing_s": {k: round(v, 1) for k, v in sorted(timing.items())},
@@ -787,6 +868,8 @@ def print_table(result: dict[str, Any]) -> None:
     grid = result["fusion_grid"]
     print(f"fusion (k, BM25 weight) chosen on the tune conversations: {grid['chosen_on_tune']}", end="")
     print(f", shipped: {grid['shipped']}")
+    sparse = result["sparse_grid"]
+    print(f"sparse weight chosen on the tune conversations: {sparse['chosen_on_tune']}, shipped: {sparse['shipped']}")
     print(f"{'DRAGON (paper, all cat.)':<22}" + "".join(f"{_pct(ref.get(f'recall@{k}')):>8}" for k in ks))
     snap = result["token_cost"]["mnemo_snapshot"]
     print(

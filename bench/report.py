@@ -117,6 +117,24 @@ def split_tables(d: dict[str, Any]) -> list[str]:
                 f"| {row['fusion_k']} | {row['lexical_weight']} | {_p(row['tune_recall@5'])} | "
                 f"{_p(row['tune_recall@10'])} | {_p(row['report_recall@5'])} | {_p(row['report_recall@10'])} |"
             )
+    sparse = d.get("sparse_grid")
+    if sparse:
+        gain = sparse["chosen_vs_off"] or {}
+        interval = gain.get("bootstrap_95")
+        lines += [
+            "",
+            f"**Learned sparse ranking** (SPLADE weight in the fusion; 0 = two rankings; weights installed: "
+            f"{sparse['weights_installed']}). Chosen on the tune conversations: {sparse['chosen_on_tune']}; "
+            f"shipped (`mnemo.notes.recall.SPARSE_WEIGHT`): {sparse['shipped']}. Held-out R@10 gain of the "
+            f"chosen weight over two rankings: {_p(gain.get('report_recall@10_gain'))} points"
+            + (f", paired bootstrap 95 % [{_p(interval[0])}, {_p(interval[1])}]" if interval else "")
+            + ".\n",
+            "| weight | tune R@5 | tune R@10 | tune R@25 | held out R@5 | held out R@10 | held out R@25 |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for row in sparse["rows"]:
+            cells = [_p(row.get(f"{part}_recall@{k}")) for part in ("tune", "report") for k in (5, 10, 25)]
+            lines.append(f"| {row['sparse_weight']} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -145,11 +163,19 @@ def turn_cost_tables(d: dict[str, Any]) -> str:
         ("store round trips", "store_round_trips_per_turn"),
         ("embedding calls", "embedding_calls_per_turn"),
         ("texts embedded", "texts_embedded_per_turn"),
+        ("learned sparse encoder CPU (ms)", "sparse_cpu_ms_per_turn"),
         ("memory tokens injected", "memory_tokens"),
         ("full-context tokens", "full_context_tokens"),
     ):
+        if key not in s:  # results of a run before the sparse ranking
+            continue
         r = s[key]
         lines.append(f"| {label} | {r['p50']} | {r['p95']} | {r['max']} |")
+    if s.get("sparse_cpu_ms_per_query_text") is not None:
+        lines.append(
+            f"\nThe learned sparse encoder (SPLADE, in its worker thread): {s['sparse_cpu_ms_per_query_text']} ms "
+            f"CPU per query, {s['sparse_cpu_ms_per_write_text']} ms per note written (mean)."
+        )
     if wm := d.get("write_modes"):
         lines.append("")
         lines.append(

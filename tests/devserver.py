@@ -32,7 +32,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: What a user's checkout holds that `./scripts/dev` needs.
 PROJECT_DIRS = ("graphs", "nodes", "mnemo", "web", "server", "scripts")
-PROJECT_FILES = ("langgraph.json", "langgraph.postgres.json", "pyproject.toml", "README.md", ".env.example")
+PROJECT_FILES = (
+    "langgraph.json",
+    "langgraph.postgres.json",
+    "pyproject.toml",
+    "requirements-weights.txt",
+    "README.md",
+    ".env.example",
+)
 
 #: Lines of a server log that mean a turn lost its memory, or that the server
 #: caught a blocking call on its event loop. Any of them fails a server test.

@@ -74,6 +74,7 @@ from mnemo.core.text import (
     collapse_whitespace,
     content_tokens,
     reciprocal_rank_fusion,
+    script_of,
 )
 
 __all__ = [
@@ -126,6 +127,7 @@ __all__ = [
     "require_index",
     "resolve_user",
     "score_of",
+    "script_of",
     "search_result",
     "SecretError",
     "semantic_hits",

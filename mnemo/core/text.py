@@ -8,6 +8,7 @@ offline for Chinese and English (measurements: ``docs/thresholds.md``).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _FUNCTION_WORDS = frozenset(
     """a an the and or but is are was were be been am to of in on at by for from with via as it its
@@ -75,3 +76,24 @@ def reciprocal_rank_fusion(rankings: list[list[str]], *, k: int = 60, weights: l
         for rank, key in enumerate(ranking):
             fused[key] = fused.get(key, 0.0) + weight / (k + rank + 1)
     return sorted(fused, key=lambda key: -fused[key])
+
+
+#: Letters looked at to tell a note's script (a note is a fact, its start says it).
+_SCRIPT_SAMPLE = 200
+
+
+def script_of(text: str) -> str:
+    """The writing system most of ``text``'s first letters are in ("LATIN",
+    "CJK", "CYRILLIC", ...; Japanese, with any kana, is "KANA"), as Unicode
+    names it: the embedder's score offset between languages follows it."""
+    sample = text[:_SCRIPT_SAMPLE]
+    if sample.isascii():  # most notes: no need to name each letter
+        return "LATIN" if any(ch.isalpha() for ch in sample) else ""
+    counts: dict[str, int] = {}
+    for ch in sample:
+        if ch.isalpha():
+            script = unicodedata.name(ch, "?").split(" ", 1)[0]
+            if script in ("HIRAGANA", "KATAKANA"):
+                return "KANA"
+            counts[script] = counts.get(script, 0) + 1
+    return max(counts, key=lambda s: counts[s]) if counts else ""

@@ -2,7 +2,9 @@
 
 Namespace ``(user_label, "notes")``, key derived from the normalised text
 (:func:`note_key`), so two writers of one fact write one item; only ``text``
-(and ``indexed_text`` for a note with a context) is embedded. Details: ``docs/memory.md``.
+(and ``indexed_text`` for a note with a context) is embedded; a Latin-script
+note also keeps its learned sparse vector (``sparse``, :mod:`mnemo.notes.sparse`),
+never shown. Details: ``docs/memory.md``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 :func:`arecall` fuses the dense hits that stand out from the user's other notes
 (:func:`relevant_hits`) with a BM25 ranking by reciprocal rank fusion, in at most two
 store round trips and one query embedding; expired notes are never returned.
+With the SPLADE weights installed, a Latin-script query adds a third ranking of the
+same candidates by learned sparse vectors (:mod:`mnemo.notes.sparse`), which admits no note.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import math
 import statistics
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +26,12 @@ from mnemo.core import (
     reciprocal_rank_fusion,
     require_index,
     score_of,
+    script_of,
     search_result,
     semantic_hits,
 )
 from mnemo.notes import index as note_index
+from mnemo.notes import sparse
 from mnemo.notes.expiry import expired, is_expired, live
 from mnemo.notes.model import Note, note_from_value, to_note
 
@@ -51,6 +54,10 @@ FUSION_CANDIDATES = 50
 #: push true hits out of the top 10.
 FUSION_K = 10
 LEXICAL_WEIGHT = 0.3
+#: Weight of the learned sparse ranking (:mod:`mnemo.notes.sparse`), the
+#: third one, for a Latin-script query when the SPLADE weights are installed;
+#: 0 turns it off. Chosen on the tune conversations only (docs/bench.md).
+SPARSE_WEIGHT = 0.8
 
 
 @dataclass(kw_only=True)
@@ -66,27 +73,6 @@ class NotesRead:
     stale: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """Expired notes met on the way (id -> value; left out of the lists
     above), for the caller to sweep (:func:`mnemo.notes.expiry.adelete_notes`)."""
-
-
-#: Letters looked at to tell a note's script (a note is a fact, its start says it).
-_SCRIPT_SAMPLE = 200
-
-
-def script_of(text: str) -> str:
-    """The writing system most of ``text``'s first letters are in ("LATIN",
-    "CJK", "CYRILLIC", ...; Japanese, with any kana, is "KANA"), as Unicode
-    names it: the embedder's score offset between languages follows it."""
-    sample = text[:_SCRIPT_SAMPLE]
-    if sample.isascii():  # most notes: no need to name each letter
-        return "LATIN" if any(ch.isalpha() for ch in sample) else ""
-    counts: dict[str, int] = {}
-    for ch in sample:
-        if ch.isalpha():
-            script = unicodedata.name(ch, "?").split(" ", 1)[0]
-            if script in ("HIRAGANA", "KATAKANA"):
-                return "KANA"
-            counts[script] = counts.get(script, 0) + 1
-    return max(counts, key=lambda s: counts[s]) if counts else ""
 
 
 def score_leads(hits: Sequence[SearchItem]) -> list[float]:
@@ -120,10 +106,15 @@ def relevant_hits(hits: Sequence[SearchItem], *, margin: float | None = RECALL_M
     return [hit for lead, hit in ranked if lead >= margin]
 
 
-def rank_keys(dense: Sequence[Item], lexical: list[str]) -> list[str]:
-    """Reciprocal rank fusion of the relevant dense hits (best first) and the
-    BM25 ranking (note ids), with mnemo's constant and weights."""
-    return reciprocal_rank_fusion([[it.key for it in dense], lexical], k=FUSION_K, weights=[1.0, LEXICAL_WEIGHT])
+def rank_keys(dense: Sequence[Item], lexical: list[str], learned: list[str] | None = None) -> list[str]:
+    """Reciprocal rank fusion of the relevant dense hits (best first), the
+    BM25 ranking and, when there is one, the learned sparse ranking (note
+    ids), with mnemo's constant and weights."""
+    rankings, weights = [[it.key for it in dense], lexical], [1.0, LEXICAL_WEIGHT]
+    if learned is not None:
+        rankings.append(learned)
+        weights.append(SPARSE_WEIGHT)
+    return reciprocal_rank_fusion(rankings, k=FUSION_K, weights=weights)
 
 
 async def aread_notes(
@@ -159,7 +150,10 @@ async def aread_notes(
     ops: list[Op] = [*extra, *note_index.read_ops(user, terms)]
     if searching:
         ops.append(query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)))
-    results = await store.abatch(ops)
+    # The query's sparse vector is computed while the store answers.
+    results, query_vector = await asyncio.gather(
+        store.abatch(ops), sparse.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
+    )
     n = len(extra)
     state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
     # No head: a user without notes (nothing to fetch, so this probe is the
@@ -178,7 +172,14 @@ async def aread_notes(
     hits = relevant_hits(semantic_hits(live(dense), ns, min_score=-math.inf), margin=margin)
     # BM25 over postings is CPU work: kept off the event loop, which serves every other run.
     lexical = await asyncio.to_thread(note_index.bm25_ranking, terms, state, limit=FUSION_CANDIDATES)
-    relevant = await _afetch_ranked(store, ns, rank_keys(hits, lexical), {it.key: it for it in hits}, limit)
+    known: dict[str, Item] = {it.key: it for it in hits}
+    if query_vector is None:
+        relevant = await _afetch_ranked(store, ns, rank_keys(hits, lexical), known, limit)
+    else:  # the sparse ranking reads every candidate's vector: all are fetched
+        known = await _afetch(store, ns, lexical, known)
+        values = {key: it.value for key, it in known.items()}
+        learned = sparse.sparse_ranking(query_vector, values, [it.key for it in hits], lexical)
+        relevant = [to_note(known[key]) for key in rank_keys(hits, lexical, learned) if key in known][:limit]
     return NotesRead(relevant=relevant, recent=recent, extra=results[:n], stale=stale)
 
 
@@ -189,11 +190,19 @@ async def _afetch_ranked(
     only the words found (twice as many candidates as needed, in case a
     posting outlived its note or the note expired)."""
     wanted = ranked[: 2 * limit]
-    missing = [key for key in wanted if key not in known]
-    if missing:
-        fetched = await store.abatch([GetOp(ns, key) for key in missing])
-        known = {**known, **{it.key: it for it in live(it for it in fetched if isinstance(it, Item))}}
+    known = await _afetch(store, ns, wanted, known)
     return [to_note(known[key]) for key in wanted if key in known][:limit]
+
+
+async def _afetch(
+    store: BaseStore, ns: tuple[str, ...], keys: Sequence[str], known: dict[str, Item]
+) -> dict[str, Item]:
+    """``known`` and the live notes of ``keys`` it lacks, fetched by key in one batch."""
+    missing = [key for key in keys if key not in known]
+    if not missing:
+        return known
+    fetched = await store.abatch([GetOp(ns, key) for key in missing])
+    return {**known, **{it.key: it for it in live(it for it in fetched if isinstance(it, Item))}}
 
 
 async def arecall(

@@ -17,6 +17,7 @@ from mnemo.notes import index as note_index
 from mnemo.notes.index import NoteChange
 from mnemo.notes.model import Note, normalize_note, note_from_value, to_note, validate_note
 from mnemo.notes.plan import note_put, set_context
+from mnemo.notes.sparse import SPARSE_FIELD
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ def plan_revision(
     value |= {"updated_at": stamp, "history": history}
     value.pop("refers_to", None)
     value.pop("expires_at", None)
+    value.pop(SPARSE_FIELD, None)  # of the former text: the note keeps its dense place until restamped
     set_context(value, value.get("context"))
     return Revision(
         [

@@ -1,6 +1,6 @@
 """Where memories are kept: the backends (in-memory, PostgreSQL, the
-embedded PostgreSQL, the platform's), their one factory, the embedder behind
-the index, and the guard the run's store goes through. Imports only
+embedded PostgreSQL, the platform's), their one factory, the embedders behind
+the index and recall's sparse ranking, and the guard the run's store goes through. Imports only
 :mod:`mnemo.core`; PostgreSQL's packages load only when PostgreSQL is used.
 """
 
@@ -19,6 +19,11 @@ from mnemo.stores.platform import (
 from mnemo.stores.remote import (
     ServerStore,
 )
+from mnemo.stores.sparse import (
+    SparseVector,
+    sparse_dot,
+    sparse_encoder,
+)
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -26,4 +31,7 @@ __all__ = [
     "open_postgres_store",
     "PGDATA_ENV",
     "ServerStore",
+    "sparse_dot",
+    "sparse_encoder",
+    "SparseVector",
 ]

@@ -1,0 +1,74 @@
+"""Recall's third ranking: learned sparse (SPLADE) vectors of notes, stamped
+on write (:func:`astamp`, from the text in context) and ranked against the
+query's (:func:`sparse_ranking`). It only reorders candidates, Latin-script
+queries only; a note it cannot read keeps its dense place. Why:
+docs/design.md, docs/thresholds.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from mnemo.core import script_of
+from mnemo.notes.model import INDEXED_TEXT_FIELD
+from mnemo.stores import SparseVector, sparse_dot, sparse_encoder
+
+#: The value field of a note that holds its sparse vector.
+SPARSE_FIELD = "sparse"
+#: The only script SPLADE-tiny's vocabulary reads.
+READABLE_SCRIPT = "LATIN"
+
+
+def readable(text: str) -> bool:
+    """Whether the sparse model reads ``text`` (Latin script)."""
+    return script_of(text) == READABLE_SCRIPT
+
+
+async def astamp(values: Iterable[dict[str, Any]]) -> None:
+    """Give each note value that lacks one its sparse vector, in a worker
+    thread (loading and running the model is CPU work). Nothing when the
+    weights are absent or the note is not in Latin script."""
+    todo = [v for v in values if SPARSE_FIELD not in v and readable(v["text"])]
+    if todo:
+        await asyncio.to_thread(_stamp, todo)
+
+
+def _stamp(values: list[dict[str, Any]]) -> None:
+    encoder = sparse_encoder()
+    if encoder is None:
+        return
+    for value in values:
+        value[SPARSE_FIELD] = encoder.encode(value.get(INDEXED_TEXT_FIELD) or value["text"])
+
+
+async def aquery_vector(query: str) -> SparseVector | None:
+    """The query's sparse vector, or ``None`` when there is no sparse
+    ranking for it (no query, weights absent, or not in Latin script)."""
+    if not readable(query):
+        return None
+    return await asyncio.to_thread(_query_vector, query)
+
+
+def _query_vector(query: str) -> SparseVector | None:
+    encoder = sparse_encoder()
+    return None if encoder is None else encoder.encode(query)
+
+
+def sparse_ranking(
+    query: SparseVector, values: Mapping[str, Mapping[str, Any]], dense: Sequence[str], lexical: Sequence[str]
+) -> list[str]:
+    """The candidates (``dense`` then ``lexical`` keys, those in ``values``)
+    ranked by their sparse score against ``query``, best first; a candidate
+    without a vector (unreadable) is put back at its place in ``dense``, or
+    else in ``lexical``."""
+    candidates = [key for key in dict.fromkeys([*dense, *lexical]) if key in values]
+    scored = [key for key in candidates if isinstance(values[key].get(SPARSE_FIELD), dict)]
+    ranking = sorted(scored, key=lambda key: -sparse_dot(query, values[key][SPARSE_FIELD]))
+    dense_at = {key: i for i, key in enumerate(dense)}
+    lexical_at = {key: i for i, key in enumerate(lexical)}
+    unread = [key for key in candidates if key not in set(scored)]
+    for key in sorted(unread, key=lambda k: dense_at.get(k, lexical_at.get(k, len(candidates)))):
+        ranking.insert(dense_at.get(key, lexical_at.get(key, len(ranking))), key)
+    return ranking

