@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
-from mnemo.core import clamp
+from mnemo.core import clamp, run_caller
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
 from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
@@ -133,9 +133,12 @@ class Context:
 
 
 def current_user(context: Any, config: Any | None = None) -> User:
-    """The user of this run (see :func:`mnemo.resolve_user`); raises
+    """The user of this run: who the server authenticated acts for the
+    ``user_id`` the context names (:func:`mnemo.resolve_user`). Raises
     :class:`mnemo.MissingUserError` when there is none."""
-    return resolve_user(context, config if config is not None else get_config())
+    caller = run_caller(config if config is not None else get_config())
+    named = context.get("user_id") if isinstance(context, dict) else getattr(context, "user_id", None)
+    return resolve_user(caller, named)
 
 
 def memory_store(runtime: Any) -> BaseStore:

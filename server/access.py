@@ -7,19 +7,22 @@ server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
 Store namespaces (the first label is always the owner, see
 :mod:`mnemo.core.identity`):
 
-==============================  ================  ==========================
-namespace                       user (own label)  admin
-==============================  ================  ==========================
-``(own, ...)``                  read, write       read, write
-``(own, "audit", ...)``         read              read, append a sealed
-                                                  record, delete (erase);
-                                                  never change one
-``(own, "entitlements", ...)``  read              read, write
-``(own, "usage", ...)``         read              read (nobody writes: the
-                                                  graph counts)
-``("org", ...)``                read              read, write
-``(another user, ...)``         refused           as for the owner
-==============================  ================  ==========================
+================================  ==================  =========================
+namespace                         user (own label)    admin
+================================  ==================  =========================
+``(own, ...)``                    read, write         read, write
+``(own, "profile" | "notes" |     read (changes go    read, write
+"episodes", ...)``                through the agent
+                                  or ``/memory``)
+``(own, "audit", ...)``           read                read, append a sealed
+                                                      record, delete (erase);
+                                                      never change one
+``(own, "entitlements", ...)``    read                read, write
+``(own, "usage", ...)``           read                read (nobody writes: the
+                                                      graph counts)
+``("org", ...)``                  read                read, write
+``(another user, ...)``           refused             as for the owner
+================================  ==================  =========================
 
 A search or namespace listing with an empty prefix is narrowed to the user's
 own label; with a foreign prefix it is refused. It is never widened.
@@ -31,15 +34,22 @@ directly, which these rules do not see: they guard the REST routes only.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from mnemo.core import (
     AUDIT,
-    POLICIES_NAMESPACE,
+    ENTITLEMENTS,
+    EPISODES,
+    NOT_ISSUED,
+    NOTES,
+    PROFILE,
+    SHARED_ROOT,
+    USAGE,
+    Caller,
+    InvalidTokenError,
+    MnemoError,
     check_message,
-    field_of,
-    user_label,
+    resolve_user,
 )
 from mnemo.kinds import is_sealed
 
@@ -47,16 +57,15 @@ StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
 _WRITES = frozenset({"put", "delete"})
 
-SHARED_ROOT = POLICIES_NAMESPACE[0]  # "org": shared knowledge
 #: Kinds under a user's label that the API may read but only admins may write.
-ADMIN_WRITTEN = frozenset({"entitlements"})
+ADMIN_WRITTEN = frozenset({ENTITLEMENTS})
 #: Kinds under a user's label that nobody may write through the API.
-APPEND_ONLY = frozenset({"audit", "usage"})
+APPEND_ONLY = frozenset({AUDIT, USAGE})
 #: Memory whose every change mnemo audits: a user changes it through the agent
 #: or the console's ``/memory`` routes (which keep the trail), not by raw
 #: store writes, which would leave no record. Admins' operator tools write it
 #: (erase) and audit themselves.
-AUDITED_MEMORY = frozenset({"profile", "notes", "episodes"})
+AUDITED_MEMORY = frozenset({PROFILE, NOTES, EPISODES})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
@@ -66,26 +75,23 @@ class Forbidden(Exception):
     """The caller is authenticated but may not do this (HTTP 403)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The authenticated identity of a request."""
+def request_caller(user: Any) -> Caller:
+    """The caller of a REST request, from the server's user object (what
+    ``authenticate`` returned). Only identities from a verified mnemo token
+    reach the handlers (studio auth is disabled); anything else is refused,
+    not guessed.
 
-    user_id: str
-    admin: bool = False
-
-    @property
-    def label(self) -> str:
-        return user_label(self.user_id)
-
-    @classmethod
-    def of(cls, user: Any) -> Caller:
-        """From the server's user object (what ``authenticate`` returned)."""
-        role = field_of(user, "role")
-        if field_of(user, "kind") == "StudioUser" or role not in ("user", "admin"):
-            # Only identities from a verified mnemo token reach the handlers
-            # (studio auth is disabled); anything else is refused, not guessed.
-            raise Forbidden("This identity was not issued by mnemo; send 'Authorization: Bearer <token>'")
-        return cls(user_id=user.identity, admin=role == "admin")
+    Raises:
+        Forbidden: no identity, LangGraph Studio's built-in user, or an
+            identity without a mnemo role.
+    """
+    try:
+        caller = Caller.of(user)
+    except InvalidTokenError:
+        caller = None
+    if caller is None:
+        raise Forbidden(NOT_ISSUED)
+    return caller
 
 
 def authorize_store(
@@ -148,7 +154,7 @@ def authorize_store(
 def check_admin_value(namespace: Sequence[str], key: str | None, value: Any) -> None:
     """An admin's put of an entitlement rule must be one mnemo can apply
     (:func:`mnemo.access.entitlements.validate_rule`): a typo is refused, not stored."""
-    if len(namespace) == 2 and namespace[1] == "entitlements" and value is not None:
+    if len(namespace) == 2 and namespace[1] == ENTITLEMENTS and value is not None:
         from mnemo.access import validate_rule
         from mnemo.core import InvalidInputError
 
@@ -178,14 +184,19 @@ def stamp_owner(caller: Caller, value: Mapping[str, Any]) -> None:
 
 
 def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
-    """A user's run may not name another user: refused rather than silently
-    re-targeted, so a client bug shows up instead of reading the wrong memory.
-    (The graph uses the token's user anyway, see :func:`mnemo.resolve_user`.)
-    An admin may name any user."""
+    """A run may not name a user other than the one it acts for
+    (:func:`mnemo.resolve_user`): a user's run naming another user is refused
+    rather than silently re-targeted, so a client bug shows up instead of
+    reading the wrong memory. An admin may name any user."""
     named = (context or {}).get("user_id")
-    if caller.admin or named in (None, "", caller.user_id):
+    if named in (None, ""):
         return
-    raise Forbidden("context.user_id names another user; a user token runs only as its own user")
+    try:
+        acting_for = resolve_user(caller, named).id
+    except MnemoError:
+        return  # an admin named no valid user: the run fails saying so
+    if acting_for != named:
+        raise Forbidden("context.user_id names another user; a user token runs only as its own user")
 
 
 def check_run_input(run_input: Any) -> None:

@@ -8,9 +8,9 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bench.episode_threshold import load_pairs, measure, rates, scores
 from mnemo import User, aupdate_profile
+from mnemo.core import SHARED_EPISODES_NAMESPACE
 from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
-    SHARED_EPISODES_NAMESPACE,
     apromote_episode,
     arecord_episode,
     asimilar_episodes,

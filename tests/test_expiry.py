@@ -10,7 +10,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, alist_notes, arecall, aremember
-from mnemo.core.identity import NOTES
+from mnemo.core import NOTES
 from mnemo.notes import expiry
 from mnemo.turn.snapshot import aload_snapshot, render_snapshot
 from mnemo.writing.apply import aapply_extraction

@@ -1,5 +1,6 @@
 """The small core every memory kind stands on: errors, whose memory
-(user ids and labels), input bounds, quoting, text rules, and the store
+(user ids and labels, who acts for whom), the
+namespaces, input bounds, quoting, text rules, and the store
 discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
@@ -21,15 +22,13 @@ from mnemo.core.errors import (
     UnstorableValueError,
 )
 from mnemo.core.identity import (
-    AUDIT,
-    ENTITLEMENTS,
-    NOTES,
-    POLICIES_NAMESPACE,
-    PROFILE,
-    USAGE,
+    NOT_ISSUED,
+    ROLES,
+    Caller,
+    Role,
     User,
-    field_of,
     resolve_user,
+    run_caller,
     user_label,
 )
 from mnemo.core.limits import (
@@ -39,6 +38,21 @@ from mnemo.core.limits import (
     bounded_query,
     check_message,
     clamp,
+)
+from mnemo.core.namespaces import (
+    AUDIT,
+    ENTITLEMENTS,
+    EPISODES,
+    INSTRUCTIONS,
+    NOTE_INDEX,
+    NOTES,
+    POLICIES,
+    POLICIES_NAMESPACE,
+    PROFILE,
+    RESERVED_ROOTS,
+    SHARED_EPISODES_NAMESPACE,
+    SHARED_ROOT,
+    USAGE,
 )
 from mnemo.core.quoting import (
     data_block,
@@ -77,6 +91,7 @@ __all__ = [
     "alist_rest",
     "alist_users",
     "AUDIT",
+    "Caller",
     "bm25_tokens",
     "bounded_ints",
     "bounded_query",
@@ -90,11 +105,12 @@ __all__ = [
     "DimsMismatchError",
     "EmbeddedPostgresError",
     "ENTITLEMENTS",
-    "field_of",
+    "EPISODES",
     "ForeignThreadError",
     "IndexMissingError",
     "InvalidInputError",
     "InvalidTokenError",
+    "INSTRUCTIONS",
     "list_op",
     "ListingChangedError",
     "MAX_EMBED_CHARS",
@@ -104,21 +120,30 @@ __all__ = [
     "MnemoError",
     "most_recent",
     "NoteLimitError",
+    "NOT_ISSUED",
+    "NOTE_INDEX",
     "NOTES",
     "now_iso",
     "only_in_namespace",
     "PAGE_SIZE",
+    "POLICIES",
     "POLICIES_NAMESPACE",
     "PROFILE",
     "query_op",
     "quote",
     "reciprocal_rank_fusion",
     "require_index",
+    "RESERVED_ROOTS",
     "resolve_user",
+    "Role",
+    "ROLES",
+    "run_caller",
     "score_of",
     "search_result",
     "SecretError",
     "semantic_hits",
+    "SHARED_EPISODES_NAMESPACE",
+    "SHARED_ROOT",
     "StoreClosedError",
     "UnstorableValueError",
     "USAGE",

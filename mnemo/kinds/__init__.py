@@ -12,8 +12,6 @@ from mnemo.kinds.audit import (
 )
 from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
-    EPISODES,
-    SHARED_EPISODES_NAMESPACE,
     Episode,
     apromote_episode,
     arecord_episode,
@@ -26,6 +24,7 @@ from mnemo.kinds.hard_rules import (
     HARD_RULES,
 )
 from mnemo.kinds.instructions import (
+    DEFAULT_ASSISTANT,
     aget_instructions,
     arewrite_from_feedback,
     assistant_of,
@@ -54,6 +53,7 @@ from mnemo.kinds.profile import (
 )
 
 __all__ = [
+    "DEFAULT_ASSISTANT",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",
@@ -70,7 +70,6 @@ __all__ = [
     "build_episode",
     "Episode",
     "EPISODE_MIN_SCORE",
-    "EPISODES",
     "format_profile",
     "HARD_RULES",
     "is_sealed",
@@ -87,7 +86,6 @@ __all__ = [
     "ProfileField",
     "render_episodes",
     "ResponseStyle",
-    "SHARED_EPISODES_NAMESPACE",
     "similar_ops",
     "Source",
     "SOURCES",

@@ -44,7 +44,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, PutOp
 from pydantic import BaseModel, Field
 
-from mnemo.core import InvalidInputError, alist_all, check_storable_text, now_iso, user_label
+from mnemo.core import INSTRUCTIONS, SHARED_ROOT, InvalidInputError, alist_all, check_storable_text, now_iso, user_label
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 
 #: The assistant a run belongs to when the server does not say (a compiled graph in tests).
@@ -92,7 +92,7 @@ def assistant_of(config: Mapping[str, Any] | None) -> str:
 
 
 def instructions_namespace(assistant_id: str) -> tuple[str, str, str]:
-    return ("org", "instructions", user_label(str(assistant_id)))
+    return (SHARED_ROOT, INSTRUCTIONS, user_label(str(assistant_id)))
 
 
 def _version(key: str, value: Mapping[str, Any]) -> InstructionVersion:

@@ -1,6 +1,6 @@
 """Shared knowledge: organisation policies, read-only for the model.
 
-Namespace :data:`~mnemo.core.identity.POLICIES_NAMESPACE` (``("org", "policies")``),
+Namespace :data:`~mnemo.core.namespaces.POLICIES_NAMESPACE` (``("org", "policies")``),
 one item per policy, key = the policy id. The file ``mnemo/data/policies.json``
 is the source of truth: :func:`aseed_policies` makes the store match it
 (adds new, rewrites changed, removes dropped policies) and writes nothing when

@@ -8,9 +8,6 @@ from mnemo.notes.expiry import (
     expiry_from,
     now,
 )
-from mnemo.notes.index import (
-    NOTE_INDEX,
-)
 from mnemo.notes.model import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -51,7 +48,6 @@ __all__ = [
     "MAX_NOTES_PER_USER",
     "Note",
     "note_dates",
-    "NOTE_INDEX",
     "NotesPlan",
     "now",
     "RECALL_MARGIN",

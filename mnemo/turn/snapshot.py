@@ -22,11 +22,20 @@ from typing import TypedDict
 
 from langgraph.store.base import BaseStore, Op
 
-from mnemo.core import PROFILE, User, alist_rest, bounded_query, list_op, only_in_namespace, quote, search_result
+from mnemo.core import (
+    EPISODES,
+    PROFILE,
+    SHARED_EPISODES_NAMESPACE,
+    User,
+    alist_rest,
+    bounded_query,
+    list_op,
+    only_in_namespace,
+    quote,
+    search_result,
+)
 from mnemo.kinds import (
     EPISODE_MIN_SCORE,
-    EPISODES,
-    SHARED_EPISODES_NAMESPACE,
     Episode,
     Profile,
     format_profile,
