@@ -7,8 +7,8 @@ model server that accepts and never answers would otherwise hang the run
 forever). Environment, set by the operator:
 
 * ``MNEMO_ALLOWED_MODELS``: comma-separated ``provider:model`` names a run may
-  choose; default: ``MNEMO_MODEL`` and ``MNEMO_EXTRACTION_MODEL`` (or
-  ``openai:gpt-4o-mini``).
+  choose; default: ``MNEMO_MODEL`` (or :data:`nodes.context.DEFAULT_MODEL`)
+  and ``MNEMO_EXTRACTION_MODEL``.
 * ``MNEMO_MODEL_TIMEOUT_S`` (default 60): seconds one model request may take.
 * ``MNEMO_MODEL_MAX_RETRIES`` (default 2): retries of a failed request.
 """
@@ -22,11 +22,11 @@ from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
 from mnemo.core import InvalidInputError, clamp
+from nodes.context import configured_model
 
 #: ``provider:model`` -> the model built for it (tests register scripted models here).
 _models: dict[str, BaseChatModel] = {}
 
-DEFAULT_MODEL = "openai:gpt-4o-mini"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_RETRIES = 2
 
@@ -36,7 +36,7 @@ def allowed_models() -> set[str]:
     listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
     if listed:
         return listed
-    configured = {os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL, os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
+    configured = {configured_model(), os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
     return {m for m in configured if m}
 
 

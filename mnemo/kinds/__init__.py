@@ -11,6 +11,8 @@ from mnemo.kinds.audit import (
     is_sealed,
 )
 from mnemo.kinds.episodes import (
+    EPISODE_CHAR_BUDGET,
+    EPISODE_LIMIT,
     EPISODE_MIN_SCORE,
     Episode,
     apromote_episode,
@@ -69,6 +71,8 @@ __all__ = [
     "aupdate_profile",
     "build_episode",
     "Episode",
+    "EPISODE_CHAR_BUDGET",
+    "EPISODE_LIMIT",
     "EPISODE_MIN_SCORE",
     "format_profile",
     "HARD_RULES",
