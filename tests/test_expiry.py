@@ -1,6 +1,6 @@
 """Time-bound notes (mnemo.notes.expiry): hidden after expiry by mnemo itself, on
 stores that ignore TTLs too, and swept. Time moves through ``expiry.clock``;
-nothing sleeps. The same case runs on PostgreSQL in test_conformance.py."""
+nothing sleeps. The same case runs on PostgreSQL in test_store_conformance.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,10 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
     ├── ListingChangedError     a namespace kept changing while it was paged through
-    └── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── ForeignThreadError      a thread of another user named by a run
+    ├── InvalidTokenError       no usable bearer token, or an identity mnemo did not issue
+    └── SecretError             no usable signing secret
 """
 
 

@@ -161,22 +161,6 @@ def audit_op(
     return PutOp(user.namespace(AUDIT), key, dict(record), index=False)
 
 
-async def aaudit(
-    store: BaseStore,
-    user: User,
-    origin: Origin,
-    action: AuditAction,
-    target: str,
-    *,
-    before: Any = None,
-    after: Any = None,
-) -> AuditRecord:
-    """Append one record on its own (when the write it describes is not batched)."""
-    op = audit_op(user, origin, action, target, before=before, after=after)
-    await store.abatch([op])
-    return op.value  # type: ignore[return-value]
-
-
 async def alist_audit(store: BaseStore, user: User) -> list[AuditRecord]:
     """The user's whole audit trail, oldest first (pages past the store's limit)."""
     items = await alist_all(store, user.namespace(AUDIT))

@@ -25,14 +25,15 @@ put replaces only the fields it indexes, so a note that went back from
 vector. A note therefore never loses its context: a refinement without one
 keeps the old.
 
-* :func:`aremember` skips exact duplicates (same ``norm``, found with a store
+* :func:`mnemo.notes.writes.aremember` skips exact duplicates (same ``norm``, found with a store
   ``filter``, which every backend evaluates) and semantic duplicates
   (similarity >= :data:`DEDUPE_THRESHOLD` *and* no new content word, see
   :mod:`mnemo.core.text`). A duplicate refreshes the existing note's
   ``updated_at`` instead of adding a second copy.
-* :func:`mnemo.notes.recall.arecall` returns notes by meaning (above a score
-  threshold; an item with ``score is None`` is never a hit) fused with a BM25
-  ranking by words.
+* :func:`mnemo.notes.recall.arecall` returns notes by meaning (relevant
+  relative to the user's other notes, :data:`mnemo.notes.recall.RECALL_MARGIN`;
+  an item with ``score is None`` is never a hit) fused with a BM25 ranking by
+  words.
 * :func:`arecent` sorts by mnemo's own ``updated_at`` explicitly.
 * :func:`alist_notes` pages through everything (no silent ``limit=10``).
 * :func:`aforget` removes by id or by meaning and returns what it removed.
@@ -73,8 +74,7 @@ from mnemo.notes.expiry import live
 MAX_NOTE_CHARS = 1000
 #: Notes one user may keep. At the cap, ``remember_note`` is refused with a
 #: message (forget some first) and the extractor's new notes are dropped
-#: (logged); repeating or refining a known note still works. Recall ranks
-#: every note by words up to this many (mnemo.notes.recall.LEXICAL_MAX_NOTES).
+#: (logged); repeating or refining a known note still works.
 MAX_NOTES_PER_USER = 2000
 #: New notes one extraction (one turn) may add; the rest are dropped (logged).
 MAX_NOTES_PER_TURN = 20

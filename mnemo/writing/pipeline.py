@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -40,8 +39,6 @@ from mnemo.writing.extraction import aextract, build_extractor
 
 logger = logging.getLogger(__name__)
 
-WriteMode = Literal["hot", "after_turn", "background"]
-WRITE_MODES: tuple[str, ...] = ("hot", "after_turn", "background")
 
 #: At most this many pending user messages are sent to the extractor (a long
 #: backlog after repeated failures is cut to the latest ones).
