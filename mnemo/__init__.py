@@ -30,6 +30,7 @@ namespace label (:mod:`mnemo.core.identity`).
 
 from mnemo.core import (
     POLICIES_NAMESPACE,
+    Caller,
     DimsMismatchError,
     EmbeddedPostgresError,
     IndexMissingError,
@@ -59,6 +60,7 @@ from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember,
 from mnemo.writing import MemoryExtraction, aextract, build_extractor
 
 __all__ = [
+    "Caller",
     "DimsMismatchError",
     "EmbeddedPostgresError",
     "IndexMissingError",

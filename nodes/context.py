@@ -251,7 +251,8 @@ def readme_table() -> str:
 def with_table(readme: str) -> str:
     """``readme`` with its configuration table (between the markers) regenerated."""
     begin, end = readme.index(TABLE_BEGIN) + len(TABLE_BEGIN), readme.index(TABLE_END)
-    return f"{readme[:begin]}\n{readme_table()}\n{readme[end:]}"
+    note = "<!-- generated from nodes/context.py: python -m nodes.context --write-readme -->"
+    return f"{readme[:begin]}\n{note}\n{readme_table()}\n{readme[end:]}"
 
 
 if __name__ == "__main__":

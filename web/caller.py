@@ -12,9 +12,8 @@ from typing import Any
 
 from starlette.requests import Request
 
-from mnemo import User, resolve_user
+from mnemo import Caller, User, resolve_user
 from mnemo.access import caller_from_authorization, secret_from_env
-from mnemo.core import Caller
 
 
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
