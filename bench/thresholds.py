@@ -49,7 +49,7 @@ from bench.common import PARAPHRASES, REPO_ROOT, CachingEmbeddings, display_path
 THRESHOLDS = [round(0.85 + 0.01 * i, 2) for i in range(13)]  # 0.85 .. 0.97
 RECALL_CANDIDATES = [round(0.70 + 0.02 * i, 2) for i in range(10)]  # 0.70 .. 0.88
 PERCENTILES = (5, 25, 50, 75, 95)
-#: The fixed similarity cut recall used before the relevance rule (#12).
+#: The fixed similarity cut recall used before the relevance rule.
 FORMER_MIN_SCORE = 0.78
 #: Margins of the relevance rule measured (None: no cut).
 MARGINS: list[float | None] = [None, 0.0, 0.0025, 0.005, 0.0075, 0.01, 0.0125, 0.015, 0.02, 0.03]

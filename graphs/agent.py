@@ -1,11 +1,9 @@
-"""The mnemo agent graph.
+r"""The mnemo agent graph (``agent`` in ``langgraph.json``).
 
     START -> load_memory -> compact_history -> call_model -(tool calls)-> tools -> call_model
-                                                          \\-(answer)----> write_memory -> END
+                                                          \-(answer)----> write_memory -> END
 
-The store and the checkpointer are the platform's (``langgraph dev`` /
-LangGraph Platform) or the caller's (``compile(store=..., checkpointer=...)``
-in tests); this module creates neither.
+The store and checkpointer are the platform's or the caller's; this module creates neither.
 """
 
 from langgraph.graph import END, START, StateGraph
@@ -14,11 +12,11 @@ from nodes.call_model import call_model, route_after_model
 from nodes.compact_history import compact_history
 from nodes.context import Context
 from nodes.load_memory import load_memory
-from nodes.state import State
+from nodes.state import Input, State
 from nodes.tools import tool_node
 from nodes.write_memory import write_memory
 
-builder = StateGraph(State, context_schema=Context)
+builder = StateGraph(State, input_schema=Input, context_schema=Context)
 builder.add_node("load_memory", load_memory)
 builder.add_node("compact_history", compact_history)
 builder.add_node("call_model", call_model)

@@ -2,10 +2,7 @@
 
     START -> extract_thread -> END
 
-Started by ``write_memory`` in ``memory_write_mode="background"``, on a
-writer thread of its own, ``memory_write_delay_s`` after a conversation's
-last turn (``mnemo.writing.background``). Its input names the conversation thread;
-its state remembers how far it got.
+Started by ``write_memory`` in ``background`` mode, on a writer thread of its own.
 """
 
 from langgraph.graph import END, START, StateGraph

@@ -1,16 +1,7 @@
 """Chat models of the run, built once per process (``init_chat_model``).
 
-Only models on the operator's allow list can be built (a client picks
-``context.model`` per run: without the list, 50 model names once made 51
-cached clients), and every client has a request timeout and a retry limit (a
-model server that accepts and never answers would otherwise hang the run
-forever). Environment, set by the operator:
-
-* ``MNEMO_ALLOWED_MODELS``: comma-separated ``provider:model`` names a run may
-  choose; default: ``MNEMO_MODEL`` (or :data:`nodes.context.DEFAULT_MODEL`)
-  and ``MNEMO_EXTRACTION_MODEL``.
-* ``MNEMO_MODEL_TIMEOUT_S`` (default 60): seconds one model request may take.
-* ``MNEMO_MODEL_MAX_RETRIES`` (default 2): retries of a failed request.
+Only models of ``MNEMO_ALLOWED_MODELS`` can be built, and every client has a request
+timeout (``MNEMO_MODEL_TIMEOUT_S``) and a retry limit (``MNEMO_MODEL_MAX_RETRIES``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import re
 import sys
 import typing
 from dataclasses import MISSING, InitVar, dataclass, field, fields
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -23,7 +24,7 @@ from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
 from mnemo import User, resolve_user
-from mnemo.core import clamp, run_caller
+from mnemo.core import InvalidInputError, clamp, run_caller
 from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
@@ -191,11 +192,24 @@ class Context:
         # server-side, and a non-number is refused with its name.
         for name, knob in knobs().items():
             setattr(self, name, clamp(name, getattr(self, name), knob.lo, knob.hi, integer=knob.integer))
+        # A choice (a ``Literal`` field) outside its values is refused with its name.
+        for name, choices in _choices().items():
+            if (value := getattr(self, name)) not in choices:
+                raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
 
 
 def knobs() -> dict[str, Knob]:
     """Context field -> its range, for every number a run may set."""
     return {f.name: f.metadata["knob"] for f in fields(Context) if f.metadata.get("knob")}
+
+
+@cache
+def _choices() -> dict[str, tuple[Any, ...]]:
+    """Context field -> its allowed values, for every ``Literal`` field."""
+    hints = typing.get_type_hints(Context)
+    return {
+        f.name: typing.get_args(hints[f.name]) for f in fields(Context) if typing.get_origin(hints[f.name]) is Literal
+    }
 
 
 def current_user(context: Any, config: Any | None = None) -> User:
@@ -233,15 +247,14 @@ def _meaning(description: str) -> str:
 
 def readme_table() -> str:
     """The README's configuration table, from the fields' :func:`setting` calls."""
-    hints = typing.get_type_hints(Context)
     rows = ["| field | default | range | meaning |", "|---|---|---|---|"]
     for f in fields(Context):
         meta = f.metadata
         default = meta["shown_default"] or (f"``{f.default}``" if isinstance(f.default, str) else f"{f.default:g}")
         if meta["knob"]:
             shown_range = meta["knob"].shown
-        elif typing.get_origin(hints[f.name]) is Literal:
-            shown_range = ", ".join(f"``{choice}``" for choice in typing.get_args(hints[f.name]))
+        elif f.name in _choices():
+            shown_range = ", ".join(f"``{choice}``" for choice in _choices()[f.name])
         else:
             shown_range = meta["shown_range"] or ""
         rows.append(f"| ``{f.name}`` | {default} | {shown_range} | {_meaning(meta['description'])} |")

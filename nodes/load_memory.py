@@ -25,7 +25,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         raise ForeignThreadError("This thread belongs to another user; start a new thread.")
     latest = next((m for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), None)
     if latest is not None:
-        check_message(latest.text)  # before any work: a 1 MB message once cost 10 CPU minutes
+        check_message(latest.text)  # before any work: the embedder's cost grows with the text
     ctx = runtime.context
     stamped = stamp_said_at(state["messages"], state.get("said_at"))
     update = {"said_at": stamped} if stamped is not None else {}

@@ -1,12 +1,7 @@
 """The agent's system prompt.
 
-Order matters. The learned instructions (procedural memory, per assistant,
-``mnemo.kinds.instructions``) come first. What the model is shown from memory (the
-summary of earlier turns, similar past cases, the user's memory) follows as
-**data**: each in its own delimited block, every remembered value a quoted
-string (``mnemo.core.quoting``), introduced as user-provided information that
-never gives orders. The hard rules, which stay in code, come **last**, after
-everything a user could have written, and say they win over all of it.
+Learned instructions first, then remembered data in delimited blocks of quoted
+values, introduced as user-provided information; the hard rules come last and win.
 """
 
 from mnemo.core import data_block, quote

@@ -8,6 +8,11 @@ from typing import NotRequired, TypedDict
 from langgraph.graph import MessagesState
 
 
+class Input(MessagesState):
+    """What a run takes: new messages only. The rest of :class:`State` is
+    mnemo's own, never a client's input (MCP and A2A list only this)."""
+
+
 class State(MessagesState):
     memory: NotRequired[str]
     """The memory block ``load_memory`` built for this turn (prompt text)."""

@@ -1,10 +1,7 @@
 """The entitlement gate of the tool node: no tool runs unless the user may call it.
 
-``ToolNode(awrap_tool_call=gate_tool_call)``: LangGraph's own hook around
-each tool call. A refused call never reaches the tool; it comes back to the
-model as a ``ToolMessage`` with the call's ``tool_call_id`` and
-``status="error"``, saying why (the model relays it), and the turn goes on.
-Entitlements, quotas and usage counting live in :mod:`mnemo.access.entitlements`.
+``ToolNode(awrap_tool_call=gate_tool_call)``: a refused call never reaches the tool and
+comes back to the model as an error ``ToolMessage`` saying why.
 """
 
 from __future__ import annotations

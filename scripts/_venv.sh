@@ -1,7 +1,6 @@
-# Shared by scripts/dev and scripts/test: make sure .venv exists and holds the
-# project with every extra, then put it first on PATH. Re-installs only when
-# the content of pyproject.toml changed since the last install (a hash, not a
-# file time: a checkout or a copy touches the time, not the dependencies).
+# Shared by scripts/dev and scripts/test: make .venv hold the project with every
+# extra (re-installed only when pyproject.toml's content changes), put it first on
+# PATH, and switch tracing and analytics off.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -1,13 +1,5 @@
 """Who may do what through the server's REST API: pure rules, no server.
 
-:mod:`server.auth` hands every request to these functions; they are plain
-functions of the caller and the request so they can be tested without a
-server. A refusal is a :class:`Forbidden` (HTTP 403) whose message says why.
-
-Store namespaces (the first label is always the owner, see
-:mod:`mnemo.core.identity`):
-
-================================  ==================  =========================
 namespace                         user (own label)    admin
 ================================  ==================  =========================
 ``(own, ...)``                    read, write         read, write
@@ -29,6 +21,10 @@ own label; with a foreign prefix it is refused. It is never widened.
 
 The graph writes audit records and usage counters through the platform store
 directly, which these rules do not see: they guard the REST routes only.
+=======
+Plain functions of the caller and the request, so they are tested without a server;
+a refusal is a :class:`Forbidden` (HTTP 403) saying why. A search is narrowed to the
+user's own label, never widened. The access table: ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -48,7 +44,7 @@ from mnemo.core import (
     Caller,
     InvalidTokenError,
     MnemoError,
-    check_message,
+    check_new_messages,
     resolve_user,
 )
 from mnemo.kinds import is_sealed
@@ -200,23 +196,16 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
 
 
 def check_run_input(run_input: Any) -> None:
-    """A run's input messages, each at most :data:`mnemo.core.limits.MAX_MESSAGE_CHARS`
-    long: refused before the run is created, so an oversized message costs
-    the server nothing (``load_memory`` checks again, for runs that do not come
-    through the API).
+    """A run's input messages within :func:`mnemo.core.limits.check_new_messages`:
+    refused before the run is created, so an oversized input costs the server
+    nothing (``load_memory`` checks the latest message again, for runs that do
+    not come through the API).
 
     Raises:
-        mnemo.core.limits.MessageTooLongError: a message is too long.
+        mnemo.core.MessageTooLongError: too many messages, or too long.
+        mnemo.core.UnsupportedContentError: a content block that is not text.
     """
-    messages = run_input.get("messages") if isinstance(run_input, Mapping) else None
-    if isinstance(messages, Mapping | str):
-        messages = [messages]
-    for message in messages if isinstance(messages, list) else []:
-        content = message.get("content") if isinstance(message, Mapping) else message
-        if isinstance(content, list):  # content blocks: their text parts count
-            content = "".join(str(part.get("text", "")) if isinstance(part, Mapping) else str(part) for part in content)
-        if isinstance(content, str):
-            check_message(content)
+    check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None)
 
 
 def authorize_assistants(caller: Caller, action: str) -> None:

@@ -1,17 +1,8 @@
 """The server's trust boundary: ``langgraph.json`` → ``auth.path``.
 
-* :func:`authenticate` runs on every API request (the platform exempts
-  ``/ok``, ``/info``, ``GET /ui...`` and the custom routes of ``web/``):
-  ``Authorization: Bearer <JWT>`` verified by :func:`mnemo.access.tokens.verify_token`,
-  anything else is a 401 with the reason.
-* The ``@auth.on`` handlers scope every resource to its owner; the rules are
-  in :mod:`server.access`. Anything without a handler of its own is refused
-  by :func:`deny_by_default` (the platform allows unhandled actions).
-
-The graph does its own scoping as well (:func:`mnemo.resolve_user`, the
-thread owner checked by ``load_memory``): these handlers only see REST calls.
-
-The server does not start without ``MNEMO_JWT_SECRET`` (checked on import).
+:func:`authenticate` verifies ``Authorization: Bearer <JWT>`` on every API request;
+the ``@auth.on`` handlers scope each resource to its owner (:mod:`server.access`) and
+refuse anything without a handler. The server does not start without ``MNEMO_JWT_SECRET``.
 """
 
 from __future__ import annotations
@@ -19,7 +10,7 @@ from __future__ import annotations
 from langgraph_sdk import Auth
 
 from mnemo.access import InvalidTokenError, caller_from_authorization, secret_from_env
-from mnemo.core import Caller, MessageTooLongError
+from mnemo.core import Caller, MessageTooLongError, UnsupportedContentError
 from server.access import (
     Forbidden,
     authorize_assistants,
@@ -87,6 +78,8 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             check_run_input(kwargs.get("input"))
         except MessageTooLongError as exc:
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
+        except UnsupportedContentError as exc:
+            raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
     return owner_filter(caller)
 
 

@@ -56,9 +56,23 @@ async def say(agent, text, *, user="u_zhou", thread="t1", config=None, **ctx):
     )
 
 
+def is_summary_call(messages) -> bool:
+    """A request of the summariser (mnemo.turn.history), not a chat turn."""
+    return isinstance(messages[0], SystemMessage) and messages[0].text.startswith("You maintain the running summary")
+
+
+def is_memory_work(messages) -> bool:
+    """A summary or instructions-rewrite request: memory work, not a chat turn."""
+    return isinstance(messages[0], SystemMessage) and messages[0].text.startswith("You maintain the ")
+
+
 def chat_prompts(model) -> list[str]:
-    """System prompts of the calls that were chat turns (not extraction)."""
-    return [c["messages"][0].text for c in model.calls if isinstance(c["messages"][0], SystemMessage)]
+    """System prompts of the calls that were chat turns (not extraction, summaries or rewrites)."""
+    return [
+        c["messages"][0].text
+        for c in model.calls
+        if isinstance(c["messages"][0], SystemMessage) and not is_memory_work(c["messages"])
+    ]
 
 
 def memory_block(prompt: str) -> str:

@@ -105,6 +105,15 @@ class DevServer:
         self.log.flush()
         return self.logfile.read_text()[-tail:]
 
+    def console_url(self) -> str:
+        """The console URL ``./scripts/dev`` printed, with this start's sign-in code."""
+        m = re.search(r"(http://127\.0\.0\.1:\d+/ui#code=\S+)", self.output(tail=10**8))
+        assert m, f"./scripts/dev printed no console URL:\n{self.output()}"
+        return m.group(1)
+
+    def dev_code(self) -> str:
+        return self.console_url().split("#code=", 1)[1]
+
     def trouble(self) -> list[str]:
         """Log lines showing a blocking call or a turn that lost its memory."""
         return [line for line in self.output(tail=10**8).splitlines() if TROUBLE.search(line)]
@@ -165,11 +174,13 @@ def client(server: DevServer, user_id: str, *, admin: bool = False):
 
 
 def system_prompts(stub: StubServer) -> list[str]:
-    """System prompts of the chat calls the stub received (extraction calls left out)."""
+    """System prompts of the chat calls the stub received (extraction, summary
+    and instruction-rewrite calls left out)."""
     return [
         r["messages"][0]["content"]
         for r in stub.requests
         if r["messages"][0]["role"] == "system"
+        and not str(r["messages"][0]["content"]).startswith("You maintain the ")
         and not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
     ]
 

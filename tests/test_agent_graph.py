@@ -64,3 +64,16 @@ def test_langgraph_json_declares_the_agent_and_the_local_index():
     from mnemo.stores.embeddings import embeddings
 
     assert len(embeddings.embed_query("dims check")) == index["dims"]
+
+
+async def test_a_run_takes_messages_and_nothing_of_mnemos_own_state(agent, model, store):
+    from langchain_core.messages import HumanMessage
+
+    from nodes.context import Context
+
+    assert set(agent.get_input_jsonschema()["properties"]) == {"messages"}
+    assert {"owner", "memory", "summary", "memory_cursor"} <= set(agent.get_output_jsonschema()["properties"])
+    cfg = {"configurable": {"thread_id": "t-in"}}
+    smuggled = {"messages": [HumanMessage("hi")], "owner": "u_other", "memory_cursor": 99, "summary": "obey"}
+    out = await agent.ainvoke(smuggled, cfg, context=Context(user_id="u_zhou", model="scripted"))
+    assert out["owner"] == "u_zhou" and out.get("summary") != "obey" and out["memory_cursor"] != 99

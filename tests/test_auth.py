@@ -178,9 +178,40 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert run["status"] == "error"
     assert "city" not in {i["key"] for i in (await admin.store.search_items(["bob", "profile"]))["items"]}
 
+    # ---- bounded input: what one run or state update may add (413 / 415, before any work).
+    good = {"Authorization": f"Bearer {token('alice')}"}
+    many: list[dict] = [{"role": "user", "content": "hi"}] * 10_000
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000}}
+    blocks: list[dict] = [{"role": "user", "content": [{"type": "text", "text": "hi"}, image]}]
+    before = len((await alice.threads.get_state(thread_a))["values"]["messages"])
+    for messages, refused in ((many, 413), (blocks, 415)):
+        res = httpx.post(
+            f"{url}/threads/{thread_a}/runs/wait",
+            json={"assistant_id": "agent", "input": {"messages": messages}, "context": {"user_id": "alice"}},
+            headers=good,
+            timeout=60,
+        )
+        assert res.status_code == refused, res.text
+        res = httpx.post(f"{url}/threads/{thread_a}/state", json={"values": {"messages": messages}}, headers=good)
+        assert res.status_code == refused, res.text
+    huge_image: dict = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
+    res = httpx.post(
+        f"{url}/threads/{thread_a}/runs/wait",
+        json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": [huge_image]}]}},
+        headers=good,
+        timeout=60,
+    )
+    assert res.status_code == 415, res.text  # a 1 MB image never reaches the model
+    assert len((await alice.threads.get_state(thread_a))["values"]["messages"]) == before  # nothing was added
+
     # ---- development sign-in: the console's own page only.
-    ok = httpx.post(f"{url}/ui/dev-token", json={"user_id": "carol"}, headers={"Origin": url}, timeout=10)
+    code = server.dev_code()  # printed by ./scripts/dev with the console's URL
+    ok = httpx.post(f"{url}/ui/dev-token", json={"user_id": "carol", "code": code}, headers={"Origin": url}, timeout=10)
     assert ok.status_code == 200
+    # Without this start's code (another local account cannot read the terminal): no token.
+    for body in ({"user_id": "carol"}, {"user_id": "carol", "code": code[:-1]}):
+        res = httpx.post(f"{url}/ui/dev-token", json=body, headers={"Origin": url}, timeout=10)
+        assert res.status_code == 403 and "token" not in res.json(), body
     carol = {"Authorization": f"Bearer {ok.json()['token']}"}
     assert (
         httpx.post(
@@ -189,7 +220,7 @@ async def check_boundary(server: DevServer, stub) -> None:
         == 200
     )
     for headers in ({"Origin": EVIL}, {}, {"Origin": url, "Host": "evil.example"}):
-        res = httpx.post(f"{url}/ui/dev-token", json={"user_id": "alice"}, headers=headers, timeout=10)
+        res = httpx.post(f"{url}/ui/dev-token", json={"user_id": "alice", "code": code}, headers=headers, timeout=10)
         assert res.status_code == 403 and "token" not in res.json(), headers
 
     # ---- CORS: a page of another origin is not allowed to call the API.

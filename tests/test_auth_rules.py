@@ -27,6 +27,7 @@ from server.access import (
 )
 
 SECRET = "r" * 40
+CODE = "c0de-printed-by-scripts-dev"
 ALICE, BOB, ADMIN = Caller("alice"), Caller("bob"), Caller("backend", "admin")
 MAPPED = Caller("zhou.wang@x.com")
 
@@ -268,6 +269,27 @@ async def test_handlers_scope_and_refuse(auth_module):
     assert await auth_module.deny_by_default(_ctx(alice, "threads", "read"), {}) is False
 
 
+@pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete", "create_run"])
+async def test_every_thread_action_of_a_user_is_filtered_to_their_own(auth_module, action):
+    value = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
+    assert await auth_module.on_threads(_ctx(_User("alice"), "threads", action), value) == {"owner": "alice"}
+
+
+@pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete"])
+async def test_every_cron_action_of_a_user_is_filtered_to_their_own(auth_module, action):
+    value = {"metadata": {}, "payload": {"context": {"user_id": "alice"}}}
+    assert await auth_module.on_crons(_ctx(_User("alice"), "crons", action), value) == {"owner": "alice"}
+
+
+@pytest.mark.parametrize("config", ["langgraph.json", "langgraph.postgres.json"])
+def test_the_shipped_configs_allow_no_cross_origin_page(config):
+    import json
+    from pathlib import Path
+
+    cors = json.loads((Path(__file__).parent.parent / config).read_text())["http"]["cors"]
+    assert cors["allow_origins"] == [] and cors["allow_credentials"] is False
+
+
 # --------------------------------------------------------------------------- development sign-in
 
 
@@ -275,14 +297,15 @@ async def test_handlers_scope_and_refuse(auth_module):
 def dev_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     monkeypatch.setenv("MNEMO_DEV_LOGIN", "1")
+    monkeypatch.setenv("MNEMO_DEV_LOGIN_CODE", CODE)
     from server.dev_login import dev_token
 
     return Starlette(routes=[Route("/ui/dev-token", dev_token, methods=["POST"])])
 
 
-def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", **headers):
+def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", body=None, **headers):
     with TestClient(app, base_url=f"http://{host}", client=client) as tc:
-        return tc.post("/ui/dev-token", json={"user_id": "alice"}, headers=headers)
+        return tc.post("/ui/dev-token", json=body or {"user_id": "alice", "code": CODE}, headers=headers)
 
 
 def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
@@ -315,3 +338,53 @@ def test_dev_sign_in_is_off_unless_enabled(dev_app, monkeypatch):
     monkeypatch.delenv("MNEMO_DEV_LOGIN")
     res = _post(dev_app, origin="http://127.0.0.1:2024")
     assert res.status_code == 403 and "off" in res.json()["error"]
+
+
+def test_dev_sign_in_never_takes_a_role_from_the_request(dev_app):
+    from mnemo.access.tokens import verify_token
+
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post(
+            "/ui/dev-token",
+            json={"user_id": "alice", "code": CODE, "role": "admin", "admin": True},
+            headers={"origin": "http://127.0.0.1:2024"},
+        )
+    assert res.status_code == 200, res.text
+    caller = verify_token(res.json()["token"], secret=SECRET)
+    assert caller.user_id == "alice" and not caller.admin
+
+
+# A page may send text/plain or a form without a preflight: the same JSON in
+# such a body is refused, whatever it says.
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", None]
+)
+def test_dev_sign_in_takes_a_json_request_only(dev_app, content_type):
+    headers = {"origin": "http://127.0.0.1:2024"} | ({"content-type": content_type} if content_type else {})
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post("/ui/dev-token", content='{"user_id": "alice"}', headers=headers)
+    assert res.status_code == 403 and "JSON" in res.json()["error"] and "token" not in res.json()
+
+
+def test_dev_sign_in_refuses_malformed_json(dev_app):
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post(
+            "/ui/dev-token",
+            content="{not json",
+            headers={"origin": "http://127.0.0.1:2024", "content-type": "application/json"},
+        )
+    assert res.status_code == 400 and "token" not in res.json()
+
+
+@pytest.mark.parametrize("code", [None, "", "wrong", CODE[:-1], CODE + "x", 12345])
+def test_dev_sign_in_needs_the_code_printed_at_this_start(dev_app, code):
+    assert _post(dev_app, origin="http://127.0.0.1:2024").status_code == 200  # with the code it signs in
+    body = {"user_id": "alice"} | ({} if code is None else {"code": code})
+    res = _post(dev_app, origin="http://127.0.0.1:2024", body=body)
+    assert res.status_code == 403 and "code" in res.json()["error"] and "token" not in res.json()
+
+
+def test_dev_sign_in_without_a_configured_code_signs_nobody_in(dev_app, monkeypatch):
+    monkeypatch.delenv("MNEMO_DEV_LOGIN_CODE")
+    res = _post(dev_app, origin="http://127.0.0.1:2024", body={"user_id": "alice", "code": ""})
+    assert res.status_code == 403 and "token" not in res.json()

@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from bench.episode_threshold import load_pairs, measure, rates, scores
 from mnemo import User, aupdate_profile
-from mnemo.core import SHARED_EPISODES_NAMESPACE
+from mnemo.core import EPISODES, SHARED_EPISODES_NAMESPACE
 from mnemo.kinds.episodes import (
     EPISODE_MIN_SCORE,
     apromote_episode,
@@ -80,6 +80,19 @@ async def test_only_resolved_cases_are_examples(store, user):
     assert await asimilar_episodes(store, user, "净化器开着但是没有风") == []
     await arecord_episode(store, user, build_episode(case_messages(), assistant_id="a", thread_id="t9", source="test"))
     assert len(await asimilar_episodes(store, user, "净化器开着但是没有风")) == 1  # same case, now resolved: replaced
+
+
+async def test_an_unresolved_case_never_becomes_a_shared_example(store, user):
+    import pytest
+
+    from mnemo import InvalidInputError
+
+    unresolved = build_episode(case_messages(), assistant_id="a", thread_id="t9", outcome="unresolved", source="test")
+    episode = await arecord_episode(store, user, unresolved)
+    assert [it.key for it in await store.asearch(user.namespace(EPISODES))] == [episode["id"]]  # it is there
+    with pytest.raises(InvalidInputError, match="resolved"):
+        await apromote_episode(store, user, episode["id"], promoted_by="admin:li")
+    assert await store.asearch(SHARED_EPISODES_NAMESPACE) == []
 
 
 async def test_shared_exemplars_carry_no_personal_data(store):

@@ -180,3 +180,15 @@ async def test_a_sweep_takes_expired_notes_out_of_the_write_time_index(store, us
     head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
     assert head is not None and [r["text"] for r in head.value["recent"]] == ["The user owns a kayak."]
     assert head.value["count"] == 1
+
+
+@pytest.mark.parametrize("unreadable", ["next tuesday", "2026-13-45T00:00:00+00:00", "not a date"])
+async def test_a_note_with_an_unreadable_expiry_is_never_served(store, user, clock, unreadable):
+    kept = (await aremember(store, user, "The user is travelling in Japan this week."))["note"]
+    assert [n["id"] for n in await alist_notes(store, user)] == [kept["id"]]  # served while its expiry reads
+    ns = user.namespace(NOTES)
+    value = (await store.asearch(ns, filter={"id": kept["id"]}))[0].value
+    await store.aput(ns, kept["id"], {**value, "expires_at": unreadable})
+    assert expiry.is_expired({"expires_at": unreadable})
+    assert await alist_notes(store, user) == []
+    assert await arecall(store, user, "where is the user travelling") == []

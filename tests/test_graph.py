@@ -42,8 +42,11 @@ async def test_an_assistant_guess_never_becomes_a_user_fact(agent, model, store,
 
 async def test_only_this_turns_user_messages_are_extracted(agent, model):
     await say(agent, "I live in Hangzhou.")
+    assert "I live in Hangzhou." in extraction_prompts(model)[-1]  # a turn's words do reach its extraction
     await say(agent, "Thanks!")
-    assert "Hangzhou" not in extraction_prompts(model)[-1]
+    prompts = extraction_prompts(model)
+    assert len(prompts) == 2 and "Thanks!" in prompts[-1]
+    assert "Hangzhou" not in prompts[-1]
 
 
 async def test_forgetting_a_field_through_the_graph(agent, model, store):

@@ -93,6 +93,58 @@ def test_the_server_refuses_an_oversized_run_input_in_every_message_shape():
             check_run_input(run_input)
 
 
+def test_a_run_adds_a_bounded_number_of_text_messages():
+    from mnemo.core import UnsupportedContentError
+    from mnemo.core.limits import MAX_RUN_CHARS, MAX_RUN_MESSAGES
+
+    def user(text, **extra):
+        return {"role": "user", "content": text, **extra}
+
+    check_run_input({"messages": [user("hi")] * MAX_RUN_MESSAGES})  # at the bounds: accepted
+    check_run_input({"messages": [user("x" * MAX_MESSAGE_CHARS)] * (MAX_RUN_CHARS // MAX_MESSAGE_CHARS)})
+    check_run_input({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+    with pytest.raises(MessageTooLongError, match=f"at most {MAX_RUN_MESSAGES}"):
+        check_run_input({"messages": [user("hi")] * 10_000})
+    with pytest.raises(MessageTooLongError, match=f"at most {MAX_RUN_CHARS}"):
+        check_run_input({"messages": [user("x" * MAX_MESSAGE_CHARS)] * (MAX_RUN_CHARS // MAX_MESSAGE_CHARS + 1)})
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
+    for blocks in ([{"type": "text", "text": "hi"}, image], [{"type": "file", "data": "x"}]):
+        with pytest.raises(UnsupportedContentError, match="text only"):
+            check_run_input({"messages": [{"role": "user", "content": blocks}]})
+
+
+def test_a_state_update_is_bounded_like_a_run():
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from server.input_limits import BoundedStateUpdates
+
+    async def echo(request: Request) -> JSONResponse:
+        return JSONResponse({"got": await request.json()})
+
+    app = Starlette(
+        routes=[Route("/threads/{tid}/state", echo, methods=["POST"]), Route("/threads", echo, methods=["POST"])],
+        middleware=[Middleware(BoundedStateUpdates)],
+    )
+    from mnemo.core.limits import MAX_RUN_MESSAGES
+
+    many = [{"role": "user", "content": "hi"}] * (MAX_RUN_MESSAGES + 1)  # a small body, over the count
+    image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:," + "A" * 1000}}]}]
+    with TestClient(app) as tc:
+        ok = {"values": {"messages": [{"role": "user", "content": "hi"}]}}
+        assert tc.post("/threads/t1/state", json=ok).json() == {"got": ok}  # passed through, body intact
+        assert tc.post("/threads/t1/state", json={"values": {"messages": many}}).status_code == 413
+        assert tc.post("/threads/t1/state", json={"values": [{"messages": many}]}).status_code == 413
+        assert tc.post("/threads/t1/state", json={"values": {"messages": image}}).status_code == 415
+        steps = {"supersteps": [{"updates": [{"values": {"messages": many}, "as_node": "call_model"}]}]}
+        assert tc.post("/threads", json=steps).status_code == 413
+        assert tc.post("/threads/t1/state", content=b"x" * 10_000_000).status_code == 413
+
+
 # --- what reaches the embedder -------------------------------------------------
 
 
@@ -149,6 +201,16 @@ def test_context_knobs_are_clamped_to_their_documented_ranges():
     for bad in ("many", float("nan"), None, [1]):
         with pytest.raises(InvalidInputError, match="recall_limit"):
             Context(user_id="u", recall_limit=bad)
+
+
+@pytest.mark.parametrize(
+    ("name", "bad"), [("memory_write_mode", "evil"), ("history_strategy", "forget_all"), ("memory_write_mode", None)]
+)
+def test_a_choice_outside_its_values_is_refused_with_its_name(name, bad):
+    good = Context(user_id="u")
+    assert getattr(good, name) in ("after_turn", "summarize")  # the defaults pass
+    with pytest.raises(InvalidInputError, match=f"{name} must be one of"):
+        Context(user_id="u", **{name: bad})
 
 
 def test_the_schema_studio_shows_describes_every_field_with_its_range():

@@ -20,11 +20,14 @@ async def test_close_but_different_facts_are_both_kept(store, user):
     pairs = [
         ("The user has two cats.", "The user has two dogs."),
         ("用户每个月都去上海出差。", "用户每个月都去北京出差。"),
+        # Numbers are content: distinct numbers are distinct notes.
+        ("The user owns item number 12.", "The user owns item number 2."),
+        ("The user's membership number is 4402917.", "The user's membership number is 4402918."),
     ]
     for a, b in pairs:
         assert (await aremember(store, user, a))["status"] == "stored"
-        assert (await aremember(store, user, b))["status"] == "stored"
-    assert len(await alist_notes(store, user)) == 4
+        assert (await aremember(store, user, b))["status"] == "stored", b
+    assert len(await alist_notes(store, user)) == 2 * len(pairs)
 
 
 async def test_score_none_is_never_a_hit():
@@ -80,6 +83,25 @@ async def test_forget_by_meaning_does_not_delete_loose_neighbours(store, user):
     removed = await aforget(store, user, about="my cats")
     assert [n["text"] for n in removed] == ["The user has two cats."]
     assert len(await alist_notes(store, user)) == 2
+
+
+async def test_forget_takes_only_the_best_match_and_its_near_ties(store, user):
+    # The pets are each other's loose neighbours: without FORGET_MARGIN the dog
+    # and the rabbit would go with the cats.
+    pets = ["The user has two cats.", "The user has a dog named Rex.", "The user keeps a rabbit."]
+    await aremember_many(store, user, [*pets, "The user prefers email contact."])
+    removed = await aforget(store, user, about="the user's two cats")
+    assert [n["text"] for n in removed] == ["The user has two cats."]
+    left = {n["text"] for n in await alist_notes(store, user)}
+    assert left == {*pets[1:], "The user prefers email contact."}
+
+
+async def test_forget_about_something_never_said_deletes_nothing(store, user):
+    said = ["The user has two cats.", "The user lives in Hangzhou.", "The user prefers email contact."]
+    await aremember_many(store, user, said)
+    assert len(await alist_notes(store, user)) == 3  # the notes a loose forget could take exist
+    assert await aforget(store, user, about="the weather on Mars") == []
+    assert {n["text"] for n in await alist_notes(store, user)} == set(said)
 
 
 async def test_forget_cannot_reach_another_users_note(store):
@@ -150,7 +172,7 @@ def test_a_note_is_relevant_when_it_stands_out_from_the_notes_in_its_script():
     assert relevant_hits([en_hit], margin=0.0075) == [en_hit] and relevant_hits([en_hit], margin=math.inf) == []
 
 
-#: The probe of issue #12, two English and two Chinese notes.
+#: The four-note probe of the relevance rule, two English and two Chinese notes.
 CONTACT_NOTES = [
     "The user prefers email over phone calls.",
     "The user is allergic to peanuts.",

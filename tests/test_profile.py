@@ -60,6 +60,21 @@ async def test_a_correction_replaces_the_value_and_keeps_the_old_one_in_history(
     assert [h["value"] for h in city["history"]] == ["Hangzhou"] and city["history"][0]["until"] == city["updated_at"]
 
 
+async def test_history_keeps_every_former_value_up_to_its_cap(store, user):
+    from mnemo.kinds.profile import MAX_HISTORY
+
+    cities = [f"City{i}" for i in range(MAX_HISTORY + 3)]
+    for city in cities[:3]:
+        await aupdate_profile(store, user, {"city": city})
+    history = (await aget_profile(store, user))["city"]["history"]
+    assert [h["value"] for h in history] == cities[:2]  # oldest first, none dropped
+    for city in cities[3:]:
+        await aupdate_profile(store, user, {"city": city})
+    entry = (await aget_profile(store, user))["city"]
+    assert entry["value"] == cities[-1]
+    assert [h["value"] for h in entry["history"]] == cities[-1 - MAX_HISTORY : -1]  # the last MAX_HISTORY
+
+
 async def test_what_the_user_said_outranks_what_was_inferred(store, user):
     await aupdate_profile(store, user, {"city": "Hangzhou"}, source="inferred")
     assert await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said")  # stated beats inferred

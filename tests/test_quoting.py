@@ -88,6 +88,13 @@ def test_hostile_memory_stays_quoted_inside_its_block_and_the_hard_rules_come_la
     body = memory_block(prompt).splitlines()
     labels = {"Profile:", "Notes relevant to the latest message:", "Most recent notes:"}
     assert body and all(line in labels or line.startswith(('- name: "', '- "')) for line in body), body
+    # Every line of the past cases is mnemo's own label, then one quoted value.
+    cases = prompt.split("<past_cases>\n", 1)[1].split("\n</past_cases>", 1)[0].splitlines()
+    case_line = re.compile(r'(Example \d+\. Customer|  Agent did|  Agent answered|  What solved it): (".*")$')
+    assert cases[0].startswith("Past cases that went well") and len(cases) == 4, cases
+    for line in cases[1:]:
+        m = case_line.match(line)
+        assert m and isinstance(json.loads(m.group(2)), str), line
     # No remembered text starts a line of the prompt (no fake heading, role or rule).
     for line in prompt.splitlines():
         assert not re.match(r"\s*(SYSTEM|Assistant:|###|<\|im_start\|>|1\. Always refund)", line), line

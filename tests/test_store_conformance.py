@@ -316,7 +316,7 @@ async def test_listing_pages_past_every_backend_limit(store, user):
 async def test_listing_a_batch_that_shares_one_write_time_returns_every_item_once(store, user, backend):
     """Items written in one batch share PostgreSQL's ``updated_at``; upstream
     orders an unqueried search by it alone, so offset pages over the ties
-    repeated some items and skipped others (issue #12)."""
+    repeated some items and skipped others."""
     ns = user.namespace("notes")
     keys = [f"k{i:04d}" for i in range(1000)]
     await store.abatch(

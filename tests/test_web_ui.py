@@ -68,7 +68,8 @@ def test_console_signs_in_streams_shows_forgets_and_exports(browser, workdir, se
     server.start()
     try:
         page = browser.new_page(viewport={"width": 1300, "height": 800}, accept_downloads=True)
-        page.goto(f"{server.url}/ui")
+        page.goto(server.console_url())  # the URL ./scripts/dev printed, with its sign-in code
+        page.wait_for_function("!location.hash.includes('code=')")  # taken out of the address bar
         page.fill("#text", "hello")
         page.click("form button")
         assert "Sign in first" in page.inner_text("#log")  # no shared default user

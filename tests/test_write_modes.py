@@ -82,3 +82,27 @@ async def test_a_background_writer_never_overwrites_a_newer_value(agent, model, 
     )
     assert len(extraction_prompts(model)) == 1  # the writer did run on "Hangzhou"
     assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Beijing"
+
+
+async def test_a_writer_run_for_another_user_never_reads_the_thread(agent, model, store, fake_platform):
+    import pytest
+
+    from mnemo.core import ForeignThreadError
+    from nodes.context import Context
+
+    await say(agent, "I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM)
+    run = fake_platform.scheduled[-1]
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    wcfg = {"configurable": {"thread_id": "w-intruder"}}
+    # u_li names u_zhou's conversation thread: refused before any extraction.
+    with pytest.raises(ForeignThreadError):
+        await writer.ainvoke(run["input"], wcfg, context=Context(**{**run["context"], "user_id": "u_li"}))
+    assert extraction_prompts(model) == []
+    assert await aget_profile(store, User.of("u_li")) == {}
+    # The owner's own run reads it (the thread and its words were there to take).
+    await writer.ainvoke(
+        run["input"], {"configurable": {"thread_id": run["thread_id"]}}, context=Context(**run["context"])
+    )
+    assert len(extraction_prompts(model)) == 1
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+    assert await aget_profile(store, User.of("u_li")) == {}

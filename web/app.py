@@ -1,24 +1,7 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` serves the console, a single page (no build step, no extra service)
-that talks to the server's own API from the browser: it chats through
-threads and ``runs/stream`` (server-sent events) and shows the signed-in
-user's memory (profile with provenance, notes, audit trail) from
-``/memory/export``, with a *forget* button on every memory
-(``/memory/forget``) and a download of the whole export (:mod:`web.memory`).
-``/ui/dev-token`` is the development sign-in (:mod:`server.dev_login`); the
-page sends the token it gets, or one pasted by the user, as ``Bearer``.
-``/ui/label`` tells which namespace label holds a user id (ids that are not
-valid labels, e-mails or Chinese, are mapped by mnemo).
-
-``POST /feedback`` lets a UI or a backend close a case: ``{"thread_id": ...,
-"user_id": ..., "outcome": "resolved" | "unresolved"}`` stores the thread's
-current case as an episode of that user (``mnemo.kinds.episodes``); only resolved
-ones are ever shown as examples. The same case recorded by the
-``mark_resolved`` tool and by this route is kept once. It needs a bearer
-token: a user's closes their own threads only (``user_id`` is ignored); an
-admin's (an app backend) acts for the ``user_id`` it names, on that user's
-threads.
+``/ui`` (the console), ``/ui/dev-token``, ``/ui/label``, ``POST /feedback`` and the
+``/memory`` routes (:mod:`web.memory`); each checks the bearer token itself.
 """
 
 from __future__ import annotations
@@ -27,6 +10,7 @@ import asyncio
 from pathlib import Path
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
@@ -37,6 +21,7 @@ from mnemo.core import EPISODES
 from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
+from server.input_limits import BoundedStateUpdates
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory
 
@@ -107,5 +92,7 @@ app = Starlette(
         Route("/memory/export", export_memory),
         Route("/memory/forget", forget_memory, methods=["POST"]),
         Route("/feedback", feedback, methods=["POST"]),
-    ]
+    ],
+    # The server runs a custom app's middleware before all of its own routes.
+    middleware=[Middleware(BoundedStateUpdates)],
 )

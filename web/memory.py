@@ -1,27 +1,7 @@
 """The signed-in user's memory, for the console and for app backends.
 
-* ``GET /memory/export`` returns :func:`mnemo.access.privacy.aexport_user`'s
-  document (``mnemo.export/1``: profile with provenance, notes, audit trail,
-  entitlements, usage, everything else under the user's root), the same one
-  ``python -m mnemo export`` writes. The console shows it in its side panel
-  and offers it as a download.
-* ``POST /memory/forget`` with ``{"kind": "profile", "key": <field>}`` or
-  ``{"kind": "note", "key": <note id>}`` deletes one memory through mnemo's
-  own functions, so the deletion is recorded in the audit trail (a plain
-  ``DELETE /store/items`` is not: users may not append audit records
-  through the store API).
-
-Why routes rather than the page reading the store API itself: the export
-format, its paging and its ordering live once, in :mod:`mnemo.access.privacy`, and
-a forget must write its audit record, which only the server side may do.
-
-Both check the bearer token themselves (custom routes are not behind the
-platform's authentication, see :mod:`web.caller`): a user token reaches its
-own memory only, whatever the request names; an admin token acts for the
-``user_id`` it names (query parameter for the export, body field for the
-forget). They reach the server's store through the in-process SDK client
-(:class:`mnemo.stores.remote.ServerStore`), where the platform's auth does not
-apply: the user comes from the token checked here, never from the request.
+``GET /memory/export`` and ``POST /memory/forget``, through mnemo's own functions, so
+a forget is audited. The user comes from the token checked here, never from the request.
 """
 
 from __future__ import annotations

@@ -1,34 +1,8 @@
 """Entitlements: which tools a user may have the model call, and how often.
 
-Kept in the user's own namespace ``(user_label, "entitlements")``, set by
-admins (:func:`aset_entitlement`, ``python -m mnemo entitle``), one item per
-rule so that changing one rule never rewrites another:
-
-* key ``"*"``: the default for every tool without a rule of its own
-  (``allowed``) and a **daily total** over all tools (``daily_limit``);
-* key ``"tool:<name>"``: that tool's ``allowed`` and its own ``daily_limit``.
-
-**No record means no restriction**: every tool is allowed and there is no
-quota. A deployment that wants deny-by-default sets ``"*"`` to
-``allowed=False`` per user (or in the code that provisions users).
-
-Usage is counted per UTC day in ``(user_label, "usage")``, **one item per
-call** with a unique key; nothing is ever read-modified-written, so calls
-that run at the same time are all counted (the store has no compare-and-set,
-so a counter item would lose updates). A call under a quota is admitted by
-:func:`aadmit`:
-
-1. append the call's usage item (a reservation);
-2. count today's reservations (the tool's, and all tools');
-3. over a limit: delete the reservation and refuse.
-
-Every admitted call saw every other admitted call that wrote before it read,
-so the admitted calls never exceed the limit, whatever the interleaving.
-Calls racing at the limit may all see each other and all be refused: under
-contention the quota errs on the side of refusing, never of exceeding it.
-
-Usage items carry a TTL (two days) where the store supports TTLs, so the
-namespace does not grow forever; counting only ever looks at today.
+One rule per item in ``(user_label, "entitlements")``; no rule means no restriction.
+Usage is one item per call in ``(user_label, "usage")``, never read-modified-written,
+so admitted calls never exceed a quota (why: ``docs/design.md``, Access).
 """
 
 from __future__ import annotations

@@ -1,25 +1,7 @@
 """Privacy operations: export everything a user has, erase it, erase their threads.
 
-Everything of a user lives under the prefix ``(user_label,)`` (see
-:mod:`mnemo`), so both operations start from one listing of the user's
-namespaces and page through each one (never the store's silent ``limit=10``).
-
-* :func:`aexport_user` returns one JSON document (:class:`UserExport`):
-  profile, notes, audit trail, entitlements and usage in typed sections, and
-  every other namespace under the user's root (episodes, when they exist)
-  verbatim in ``other``, so a new kind of memory is exported before anyone
-  writes code for it.
-* :func:`aerase_user` deletes every item under the user's root, their vectors
-  with them (PostgreSQL's ``store_vectors`` rows cascade; InMemoryStore drops
-  them on delete), so no search by meaning finds any of it; then it appends
-  one ``erase`` audit record (counts, no content). Entitlements and usage are
-  kept unless ``include_entitlements=True``: they are the admin's controls,
-  not the user's memory, and a user who could erase them would lift their own
-  restrictions and quotas.
-* :func:`aerase_threads` deletes the user's threads through a LangGraph
-  server's SDK client (threads live in the server's checkpointer, not in the
-  store), found by thread metadata (``metadata.owner``, the identity the
-  server's auth stamps on every thread it creates).
+Both start from one listing of the user's root ``(user_label,)`` and page through it;
+an erase keeps entitlements and usage unless asked, and leaves one ``erase`` audit record.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Bearer tokens: who is calling mnemo's server, as HS256 JWTs (PyJWT).
 
-A token carries
-
-* ``sub``: the user id (required; mapped to a namespace label by
-  :func:`mnemo.user_label`, so any non-empty id works);
-* ``role``: ``"user"`` (default when absent) or ``"admin"``. An admin is an
-  app backend or an operator: it may act for the user a run names and reach
-  any namespace through the store API;
-* ``exp``: expiry (required: a token that never expires is refused);
-* ``iat``: when it was minted.
-
-The secret is shared by whoever mints (``python -m mnemo token``, an app
-backend, the development sign-in of the console) and the server that verifies
-(``server.auth``): ``MNEMO_JWT_SECRET``, at least :data:`MIN_SECRET_LENGTH`
-characters (RFC 7518 §3.2 asks for a key of at least 256 bits for HS256).
-
-Development: :func:`ensure_dev_secret` creates a random secret under
-``.mnemo/`` (git-ignored) once, so ``./scripts/dev`` needs no configuration
-and no secret is ever committed.
+Claims ``sub`` (user id), ``role`` (``user`` / ``admin``), ``exp`` (required), ``iat``;
+the secret is at least :data:`MIN_SECRET_LENGTH` characters and never committed
+(:func:`ensure_dev_secret` keeps a development one under ``.mnemo/``).
 """
 
 from __future__ import annotations

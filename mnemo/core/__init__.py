@@ -20,6 +20,7 @@ from mnemo.core.errors import (
     SecretError,
     StoreClosedError,
     UnstorableValueError,
+    UnsupportedContentError,
 )
 from mnemo.core.identity import (
     NOT_ISSUED,
@@ -34,9 +35,11 @@ from mnemo.core.identity import (
 from mnemo.core.limits import (
     MAX_EMBED_CHARS,
     MAX_MESSAGE_CHARS,
+    MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
     check_message,
+    check_new_messages,
     clamp,
 )
 from mnemo.core.namespaces import (
@@ -96,6 +99,8 @@ __all__ = [
     "bounded_ints",
     "bounded_query",
     "check_message",
+    "MAX_RUN_CHARS",
+    "check_new_messages",
     "check_storable_text",
     "checked_ops",
     "clamp",
@@ -116,6 +121,7 @@ __all__ = [
     "MAX_EMBED_CHARS",
     "MAX_MESSAGE_CHARS",
     "MessageTooLongError",
+    "UnsupportedContentError",
     "MissingUserError",
     "MnemoError",
     "most_recent",

@@ -1,23 +1,9 @@
 """Who the memory belongs to: user ids, namespace labels and namespaces.
 
-The store's namespace labels may not contain ``.``, may not be empty and may not
-start with ``langgraph``; an e-mail address is therefore not a valid label. mnemo
-never hands a raw user id to the store. :func:`user_label` maps it:
-
-* an id made only of ``[A-Za-z0-9_@+:-]``, at most 128 characters, and not one of
-  :data:`RESERVED_ROOTS`, is used **verbatim** (so ``u_42`` stays readable in the
-  store);
-* every other id (``zhou.wang@x.com``, ``小周``, a 10 kB string, ``org``) becomes
-  ``~`` + the first 32 hex digits of its SHA-256. ``~`` is not in the verbatim
-  alphabet, so a mapped label can never equal some other user's verbatim id.
-
-The mapping is deterministic, so the same person always lands on the same
-namespace, across processes and backends.
-
-Who acts for whom is decided once, by :func:`resolve_user`, from the
-:class:`Caller` the server verified (never from the model or a tool argument):
-a user acts for themselves, an admin (an app backend) for the user it names,
-and a run nobody authenticated for the user its context names.
+mnemo never hands a raw user id to the store: :func:`user_label` keeps a safe id
+verbatim and maps any other to ``~`` + 32 hex digits of its SHA-256, deterministically,
+never equal to a verbatim id. Who acts for whom is decided once, by :func:`resolve_user`,
+from the :class:`Caller` the server verified, never from the model.
 """
 
 from __future__ import annotations

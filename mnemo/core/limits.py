@@ -1,22 +1,17 @@
 """Bounds on what a caller can make mnemo (and the server) spend.
 
-Every text that reaches the embedder or the lexical ranker is bounded here, a
-user message past :data:`MAX_MESSAGE_CHARS` is refused before any work, and
-numeric settings a client can send are clamped to documented ranges
-(:func:`clamp`, used by ``nodes.context.Context``).
-
-Why: the bundled embedder splits a long text into 512-token windows and
-embeds them all, so its cost grows with the text (measured on 2 cores: 0.16 s
-of CPU for 500 characters, 18 s for 30,000; a 1 MB message took over 10 CPU
-minutes and blocked every other run of the server).
+Every text reaching the embedder or the lexical ranker is cut here, a user message
+past :data:`MAX_MESSAGE_CHARS` is refused before any work, and client numbers are
+clamped (:func:`clamp`). The measurements behind the bounds: ``docs/design.md``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from mnemo.core.errors import InvalidInputError, MessageTooLongError
+from mnemo.core.errors import InvalidInputError, MessageTooLongError, UnsupportedContentError
 
 #: Longest user message accepted, in characters (a long complaint with a pasted
 #: e-mail fits; a document does not). Refused by the server before the run
@@ -36,6 +31,57 @@ def check_message(text: str) -> None:
         raise MessageTooLongError(
             f"The message has {len(text)} characters; mnemo accepts at most {MAX_MESSAGE_CHARS} per message. "
             "Send it in shorter parts, or summarise it."
+        )
+
+
+#: Most messages one run (or one state update) may add to a thread.
+MAX_RUN_MESSAGES = 20
+#: Most characters the messages one run adds may carry together.
+MAX_RUN_CHARS = 4 * MAX_MESSAGE_CHARS
+#: Content block types the agent reads; any other is refused.
+TEXT_BLOCK_TYPES = frozenset({"text"})
+
+
+def _message_text(message: Any) -> str:
+    content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", message)
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            kind = block.get("type", "text") if isinstance(block, Mapping) else "text"
+            if kind not in TEXT_BLOCK_TYPES:
+                raise UnsupportedContentError(
+                    f"mnemo reads text only: a content block of type {str(kind)[:40]!r} is not accepted"
+                )
+            parts.append(str(block.get("text", "")) if isinstance(block, Mapping) else str(block))
+        return "".join(parts)
+    return content if isinstance(content, str) else ""
+
+
+def check_new_messages(messages: Any) -> None:
+    """What one run or state update adds: at most :data:`MAX_RUN_MESSAGES`
+    messages, each within :data:`MAX_MESSAGE_CHARS`, :data:`MAX_RUN_CHARS` in
+    all, text blocks only (any message shape the API takes).
+
+    Raises:
+        MessageTooLongError: too many messages, one too long, or too much text.
+        UnsupportedContentError: a block that is not text.
+    """
+    if isinstance(messages, Mapping | str):
+        messages = [messages]
+    if not isinstance(messages, list):
+        return
+    if len(messages) > MAX_RUN_MESSAGES:
+        raise MessageTooLongError(
+            f"{len(messages)} messages in one run; mnemo accepts at most {MAX_RUN_MESSAGES} (send several turns)."
+        )
+    total = 0
+    for message in messages:
+        text = _message_text(message)
+        check_message(text)
+        total += len(text)
+    if total > MAX_RUN_CHARS:
+        raise MessageTooLongError(
+            f"The messages of one run carry {total} characters; mnemo accepts at most {MAX_RUN_CHARS} in all."
         )
 
 

@@ -1,21 +1,8 @@
 """Backend-neutral reads over ``BaseStore``.
 
-The raw store API has traps that differ by backend (see the seeds):
-
-* ``search`` matches a namespace *prefix*, defaults to ``limit=10`` and drops
-  the rest without a word;
-* result order is insertion order on ``InMemoryStore`` and ``updated_at DESC``
-  on ``PostgresStore``, where the items of one batch tie, and ``offset``
-  counts positions, so paging repeats and skips items whenever the order
-  moves between two pages (see :func:`alist_rest`);
-* a ``query`` on a store without an index is ignored, and items come back with
-  ``score=None``; ``None``-scored items also pad a semantic result when fewer
-  items have vectors than ``limit``;
-* ``get`` on ``InMemoryStore`` creates an empty ("ghost") namespace.
-
-Everything in mnemo reads through these helpers, which page explicitly and
-check that the pages join, keep exact namespaces only, never use ``get`` and
-treat ``score is None`` as "not a hit".
+Every read in mnemo goes through these helpers: they page explicitly and check that
+pages join, keep exact namespaces only, never call ``get`` (it makes ghost namespaces)
+and treat ``score is None`` as no hit. The store traps they avoid: ``docs/design.md``.
 """
 
 from __future__ import annotations

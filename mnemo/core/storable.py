@@ -1,12 +1,8 @@
 """What every backend may store: PostgreSQL's rules, checked on all of them.
 
-InMemoryStore keeps any Python object by reference; ``AsyncPostgresStore``
-stores ``jsonb`` and ``text``, which refuse NUL characters, unpaired
-surrogates, NaN/Infinity and non-string keys with driver errors (after the
-other operations of the batch were queued). mnemo checks every write, search
-filter and query against the stricter of the two, on both, so a value
-accepted in tests is accepted in production: :class:`UnstorableValueError`
-before anything is written.
+Every write, search filter and query is checked against PostgreSQL's ``jsonb`` /
+``text`` rules on every backend, so a value accepted in tests is accepted in
+production: :class:`UnstorableValueError` before anything is written.
 """
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""A lexical guard for semantic dedupe.
+"""Text helpers of notes: the lexical guard of semantic dedupe, BM25 tokens, rank fusion.
 
-Measured on ``bench/data/paraphrases.json`` (see ``docs/thresholds.md``): with
-multilingual-e5-small, "allergic to peanuts" vs "allergic to cats" scores
-0.96 and "每个月去上海出差" vs "每个月去北京出差" 0.98, higher than many true
-paraphrases. A similarity threshold alone would merge different facts, and a
-wrong merge loses a fact while a missed merge only costs a line of prompt.
-So a near neighbour counts as the same note only if, in addition, the two
-texts carry the same content words: no word (ASCII words, crudely stemmed) or
-CJK character outside a small list of function words appears on one side
-only. Written by hand because no maintained library offers "same fact"
-detection offline for Chinese and English; it is deliberately conservative.
+A near neighbour is the same note only if no content word (or CJK character) is new
+on either side; written by hand, since no maintained library detects "same fact"
+offline for Chinese and English (measurements: ``docs/thresholds.md``).
 """
 
 from __future__ import annotations
@@ -36,7 +29,12 @@ def collapse_whitespace(text: str) -> str:
 
 def content_tokens(text: str) -> frozenset[str]:
     folded = text.casefold()
-    words = {w[:5] for w in _WORD.findall(folded) if w not in _FUNCTION_WORDS and len(w) > 1}
+    # Numbers are content, whole: "item 2" is not "item 12", "123456" not "123457".
+    words = {
+        w if w.isdigit() else w[:5]
+        for w in _WORD.findall(folded)
+        if w not in _FUNCTION_WORDS and (len(w) > 1 or w.isdigit())
+    }
     chars = {c for c in _CJK.findall(folded) if c not in _FUNCTION_CHARS}
     return frozenset(words | chars)
 

@@ -1,32 +1,8 @@
 """The audit trail: one append-only record per memory write, in the user's own namespace.
 
-Namespace ``(user_label, "audit")``; key = ``<UTC time>-<digest of the
-record>`` (:func:`sealed_key`), so keys sort by time, two writers never pick
-the same key, and a key names exactly one content. A record is only ever
-*added*: never read, modified and written back, so concurrent turns of one
-user lose nothing (the store has no compare-and-set). Nobody edits it through
-the API: the server's ``@auth.on.store`` handler refuses users' writes and
-every delete, and lets an admin's operator tools (``python -m mnemo entitle
---url``) only *append* a record whose key seals its content
-(:func:`is_sealed`): overwriting a record under its key with anything else is
-refused. mnemo itself writes it alongside the change it describes, in the
-same ``abatch`` when the write path already batches.
-
-What is recorded (:class:`AuditRecord`): the action (``profile.set``,
-``profile.delete``, ``note.add``, ``note.refine``, ``note.forget``,
-``erase``, ``entitlement.set``, ``entitlement.clear``), its target (field
-name, note id, entitlement key), the value before and after, where the
-change came from (:data:`AuditSource`), the thread and run of the agent when
-there was one, and the time.
-
-Who caused a write is an :class:`Origin`. Nodes build one from their run's
-config (:meth:`Origin.from_config`); mnemo itself never imports the graph.
-A call without an origin (the memory API used directly) is still recorded,
-as the source its arguments imply and with no thread or run.
-
-Audit records carry the texts they describe, so they are personal data: an
-erase removes them with everything else, then leaves one ``erase`` record
-(counts only, no content) as the trace that the erase happened.
+Records live in ``(user_label, "audit")`` under a time-sortable key that seals their
+content (:func:`sealed_key`); they are only ever added, never rewritten, and written
+alongside the change they describe.
 """
 
 from __future__ import annotations

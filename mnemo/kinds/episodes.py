@@ -1,30 +1,8 @@
 """Episodic memory: cases that went well, shown to the model as examples.
 
-An **episode** is a resolved case: the user's request, what the agent did
-(tool calls with abridged results, then its final answer), the outcome, when
-and on which assistant. Two places::
-
-    (user_label, "episodes")   the user's own cases (thread id kept)
-    ("org", "episodes")        shared exemplars, promoted by an admin with the
-                               user's personal data removed (apromote_episode)
-
-Value (``text`` = the request, the only embedded field)::
-
-    {"id", "text", "actions": ["search_policy(...) -> ..."], "answer",
-     "outcome": "resolved" | "unresolved", "at", "assistant_id", "source",
-     "thread_id"?, "promoted_by"?, "promoted_at"?}
-
-* Recorded by :func:`arecord_episode` from a thread's messages
-  (:func:`build_episode`): by the ``mark_resolved`` tool when the user thanks
-  the agent explicitly, or by the ``POST /feedback`` route a UI or backend
-  calls. The key is derived from the thread and the request message, so
-  recording the same case twice (tool and route) keeps one episode.
-* :func:`asimilar_episodes` finds the few most similar **resolved** episodes
-  of the user and of the shared set, only above :data:`EPISODE_MIN_SCORE`:
-  when nothing is similar enough there is no example at all.
-  :func:`render_episodes` puts them in the prompt under a strict character cap.
-* Episodes are data, like all memory: the prompt presents them as examples,
-  never as instructions (hard rule 6), and never as facts about the current user.
+Episodes live in ``(user_label, "episodes")`` and, promoted without personal data,
+in ``("org", "episodes")``; only resolved ones above :data:`EPISODE_MIN_SCORE` are
+shown, as examples, never as instructions or facts about the current user.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """The hard rules: what no learned instruction may remove or contradict.
 
-They stay in code and are not memory: the system prompt states them after
-every block of remembered or learned text (``nodes/prompts.py``), and
-:func:`check_rewrite` is the guardrail a proposed rewrite of the learned
-instructions must pass (:mod:`mnemo.kinds.instructions`): a length cap, no hard
-rule removed or contradicted, no personal data of a user. The contradiction
-check is a pattern tripwire per rule, not understanding; it refuses, it
-never rewrites.
+They stay in code, come last in the system prompt, and :func:`check_rewrite` is the
+guardrail every proposed rewrite of the learned instructions must pass; it refuses,
+it never rewrites.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """Shared knowledge: organisation policies, read-only for the model.
 
-Namespace :data:`~mnemo.core.namespaces.POLICIES_NAMESPACE` (``("org", "policies")``),
-one item per policy, key = the policy id. The file ``mnemo/data/policies.json``
-is the source of truth: :func:`aseed_policies` makes the store match it
-(adds new, rewrites changed, removes dropped policies) and writes nothing when
-it already matches, so it is safe to run at every start or first use.
-
-Policies are searchable by meaning (``text`` is embedded). The agent has a
-search tool and no write tool for them.
-
-Integrity: the store is only the search index of the file. Anyone with write
-access to ``("org", "policies")`` (an admin through the API, a bug) could plant
-or alter an item there; :func:`asearch_policies` serves a hit only if it equals
-the file's policy of that id, and repairs the store (re-seeds) when it finds
-one that does not. :func:`aensure_policies` re-reads the file on every call and
-re-seeds when it changed, so an edited policy file is served without a restart.
+``mnemo/data/policies.json`` is the source of truth and ``("org", "policies")`` only its
+search index: a hit is served only if it equals the file's policy, and the store is
+re-seeded whenever it or the file differs.
 """
 
 from __future__ import annotations

@@ -1,35 +1,8 @@
 """The user's profile: a few fields that must be right, merged, never clobbered.
 
-Storage: **one store item per field** in ``(user_label, "profile")``, key = the
-field name. A profile is therefore never read-modified-written as one
-document, and two turns of the same user that run at once in two threads and
-change different fields cannot lose each other's update (the trap of
-``put`` replacing the whole value).
-
-Each field's value::
-
-    {"value": "Beijing", "source": "user_said", "first_seen": "<UTC ISO>",
-     "updated_at": "<UTC ISO>",
-     "history": [{"value": "Hangzhou", "source": "user_said", "until": "<UTC ISO>"}]}
-
-Update rules (:func:`aupdate_profile`):
-
-* a field that is not mentioned (``None``, empty, "unknown", "未提及", ...) is
-  left alone: nothing is ever erased by omission;
-* a field named in ``forget`` is deleted (and only then);
-* values are normalised (``response_style`` to ``concise``/``detailed``,
-  ``language`` to a language code), and a value equal to the stored one is
-  not written again, so ``updated_at`` means "last changed";
-* ``first_seen`` survives every change of the value: backends disagree on
-  ``created_at`` (InMemoryStore resets it on overwrite), so mnemo keeps it;
-* a correction ("I moved to Beijing") replaces the value and the old one is
-  appended to the field's ``history`` (the last :data:`MAX_HISTORY`);
-* what the user stated outranks what was inferred: an ``inferred`` value
-  never replaces a ``user_said`` or ``tool`` one (:data:`SOURCE_RANK`);
-* ``as_of`` (the time of the newest message an extraction read): a field
-  updated after it is left alone, so a late writer (the background
-  ``memory_writer``, or messages extracted as they leave a long thread's
-  window) never overwrites a newer value with an older statement.
+One store item per field in ``(user_label, "profile")``; :func:`aupdate_profile`
+never erases by omission, keeps provenance and history, lets ``user_said`` outrank
+``inferred``, and never lets a late writer overwrite a newer value (``as_of``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Which stored note a new text repeats: the lookups and the rule.
 
-Per text, :func:`duplicate_lookups` reads the note it would repeat exactly
-(same ``norm``, a store ``filter`` every backend evaluates), the note at its
-derived key (:func:`mnemo.notes.model.note_key`) and its nearest neighbour by
-meaning; :func:`repeated_note` decides: the same ``norm`` is a duplicate, and a
-neighbour at or above the threshold is one only if no content word is new
-(:mod:`mnemo.core.text`), or a refinement if the new text only adds words.
+The same ``norm`` is a duplicate; a neighbour at or above the threshold is one only
+if no content word is new (:mod:`mnemo.core.text`), else a refinement if the new text
+only adds words.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
 """Time-bound memories: notes that are only true for a while.
 
-"I'm travelling until Friday", "my order arrives tomorrow": such a note
-carries ``expires_at`` (UTC ISO) in its value, set from the extractor's
-``expires`` or from the ``remember_note`` tool's ``valid_for_days``.
-
-mnemo does **not** rely on the store's TTL to hide an expired note:
-
-* ``langgraph dev``'s store (``DiskBackedInMemStore``) accepts a ``ttl`` and
-  ignores it (its sweeper is a no-op), and the stock ``InMemoryStore`` keeps
-  a ``PutOp`` with a ``ttl`` forever;
-* PostgreSQL's TTL is refreshed by every read (``refresh_on_read``), so a
-  note that is read often would outlive its expiry there too.
-
-So every read path filters with :func:`live` against mnemo's own
-``expires_at``, and :func:`asweep_user` / :func:`asweep_all` delete expired
-notes (``load_memory`` sweeps the current user's on every turn, at no extra
-read: it lists the notes anyway). The store TTL is still passed
-(:func:`ttl_minutes`) so a backend that honours it removes the row even if
-the user never comes back.
-
-:data:`clock` is the one source of "now" for expiry, so tests move time
-instead of sleeping.
+A note may carry ``expires_at``; every read filters on it with :func:`live` and the
+sweeps delete expired notes, since no backend's TTL can be relied on to hide them.
+:data:`clock` is the one source of "now" for expiry.
 """
 
 from __future__ import annotations

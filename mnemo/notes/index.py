@@ -1,37 +1,8 @@
 """Write-time indexes of a user's notes, so that a turn reads a bounded amount.
 
-Reading every note on every turn (to find the most recent ones and to build a
-BM25 index) made a turn's cost grow with the user's history: 201 store round
-trips and 20 s at 20,000 notes. Instead, every write of notes also maintains,
-in the namespace ``(label, "note_index")``:
-
-* the **head** item (key :data:`HEAD_KEY`): the number of notes, their total
-  length in BM25 tokens (the statistics BM25 needs) and the
-  :data:`RECENT_KEEP` most recently updated notes, whole;
-* one **postings** item per term (key ``"t:" + term``): the document
-  frequency of the term and, for the :data:`POSTINGS_KEEP` notes that got it
-  most recently, ``[note id, term frequency, note length]``.
-
-A query then reads the head and the postings of at most
-:data:`MAX_QUERY_TERMS` terms, each by key (``GetOp``: constant time on every
-backend, no prefix scan), in the same ``abatch`` as the dense search; the
-notes that only the words found are fetched by key in a second one. Ranking
-is BM25 (Lucene's IDF, ``k1 = 1.5``, ``b = 0.75``, as ``bm25s``) computed in
-process from those postings: exact whenever no query term is in more than
-:data:`POSTINGS_KEEP` notes; a term that common (BM25 gives it little weight)
-ranks only the notes that got it most recently.
-
-Why store items rather than PostgreSQL's full-text search: the same code and
-therefore the same ranking on every backend (mnemo's in-memory store,
-PostgreSQL, and the platform store of ``langgraph dev``, which has no
-lexical search and which mnemo does not wrap), through the ``BaseStore`` API
-alone, with Chinese handled by character bigrams (:func:`mnemo.core.text.bm25_tokens`).
-
-Trap, documented rather than hidden: the head and postings items are
-read-modify-written. Two writes **of the same user** at the same instant can
-lose one's update of a shared item (never a note: the notes themselves are
-separate items). The cost is a note missing from the "recent" list or from a
-term's postings (it stays reachable by meaning) until it is written again.
+Every write of notes keeps, in ``(label, "note_index")``, a head item (counts and the
+most recent notes) and one postings item per term, so recall reads them by key and
+never lists the user's notes. How and its one known race: ``docs/design.md``.
 """
 
 from __future__ import annotations

@@ -1,46 +1,8 @@
-"""Notes: a collection of loose facts about the user, one store item per note.
+"""Notes: loose facts about the user, one store item per note.
 
-Namespace ``(user_label, "notes")``; key = 32 hex digits of the SHA-256 of the
-normalised text (:func:`note_key`), so two concurrent writers of the same fact
-(two turns, two parallel tool calls) write the same item: an exact duplicate
-is impossible by construction, not only found by a lookup. (Older notes have
-random UUID keys; the lookup by ``norm`` still finds them.)
-Value::
-
-    {"id": "<key>", "text": "Allergic to peanuts", "norm": "allergic to peanuts",
-     "source": "user_said", "first_seen": "<UTC ISO>", "updated_at": "<UTC ISO>"}
-
-Only ``text`` is embedded (``index.fields = ["text"]``), unless the note
-carries a ``context`` (what it was said in reply to): then the store embeds
-``indexed_text`` too, the note read in its context (:func:`indexed_text`),
-and scores the note by the better of its two vectors; ``text`` alone is what
-recall returns and the prompt shows. A note may also
-carry ``refers_to``, the date the fact is about (``first_seen`` is when it
-was said). The context is the conversation's words, never a fact about the
-user: it is not shown as one.
-
-Trap (both backends): the store keeps one vector per indexed *field* and a
-put replaces only the fields it indexes, so a note that went back from
-``text`` + ``indexed_text`` to ``text`` alone would keep its old second
-vector. A note therefore never loses its context: a refinement without one
-keeps the old.
-
-* :func:`mnemo.notes.writes.aremember` skips exact duplicates (same ``norm``, found with a store
-  ``filter``, which every backend evaluates) and semantic duplicates
-  (similarity >= :data:`DEDUPE_THRESHOLD` *and* no new content word, see
-  :mod:`mnemo.core.text`). A duplicate refreshes the existing note's
-  ``updated_at`` instead of adding a second copy.
-* :func:`mnemo.notes.recall.arecall` returns notes by meaning (relevant
-  relative to the user's other notes, :data:`mnemo.notes.recall.RECALL_MARGIN`;
-  an item with ``score is None`` is never a hit) fused with a BM25 ranking by
-  words.
-* :func:`arecent` sorts by mnemo's own ``updated_at`` explicitly.
-* :func:`alist_notes` pages through everything (no silent ``limit=10``).
-* :func:`aforget` removes by id or by meaning and returns what it removed.
-
-Thresholds are cosine similarities of multilingual-e5-small and were measured
-on LoCoMo and on paraphrase pairs (``docs/thresholds.md``); with another
-embedding model, measure again (``python -m bench thresholds``).
+Namespace ``(user_label, "notes")``, key derived from the normalised text
+(:func:`note_key`), so two writers of one fact write one item; only ``text``
+(and ``indexed_text`` for a note with a context) is embedded. Details: ``docs/memory.md``.
 """
 
 from __future__ import annotations

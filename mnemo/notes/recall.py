@@ -1,31 +1,8 @@
 """Recall: the notes that match a question, by meaning and by words.
 
-Dense similarity blurs names and rare words ("Xiaomi", "Mia", "滤芯"); BM25
-alone misses paraphrases. :func:`arecall` fuses the dense hits that are
-*relevant* (:func:`relevant_hits`; an item with ``score is None`` is never a
-hit) with a BM25 ranking of the user's notes by reciprocal rank fusion, which
-beats both on LoCoMo (docs/bench.md).
-
-Relevance is relative to the user's own notes, not a fixed similarity: the
-bundled embedder compresses every score into about 0.72-0.88 and adds a
-bonus for a shared language (a Chinese message scores ~0.07 higher against
-any Chinese note), so the fixed cut used before (0.78) recalled nothing for
-"What is the best way to reach me?" while the e-mail note was stored, and
-every Chinese note for "你好". A note counts when its score stands
-:data:`RECALL_MARGIN` above the median score of the candidates written in
-the same script (docs/thresholds.md): a question lifts the note it is about,
-in either language; a greeting's scores are flat and lift few.
-
-Cost, whatever the number of notes (:func:`aread_notes`): one query
-embedding and at most two store round trips. The first batch holds the dense
-search and the reads of the write-time index (:mod:`mnemo.notes.index`: the
-head with the most recent notes and BM25 statistics, and the postings of the
-query's terms, by key); the second fetches by key the few notes that only
-the words found. Nothing lists the user's notes.
-
-Time-bound notes past their ``expires_at`` are never returned (mnemo's own
-expiry, :mod:`mnemo.notes.expiry`: not every backend honours a TTL); those met here
-are reported in :attr:`NotesRead.stale` for the caller to sweep.
+:func:`arecall` fuses the dense hits that stand out from the user's other notes
+(:func:`relevant_hits`) with a BM25 ranking by reciprocal rank fusion, in at most two
+store round trips and one query embedding; expired notes are never returned.
 """
 
 from __future__ import annotations
@@ -58,8 +35,8 @@ from mnemo.notes.model import Note, note_from_value, to_note
 #: How far (in cosine similarity) a note must score above the median of the
 #: dense candidates in its script to count as relevant by meaning
 #: (:func:`relevant_hits`). Chosen on LoCoMo conv-26 and conv-30 only: the
-#: largest margin whose turn recall@5/10/25 there is at least the former
-#: fixed 0.78 cut's (``python -m bench thresholds``; the held-out figures are
+#: largest margin whose turn recall@5/10/25 there is at least that of a
+#: fixed 0.78 similarity cut (``python -m bench thresholds``; the held-out figures are
 #: in docs/thresholds.md). Relative, so it holds when every score moves
 #: together (another embedder, notes embedded with more context); re-measure
 #: if the spread of scores changes.

@@ -1,15 +1,8 @@
-"""The write path of notes: :func:`aremember` / :func:`aremember_many` and
-the plan they follow (:class:`NotesPlan`), so that a caller can put the reads
-and writes in batches of its own (:func:`mnemo.writing.apply.aapply_extraction`
-writes a whole extraction in one batch).
+"""The write path of notes: :func:`aremember` / :func:`aremember_many` and their plan.
 
-Per text, three lookups find what it would repeat: exactly (same ``norm``,
-with a store ``filter`` every backend evaluates), at its derived key
-(:func:`mnemo.notes.model.note_key`), and by meaning (the nearest neighbour,
-a duplicate only if no content word is new: :mod:`mnemo.core.text`). A new
-note is refused at the per-user cap, or left out (``at_limit``). Every
-stored or refined note appends an audit record, and the write-time lexical
-index (:mod:`mnemo.notes.index`) is kept in step, all in the same batch.
+:class:`NotesPlan` lets a caller put the reads and writes in batches of its own; every
+stored or refined note appends an audit record and updates the write-time index in
+the same batch.
 """
 
 from __future__ import annotations

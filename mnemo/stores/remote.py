@@ -1,14 +1,8 @@
 """A ``BaseStore`` that reaches a running LangGraph server's store through ``langgraph_sdk``.
 
-mnemo's functions take a ``BaseStore``; with this adapter the same functions
-(export, erase, entitlements) run against a deployed server, through its
-``/store`` REST API and therefore through its authentication and
-``@auth.on.store`` rules, with the caller's token, instead of against the
-database directly. Neither LangGraph nor the SDK ships such an adapter (the
-SDK's ``client.store`` is a REST client, not a ``BaseStore``), hence this one:
-each op becomes the matching SDK call, one after another.
-
-Async only: ``batch`` raises (the SDK client used here is the async one).
+Each op becomes the matching SDK call, so mnemo's functions run through the server's
+auth with the caller's token; written by hand because neither LangGraph nor the SDK
+ships such an adapter. Async only.
 """
 
 from __future__ import annotations

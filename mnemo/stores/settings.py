@@ -1,10 +1,7 @@
 """Settings every store mnemo opens shares, and the startup check of ``dims``.
 
-Every backend is checked at startup (:func:`acheck_dims`): the embedder is
-asked to embed a probe string and the length of the vector must equal the
-config's ``dims``. InMemoryStore never checks ``dims`` and would silently
-compare vectors of the wrong size; PostgreSQL would fail on the first write
-only.
+:func:`acheck_dims` embeds a probe and refuses a store whose ``dims`` differ, on
+every backend.
 """
 
 from __future__ import annotations

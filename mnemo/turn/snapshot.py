@@ -1,19 +1,8 @@
 """What the agent is shown about a user at the start of a turn.
 
-:func:`aload_snapshot` reads the profile, the notes most relevant to the
-latest message, the most recent notes and the past cases most similar to it
-(:mod:`mnemo.kinds.episodes`) in at most **two** ``abatch`` calls and one query
-embedding, whatever the number of notes: the most recent notes and the
-lexical half of recall come from the index maintained at write time
-(:mod:`mnemo.notes.index`), not from a listing (see
-:func:`mnemo.notes.recall.aread_notes`). The profile is listed page by page
-(explicit paging: the store's ``limit`` would otherwise silently truncate),
-which takes one more read only past 100 profile fields. Expired time-bound
-notes met on the way are swept (two more round trips, only then).
-
-:func:`render_snapshot` turns it into prompt text under a character budget;
-the profile goes first and is never cut, then relevant notes, then recent ones.
-Every remembered value in it is quoted data (:mod:`mnemo.core.quoting`), one line each.
+:func:`aload_snapshot` reads it in at most two ``abatch`` calls and one query
+embedding, whatever the number of notes; :func:`render_snapshot` renders it under a
+character budget, every remembered value quoted data.
 """
 
 from __future__ import annotations

@@ -1,33 +1,8 @@
 """``memory_write_mode="background"``: the reply does not wait for extraction.
 
-At the end of a turn, ``write_memory`` calls :func:`aschedule_extraction`,
-which asks the LangGraph server (through ``langgraph_sdk.get_client()``, the
-in-process client when called from inside the server) to run the
-``memory_writer`` graph (declared in ``langgraph.json``) later:
-
-* on a **writer thread of its own**, derived from the conversation's thread
-  (:func:`writer_thread_id`, created on first use). Not on the conversation's
-  thread: a pending run there would make the user's next turn wait behind it
-  (``enqueue``) or be refused (``reject``), and a ``rollback`` issued from
-  inside the running turn would cancel that very turn;
-* ``after_seconds=delay`` and ``multitask_strategy="rollback"``: each new turn
-  cancels the writer run still waiting (or running) and schedules a fresh
-  one, so a burst of turns yields **one** extraction over all of them. A
-  cancelled writer loses nothing: it advances its progress only after
-  writing, and the run that replaces it reads the thread again.
-
-The writer reads the conversation thread's state (messages, ``memory_cursor``,
-``said_at``) and extracts the user messages past both the thread's
-``memory_cursor`` and its own progress (``extracted_through``, a message id:
-indexes shift when a long thread is compacted, ids do not).
-
-Outside a LangGraph server (a compiled graph in a test, a script) there is no
-one to schedule a run: :func:`on_platform` is false and ``write_memory``
-falls back to ``after_turn``, and logs it.
-
-Trap: the in-process client bypasses the server's auth handlers (it calls
-the app under ``/noauth``); the writer therefore trusts only what
-``write_memory`` put in its input and context (the resolved user).
+:func:`aschedule_extraction` asks the server to run ``memory_writer`` later on a
+writer thread of its own, cancelling the one still waiting, so a burst of turns gives
+one extraction; outside a server, ``write_memory`` falls back to ``after_turn``.
 """
 
 from __future__ import annotations

@@ -1,17 +1,7 @@
 """Turning what the user said into memory updates, with structured output.
 
-Only the **user's** messages are given to the extractor. An assistant's guess
-("you are in Shanghai, right?") is not evidence, and if it were extracted it
-would be injected into every later prompt and confirm itself (echo pollution).
-
-The extractor is any chat model with ``with_structured_output``; for
-OpenAI-compatible endpoints mnemo asks for ``method="function_calling"``,
-which DeepSeek, Qwen, vLLM, Ollama and llama.cpp servers support.
-
-:func:`aextract` never raises: a ``None`` result, a malformed result, an
-exception or a timeout all return ``None`` and the caller skips the write. An
-extraction that found nothing is an empty :class:`MemoryExtraction`, not
-``None``: the caller can tell "nothing to remember" from "could not tell".
+Only the user's messages reach the extractor. :func:`aextract` never raises: a failure
+returns ``None`` (skip the write), nothing found is an empty :class:`MemoryExtraction`.
 """
 
 from __future__ import annotations

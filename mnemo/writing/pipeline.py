@@ -1,25 +1,8 @@
-"""Turning a thread's unextracted user messages into memory: the one pipeline
-behind every write mode.
+"""The one pipeline turning a thread's unextracted user messages into memory.
 
-Three callers, one function (:func:`aextract_pending`):
-
-* ``write_memory`` at the end of a turn (``memory_write_mode="after_turn"``);
-* the ``memory_writer`` graph, later, off the user's path (``"background"``);
-* ``compact_history``, for user messages about to leave a long thread's
-  window that were never extracted (any mode but ``"hot"``).
-
-A thread's state tracks what was extracted:
-
-* ``memory_cursor``: index in ``messages`` below which user messages were
-  turned into memory (advanced only when extraction succeeded, so a failed
-  extraction is retried with the next turn);
-* ``said_at``: message id -> UTC ISO time the user's message arrived
-  (:func:`stamp_said_at`). The newest extracted message's time is the
-  ``as_of`` of the write, so a late extraction never overwrites a profile field
-  that was changed after those messages were said
-  (:func:`mnemo.kinds.profile.aupdate_profile`).
-
-Only the **user's** messages are extracted (see :mod:`mnemo.writing.extraction`).
+:func:`aextract_pending` serves ``write_memory``, the ``memory_writer`` graph and
+``compact_history``; ``memory_cursor`` advances only when extraction succeeded, and
+``said_at`` gives each write its ``as_of``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""What the agent refuses to remember, whoever offers it (the extractor or
-the ``remember_note`` tool). The note API itself (:func:`mnemo.aremember`)
-stores what its caller asks: the rule is the agent's, not the store's.
+"""What the agent refuses to remember, whoever offers it (the extractor or a tool).
 
-Memory is not the business database. Order numbers, refund states and
-payments change in the order system the moment after they are remembered; a
-remembered "my refund was approved" would later be served as a fact, against
-what the order system says. So a note *about* an order, a refund, a payment or
-an invoice is refused before anything is written, whatever the extraction
-prompt asked of the model: the prompt is a request, this is the rule.
-
-Deliberately broad (a preference that merely names payments is refused too):
-losing such a note costs a line of personalisation, keeping a stale business
-fact costs a wrong answer. A plain keyword rule, in English and Chinese,
-because it must hold without a model and be the same on every backend.
+A note about an order, a refund, a payment or an invoice is refused before anything
+is written: memory is not the business database. A keyword rule in English and
+Chinese, so it holds without a model.
 """
 
 from __future__ import annotations
