@@ -21,6 +21,7 @@ from server.access import (
     request_caller,
     stamp_owner,
 )
+from server.run_cap import RETRY_AFTER_S, abusy_threads, max_runs_per_user
 
 secret_from_env()  # fail at start-up, not at the first request
 
@@ -80,6 +81,14 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
         except UnsupportedContentError as exc:
             raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
+        if not caller.admin:
+            cap = max_runs_per_user()
+            if await abusy_threads(caller.user_id, limit=cap) >= cap:
+                raise Auth.exceptions.HTTPException(
+                    status_code=429,
+                    detail=f"{cap} of your runs are in progress; start the next one when one has finished",
+                    headers={"Retry-After": str(RETRY_AFTER_S)},
+                )
     return owner_filter(caller)
 
 

@@ -18,6 +18,8 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   arrives (or 30 s pass): the answer is "together" when two runs were in
   flight at once, "alone" when they were not, so a test can tell concurrent
   runs from queued ones without measuring time.
+* A user message containing "linger" is held until ``POST /release`` (or
+  60 s): a run that stays in progress as long as a test needs.
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -79,6 +81,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", 0))
         body = json.loads(self.rfile.read(length) or b"{}")
+        if self.path.rstrip("/").endswith("/release"):
+            self.server.released.set()
+            self._send_json({"released": True})
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send_json({"error": {"message": "not found"}}, 404)
             return
@@ -88,7 +94,10 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         last = body["messages"][-1]
         said = str(last.get("content", "")) if last["role"] == "user" else ""
-        if "rendezvous" in said:
+        if "linger" in said:
+            self.server.released.wait(60)
+            message["content"] = "released"
+        elif "rendezvous" in said:
             try:
                 self.server.rendezvous.wait()
                 message["content"] = "together"
@@ -164,7 +173,12 @@ class StubServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), _Handler)
         self.requests: list[dict] = []
         self.rendezvous = threading.Barrier(2, timeout=30)
+        self.released = threading.Event()
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    def release(self) -> None:
+        """Let every held "linger" request answer."""
+        self.released.set()
 
     @property
     def base_url(self) -> str:

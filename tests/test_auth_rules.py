@@ -196,7 +196,17 @@ def test_identities_not_issued_by_mnemo_are_refused():
 def auth_module(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     monkeypatch.delitem(sys.modules, "server.auth", raising=False)
-    return importlib.import_module("server.auth")
+    module = importlib.import_module("server.auth")
+    module.busy = {}  # owner -> threads with a run in progress, as the server would count them
+    asked: list[tuple[str, int]] = []
+
+    async def abusy_threads(owner, *, limit):
+        asked.append((owner, limit))
+        return min(module.busy.get(owner, 0), limit)
+
+    monkeypatch.setattr(module, "abusy_threads", abusy_threads)
+    module.asked = asked
+    return module
 
 
 def test_the_server_does_not_start_without_a_secret(monkeypatch):
@@ -273,6 +283,28 @@ async def test_handlers_scope_and_refuse(auth_module):
 async def test_every_thread_action_of_a_user_is_filtered_to_their_own(auth_module, action):
     value = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
     assert await auth_module.on_threads(_ctx(_User("alice"), "threads", action), value) == {"owner": "alice"}
+
+
+async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth_module, monkeypatch):
+    from server.run_cap import DEFAULT_MAX_RUNS_PER_USER, MAX_RUNS_ENV, RETRY_AFTER_S
+
+    def run(user):
+        return {"metadata": {}, "kwargs": {"context": {"user_id": user}}}
+
+    alice, admin = _User("alice"), _User("backend", "admin")
+    auth_module.busy = {"alice": DEFAULT_MAX_RUNS_PER_USER - 1, "backend": 50}
+    assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice")) == {"owner": "alice"}
+    assert auth_module.asked == [("alice", DEFAULT_MAX_RUNS_PER_USER)]  # her own threads were counted
+    auth_module.busy["alice"] = DEFAULT_MAX_RUNS_PER_USER
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice"))
+    assert exc.value.status_code == 429 and exc.value.headers == {"Retry-After": str(RETRY_AFTER_S)}
+    # Another user is not held back by alice's runs; an admin (an app backend) is not capped.
+    assert await auth_module.on_threads(_ctx(_User("bob"), "threads", "create_run"), run("bob")) == {"owner": "bob"}
+    assert await auth_module.on_threads(_ctx(admin, "threads", "create_run"), run("alice")) is None
+    # The operator sets the cap.
+    monkeypatch.setenv(MAX_RUNS_ENV, str(DEFAULT_MAX_RUNS_PER_USER + 1))
+    assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice")) == {"owner": "alice"}
 
 
 @pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete"])

@@ -88,6 +88,41 @@ async def test_runs_of_different_users_run_at_the_same_time(server, stub):
     assert server.trouble() == [], server.trouble()
 
 
+async def test_one_users_runs_never_take_the_server_from_the_others(server, stub):
+    """A user with the most runs in progress is told to retry (429,
+    Retry-After); another user's run goes through meanwhile."""
+    from langgraph_sdk.errors import APIStatusError
+
+    from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
+
+    hog, other = client(server, "u_hog"), client(server, "u_other")
+    held = []
+    for _ in range(DEFAULT_MAX_RUNS_PER_USER):
+        thread = await hog.threads.create()
+        held.append(
+            await hog.runs.create(
+                thread["thread_id"], "agent", input={"messages": [("user", "linger")]}, context={"user_id": "u_hog"}
+            )
+        )
+    for _ in range(120):  # until the server shows them all in progress
+        busy = await hog.threads.search(status="busy", limit=10)
+        if len(busy) >= DEFAULT_MAX_RUNS_PER_USER:
+            break
+        await asyncio.sleep(0.5)
+    assert len(busy) == DEFAULT_MAX_RUNS_PER_USER, server.output()
+    with pytest.raises(APIStatusError) as refused:
+        await chat(hog, "one more", user_id="u_hog")
+    assert refused.value.status_code == 429 and refused.value.response.headers.get("retry-after"), refused.value
+    run = await chat(other, "hello", user_id="u_other")  # not held back by u_hog's runs
+    assert run["status"] == "success", server.output()
+    stub.release()
+    for run in held:
+        await hog.runs.join(run["thread_id"], run["run_id"])
+    run = await chat(hog, "and now?", user_id="u_hog")
+    assert run["status"] == "success", server.output()
+    assert server.trouble() == [], server.trouble()
+
+
 async def test_memory_across_threads_users_and_a_restart(workdir, server_env, stub):
     server = DevServer(workdir, server_env)
     server.start()
