@@ -1,30 +1,10 @@
 """Who may do what through the server's REST API: pure rules, no server.
 
-namespace                         user (own label)    admin
-================================  ==================  =========================
-``(own, ...)``                    read, write         read, write
-``(own, "profile" | "notes" |     read (changes go    read, write
-"episodes", ...)``                through the agent
-                                  or ``/memory``)
-``(own, "audit", ...)``           read                read, append a sealed
-                                                      record, delete (erase);
-                                                      never change one
-``(own, "entitlements", ...)``    read                read, write
-``(own, "usage", ...)``           read                read (nobody writes: the
-                                                      graph counts)
-``("org", ...)``                  read                read, write
-``(another user, ...)``           refused             as for the owner
-================================  ==================  =========================
-
-A search or namespace listing with an empty prefix is narrowed to the user's
-own label; with a foreign prefix it is refused. It is never widened.
-
-The graph writes audit records and usage counters through the platform store
-directly, which these rules do not see: they guard the REST routes only.
-=======
 Plain functions of the caller and the request, so they are tested without a server;
 a refusal is a :class:`Forbidden` (HTTP 403) saying why. A search is narrowed to the
-user's own label, never widened. The access table: ``docs/security.md``.
+user's own label, never widened. Raw store writes are an allow-list (:data:`FREE_KINDS`
+under a user's label), default-deny: memory is written through mnemo alone
+(``docs/write-path.md``). The access table: ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -33,35 +13,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from mnemo.core import (
-    AUDIT,
-    ENTITLEMENTS,
-    EPISODES,
+    APP,
     NOT_ISSUED,
-    NOTES,
-    PROFILE,
+    RESERVED_ROOTS,
     SHARED_ROOT,
-    USAGE,
     Caller,
     InvalidTokenError,
     MnemoError,
     check_new_messages,
     resolve_user,
 )
-from mnemo.kinds import is_sealed
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
 _WRITES = frozenset({"put", "delete"})
 
-#: Kinds under a user's label that the API may read but only admins may write.
-ADMIN_WRITTEN = frozenset({ENTITLEMENTS})
-#: Kinds under a user's label that nobody may write through the API.
-APPEND_ONLY = frozenset({AUDIT, USAGE})
-#: Memory whose every change mnemo audits: a user changes it through the agent
-#: or the console's ``/memory`` routes (which keep the trail), not by raw
-#: store writes, which would leave no record. Admins' operator tools write it
-#: (erase) and audit themselves.
-AUDITED_MEMORY = frozenset({PROFILE, NOTES, EPISODES})
+#: Kinds under a user's label that raw store writes may change: the
+#: application's own items, which mnemo never reads. Nothing else (allow-list).
+FREE_KINDS = frozenset({APP})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
@@ -94,14 +63,9 @@ def authorize_store(
     caller: Caller,
     action: StoreAction,
     namespace: Sequence[str] | None,
-    *,
-    key: str | None = None,
-    value: Any = None,
 ) -> tuple[str, ...]:
     """The namespace (prefix) the operation may use: ``namespace`` itself, or
     the caller's own label when a user searched or listed with no prefix.
-    ``key`` and ``value`` are those of a put (an admin may append an audit
-    record only under the key that seals its content, see :mod:`mnemo.kinds.audit`).
 
     Raises:
         Forbidden: the caller may not do ``action`` on ``namespace``.
@@ -114,50 +78,17 @@ def authorize_store(
             raise Forbidden("A store item needs a namespace")
         return () if caller.admin else (caller.label,)  # narrowed, never widened
     root, kind = ns[0], (ns[1] if len(ns) > 1 else None)
-    # An admin's operator tools append sealed records (a put under a record's
-    # key can only repeat it) and erase a user's trail with the rest of their
-    # memory (audit records hold personal data); nobody can alter a record.
-    admin_audit = (
-        caller.admin
-        and kind == AUDIT
-        and len(ns) == 2
-        and (action == "delete" or (action == "put" and key is not None and is_sealed(key, value)))
-    )
-    if action in _WRITES and kind in APPEND_ONLY and root != SHARED_ROOT and not admin_audit:
-        raise Forbidden(
-            f"Namespace ({root!r}, {kind!r}) is written by mnemo only; it cannot be changed through the API"
-        )
-    if caller.admin:
-        if action == "put":
-            check_admin_value(ns, key, value)
-        return ns
-    if root == SHARED_ROOT:
-        if action in _WRITES:
-            raise Forbidden("Shared knowledge ('org') is read-only for users; an admin token can change it")
-        return ns
-    if root != caller.label:
+    if not caller.admin and root != SHARED_ROOT and root != caller.label:
         raise Forbidden("This namespace belongs to another user; a user reaches only namespaces under their own label")
-    if action in _WRITES and kind in ADMIN_WRITTEN:
-        raise Forbidden(f"({root!r}, {kind!r}) is set by admins; a user may read it, not change it")
-    if action in _WRITES and kind in AUDITED_MEMORY:
-        raise Forbidden(
-            f"({root!r}, {kind!r}) changes only through the agent or POST /memory/forget, which keep the audit "
-            "trail; the store API reads it"
-        )
-    return ns
-
-
-def check_admin_value(namespace: Sequence[str], key: str | None, value: Any) -> None:
-    """An admin's put of an entitlement rule must be one mnemo can apply
-    (:func:`mnemo.access.entitlements.validate_rule`): a typo is refused, not stored."""
-    if len(namespace) == 2 and namespace[1] == ENTITLEMENTS and value is not None:
-        from mnemo.access import validate_rule
-        from mnemo.core import InvalidInputError
-
-        try:
-            validate_rule(str(key), value)
-        except InvalidInputError as exc:
-            raise Forbidden(f"Not stored: {exc}") from None
+    if action in _READS:
+        return ns
+    if root.lower() not in RESERVED_ROOTS and kind in FREE_KINDS:  # under a user's label
+        return ns
+    raise Forbidden(
+        f"({root!r}, {kind!r}) is memory: it changes only through the agent, the /memory routes or "
+        f"'python -m mnemo', which keep the audit trail; raw store writes reach only {sorted(FREE_KINDS)} "
+        "under a user's label"
+    )
 
 
 def owner_filter(caller: Caller) -> dict[str, str] | None:

@@ -118,9 +118,7 @@ async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
     """The platform uses ``value["namespace"]`` after this handler: a user's
     empty search prefix is narrowed here to their own label."""
     try:
-        namespace = authorize_store(
-            _caller(ctx), ctx.action, value.get("namespace"), key=value.get("key"), value=value.get("value")
-        )
+        namespace = authorize_store(_caller(ctx), ctx.action, value.get("namespace"))
     except Forbidden as exc:
         raise _forbidden(exc) from None
     if namespace or value.get("namespace") is not None:  # an admin's unfiltered listing stays None

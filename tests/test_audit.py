@@ -6,9 +6,10 @@ import asyncio
 
 import pytest
 from langchain_core.messages import AIMessage
+from langgraph.store.base import PutOp
 
 from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
-from mnemo.kinds.audit import Origin, alist_audit
+from mnemo.kinds.audit import Origin, alist_audit, audit_op, averify, digest, sealed_key
 from mnemo.writing.apply import aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction
 from tests.agent_harness import say
@@ -56,10 +57,11 @@ async def test_note_add_refine_forget_are_recorded_and_duplicates_are_not(store,
 
 async def test_the_audit_record_is_written_in_the_same_batch_as_the_change(counting_store, user):
     await aupdate_profile(counting_store, user, {"city": "Paris"})
-    assert counting_store.trips == 2  # the listing, then one batch: the field and its record
+    # the listing, the chain's head, then one batch: the field, its record, the new head
+    assert counting_store.trips == 3
     counting_store.trips = 0
     await aremember(counting_store, user, "Likes tea.")
-    assert counting_store.trips == 2  # duplicate lookups, then one batch: the note and its record
+    assert counting_store.trips == 3  # duplicate lookups, the chain's head, then one batch
     assert len(await alist_audit(counting_store, user)) == 2
 
 
@@ -99,3 +101,102 @@ async def test_graph_writes_carry_the_runs_thread_and_run_ids(agent, model, stor
     assert set(by_action) == {("note.add", "tool"), ("profile.set", "extractor")}
     for record in records:
         assert (record["thread_id"], record["run_id"]) == ("t7", "run-7")
+
+
+# --------------------------------------------------------------------------- the chain
+
+
+async def chained_trail(store, user) -> list:
+    await aupdate_profile(store, user, {"city": "Paris"})
+    await aremember(store, user, "The user likes green tea.")
+    await aupdate_profile(store, user, {"city": "Lyon"})
+    await aupdate_profile(store, user, {"name": "Ann"})
+    return await alist_audit(store, user)
+
+
+async def test_each_record_carries_the_digest_of_the_one_before(store, user):
+    records = await chained_trail(store, user)
+    assert [r["seq"] for r in records] == [1, 2, 3, 4]
+    assert records[0]["prev"] == "" and [r["prev"] for r in records[1:]] == [digest(r) for r in records[:-1]]
+    check = await averify(store, user)
+    assert check["ok"] and check["problems"] == [] and check["records"] == 4 and check["head"] == digest(records[-1])
+
+
+def _forged(user, *, seq: int, prev: str, at: str) -> PutOp:
+    op = audit_op(user, Origin(source="admin", actor="mallory"), "profile.set", "city", after="Nowhere")
+    record = {**(op.value or {}), "at": at, "seq": seq, "prev": prev}
+    record["id"] = sealed_key(record)
+    return PutOp(op.namespace, record["id"], record, index=False)
+
+
+@pytest.mark.parametrize("tamper", ["delete", "delete_and_forge_earlier", "alter", "slip_in", "drop_last"])
+async def test_verify_finds_a_trail_tampered_with(store, user, tamper):
+    records = await chained_trail(store, user)
+    ns = user.namespace("audit")
+    assert (await averify(store, user))["ok"]  # precondition: the untouched trail holds
+    if tamper in ("delete", "delete_and_forge_earlier"):
+        await store.adelete(ns, records[1]["id"])
+    if tamper == "delete_and_forge_earlier":  # in its place, a record chained right, with an earlier time
+        await store.abatch([_forged(user, seq=2, prev=digest(records[0]), at="2020-01-01T00:00:00+00:00")])
+    if tamper == "alter":
+        await store.aput(ns, records[2]["id"], {**records[2], "after": "Nowhere"}, index=False)
+    if tamper == "slip_in":
+        await store.abatch([_forged(user, seq=0, prev="", at="2020-01-01T00:00:00+00:00")])
+    if tamper == "drop_last":
+        await store.adelete(ns, records[-1]["id"])
+    check = await averify(store, user)
+    assert not check["ok"] and check["problems"]
+    expected = {
+        "delete": "missing",
+        "delete_and_forge_earlier": "missing",
+        "alter": "does not match its key",
+        "slip_in": "not in the chain",
+        "drop_last": "records removed",
+    }[tamper]
+    assert any(expected in problem for problem in check["problems"]), check["problems"]
+
+
+async def test_concurrent_writes_chain_as_siblings_and_verify(store, user):
+    await asyncio.gather(*(aremember_many(store, user, [f"The user owns item number {i}."]) for i in range(10)))
+    check = await averify(store, user)
+    assert check["records"] == 10 and check["ok"], check["problems"]
+
+
+async def test_an_erase_starts_a_new_chain_that_verifies(store, user):
+    from mnemo.access import aerase_user
+
+    await chained_trail(store, user)
+    await aerase_user(store, user, origin=Origin(source="admin", actor="root"))
+    (record,) = await alist_audit(store, user)
+    assert (record["action"], record["seq"], record["prev"]) == ("erase", 1, "")
+    assert (await averify(store, user))["ok"]
+
+
+def test_audit_verify_command_on_postgres(pg, cached_index, monkeypatch, capsys):
+    """``python -m mnemo audit verify``: exit 0 on the trail as written, 1 once
+    a record was deleted behind mnemo's back (here: in the database itself)."""
+    import json
+
+    import psycopg
+
+    from mnemo.cli import main
+    from mnemo.stores.factory import open_store
+    from tests.store_backends import truncate
+
+    monkeypatch.setenv("POSTGRES_URI", pg.uri)
+    user = User.of("u_audited")
+
+    async def seed() -> list:
+        async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+            await truncate(pg.uri)
+            return await chained_trail(store, user)
+
+    records = asyncio.run(seed())
+    assert main(["audit", "verify", "u_audited"]) == 0
+    check = json.loads(capsys.readouterr().out)
+    assert check["ok"] and check["records"] == 4
+    with psycopg.connect(pg.uri, autocommit=True) as conn:
+        conn.execute("DELETE FROM store WHERE prefix = %s AND key = %s", ("u_audited.audit", records[1]["id"]))
+    assert main(["audit", "verify", "u_audited"]) == 1
+    check = json.loads(capsys.readouterr().out)
+    assert not check["ok"] and check["records"] == 3 and "missing" in check["problems"][0]

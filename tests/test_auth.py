@@ -99,11 +99,14 @@ async def check_boundary(server: DevServer, stub) -> None:
 
     # ---- store: bob against alice's namespaces; his own work.
     note = {"text": "Bob likes tea.", "updated_at": "2026-01-01T00:00:00+00:00"}
-    # His memory changes through the agent or the audited /memory routes, never by raw writes.
+    # Memory changes through the agent, the audited /memory routes or python -m mnemo, never by
+    # raw writes (an operator's neither); raw writes reach the app's own items alone.
+    assert await status(admin.store.put_item(["bob", "app"], "n1", note)) == 200
+    assert (await bob.store.get_item(["bob", "app"], "n1"))["value"]["text"] == "Bob likes tea."
     assert await status(bob.store.put_item(["bob", "notes"], "n1", note)) == 403
+    assert await status(bob.store.put_item(["bob", "note_index"], "head", {"recent": [note]})) == 403
     assert await status(bob.store.delete_item(["bob", "profile"], "city")) == 403
-    assert await status(admin.store.put_item(["bob", "notes"], "n1", note)) == 200  # operators may
-    assert (await bob.store.get_item(["bob", "notes"], "n1"))["value"]["text"] == "Bob likes tea."
+    assert await status(admin.store.put_item(["bob", "notes"], "n1", note)) == 403
     assert await status(bob.store.get_item(["alice", "profile"], "city")) == 403
     assert await status(bob.store.search_items(["alice"])) == 403
     assert await status(bob.store.search_items(["alice", "profile"], query="where do I live")) == 403
@@ -114,23 +117,20 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert {"alice", "bob"} <= {i["namespace"][0] for i in everything}  # an empty prefix reaches both...
     narrowed = (await bob.store.search_items([], limit=100))["items"]
     assert narrowed and {i["namespace"][0] for i in narrowed} == {"bob"}  # ...but only bob's for bob
-    assert {tuple(ns) for ns in (await bob.store.list_namespaces())["namespaces"]} == {("bob", "notes")}
+    assert {tuple(ns) for ns in (await bob.store.list_namespaces())["namespaces"]} == {("bob", "app")}
     assert (await alice.store.get_item(["alice", "profile"], "city"))["value"]["value"] == "Hangzhou"  # untouched
 
-    # shared knowledge: read by users, written by admins; audit / usage: read-only for everyone.
+    # shared knowledge, audit, usage, entitlements: read through the API, written by mnemo alone.
     assert await status(bob.store.search_items(["org", "policies"])) == 200
     assert await status(bob.store.put_item(["org", "policies"], "x", {"text": "x"})) == 403
-    assert await status(alice.store.put_item(["alice", "audit"], "x", {"text": "x"})) == 403
-    assert await status(admin.store.put_item(["alice", "audit"], "x", {"text": "x"})) == 403
-    assert await status(alice.store.delete_item(["alice", "audit"], "x")) == 403
-    assert await status(admin.store.delete_item(["alice", "audit"], "x")) == 200  # erase (an admin's)
     assert await status(alice.store.search_items(["alice", "audit"])) == 200
-    assert await status(admin.store.put_item(["alice", "usage"], "x", {"n": 1})) == 403
-    rule = {"allowed": True, "daily_limit": 50}
-    assert await status(alice.store.put_item(["alice", "entitlements"], "*", rule)) == 403
-    assert await status(admin.store.put_item(["alice", "entitlements"], "tools", {"deny": []})) == 403  # not a rule
-    assert await status(admin.store.put_item(["alice", "entitlements"], "*", rule)) == 200
-    assert (await alice.store.get_item(["alice", "entitlements"], "*"))["value"] == rule
+    record = (await alice.store.search_items(["alice", "audit"]))["items"][0]
+    for caller in (alice, admin):
+        assert await status(caller.store.put_item(["alice", "audit"], "x", {"text": "x"})) == 403
+        assert await status(caller.store.delete_item(["alice", "audit"], record["key"])) == 403  # not one record
+        assert await status(caller.store.put_item(["alice", "usage"], "x", {"n": 1})) == 403
+        assert await status(caller.store.put_item(["alice", "entitlements"], "*", {"allowed": True})) == 403
+    assert (await alice.store.get_item(["alice", "audit"], record["key"]))["value"] == record["value"]
 
     # ---- threads and runs.
     assert await status(alice.threads.get(thread_a)) == 200
@@ -155,9 +155,11 @@ async def check_boundary(server: DevServer, stub) -> None:
     thread_b = (await bob.threads.create())["thread_id"]
     assert await status(bob.runs.create(thread_b, "agent", input=HELLO, context={"user_id": "alice"})) == 403
     assert await status(bob.runs.wait(None, "agent", input=HELLO, context={"user_id": "alice"})) == 403
+    run = await chat(bob, "Hi, I'm Bob and I live in Oslo.", user_id=None, thread_id=thread_b)
+    assert run["status"] == "success"
     run = await chat(bob, "Where do I live?", user_id=None, thread_id=thread_b)
     assert run["status"] == "success"
-    assert "Hangzhou" not in system_prompts(stub)[-1] and "Bob likes tea" in system_prompts(stub)[-1]
+    assert "Hangzhou" not in system_prompts(stub)[-1] and "Oslo" in system_prompts(stub)[-1]
 
     # an oversized message: refused before the run exists (413), the thread untouched.
     calls = len(stub.requests)
@@ -176,7 +178,7 @@ async def check_boundary(server: DevServer, stub) -> None:
     # ...but the graph keeps a thread to one user: alice's thread, run for bob, fails.
     run = await chat(admin, "I live in Paris.", user_id="bob", thread_id=thread_a)
     assert run["status"] == "error"
-    assert "city" not in {i["key"] for i in (await admin.store.search_items(["bob", "profile"]))["items"]}
+    assert (await admin.store.get_item(["bob", "profile"], "city"))["value"]["value"] == "Oslo"  # not Paris
 
     # ---- bounded input: what one run or state update may add (413 / 415, before any work).
     good = {"Authorization": f"Bearer {token('alice')}"}
@@ -228,19 +230,16 @@ async def check_boundary(server: DevServer, stub) -> None:
     assert res.status_code == 400 and "Disallowed CORS origin" in res.text  # the CORS layer answered...
     assert "access-control-allow-origin" not in res.headers  # ...without permission
 
-    # ---- policies: a planted item is not served, even by an admin's hand.
+    # ---- policies: nothing can be planted, even by an admin's hand.
     run = await chat(alice, "What is your refund policy?", user_id="alice")  # seeds the policies
     assert run["status"] == "success", server.output()
-    await admin.store.put_item(["org", "policies"], PLANTED["id"], {**PLANTED, "digest": "0" * 16})
-    ranked = await admin.store.search_items(["org", "policies"], query="What is your refund policy?", limit=3)
-    assert PLANTED["id"] in {i["key"] for i in ranked["items"]}  # the plant would be found
+    planted = admin.store.put_item(["org", "policies"], PLANTED["id"], {**PLANTED, "digest": "0" * 16})
+    assert await status(planted) == 403  # refused: written by mnemo alone
     run = await chat(alice, "What is your refund policy?", user_id="alice")
     assert run["status"] == "success", server.output()
     state = await alice.threads.get_state(run["thread_id"])
     served = [m["content"] for m in state["values"]["messages"] if m["type"] == "tool"]
     assert served and "30 days" in served[0] and "no questions asked" not in served[0]
-    assert await status(admin.store.get_item(["org", "policies"], PLANTED["id"])) == 200
-    assert (await admin.store.get_item(["org", "policies"], PLANTED["id"])) is None  # and repaired
 
 
 async def test_the_trust_boundary_on_the_default_config(workdir, server_env, stub):

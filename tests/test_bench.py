@@ -406,3 +406,17 @@ def test_many_users_smoke_measures_recall_against_exact(tmp_path):
     for band in ("large", "medium", "small"):
         row = data["settings"]["strict_100"][band]
         assert _fraction(row["recall_at_10"]) and row["search_ms"]["n"] == 2
+
+
+def test_reindex_turn_smoke_builds_the_index_once_and_measures_both_sizes(tmp_path):
+    from bench import reindex_turn
+
+    assert (
+        reindex_turn.main(["--sizes", "20", "300", "--turns", "2", "--backends", "memory", "--out", str(tmp_path)]) == 0
+    )
+    data = json.loads((tmp_path / "reindex_turn.json").read_text())["backends"]["memory"]
+    assert [(s["notes"], s["indexed_by_first_turn"], s["turn_ms"]["n"]) for s in data["sizes"]] == [
+        (20, 20, 2),
+        (300, 300, 2),
+    ]
+    assert data["ratio"] == round(data["sizes"][1]["turn_ms"]["p50"] / data["sizes"][0]["turn_ms"]["p50"], 3)

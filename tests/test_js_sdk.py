@@ -41,8 +41,8 @@ async def test_js_sdk_streams_and_reads_own_memory_with_a_token(node, workdir, s
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        admin = client(server, "ops", admin=True)  # another user's memory, put there by an operator
-        await admin.store.put_item(["u_li", "notes"], "n1", {"text": "Li's secret"}, index=False)
+        admin = client(server, "ops", admin=True)  # another user's items, put there by an operator
+        await admin.store.put_item(["u_li", "app"], "n1", {"text": "Li's secret"}, index=False)
         env = {
             **server_env,
             "MNEMO_URL": server.url,

@@ -71,23 +71,23 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
         assert 'city: "Hangzhou"' in prompt
         assert "I have a parrot" in prompt.split("Notes relevant to the latest message:")[1].split("Most recent")[0]
 
-        # Through the store API: written on B (by an operator), found by meaning on A.
+        # Through the store API: written on B (an app's own item, by an operator), found by meaning on A.
         label = user_label("zhou.wang@x.com")
         await client(b, "ops", admin=True).store.put_item(
-            [label, "notes"],
+            [label, "app"],
             "n1",
             {"id": "n1", "text": "The user is allergic to peanuts.", "updated_at": "2026-01-01T00:00:00+00:00"},
         )
-        hits = (await ca.store.search_items([label, "notes"], query="what food allergies do I have?", limit=3))["items"]
+        hits = (await ca.store.search_items([label, "app"], query="what food allergies do I have?", limit=3))["items"]
         assert hits[0]["key"] == "n1" and hits[0]["score"] > 0.8
 
         # A time-bound memory through the platform API: gone for both once expired.
         # (A TTL long enough to be seen on a busy machine; then polled until gone.)
         ta, tb = client(a, "u_ttl"), client(b, "u_ttl")
-        await ta.store.put_item(["u_ttl", "now"], "order", {"text": "asking about order 42"}, ttl=5 / 60)
-        assert len((await tb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]) == 1
+        await ta.store.put_item(["u_ttl", "app"], "order", {"text": "asking about order 42"}, ttl=5 / 60)
+        assert len((await tb.store.search_items(["u_ttl", "app"], refresh_ttl=False))["items"]) == 1
         deadline = time.monotonic() + 60
-        while (await tb.store.search_items(["u_ttl", "now"], refresh_ttl=False))["items"]:
+        while (await tb.store.search_items(["u_ttl", "app"], refresh_ttl=False))["items"]:
             assert time.monotonic() < deadline, "the expired item is still served after 60 s"
             await asyncio.sleep(0.5)
 

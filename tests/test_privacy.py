@@ -102,7 +102,12 @@ async def test_erase_removes_items_and_vectors_so_nothing_is_found_by_meaning(st
     assert await arecall(store, user, "what food allergies do I have?") == []
     left = await store.asearch(user.root, query="peanut allergy", limit=50)
     assert [it for it in left if it.score is not None] == []  # nothing found by meaning
-    assert {it.namespace[1] for it in left} <= {"audit", "entitlements", "usage"}  # only the kept controls
+    assert {it.namespace[1] for it in left} <= {
+        "audit",
+        "audit_head",
+        "entitlements",
+        "usage",
+    }  # the kept controls, the erase record
     assert await vector_count(store, uri, user) == 0
     assert await alist_notes(store, user) == [] and (await aexport_user(store, user))["profile"] == {}
     # One trace of the erase, without content; the admin's controls stay.

@@ -1,6 +1,7 @@
-"""Export, audit, entitlements and erase through a real `langgraph dev`: the
-command line with ``--url`` (through ``langgraph_sdk`` and the server's store
-API) and the thread erase, with the stub model server as the model."""
+"""Export, audit, entitlements, reindex and erase through a real `langgraph dev`:
+the command line with ``--url`` (the server runs each command on its own
+store, ``POST /memory/operator/<name>``) and the thread erase, with the stub
+model server as the model."""
 
 from __future__ import annotations
 
@@ -49,6 +50,10 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
 
         # An admin denies a tool: the model is no longer offered it.
         assert cli("entitle", "u_zhou", "--tool", "search_policy", "--deny", url=server.url).returncode == 0
+        verified = cli("audit", "verify", "u_zhou", url=server.url)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
+        assert json.loads(verified.stdout)["records"] == 3  # two profile fields, one entitlement
+        assert json.loads(cli("reindex", "u_zhou", url=server.url).stdout) == {"notes_indexed": {"u_zhou": 0}}
         await chat(backend, "What is your refund policy?", user_id="u_zhou", thread_id=mine[1])
         chat_calls = [
             r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
@@ -59,18 +64,22 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         # Erase: found by meaning before, not after; threads gone; the other user untouched.
         found = await backend.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
         assert any(it["value"].get("value") == "Hangzhou" for it in found["items"])
-        erased = cli("erase", "u_zhou", "--yes", url=server.url)
+        erased = cli("erase", "u_zhou", "--yes", "--threads", url=server.url)
         assert erased.returncode == 0, erased.stderr
         assert json.loads(erased.stdout)["deleted"]["profile"] == 2
-        assert sorted(await aerase_threads(backend, "u_zhou")) == sorted(mine)
+        assert sorted(json.loads(erased.stdout)["threads"]) == sorted(mine)
+        assert await aerase_threads(backend, "u_zhou") == []
         left = await backend.threads.search(limit=100)
         assert [t["thread_id"] for t in left] == [theirs]
         found = await backend.store.search_items(["u_zhou"], query="Hangzhou", limit=20)
-        assert [it for it in found["items"] if it["namespace"][1] not in ("audit", "entitlements", "usage")] == []
+        assert [
+            it for it in found["items"] if it["namespace"][1] not in ("audit", "audit_head", "entitlements", "usage")
+        ] == []
         assert not any(
             it.get("score") is not None and it["namespace"][1] in ("profile", "notes") for it in found["items"]
         )
         assert json.loads(cli("export", "u_zhou", url=server.url).stdout)["profile"] == {}
+        assert json.loads(cli("audit", "verify", "u_zhou", url=server.url).stdout)["ok"]  # the erase's new chain
         li = json.loads(cli("export", "u_li", url=server.url).stdout)
         assert li["profile"]["city"]["value"] == "Beijing"
         assert server.trouble() == []

@@ -1,7 +1,8 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` (the console), ``/ui/dev-token``, ``/ui/label``, ``POST /feedback`` and the
-``/memory`` routes (:mod:`web.memory`); each checks the bearer token itself.
+``/ui`` (the console), ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the
+``/memory`` routes (:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
+each checks the bearer token itself.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory
+from web.operator import operator
 
 _PAGE = Path(__file__).with_name("index.html")
 
@@ -91,6 +93,7 @@ app = Starlette(
         Route("/ui/dev-token", dev_token, methods=["POST"]),
         Route("/memory/export", export_memory),
         Route("/memory/forget", forget_memory, methods=["POST"]),
+        Route("/memory/operator/{name}", operator, methods=["POST"]),
         Route("/feedback", feedback, methods=["POST"]),
     ],
     # The server runs a custom app's middleware before all of its own routes.

@@ -32,7 +32,7 @@ def _origin(who: Caller) -> Origin:
     return Origin(source="user_said")  # the user, from the console or their own app
 
 
-def _refusal(exc: Exception) -> JSONResponse:
+def refusal(exc: Exception) -> JSONResponse:
     if isinstance(exc, ListingChangedError):
         # Not the caller's fault: writes kept moving the listing; a retry later succeeds.
         return JSONResponse({"error": str(exc)}, status_code=503, headers={"retry-after": "5"})
@@ -47,7 +47,7 @@ async def export_memory(request: Request) -> JSONResponse:
         user, _ = caller(request, request.query_params.get("user_id"))
         document = await aexport_user(_store(), user)
     except MnemoError as exc:
-        return _refusal(exc)
+        return refusal(exc)
     return JSONResponse(
         document,
         headers={"content-disposition": f'attachment; filename="mnemo-export-{user.label}.json"'},
@@ -74,7 +74,7 @@ async def forget_memory(request: Request) -> JSONResponse:
         else:
             forgotten = [n["id"] for n in await aforget(store, user, note_id=key, origin=origin)]
     except MnemoError as exc:
-        return _refusal(exc)
+        return refusal(exc)
     if not forgotten:
         return JSONResponse({"error": f"no {kind} {key!r} to forget"}, status_code=404)
     return JSONResponse({"forgotten": forgotten, "kind": kind})

@@ -16,7 +16,7 @@ from typing import Any, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.core import ENTITLEMENTS, USAGE, InvalidInputError, User, alist_all
-from mnemo.kinds import Origin, audit_op
+from mnemo.kinds import Origin, abatch_audited, audit_op
 
 logger = logging.getLogger(__name__)
 
@@ -75,8 +75,8 @@ def today(now: datetime | None = None) -> str:
 def validate_rule(key: str, value: Any) -> None:
     """Refuse a stored rule mnemo could not apply: the key is ``"*"`` or
     ``"tool:<name>"``, the value has a boolean ``allowed`` and a ``daily_limit``
-    that is a non-negative integer or ``None``. The server applies this to an
-    admin's writes through the store API, so a typo is refused, not stored.
+    that is a non-negative integer or ``None``. Applied to every rule read, so
+    one written around mnemo is not applied.
 
     Raises:
         InvalidInputError: what is wrong, phrased for the admin.
@@ -130,8 +130,8 @@ async def aset_entitlement(
 ) -> Rule:
     """Set the rule of ``tool`` (``None``: the default for all tools and the
     daily total). Replaces that rule only; appends an audit record in the same
-    batch. Admin-only: the server refuses writes to ``"entitlements"`` from
-    users, and ``origin`` says who acted.
+    batch. Admin-only (``python -m mnemo entitle``; the store API writes no
+    entitlement), and ``origin`` says who acted.
 
     Raises:
         InvalidInputError: a bad tool name, or a ``daily_limit`` that is not a
@@ -146,11 +146,12 @@ async def aset_entitlement(
         updated_at=datetime.now(UTC).isoformat(),
         updated_by=origin.actor,
     )
-    await store.abatch(
+    await abatch_audited(
+        store,
         [
             PutOp(user.namespace(ENTITLEMENTS), key, dict(rule), index=False),
             audit_op(user, origin, "entitlement.set", key, before=_public(before), after=_public(rule)),
-        ]
+        ],
     )
     return rule
 
@@ -161,11 +162,12 @@ async def aclear_entitlement(store: BaseStore, user: User, tool: str | None = No
     before = (await aget_entitlements(store, user)).get(key)
     if before is None:
         return False
-    await store.abatch(
+    await abatch_audited(
+        store,
         [
             PutOp(user.namespace(ENTITLEMENTS), key, None),
             audit_op(user, origin, "entitlement.clear", key, before=_public(before)),
-        ]
+        ],
     )
     return True
 

@@ -26,7 +26,7 @@ from mnemo.core import (
     most_recent,
     now_iso,
 )
-from mnemo.kinds import AuditRecord, Origin, Profile, audit_op, profile_from_items
+from mnemo.kinds import AUDIT_HEAD, AuditRecord, Origin, Profile, abatch_audited, audit_op, profile_from_items
 from mnemo.notes import Note, to_note
 
 #: Identifies the document's shape; bumped when it changes incompatibly.
@@ -118,6 +118,7 @@ async def aexport_user(store: BaseStore, user: User) -> UserExport:
     # The note index is derived from the notes (mnemo.notes.index rebuilds it
     # from them): what it holds is exported once, as the notes.
     sections.pop(NOTE_INDEX, None)
+    sections.pop(AUDIT_HEAD, None)  # derived from the audit records, exported below
     notes = sections.pop(NOTES, [])
     return UserExport(
         format=EXPORT_FORMAT,
@@ -179,7 +180,9 @@ async def aerase_user(
             "erase again once the writes have stopped"
         )
     report = EraseReport(user_label=user.label, deleted=deleted, kept=sorted(kept))
-    await store.abatch([audit_op(user, origin, "erase", "*", after={"deleted": deleted, "kept": report["kept"]})])
+    await abatch_audited(
+        store, [audit_op(user, origin, "erase", "*", after={"deleted": deleted, "kept": report["kept"]})]
+    )
     return report
 
 

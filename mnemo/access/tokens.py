@@ -2,7 +2,8 @@
 
 Claims ``sub`` (user id), ``role`` (``user`` / ``admin``), ``exp`` (required), ``iat``;
 the secret is at least :data:`MIN_SECRET_LENGTH` characters and never committed
-(:func:`ensure_dev_secret` keeps a development one under ``.mnemo/``).
+(:func:`ensure_dev_secret` keeps a development one under ``.mnemo/``). An admin reads
+any namespace and runs the operator commands; it writes memory through mnemo like everyone.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``.
+"""The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``,
+``reindex``, ``audit verify``: arguments parsed here, the work done by
+:mod:`mnemo.cli.operations`.
 
 Where the memory is: a running server with ``--url`` (or ``$MNEMO_URL``;
-an admin token in ``$MNEMO_TOKEN``), else PostgreSQL (``$POSTGRES_URI``, else
-the embedded server of ``$MNEMO_PGDATA``).
+an admin token in ``$MNEMO_TOKEN``), which runs the operation itself, else
+PostgreSQL (``$POSTGRES_URI``, else the embedded server of ``$MNEMO_PGDATA``).
 """
 
 from __future__ import annotations
@@ -12,13 +14,11 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
+from mnemo.cli.operations import OPERATIONS, Target
 from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
-from mnemo.core import User
-from mnemo.kinds import Origin
+from mnemo.core import MnemoError
 
 #: The ``--url`` of every store command.
 TARGET = arg(
@@ -29,29 +29,29 @@ TARGET = arg(
 )
 
 
-@asynccontextmanager
-async def open_target(args: argparse.Namespace) -> AsyncIterator[tuple[Any, Any]]:
-    """``(store, sdk_client)``; the client is ``None`` without ``--url``."""
-    if args.url:
-        from langgraph_sdk import get_client
+async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> Any:
+    """Operation ``name`` of :mod:`mnemo.cli.operations` with ``params``: on
+    the server of ``--url`` (``POST /memory/operator/<name>``, the admin
+    token of ``$MNEMO_TOKEN``), else on PostgreSQL.
 
-        from mnemo.stores import ServerStore
+    Raises:
+        MnemoError: the operation refused (the server's answer, or the error itself).
+    """
+    if args.url:
+        import httpx
 
         token = os.environ.get(TOKEN_ENV, "").strip()
-        headers = {"Authorization": f"Bearer {token}"} if token else None
-        client = get_client(url=args.url, headers=headers)
-        yield ServerStore(client), client
-        return
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with httpx.AsyncClient(base_url=args.url, headers=headers, timeout=600) as http:
+            res = await http.post(f"/memory/operator/{name}", json=params)
+        if res.status_code != 200:
+            raise MnemoError(f"the server refused ({res.status_code}): {res.text}")
+        return res.json()
     from mnemo.stores import DEFAULT_DATA_DIR, PGDATA_ENV, open_postgres_store
 
     datadir = os.environ.get(PGDATA_ENV, "").strip() or DEFAULT_DATA_DIR
     async with open_postgres_store(datadir=datadir, sweep=False) as store:
-        yield store, None
-
-
-def admin_origin() -> Origin:
-    """Writes made from this command line are the operator's, recorded as ``admin``."""
-    return Origin(source="admin", actor=f"cli:{getpass.getuser()}")
+        return await OPERATIONS[name](Target(store=store, actor=f"cli:{getpass.getuser()}"), params)
 
 
 def _write_json(document: Any, out: str | None) -> None:
@@ -74,10 +74,7 @@ def _write_json(document: Any, out: str | None) -> None:
     TARGET,
 )
 async def export(args: argparse.Namespace) -> int:
-    from mnemo.access import aexport_user
-
-    async with open_target(args) as (store, _):
-        document = await aexport_user(store, User.of(args.user_id))
+    document = await run(args, "export", {"user_id": args.user_id})
     _write_json(document, args.out)
     if args.out not in (None, "-"):
         print(
@@ -101,23 +98,19 @@ async def export(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def erase(args: argparse.Namespace) -> int:
-    from mnemo.access import aerase_threads, aerase_user
-
     if not args.yes:
         print(f"refusing to erase {args.user_id!r} without --yes", file=sys.stderr)
         return 2
     if args.threads and not args.url:
         print("--threads needs --url: threads live in the server, not in the store", file=sys.stderr)
         return 2
-    async with open_target(args) as (store, client):
-        report: dict[str, Any] = dict(
-            await aerase_user(
-                store, User.of(args.user_id), origin=admin_origin(), include_entitlements=args.include_entitlements
-            )
-        )
-        if args.threads:
-            report["threads"] = await aerase_threads(client, args.user_id)
-    _write_json(report, None)
+    params = {
+        "user_id": args.user_id,
+        "yes": True,
+        "threads": args.threads,
+        "include_entitlements": args.include_entitlements,
+    }
+    _write_json(await run(args, "erase", params), None)
     return 0
 
 
@@ -143,28 +136,14 @@ async def entitle(args: argparse.Namespace) -> int:
     if args.clear and (args.allowed is not None or args.daily_limit is not None):
         print("--clear takes no --allow, --deny or --daily-limit", file=sys.stderr)
         return 2
-    from mnemo.access import aclear_entitlement, aget_entitlements, aset_entitlement, ausage_today
-
-    user = User.of(args.user_id)
-    async with open_target(args) as (store, _):
-        if args.clear:
-            await aclear_entitlement(store, user, args.tool, origin=admin_origin())
-        elif args.allowed is not None or args.daily_limit is not None:
-            allowed = True if args.allowed is None else args.allowed
-            await aset_entitlement(
-                store, user, args.tool, allowed=allowed, daily_limit=args.daily_limit, origin=admin_origin()
-            )
-        rules = await aget_entitlements(store, user)
-        usage = await ausage_today(store, user)
-    _write_json(
-        {
-            "user_label": user.label,
-            "rules": rules,
-            "usage_today": usage,
-            "default": "every tool allowed, no quota" if not rules else None,
-        },
-        None,
-    )
+    params = {
+        "user_id": args.user_id,
+        "tool": args.tool,
+        "allowed": args.allowed,
+        "daily_limit": args.daily_limit,
+        "clear": args.clear,
+    }
+    _write_json(await run(args, "entitle", params), None)
     return 0
 
 
@@ -179,14 +158,40 @@ async def entitle(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def promote_episode(args: argparse.Namespace) -> int:
-    from mnemo.kinds import aget_profile, apromote_episode
-
-    user = User.of(args.user_id)
-    async with open_target(args) as (store, _):
-        # The user's own profile values are personal data too: scrubbed with the id.
-        personal = [entry["value"] for entry in (await aget_profile(store, user)).values()]
-        shared = await apromote_episode(
-            store, user, args.episode_id, promoted_by=admin_origin().actor or "admin", personal=personal
-        )
-    _write_json(shared, None)
+    _write_json(await run(args, "promote-episode", {"user_id": args.user_id, "episode_id": args.episode_id}), None)
     return 0
+
+
+# --------------------------------------------------------------------------- reindex
+
+
+@command(
+    "reindex",
+    "build the note index (recent notes, words) of one user or of every user, in bounded batches",
+    arg("user_id", nargs="?", help="the user (default: none; give --all for every user)"),
+    arg("--all", dest="every", action="store_true", help="every user that has memories"),
+    TARGET,
+)
+async def reindex(args: argparse.Namespace) -> int:
+    if bool(args.user_id) == args.every:
+        print("give one user id or --all", file=sys.stderr)
+        return 2
+    params: dict[str, Any] = {"all": True} if args.every else {"user_id": args.user_id}
+    _write_json(await run(args, "reindex", params), None)
+    return 0
+
+
+# --------------------------------------------------------------------------- audit
+
+
+@command(
+    "audit",
+    "check a user's audit trail: every record in place, unaltered, none slipped in (exit 1 if not)",
+    arg("action", choices=["verify"]),
+    arg("user_id"),
+    TARGET,
+)
+async def audit(args: argparse.Namespace) -> int:
+    check = await run(args, "audit-verify", {"user_id": args.user_id})
+    _write_json(check, None)
+    return 0 if check["ok"] else 1

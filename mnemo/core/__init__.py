@@ -43,6 +43,7 @@ from mnemo.core.limits import (
     clamp,
 )
 from mnemo.core.namespaces import (
+    APP,
     AUDIT,
     ENTITLEMENTS,
     EPISODES,
@@ -89,6 +90,7 @@ from mnemo.core.text import (
 )
 
 __all__ = [
+    "APP",
     "adds_nothing",
     "alist_all",
     "alist_rest",
@@ -134,6 +136,7 @@ __all__ = [
     "PAGE_SIZE",
     "POLICIES",
     "POLICIES_NAMESPACE",
+    "RESERVED_ROOTS",
     "PROFILE",
     "query_op",
     "quote",

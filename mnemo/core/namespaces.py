@@ -18,6 +18,8 @@ EPISODES = "episodes"
 AUDIT = "audit"
 ENTITLEMENTS = "entitlements"
 USAGE = "usage"
+#: The application's own items (the only kind raw store writes may change).
+APP = "app"
 
 # Kinds under the shared root.
 POLICIES = "policies"

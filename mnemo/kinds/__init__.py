@@ -4,11 +4,14 @@ trail every write appends to. Plain functions over ``BaseStore``.
 """
 
 from mnemo.kinds.audit import (
+    AUDIT_HEAD,
     AuditAction,
+    AuditCheck,
     AuditRecord,
     Origin,
+    abatch_audited,
     audit_op,
-    is_sealed,
+    averify,
 )
 from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
@@ -56,6 +59,10 @@ from mnemo.kinds.profile import (
 
 __all__ = [
     "DEFAULT_ASSISTANT",
+    "abatch_audited",
+    "AUDIT_HEAD",
+    "AuditCheck",
+    "averify",
     "aensure_policies",
     "aget_instructions",
     "aget_profile",
@@ -76,7 +83,6 @@ __all__ = [
     "EPISODE_MIN_SCORE",
     "format_profile",
     "HARD_RULES",
-    "is_sealed",
     "load_policy_file",
     "normalize_field",
     "Origin",

@@ -2,7 +2,10 @@
 
 Records live in ``(user_label, "audit")`` under a time-sortable key that seals their
 content (:func:`sealed_key`); they are only ever added, never rewritten, and written
-alongside the change they describe.
+alongside the change they describe. Tamper-evident: each carries its place ``seq`` and
+the digest of the record before it (``prev``); ``(user_label, "audit_head")`` names the
+last (:func:`abatch_audited`), and :func:`averify` walks the chain
+(``python -m mnemo audit verify``). Why and the limits: ``docs/write-path.md``.
 """
 
 from __future__ import annotations
@@ -10,14 +13,18 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 from mnemo.core import AUDIT, InvalidInputError, User, alist_all
+
+#: Namespace kind of the chain head (``(label, AUDIT_HEAD)``, key :data:`HEAD_KEY`).
+AUDIT_HEAD = "audit_head"
+HEAD_KEY = "head"
 
 AuditSource = Literal["user_said", "tool", "extractor", "admin"]
 AUDIT_SOURCES: tuple[str, ...] = ("user_said", "tool", "extractor", "admin")
@@ -55,6 +62,10 @@ class AuditRecord(TypedDict):
     """Who acted when it was not the user's own run (an admin's id), else ``None``."""
     nonce: str
     """Random: two identical writes in the same microsecond are still two records."""
+    seq: int
+    """Position in the user's chain, from 1 (0 until :func:`abatch_audited` chains it)."""
+    prev: str
+    """:func:`digest` of the record before it (``""`` for the first)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,14 +105,18 @@ class Origin:
         return cls(source=source, thread_id=pick("thread_id"), run_id=pick("run_id"))
 
 
-def sealed_key(record: Mapping[str, Any]) -> str:
-    """The key of ``record``: its time (sortable) and a digest of everything
-    in it but ``id`` (a random ``nonce`` makes two identical writes two keys).
-    Never a counter: two writers would collide."""
-    at = datetime.fromisoformat(str(record["at"]))
+def digest(record: Mapping[str, Any]) -> str:
+    """SHA-256 of everything in ``record`` but ``id`` (canonical JSON)."""
     body = {k: v for k, v in record.items() if k != "id"}
-    digest = hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
-    return f"{at.astimezone(UTC).strftime('%Y%m%dT%H%M%S%fZ')}-{digest[:24]}"
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+def sealed_key(record: Mapping[str, Any]) -> str:
+    """The key of ``record``: its time (sortable) and its :func:`digest`
+    (a random ``nonce`` makes two identical writes two keys). Never a
+    counter: two writers would collide."""
+    at = datetime.fromisoformat(str(record["at"]))
+    return f"{at.astimezone(UTC).strftime('%Y%m%dT%H%M%S%fZ')}-{digest(record)[:24]}"
 
 
 def is_sealed(key: str, value: Any) -> bool:
@@ -132,12 +147,90 @@ def audit_op(
         run_id=origin.run_id,
         actor=origin.actor,
         nonce=uuid.uuid4().hex[:16],
+        seq=0,
+        prev="",
     )
     record["id"] = key = sealed_key(record)
     return PutOp(user.namespace(AUDIT), key, dict(record), index=False)
+
+
+def _is_record(op: Op) -> bool:
+    return isinstance(op, PutOp) and op.value is not None and len(op.namespace) == 2 and op.namespace[1] == AUDIT
+
+
+async def abatch_audited(store: BaseStore, ops: Sequence[Op]) -> list[Result]:
+    """``store.abatch(ops)`` with the audit records among ``ops`` (from
+    :func:`audit_op`) chained to their user's trail: the heads are read
+    first (one round trip), then the records, numbered and linked, go with
+    the new heads in the same batch as the rest. The results are those of ``ops``."""
+    ops = list(ops)
+    labels = list(dict.fromkeys(op.namespace[0] for op in ops if _is_record(op)))  # type: ignore[union-attr]
+    if not labels:
+        return await store.abatch(ops)
+    found = await store.abatch([GetOp((label, AUDIT_HEAD), HEAD_KEY) for label in labels])
+    heads: dict[str, dict[str, Any]] = {
+        label: dict(item.value) if isinstance(item, Item) else {"seq": 0, "digest": ""}
+        for label, item in zip(labels, found, strict=True)
+    }
+    for i, op in enumerate(ops):
+        if _is_record(op):
+            assert isinstance(op, PutOp) and op.value is not None
+            head = heads[op.namespace[0]]
+            record = {**op.value, "seq": int(head["seq"]) + 1, "prev": head["digest"]}
+            record["id"] = key = sealed_key(record)
+            ops[i] = PutOp(op.namespace, key, record, index=False)
+            heads[op.namespace[0]] = {"seq": record["seq"], "digest": digest(record), "id": key}
+    chained = [PutOp((label, AUDIT_HEAD), HEAD_KEY, heads[label], index=False) for label in labels]
+    return (await store.abatch([*ops, *chained]))[: len(ops)]
 
 
 async def alist_audit(store: BaseStore, user: User) -> list[AuditRecord]:
     """The user's whole audit trail, oldest first (pages past the store's limit)."""
     items = await alist_all(store, user.namespace(AUDIT))
     return [it.value for it in sorted(items, key=lambda it: it.key)]  # type: ignore[misc]
+
+
+class AuditCheck(TypedDict):
+    """What :func:`averify` found."""
+
+    user_label: str
+    records: int
+    head: str
+    """The digest of the last record (keep it: a later verify that does not reach it saw the chain rewritten)."""
+    ok: bool
+    problems: list[str]
+    siblings: int
+    """Records that share their place in the chain with another (written at the same instant)."""
+
+
+async def averify(store: BaseStore, user: User) -> AuditCheck:
+    """Walk the user's audit chain: every record sealed by its key, linked to
+    a record of the place before it, the head naming the last one."""
+    records = await alist_audit(store, user)
+    head_item = await store.aget(user.namespace(AUDIT_HEAD), HEAD_KEY)
+    head: dict[str, Any] = dict(head_item.value) if head_item is not None else {"seq": 0, "digest": ""}
+    problems: list[str] = []
+    by_seq: dict[int, set[str]] = {}
+    for record in sorted(records, key=lambda r: (r.get("seq", 0), r.get("id", ""))):
+        name = f"record {record.get('id')!r}"
+        if not is_sealed(str(record.get("id")), record):
+            problems.append(f"{name}: its content does not match its key (altered)")
+        seq = record.get("seq")
+        if not isinstance(seq, int) or seq < 1:
+            problems.append(f"{name}: not in the chain (written around mnemo)")
+            continue
+        if record.get("prev") not in ({""} if seq == 1 else by_seq.get(seq - 1, set())):
+            problems.append(f"{name}: the record before it (#{seq - 1}) is missing or altered")
+        by_seq.setdefault(seq, set()).add(digest(record))
+    # The head names a record that is there (the last one, or, after two
+    # writes raced, one a little before it: the store has no compare-and-set).
+    if head.get("digest", "") not in (set().union(*by_seq.values()) or {""}):
+        problems.append(f"the chain head names record #{head.get('seq')}, which is not there: records removed")
+    return AuditCheck(
+        user_label=user.label,
+        records=len(records),
+        head=str(head.get("digest", "")),
+        ok=not problems,
+        problems=problems,
+        siblings=sum(len(d) - 1 for d in by_seq.values()),
+    )

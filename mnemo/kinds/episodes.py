@@ -156,7 +156,7 @@ async def apromote_episode(
     personal data removed: e-mails, long numbers, the user's id and label and
     ``personal`` (their name, city... the caller passes the profile values),
     and the thread id. Authorisation is the caller's: only an admin may call
-    this (the shared namespace is admin-writable).
+    this (``python -m mnemo promote-episode``; the store API writes no shared namespace).
 
     Raises:
         InvalidInputError: no such episode, or it was not resolved.

@@ -22,7 +22,7 @@ from mnemo.core import (
     now_iso,
     quote,
 )
-from mnemo.kinds.audit import Origin, audit_op
+from mnemo.kinds.audit import Origin, abatch_audited, audit_op
 
 #: The profile's fields: the one list (the extractor's schema is built from it).
 ProfileField = Literal["name", "city", "language", "response_style"]
@@ -234,7 +234,9 @@ async def aupdate_profile(
         user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
     )
     if ops:
-        await store.abatch([*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))])
+        await abatch_audited(
+            store, [*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))]
+        )
     return diff
 
 

@@ -8,6 +8,9 @@ from mnemo.notes.expiry import (
     expiry_from,
     now,
 )
+from mnemo.notes.index import (
+    arebuild,
+)
 from mnemo.notes.model import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -38,6 +41,7 @@ __all__ = [
     "aforget",
     "alist_notes",
     "aread_notes",
+    "arebuild",
     "arecall",
     "arecent",
     "aremember",

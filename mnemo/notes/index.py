@@ -7,15 +7,20 @@ never lists the user's notes. How and its one known race: ``docs/design.md``.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 from mnemo.core import NOTE_INDEX, NOTES, User, bm25_tokens
+from mnemo.kinds import abatch_audited
+
+logger = logging.getLogger(__name__)
 
 #: Key of the head item.
 HEAD_KEY = "head"
@@ -209,7 +214,7 @@ async def aapply(store: BaseStore, user: User, changes: Sequence[NoteChange], *,
     terms = terms_touched(changes)
     results = await store.abatch(read_ops(user, terms))
     state = IndexState.from_results(terms, results)
-    await store.abatch([*extra, *write_ops(user, state, changes)])
+    await abatch_audited(store, [*extra, *write_ops(user, state, changes)])
 
 
 async def acomplete(store: BaseStore, user: User, state: IndexState, changes: Sequence[NoteChange]) -> list[PutOp]:
@@ -224,15 +229,25 @@ async def acomplete(store: BaseStore, user: User, state: IndexState, changes: Se
     return write_ops(user, state, changes)
 
 
-async def arebuild(store: BaseStore, user: User) -> None:
+#: Puts per store call while rebuilding: a user's whole index in one call
+#: exceeded PostgreSQL's 65,535 bind parameters at 20,000 notes (and failed).
+REBUILD_BATCH = 500
+#: Key of the marker the hot path leaves when it starts a rebuild (see :func:`arebuild_once`).
+REBUILD_KEY = "rebuild"
+
+
+async def arebuild(store: BaseStore, user: User, *, batch: int = REBUILD_BATCH) -> int:
     """Build the index from every note of the user (once, for notes written
-    before the index existed, or to repair it). Pages through all notes:
-    cost grows with them, which is why it runs only when the head is missing."""
+    before the index existed, or to repair it); returns the notes indexed.
+    Pages through all notes, so its cost grows with them: it is the one-time
+    migration (``python -m mnemo reindex``), run from a turn at most once
+    (:func:`arebuild_once`). Writes at most ``batch`` items per store call,
+    the head last: a rebuild cut short leaves no head and is done again."""
     from mnemo.core import alist_all
 
     items = await alist_all(store, user.namespace(NOTES))
     ns = index_namespace(user)
-    stale = [it for it in await alist_all(store, ns) if it.key != HEAD_KEY]
+    old = [it.key for it in await alist_all(store, ns)]
     # Oldest first, as they were written, so a common term keeps the most
     # recent postings; by mnemo's own stamp, as backends list in different orders.
     # Deduplicated by key: a listing pages by offset, and PostgreSQL orders only
@@ -240,10 +255,42 @@ async def arebuild(store: BaseStore, user: User) -> None:
     unique = {it.key: it for it in items}
     items = sorted(unique.values(), key=lambda it: (it.value.get("updated_at", ""), it.key))
     changes = [NoteChange(key=it.key, before=None, after=it.value) for it in items if "text" in it.value]
+    if HEAD_KEY in old:  # an index being repaired counts as missing until its new head is written
+        await store.abatch([PutOp(ns, HEAD_KEY, None)])
     # Start from an empty index: postings left from an older index are dropped.
-    ops: dict[str, PutOp] = {it.key: PutOp(ns, it.key, None) for it in stale}
+    ops: dict[str, PutOp] = {key: PutOp(ns, key, None) for key in old if key != HEAD_KEY}
     every = frozenset(terms_touched(changes))
+    head: list[PutOp] = []
     for op in write_ops(user, IndexState(head=None, postings={}, read=every), changes):
-        ops[op.key] = op
-    if ops:
-        await store.abatch(list(ops.values()))
+        if op.key == HEAD_KEY:
+            head.append(op)
+        else:
+            ops[op.key] = op
+    body = list(ops.values())
+    for start in range(0, len(body), max(batch, 1)):
+        await store.abatch(body[start : start + batch])
+    # The head, and the hot path's marker gone: the index is complete.
+    await store.abatch([*head, PutOp(ns, REBUILD_KEY, None)])
+    return len(changes)
+
+
+async def arebuild_once(store: BaseStore, user: User) -> bool:
+    """A turn's rebuild of a missing index, at most once per user: the first
+    turn leaves a marker item (:data:`REBUILD_KEY`) and rebuilds; a turn that
+    finds the marker (the rebuild failed or is running) does not start
+    another, and reads without the index (dense recall still works) until
+    ``python -m mnemo reindex`` completes it. Returns whether the index is
+    now built; a failure is logged, never raised (memory stays available).
+    Two turns of one user starting at the same instant may both rebuild
+    (the same items, twice)."""
+    ns = index_namespace(user)
+    if await store.aget(ns, REBUILD_KEY) is not None:
+        return False
+    await store.aput(ns, REBUILD_KEY, {"started_at": datetime.now(UTC).isoformat()}, index=False)
+    try:
+        count = await arebuild(store, user)
+    except Exception:
+        logger.exception("rebuilding the note index of %s failed; run: python -m mnemo reindex", user.label)
+        return False
+    logger.info("note index of %s rebuilt from %d notes", user.label, count)
+    return True

@@ -139,8 +139,8 @@ async def aread_notes(
     two round trips (``extra`` ops ride along in the first).
 
     An empty ``query`` or ``limit=0`` reads no relevant notes (and embeds nothing).
-    A user whose notes predate the index gets it built first, once
-    (:func:`mnemo.notes.index.arebuild`).
+    A user whose notes predate the index gets it built first, at most once
+    (:func:`mnemo.notes.index.arebuild_once`).
 
     A dense hit counts when it is relevant (:func:`relevant_hits` with
     ``margin``; ``None``: every candidate). An item without a score (no
@@ -163,9 +163,10 @@ async def aread_notes(
     n = len(extra)
     state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
     # No head: a user without notes (nothing to fetch, so this probe is the
-    # second and last round trip), or notes written before the index existed.
-    if state.head is None and await store.asearch(ns, limit=1):
-        await note_index.arebuild(store, user)
+    # second and last round trip), or notes written before the index existed:
+    # built once from here; if that fails, read by meaning alone until
+    # ``python -m mnemo reindex`` builds it.
+    if state.head is None and await store.asearch(ns, limit=1) and await note_index.arebuild_once(store, user):
         again = await aread_notes(store, user, query, limit=limit, margin=margin)
         return NotesRead(relevant=again.relevant, recent=again.recent, extra=results[:n], stale=again.stale)
     stale: dict[str, Mapping[str, Any]] = {r["id"]: r for r in state.recent if is_expired(r)}

@@ -12,7 +12,7 @@ from typing import Literal
 from langgraph.store.base import BaseStore
 
 from mnemo.core import User, require_index
-from mnemo.kinds import Origin, Source
+from mnemo.kinds import Origin, Source, abatch_audited
 from mnemo.notes.model import DEDUPE_THRESHOLD, MAX_NOTES_PER_USER, RememberResult
 from mnemo.notes.plan import NotesPlan
 
@@ -96,5 +96,5 @@ async def aremember_many(
         lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
     )
     ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
-    await store.abatch(ops)
+    await abatch_audited(store, ops)
     return results

@@ -12,6 +12,7 @@ from mnemo.core import PROFILE, InvalidInputError, User, alist_rest, content_tok
 from mnemo.kinds import (
     Origin,
     ProfileChange,
+    abatch_audited,
     normalize_field,
     plan_profile_update,
     profile_audit_ops,
@@ -116,7 +117,7 @@ async def aapply_extraction(
         note_ops += await plan.aindex_ops(store, results, note_ops, max_notes=MAX_NOTES_PER_USER)
         ops += note_ops
     if ops:
-        await store.abatch(ops)
+        await abatch_audited(store, ops)
     return AppliedExtraction(profile=profile, notes=added)
 
 

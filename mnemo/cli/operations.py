@@ -1,0 +1,151 @@
+"""The operator commands' work, one function each, wherever the memory is.
+
+``python -m mnemo`` runs an operation on PostgreSQL itself, or, with
+``--url``, asks the server to run the same function on its own store
+(``POST /memory/operator/<name>``, :mod:`web.operator`, admins only): the
+store REST API refuses raw writes of memory (:mod:`server.access`), so every
+write an operator makes goes through mnemo's functions and their audit
+trail, whichever way it is reached.
+
+An operation takes a :class:`Target` and the command's parameters by name
+(``user_id``, ...), checks them (a route's body is input like any other) and
+returns a JSON-serialisable document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from mnemo.core import InvalidInputError, User
+from mnemo.kinds import Origin
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """Where an operation runs and who asked."""
+
+    store: BaseStore
+    client: Any = None
+    """A ``langgraph_sdk`` client of the server (threads), ``None`` on PostgreSQL."""
+    actor: str
+    """Who asked (``cli:<login>``, or the admin's identity), recorded in the audit trail."""
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(source="admin", actor=self.actor)
+
+
+Operation = Callable[[Target, Mapping[str, Any]], Awaitable[Any]]
+OPERATIONS: dict[str, Operation] = {}
+
+
+def operation(name: str) -> Callable[[Operation], Operation]:
+    def register(fn: Operation) -> Operation:
+        OPERATIONS[name] = fn
+        return fn
+
+    return register
+
+
+def _user(params: Mapping[str, Any]) -> User:
+    return User.of(params.get("user_id"))  # type: ignore[arg-type]  # checked there: a string, not empty
+
+
+def _flag(params: Mapping[str, Any], name: str) -> bool:
+    value = params.get(name, False)
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{name} is true or false, got {value!r}")
+    return value
+
+
+def _text(params: Mapping[str, Any], name: str) -> str | None:
+    value = params.get(name)
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{name} is a string, got {value!r}")
+    return value
+
+
+@operation("export")
+async def export(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.access import aexport_user
+
+    return await aexport_user(target.store, _user(params))
+
+
+@operation("erase")
+async def erase(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.access import aerase_threads, aerase_user
+
+    if not _flag(params, "yes"):
+        raise InvalidInputError("nothing is erased without yes=true (--yes)")
+    threads = _flag(params, "threads")
+    if threads and target.client is None:
+        raise InvalidInputError("threads live in the server, not in the store: erase them with --url")
+    user = _user(params)
+    report: dict[str, Any] = dict(
+        await aerase_user(
+            target.store, user, origin=target.origin, include_entitlements=_flag(params, "include_entitlements")
+        )
+    )
+    if threads:
+        report["threads"] = await aerase_threads(target.client, user.id)
+    return report
+
+
+@operation("entitle")
+async def entitle(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.access import aclear_entitlement, aget_entitlements, aset_entitlement, ausage_today
+
+    user, tool, allowed, limit = _user(params), _text(params, "tool"), params.get("allowed"), params.get("daily_limit")
+    if allowed is not None and not isinstance(allowed, bool):
+        raise InvalidInputError(f"allowed is true or false, got {allowed!r}")
+    if _flag(params, "clear"):
+        if allowed is not None or limit is not None:
+            raise InvalidInputError("clear takes no allowed or daily_limit")
+        await aclear_entitlement(target.store, user, tool, origin=target.origin)
+    elif allowed is not None or limit is not None:
+        allowed = True if allowed is None else allowed
+        await aset_entitlement(target.store, user, tool, allowed=allowed, daily_limit=limit, origin=target.origin)
+    rules = await aget_entitlements(target.store, user)
+    return {
+        "user_label": user.label,
+        "rules": rules,
+        "usage_today": await ausage_today(target.store, user),
+        "default": "every tool allowed, no quota" if not rules else None,
+    }
+
+
+@operation("promote-episode")
+async def promote_episode(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import aget_profile, apromote_episode
+
+    user, episode_id = _user(params), _text(params, "episode_id")
+    if not episode_id:
+        raise InvalidInputError("episode_id is required (export the user's memory to see them)")
+    # The user's own profile values are personal data too: scrubbed with the id.
+    personal = [entry["value"] for entry in (await aget_profile(target.store, user)).values()]
+    return await apromote_episode(target.store, user, episode_id, promoted_by=target.actor, personal=personal)
+
+
+@operation("reindex")
+async def reindex(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.core import alist_users
+    from mnemo.notes import arebuild
+
+    every = _flag(params, "all")
+    if every == (params.get("user_id") is not None):
+        raise InvalidInputError("give one user id or all=true (--all)")
+    # --all lists labels: a label is its own user for every namespace (User.of would map "~..." again).
+    labels = await alist_users(target.store) if every else [_user(params).label]
+    return {"notes_indexed": {label: await arebuild(target.store, User(id=label, label=label)) for label in labels}}
+
+
+@operation("audit-verify")
+async def audit_verify(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import averify
+
+    return await averify(target.store, _user(params))

@@ -1,0 +1,118 @@
+"""The note index of a user whose notes have none (``mnemo.notes.index.arebuild``,
+``python -m mnemo reindex``): built in bounded batches, from a turn at most once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+from langgraph.store.base import PutOp
+
+from mnemo import User, arecall
+from mnemo.cli import main
+from mnemo.notes import index as note_index
+from mnemo.stores.factory import open_store
+from mnemo.turn.snapshot import aload_snapshot
+from tests.store_backends import truncate
+
+MANY = 20_000
+
+
+def old_notes(user: User, count: int, *, embedded: bool = False) -> list[PutOp]:
+    """Notes written before the index existed (or around mnemo): no index items."""
+    return [
+        PutOp(
+            user.namespace("notes"),
+            f"k{i:05d}",
+            {"id": f"k{i:05d}", "text": f"old fact {i} about thing{i}", "updated_at": f"2026-01-01T{i:08d}"},
+            index=None if embedded else False,
+        )
+        for i in range(count)
+    ]
+
+
+async def put_all(store, ops: list[PutOp], batch: int = 1000) -> None:
+    for start in range(0, len(ops), batch):
+        await store.abatch(ops[start : start + batch])
+
+
+async def test_twenty_thousand_old_notes_on_postgres_get_their_index_from_a_turn(pg, cached_index, user):
+    """One batch of the whole index exceeded PostgreSQL's 65,535 bind parameters:
+    every turn failed. Built in bounded batches, the first turn sees its notes."""
+    async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+        await truncate(pg.uri)
+        await put_all(store, old_notes(user, MANY))
+        snap = await aload_snapshot(store, user, "", recent_limit=2)
+        assert [n["text"] for n in snap["recent"]] == [
+            "old fact 19999 about thing19999",
+            "old fact 19998 about thing19998",
+        ]
+        assert [n["text"] for n in await arecall(store, user, "thing12345", limit=1, margin=math.inf)] == [
+            "old fact 12345 about thing12345"
+        ]
+        assert await store.aget(note_index.index_namespace(user), note_index.REBUILD_KEY) is None  # marker gone
+
+
+def test_reindex_command_builds_every_users_index_on_postgres(pg, cached_index, monkeypatch, capsys):
+    monkeypatch.setenv("POSTGRES_URI", pg.uri)
+    alice, bob = User.of("u_alice"), User.of("bob@example.com")
+
+    async def seed() -> None:
+        async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+            await truncate(pg.uri)
+            await put_all(store, old_notes(alice, 1200) + old_notes(bob, 3))
+
+    async def head_count(user: User) -> int:
+        async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+            head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
+            return -1 if head is None else head.value["count"]
+
+    asyncio.run(seed())
+    assert asyncio.run(head_count(bob)) == -1  # precondition: no index
+    assert main(["reindex", "--all"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"notes_indexed": {alice.label: 1200, bob.label: 3}}
+    assert asyncio.run(head_count(bob)) == 3 and asyncio.run(head_count(alice)) == 1200
+    assert main(["reindex", "u_alice"]) == 0  # again: rebuilt from the notes, the same
+    assert json.loads(capsys.readouterr().out) == {"notes_indexed": {"u_alice": 1200}}
+    assert asyncio.run(head_count(alice)) == 1200
+    assert main(["reindex"]) == 2
+
+
+async def test_a_turn_starts_a_failing_rebuild_once_and_keeps_memory(store, user, monkeypatch):
+    await store.abatch(old_notes(user, 30, embedded=True))
+    original = note_index.arebuild
+    attempts = []
+
+    async def failing(store, user, **kwargs):
+        attempts.append(user.label)
+        raise RuntimeError("too many bind parameters")
+
+    monkeypatch.setattr(note_index, "arebuild", failing)
+    for _ in range(3):
+        snap = await aload_snapshot(store, user, "thing7", recent_limit=2, recall_margin=None)
+        assert snap["recent"] == []  # no index: no recent list...
+        assert "old fact 7 about thing7" in [n["text"] for n in snap["relevant"]]  # ...but memory by meaning
+    assert attempts == [user.label]  # once, not on every turn
+    monkeypatch.setattr(note_index, "arebuild", original)
+    assert await note_index.arebuild(store, user) == 30  # the migration completes it
+    snap = await aload_snapshot(store, user, "", recent_limit=1)
+    assert [n["text"] for n in snap["recent"]] == ["old fact 29 about thing29"]
+    assert await store.aget(note_index.index_namespace(user), note_index.REBUILD_KEY) is None
+
+
+async def test_a_rebuild_writes_bounded_batches_head_last(counting_store, user, monkeypatch):
+    store = counting_store
+    await store.abatch(old_notes(user, 300))
+    sizes, original = [], store.abatch
+
+    async def recording(ops):
+        ops = list(ops)
+        if any(isinstance(op, PutOp) and op.namespace[1] == note_index.NOTE_INDEX for op in ops):
+            sizes.append((len(ops), any(op.key == note_index.HEAD_KEY for op in ops if isinstance(op, PutOp))))
+        return await original(ops)
+
+    monkeypatch.setattr(store, "abatch", recording)
+    assert await note_index.arebuild(store, user, batch=100) == 300
+    assert len(sizes) > 3 and max(n for n, _ in sizes) <= 100
+    assert [head for _, head in sizes] == [False] * (len(sizes) - 1) + [True]

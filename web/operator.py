@@ -1,0 +1,48 @@
+"""``POST /memory/operator/<name>``: an admin runs one operator command
+(:mod:`mnemo.cli.operations`) on the server's own store.
+
+This is how ``python -m mnemo <command> --url`` reaches the memory of a
+running server: the store REST API refuses raw writes of memory
+(:mod:`server.access`), so the operation runs here, through mnemo's
+functions and their audit trail, with the same code as on PostgreSQL. The
+body is the command's parameters by name (``{"user_id": ..., ...}``); the
+answer is the operation's document (400 with ``{"error": ...}`` when it
+refused). Admin tokens only (403 otherwise); like every custom route it
+checks the bearer token itself (:mod:`web.caller`).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from mnemo import MnemoError
+from mnemo.access import caller_from_authorization, secret_from_env
+from mnemo.cli import OPERATIONS, Target
+from web.caller import json_object
+from web.memory import refusal
+
+
+async def operator(request: Request) -> JSONResponse:
+    from langgraph_sdk import get_client
+
+    from mnemo.stores import ServerStore
+
+    try:
+        who = caller_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
+    except MnemoError as exc:
+        return refusal(exc)
+    if not who.admin:
+        return JSONResponse({"error": "operator commands need an admin token"}, status_code=403)
+    run = OPERATIONS.get(request.path_params["name"])
+    if run is None:
+        return JSONResponse({"error": f"no operator command {request.path_params['name']!r}"}, status_code=404)
+    params = await json_object(request)
+    if params is None:
+        return JSONResponse({"error": "send the command's parameters as a JSON object"}, status_code=400)
+    client = get_client()  # in-process: the server's own API (threads), no auth in between
+    try:
+        document = await run(Target(store=ServerStore(client), client=client, actor=who.user_id), params)
+    except MnemoError as exc:
+        return refusal(exc)
+    return JSONResponse(document)
