@@ -6,6 +6,7 @@ everything a user has; the kinds, their namespaces and modules: ``docs/memory.md
 
 from mnemo.core import (
     POLICIES_NAMESPACE,
+    Caller,
     DimsMismatchError,
     EmbeddedPostgresError,
     IndexMissingError,
@@ -35,6 +36,7 @@ from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember,
 from mnemo.writing import MemoryExtraction, aextract, build_extractor
 
 __all__ = [
+    "Caller",
     "DimsMismatchError",
     "EmbeddedPostgresError",
     "IndexMissingError",

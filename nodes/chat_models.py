@@ -13,11 +13,11 @@ from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
 from mnemo.core import InvalidInputError, clamp
+from nodes.context import configured_model
 
 #: ``provider:model`` -> the model built for it (tests register scripted models here).
 _models: dict[str, BaseChatModel] = {}
 
-DEFAULT_MODEL = "openai:gpt-4o-mini"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MAX_RETRIES = 2
 
@@ -27,7 +27,7 @@ def allowed_models() -> set[str]:
     listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
     if listed:
         return listed
-    configured = {os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL, os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
+    configured = {configured_model(), os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
     return {m for m in configured if m}
 
 

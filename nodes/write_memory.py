@@ -4,6 +4,7 @@ without failing the turn (``mnemo.writing.pipeline``, ``mnemo.writing.background
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -29,12 +30,8 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
         config = get_config()
         if on_platform(config):
             try:
-                writer_context = {
-                    "user_id": user.id,
-                    "model": ctx.model,
-                    "extraction_model": ctx.extraction_model,
-                    "extraction_timeout_s": ctx.extraction_timeout_s,
-                }
+                # The writer runs with this run's Context, for the resolved user.
+                writer_context = {**asdict(ctx), "user_id": user.id}
                 await aschedule_extraction(
                     config["configurable"]["thread_id"], writer_context, delay_s=ctx.memory_write_delay_s
                 )

@@ -10,25 +10,27 @@ under a user's label), default-deny: memory is written through mnemo alone
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from mnemo.core import (
-    POLICIES_NAMESPACE,
+    APP,
+    NOT_ISSUED,
     RESERVED_ROOTS,
+    SHARED_ROOT,
+    Caller,
+    InvalidTokenError,
+    MnemoError,
     check_new_messages,
-    field_of,
-    user_label,
+    resolve_user,
 )
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
 _WRITES = frozenset({"put", "delete"})
 
-SHARED_ROOT = POLICIES_NAMESPACE[0]  # "org": shared knowledge
 #: Kinds under a user's label that raw store writes may change: the
 #: application's own items, which mnemo never reads. Nothing else (allow-list).
-FREE_KINDS = frozenset({"app"})
+FREE_KINDS = frozenset({APP})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
@@ -38,26 +40,23 @@ class Forbidden(Exception):
     """The caller is authenticated but may not do this (HTTP 403)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The authenticated identity of a request."""
+def request_caller(user: Any) -> Caller:
+    """The caller of a REST request, from the server's user object (what
+    ``authenticate`` returned). Only identities from a verified mnemo token
+    reach the handlers (studio auth is disabled); anything else is refused,
+    not guessed.
 
-    user_id: str
-    admin: bool = False
-
-    @property
-    def label(self) -> str:
-        return user_label(self.user_id)
-
-    @classmethod
-    def of(cls, user: Any) -> Caller:
-        """From the server's user object (what ``authenticate`` returned)."""
-        role = field_of(user, "role")
-        if field_of(user, "kind") == "StudioUser" or role not in ("user", "admin"):
-            # Only identities from a verified mnemo token reach the handlers
-            # (studio auth is disabled); anything else is refused, not guessed.
-            raise Forbidden("This identity was not issued by mnemo; send 'Authorization: Bearer <token>'")
-        return cls(user_id=user.identity, admin=role == "admin")
+    Raises:
+        Forbidden: no identity, LangGraph Studio's built-in user, or an
+            identity without a mnemo role.
+    """
+    try:
+        caller = Caller.of(user)
+    except InvalidTokenError:
+        caller = None
+    if caller is None:
+        raise Forbidden(NOT_ISSUED)
+    return caller
 
 
 def authorize_store(
@@ -112,14 +111,19 @@ def stamp_owner(caller: Caller, value: Mapping[str, Any]) -> None:
 
 
 def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
-    """A user's run may not name another user: refused rather than silently
-    re-targeted, so a client bug shows up instead of reading the wrong memory.
-    (The graph uses the token's user anyway, see :func:`mnemo.resolve_user`.)
-    An admin may name any user."""
+    """A run may not name a user other than the one it acts for
+    (:func:`mnemo.resolve_user`): a user's run naming another user is refused
+    rather than silently re-targeted, so a client bug shows up instead of
+    reading the wrong memory. An admin may name any user."""
     named = (context or {}).get("user_id")
-    if caller.admin or named in (None, "", caller.user_id):
+    if named in (None, ""):
         return
-    raise Forbidden("context.user_id names another user; a user token runs only as its own user")
+    try:
+        acting_for = resolve_user(caller, named).id
+    except MnemoError:
+        return  # an admin named no valid user: the run fails saying so
+    if acting_for != named:
+        raise Forbidden("context.user_id names another user; a user token runs only as its own user")
 
 
 def check_run_input(run_input: Any) -> None:

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from langgraph_sdk import Auth
 
-from mnemo.access import InvalidTokenError, identity_from_authorization, secret_from_env
-from mnemo.core import MessageTooLongError, UnsupportedContentError
+from mnemo.access import InvalidTokenError, caller_from_authorization, secret_from_env
+from mnemo.core import Caller, MessageTooLongError, UnsupportedContentError
 from server.access import (
-    Caller,
     Forbidden,
     authorize_assistants,
     authorize_store,
     check_run_input,
     check_run_user,
     owner_filter,
+    request_caller,
     stamp_owner,
 )
 from server.credentials import authorization_from_headers
@@ -38,15 +38,15 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
 @auth.authenticate
 async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
     try:
-        identity = identity_from_authorization(authorization_from_headers(headers), secret=secret_from_env())
+        caller = caller_from_authorization(authorization_from_headers(headers), secret=secret_from_env())
     except InvalidTokenError as exc:
         raise _unauthorized(str(exc)) from None
-    return {"identity": identity.user_id, "role": identity.role, "permissions": [f"role:{identity.role}"]}
+    return {"identity": caller.user_id, "role": caller.role, "permissions": [f"role:{caller.role}"]}
 
 
 def _caller(ctx: Auth.types.AuthContext) -> Caller:
     try:
-        return Caller.of(ctx.user)
+        return request_caller(ctx.user)
     except Forbidden as exc:
         raise _forbidden(exc) from None
 

@@ -22,7 +22,7 @@ def _header(headers: Mapping[str, str] | Mapping[bytes, bytes], name: str) -> st
 
 def authorization_from_headers(headers: Mapping[str, str] | Mapping[bytes, bytes]) -> str | None:
     """The request's credentials as an ``Authorization`` value for
-    :func:`mnemo.access.tokens.identity_from_authorization`: the
+    :func:`mnemo.access.tokens.caller_from_authorization`: the
     ``Authorization`` header when sent, else ``Bearer <X-Api-Key>``, else ``None``."""
     authorization = _header(headers, "authorization")
     if authorization is not None and authorization.strip():

@@ -15,19 +15,20 @@ from starlette.testclient import TestClient
 
 from mnemo import user_label
 from mnemo.access.tokens import mint_token
+from mnemo.core import Caller
 from server.access import (
-    Caller,
     Forbidden,
     authorize_assistants,
     authorize_store,
     check_run_user,
     owner_filter,
+    request_caller,
     stamp_owner,
 )
 
 SECRET = "r" * 40
 CODE = "c0de-printed-by-scripts-dev"
-ALICE, BOB, ADMIN = Caller("alice"), Caller("bob"), Caller("backend", admin=True)
+ALICE, BOB, ADMIN = Caller("alice"), Caller("bob"), Caller("backend", "admin")
 MAPPED = Caller("zhou.wang@x.com")
 
 READS = ["get", "search", "list_namespaces"]
@@ -142,15 +143,15 @@ def test_identities_not_issued_by_mnemo_are_refused():
         kind = "StudioUser"
 
     with pytest.raises(Forbidden):
-        Caller.of(StudioLike())
+        request_caller(StudioLike())
 
     class Proxy(dict):  # like the platform's user proxy: attributes and mapping access
         identity = "alice"
 
-    assert Caller.of(Proxy(role="user")) == ALICE
-    assert Caller.of(Proxy(role="admin")).admin
+    assert request_caller(Proxy(role="user")) == ALICE
+    assert request_caller(Proxy(role="admin")).admin
     with pytest.raises(Forbidden):
-        Caller.of(Proxy())
+        request_caller(Proxy())
 
 
 # --------------------------------------------------------------------------- server.auth handlers
@@ -340,8 +341,8 @@ def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
 
     res = _post(dev_app, origin="http://127.0.0.1:2024", **{"sec-fetch-site": "same-origin"})
     assert res.status_code == 200, res.text
-    identity = verify_token(res.json()["token"], secret=SECRET)
-    assert identity.user_id == "alice" and not identity.is_admin
+    caller = verify_token(res.json()["token"], secret=SECRET)
+    assert caller.user_id == "alice" and not caller.admin
 
 
 @pytest.mark.parametrize(
@@ -377,8 +378,8 @@ def test_dev_sign_in_never_takes_a_role_from_the_request(dev_app):
             headers={"origin": "http://127.0.0.1:2024"},
         )
     assert res.status_code == 200, res.text
-    identity = verify_token(res.json()["token"], secret=SECRET)
-    assert identity.user_id == "alice" and not identity.is_admin
+    caller = verify_token(res.json()["token"], secret=SECRET)
+    assert caller.user_id == "alice" and not caller.admin
 
 
 # A page may send text/plain or a form without a preflight: the same JSON in

@@ -58,3 +58,15 @@ async def test_a_model_server_that_never_answers_fails_the_call(env):
             writer.close()
         server.close()
         await server.wait_closed()
+
+
+@pytest.mark.parametrize("configured", [None, ""])
+def test_without_a_configured_model_runs_and_the_allow_list_share_one_default(env, configured):
+    from nodes.context import DEFAULT_MODEL, Context
+
+    if configured is not None:
+        env.setenv("MNEMO_MODEL", configured)  # as .env.example leaves it
+    assert Context(user_id="u").model == DEFAULT_MODEL
+    assert allowed_models() == {DEFAULT_MODEL}
+    env.setenv("MNEMO_MODEL", "openai:model-7")
+    assert Context(user_id="u").model == "openai:model-7" and allowed_models() == {"openai:model-7"}

@@ -8,8 +8,9 @@ import sys
 import pytest
 
 from mnemo import cli
-from mnemo.access.tokens import Identity, verify_token
+from mnemo.access.tokens import verify_token
 from mnemo.cli import registry
+from mnemo.core import Caller
 
 SECRET = "c" * 40
 
@@ -17,9 +18,9 @@ SECRET = "c" * 40
 def test_token_mints_what_the_server_verifies(monkeypatch, capsys):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     assert cli.main(["token", "u_zhou"]) == 0
-    assert verify_token(capsys.readouterr().out.strip(), secret=SECRET) == Identity("u_zhou", "user")
+    assert verify_token(capsys.readouterr().out.strip(), secret=SECRET) == Caller("u_zhou", "user")
     assert cli.main(["token", "backend", "--admin", "--ttl", "30m"]) == 0
-    assert verify_token(capsys.readouterr().out.strip(), secret=SECRET).is_admin
+    assert verify_token(capsys.readouterr().out.strip(), secret=SECRET).admin
 
 
 def test_without_any_secret_token_says_how_to_get_one(monkeypatch, tmp_path, capsys):

@@ -8,9 +8,8 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from mnemo import User, aupdate_profile
+from mnemo.core import EPISODES, SHARED_EPISODES_NAMESPACE
 from mnemo.kinds.episodes import (
-    EPISODES,
-    SHARED_EPISODES_NAMESPACE,
     apromote_episode,
     arecord_episode,
     asimilar_episodes,

@@ -1,6 +1,6 @@
 """Time-bound notes (mnemo.notes.expiry): hidden after expiry by mnemo itself, on
 stores that ignore TTLs too, and swept. Time moves through ``expiry.clock``;
-nothing sleeps. The same case runs on PostgreSQL in test_conformance.py."""
+nothing sleeps. The same case runs on PostgreSQL in test_store_conformance.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, alist_notes, arecall, aremember
-from mnemo.core.identity import NOTES
+from mnemo.core import NOTES
 from mnemo.notes import expiry
 from mnemo.turn.snapshot import aload_snapshot, render_snapshot
 from mnemo.writing.apply import aapply_extraction

@@ -92,7 +92,8 @@ async def test_missing_user_id_fails_at_once(agent, model):
 
 
 async def test_authenticated_identity_wins(agent, model, store):
-    await say(agent, "I live in Hangzhou.", user="spoofed", config={"langgraph_auth_user_id": "real"})
+    real = {"langgraph_auth_user_id": "real", "langgraph_auth_user": {"identity": "real", "role": "user"}}
+    await say(agent, "I live in Hangzhou.", user="spoofed", config=real)
     assert (await aget_profile(store, User.of("real")))["city"]["value"] == "Hangzhou"
     assert await aget_profile(store, User.of("spoofed")) == {}
 
@@ -290,7 +291,7 @@ async def test_an_admin_identity_acts_for_the_user_the_run_names(agent, model, s
 
 
 async def test_a_note_carries_what_the_user_replied_to_never_as_the_fact(agent, model, store, script):
-    from mnemo.core.identity import NOTES
+    from mnemo.core import NOTES
 
     question = "Before I book the hamper: do you have any food allergies?"
     script.chat = lambda messages: AIMessage(content=question)
@@ -310,7 +311,7 @@ async def test_a_note_carries_what_the_user_replied_to_never_as_the_fact(agent, 
 
 
 async def test_a_note_the_model_saves_carries_what_the_user_replied_to(agent, model, store, script):
-    from mnemo.core.identity import NOTES
+    from mnemo.core import NOTES
 
     question = "Do you have any pets at home?"
     script.chat = lambda messages: AIMessage(content=question)

@@ -3,7 +3,8 @@ from langgraph.store.base import InvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, MissingUserError, User, resolve_user, user_label
-from mnemo.core.identity import RESERVED_ROOTS
+from mnemo.core import RESERVED_ROOTS, Caller, InvalidTokenError
+from nodes.context import current_user
 
 
 @pytest.mark.parametrize("uid", ["u_42", "alice", "A-b_c:d@e+f", "x" * 128])
@@ -43,31 +44,42 @@ def test_reserved_roots_cover_shared_namespaces():
 
 
 def test_resolve_user_from_context():
-    user = resolve_user({"user_id": "u1"}, {"configurable": {}})
+    user = current_user({"user_id": "u1"}, {"configurable": {}})
     assert user == User(id="u1", label="u1", authenticated=False)
 
 
 def test_authenticated_identity_wins_over_client_user_id():
-    config = {"configurable": {"langgraph_auth_user_id": "real-user", "langgraph_auth_user": {"identity": "real-user"}}}
-    user = resolve_user({"user_id": "someone-else"}, config)
+    config = {
+        "configurable": {
+            "langgraph_auth_user_id": "real-user",
+            "langgraph_auth_user": {"identity": "real-user", "role": "user"},
+        }
+    }
+    user = current_user({"user_id": "someone-else"}, config)
     assert user.id == "real-user" and user.authenticated
+
+
+def test_an_identity_mnemo_did_not_issue_fails_the_run():
+    config = {"configurable": {"langgraph_auth_user_id": "x", "langgraph_auth_user": {"identity": "x"}}}
+    with pytest.raises(InvalidTokenError, match="not issued by mnemo"):
+        current_user({"user_id": "u1"}, config)
 
 
 def test_unauthenticated_placeholder_and_studio_user_do_not_override():
     noauth = {"configurable": {"langgraph_auth_user_id": ""}}
-    assert resolve_user({"user_id": "u1"}, noauth).id == "u1"
+    assert current_user({"user_id": "u1"}, noauth).id == "u1"
     studio = {
         "configurable": {
             "langgraph_auth_user_id": "langgraph-studio-user",
             "langgraph_auth_user": {"kind": "StudioUser", "identity": "langgraph-studio-user"},
         }
     }
-    assert resolve_user({"user_id": "u1"}, studio).id == "u1"
+    assert current_user({"user_id": "u1"}, studio).id == "u1"
 
 
 def test_resolve_user_without_any_id_fails():
     with pytest.raises(MissingUserError):
-        resolve_user({"user_id": ""}, {"configurable": {"langgraph_auth_user_id": ""}})
+        current_user({"user_id": ""}, {"configurable": {"langgraph_auth_user_id": ""}})
 
 
 def test_user_namespaces_put_the_user_first():
@@ -80,16 +92,28 @@ def test_an_authenticated_user_cannot_be_redirected_but_an_admin_acts_for_the_na
     user = {
         "configurable": {"langgraph_auth_user_id": "bob", "langgraph_auth_user": {"identity": "bob", "role": "user"}}
     }
-    assert resolve_user({"user_id": "alice"}, user).id == "bob"
+    assert current_user({"user_id": "alice"}, user).id == "bob"
     admin = {
         "configurable": {
             "langgraph_auth_user_id": "backend",
             "langgraph_auth_user": {"identity": "backend", "role": "admin"},
         }
     }
-    assert resolve_user({"user_id": "alice"}, admin) == User(id="alice", label="alice", authenticated=True)
+    assert current_user({"user_id": "alice"}, admin) == User(id="alice", label="alice", authenticated=True)
     with pytest.raises(MissingUserError):
-        resolve_user({"user_id": ""}, admin)
+        current_user({"user_id": ""}, admin)
+
+
+def test_one_rule_of_who_acts_for_whom():
+    """resolve_user is the rule the graph, the REST handlers and the custom routes share."""
+    assert resolve_user(None, "alice") == User.of("alice")
+    assert resolve_user(Caller("bob"), "alice") == User.of("bob", authenticated=True)
+    assert resolve_user(Caller("bob"), None) == User.of("bob", authenticated=True)
+    assert resolve_user(Caller("backend", "admin"), "alice") == User.of("alice", authenticated=True)
+    with pytest.raises(MissingUserError):
+        resolve_user(Caller("backend", "admin"), None)
+    with pytest.raises(MissingUserError):
+        resolve_user(None, "")
 
 
 def test_a_user_id_that_is_not_text_gets_a_precise_error():
@@ -100,7 +124,7 @@ def test_a_user_id_that_is_not_text_gets_a_precise_error():
     with pytest.raises(InvalidInputError, match="unpaired UTF-16 surrogate"):
         user_label("zhou\ud800")
     with pytest.raises(InvalidInputError, match="got int"):
-        resolve_user({"user_id": 123}, None)
+        current_user({"user_id": 123}, {})
 
 
 def test_a_refused_user_id_says_what_to_send():

@@ -5,6 +5,8 @@ note caps per turn and per user."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import AIMessage
@@ -22,7 +24,7 @@ from mnemo import (
     aremember,
     aremember_many,
 )
-from mnemo.core.identity import NOTES
+from mnemo.core import NOTES
 from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints, check_message
 from mnemo.kinds.profile import aget_profile
 from mnemo.notes.model import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER
@@ -30,7 +32,7 @@ from mnemo.stores.embeddings import LocalE5Embeddings
 from mnemo.turn.snapshot import aload_snapshot
 from mnemo.writing.apply import aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction
-from nodes.context import KNOB_RANGES, Context
+from nodes.context import README, Context, knobs, with_table
 from server.access import check_run_input
 from tests.agent_harness import chat_prompts, memory_block, say
 from tests.scripted import tool_call
@@ -205,9 +207,10 @@ def test_context_knobs_are_clamped_to_their_documented_ranges():
     ctx = Context(user_id="u", recent_limit=1e6, memory_char_budget=1e9, recall_limit=-3, recall_margin=7)
     assert (ctx.recent_limit, ctx.memory_char_budget, ctx.recall_limit, ctx.recall_margin) == (20, 8000, 0, 0.2)
     assert isinstance(ctx.recent_limit, int)
-    for name, (lo, hi, _) in KNOB_RANGES.items():
-        doc_range = f"{lo:g}-{hi:g}"
-        assert doc_range in _doc(name), name  # documented where Studio and the README show it
+    assert len(knobs()) == 10  # every number a run may set has a range
+    for name, knob in knobs().items():
+        low, high = Context(user_id="u", **{name: -1e12}), Context(user_id="u", **{name: 1e12})
+        assert (getattr(low, name), getattr(high, name)) == (knob.lo, knob.hi), name
     for bad in ("many", float("nan"), None, [1]):
         with pytest.raises(InvalidInputError, match="recall_limit"):
             Context(user_id="u", recall_limit=bad)
@@ -223,12 +226,21 @@ def test_a_choice_outside_its_values_is_refused_with_its_name(name, bad):
         Context(user_id="u", **{name: bad})
 
 
-def _doc(name: str) -> str:
-    """The field docstring of ``Context.<name>`` (read from the source, as Studio shows it)."""
-    import inspect
+def test_the_schema_studio_shows_describes_every_field_with_its_range():
+    from graphs.agent import graph
 
-    source = inspect.getsource(Context)
-    return source.split(f"    {name}:", 1)[1].split('"""', 2)[1]
+    schema = graph.get_context_jsonschema()["properties"]
+    assert set(schema) == {f.name for f in fields(Context)} | {"recall_min_score"}
+    for name, prop in schema.items():
+        assert prop.get("description"), name
+    for name, knob in knobs().items():
+        assert schema[name]["description"].endswith(f" Range: {knob.lo:g}-{knob.hi:g}."), name
+
+
+def test_the_readme_configuration_table_is_generated_from_the_context_fields():
+    readme = README.read_text("utf-8")
+    assert "| `recent_limit` | 3 | 0-20 |" in readme  # the table is there, between its markers
+    assert with_table(readme) == readme, "stale README table: run python -m nodes.context --write-readme"
 
 
 async def test_huge_knobs_give_a_bounded_memory_block(agent, model, store):

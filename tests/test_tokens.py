@@ -10,7 +10,6 @@ import pytest
 
 from mnemo import MissingUserError
 from mnemo.access.tokens import (
-    Identity,
     InvalidTokenError,
     SecretError,
     ensure_dev_secret,
@@ -18,22 +17,23 @@ from mnemo.access.tokens import (
     parse_ttl,
     verify_token,
 )
+from mnemo.core import Caller
 
 SECRET = "s" * 64  # long enough for the HS512 case too
 OTHER = "o" * 64
 
 
 def test_a_minted_token_verifies_to_its_user_and_role():
-    assert verify_token(mint_token("u_alice", secret=SECRET), secret=SECRET) == Identity("u_alice", "user")
+    assert verify_token(mint_token("u_alice", secret=SECRET), secret=SECRET) == Caller("u_alice", "user")
     admin = verify_token(mint_token("backend", secret=SECRET, role="admin"), secret=SECRET)
-    assert admin.is_admin and admin.user_id == "backend"
+    assert admin.admin and admin.user_id == "backend"
     mapped = verify_token(mint_token("zhou.wang@x.com", secret=SECRET), secret=SECRET)
     assert mapped.label.startswith("~")  # the same mapping as the memory's namespaces
 
 
 def test_role_defaults_to_user_when_the_claim_is_absent():
     token = jwt.encode({"sub": "u1", "exp": datetime.now(UTC) + timedelta(minutes=5)}, SECRET, algorithm="HS256")
-    assert verify_token(token, secret=SECRET) == Identity("u1", "user")
+    assert verify_token(token, secret=SECRET) == Caller("u1", "user")
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,12 @@ tests/test_e2e_background.py)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 
 from graphs.memory_writer import builder as writer_builder
 from mnemo import User, aget_profile, alist_notes
 from mnemo.writing import background
+from nodes.context import Context
 from tests.agent_harness import extraction_prompts, say
 
 ON_PLATFORM = {"langgraph_request_id": "req-1"}
@@ -43,12 +45,13 @@ async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent,
     assert run["multitask_strategy"] == "rollback" and run["if_not_exists"] == "create"
     assert run["thread_id"] == background.writer_thread_id("t1") != "t1"
     assert run["context"]["user_id"] == "u_zhou" and run["input"] == {"thread_id": "t1"}
+    # the writer's context is this run's Context, every field of it
+    expected = Context(user_id="u_zhou", model="scripted", memory_write_mode="background", memory_write_delay_s=7)
+    assert run["context"] == asdict(expected)
 
     # Only the last scheduled run survives the debounce: it reads all three turns.
     writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
     wcfg = {"configurable": {"thread_id": run["thread_id"]}}
-    from nodes.context import Context
-
     await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
     prompts = extraction_prompts(model)
     assert len(prompts) == 1 and all(t in prompts[0] for t in ("I'm Zhou.", "Hangzhou", "peanuts"))
@@ -72,7 +75,6 @@ async def test_a_background_writer_never_overwrites_a_newer_value(agent, model, 
     # Before the writer runs, the user corrects the city elsewhere (another thread, the UI).
     await aupdate_profile(store, User.of("u_zhou"), {"city": "Beijing"})
     run = fake_platform.scheduled[-1]
-    from nodes.context import Context
 
     writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
     await writer.ainvoke(

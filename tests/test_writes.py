@@ -60,7 +60,7 @@ async def test_dated_facts_keep_the_date_they_are_about_and_a_bad_date_costs_onl
 
 
 async def test_each_note_gets_the_context_of_the_message_it_came_from(store, user):
-    from mnemo.core.identity import NOTES
+    from mnemo.core import NOTES
     from mnemo.writing.apply import Said
 
     said = [

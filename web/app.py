@@ -18,7 +18,8 @@ from starlette.routing import Route
 
 from mnemo import MnemoError, user_label
 from mnemo.access import InvalidTokenError
-from mnemo.kinds import EPISODES, build_episode
+from mnemo.core import EPISODES
+from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
@@ -55,7 +56,7 @@ async def feedback(request: Request) -> JSONResponse:
             {"error": "thread_id is required and outcome is 'resolved' or 'unresolved'"}, status_code=400
         )
     try:
-        user, identity = caller(request, body.get("user_id"))
+        user, who = caller(request, body.get("user_id"))
     except InvalidTokenError as exc:
         return JSONResponse({"error": str(exc)}, status_code=401)
     except MnemoError as exc:
@@ -70,11 +71,11 @@ async def feedback(request: Request) -> JSONResponse:
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
     owner = (thread.get("metadata") or {}).get(OWNER)
     values = state["values"] if isinstance(state["values"], dict) else {}
-    if values.get("owner") != user.label or (not identity.is_admin and owner != user.id):
+    if values.get("owner") != user.label or (not who.admin and owner != user.id):
         return JSONResponse({"error": f"no thread {thread_id!r}"}, status_code=404)
     episode = build_episode(
         convert_to_messages(values.get("messages") or []),
-        assistant_id=str((thread.get("metadata") or {}).get("assistant_id") or "agent"),
+        assistant_id=str((thread.get("metadata") or {}).get("assistant_id") or DEFAULT_ASSISTANT),
         thread_id=thread_id,
         outcome=outcome,
         source="feedback_route",

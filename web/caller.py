@@ -4,7 +4,7 @@ Custom routes (``langgraph.json`` → ``http.app``) are not behind the
 platform's authentication, so each one that touches a user's data checks the
 token itself (``Authorization: Bearer`` or ``X-Api-Key``, read by
 :mod:`server.credentials`), with the same verification as ``server.auth``
-(:func:`mnemo.access.tokens.identity_from_authorization`).
+(:func:`mnemo.access.tokens.caller_from_authorization`).
 """
 
 from __future__ import annotations
@@ -13,24 +13,23 @@ from typing import Any
 
 from starlette.requests import Request
 
-from mnemo import User
-from mnemo.access import Identity, identity_from_authorization, secret_from_env
+from mnemo import Caller, User, resolve_user
+from mnemo.access import caller_from_authorization, secret_from_env
 from server.credentials import authorization_from_headers
 
 
-def caller(request: Request, named_user_id: object = None) -> tuple[User, Identity]:
-    """``(user, identity)`` from the request's token: a user acts for
-    themselves (``named_user_id`` is ignored); an admin (an app backend) for
-    the user it names.
+def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
+    """``(user, caller)`` from the request's token (``Authorization: Bearer``
+    or ``X-Api-Key``): whose memory the caller reaches
+    (:func:`mnemo.resolve_user`: a user their own, whatever ``named_user_id``
+    says; an admin, an app backend, the user it names).
 
     Raises:
         InvalidTokenError: no usable token (answer 401).
         MnemoError: an admin named no valid user (answer 400).
     """
-    identity = identity_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
-    if identity.is_admin:
-        return User.of(str(named_user_id or "")), identity
-    return User.of(identity.user_id, authenticated=True), identity
+    who = caller_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
+    return resolve_user(who, named_user_id), who
 
 
 async def json_object(request: Request) -> dict[str, Any] | None:

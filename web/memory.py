@@ -12,7 +12,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import ListingChangedError, MnemoError
-from mnemo.access import Identity, InvalidTokenError
+from mnemo.access import InvalidTokenError
+from mnemo.core import Caller
 from mnemo.kinds import Origin
 from web.caller import caller, json_object
 
@@ -25,9 +26,9 @@ def _store() -> Any:
     return ServerStore(get_client())
 
 
-def _origin(identity: Identity) -> Origin:
-    if identity.is_admin:
-        return Origin(source="admin", actor=identity.user_id)
+def _origin(who: Caller) -> Origin:
+    if who.admin:
+        return Origin(source="admin", actor=who.user_id)
     return Origin(source="user_said")  # the user, from the console or their own app
 
 
@@ -64,8 +65,8 @@ async def forget_memory(request: Request) -> JSONResponse:
     if kind not in ("profile", "note") or not isinstance(key, str) or not key:
         return JSONResponse({"error": "kind is 'profile' or 'note' and key is a non-empty string"}, status_code=400)
     try:
-        user, identity = caller(request, body.get("user_id"))
-        origin = _origin(identity)
+        user, who = caller(request, body.get("user_id"))
+        origin = _origin(who)
         store = _store()
         if kind == "profile":
             changes = await aupdate_profile(store, user, {}, forget=[key], origin=origin)

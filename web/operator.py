@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import MnemoError
-from mnemo.access import identity_from_authorization, secret_from_env
+from mnemo.access import caller_from_authorization, secret_from_env
 from mnemo.cli import OPERATIONS, Target
 from web.caller import json_object
 from web.memory import refusal
@@ -29,10 +29,10 @@ async def operator(request: Request) -> JSONResponse:
     from mnemo.stores import ServerStore
 
     try:
-        identity = identity_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
+        who = caller_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
     except MnemoError as exc:
         return refusal(exc)
-    if not identity.is_admin:
+    if not who.admin:
         return JSONResponse({"error": "operator commands need an admin token"}, status_code=403)
     run = OPERATIONS.get(request.path_params["name"])
     if run is None:
@@ -42,7 +42,7 @@ async def operator(request: Request) -> JSONResponse:
         return JSONResponse({"error": "send the command's parameters as a JSON object"}, status_code=400)
     client = get_client()  # in-process: the server's own API (threads), no auth in between
     try:
-        document = await run(Target(store=ServerStore(client), client=client, actor=identity.user_id), params)
+        document = await run(Target(store=ServerStore(client), client=client, actor=who.user_id), params)
     except MnemoError as exc:
         return refusal(exc)
     return JSONResponse(document)

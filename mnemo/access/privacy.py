@@ -15,6 +15,7 @@ from mnemo.access.entitlements import Entitlements, Usage
 from mnemo.core import (
     AUDIT,
     ENTITLEMENTS,
+    NOTE_INDEX,
     NOTES,
     PAGE_SIZE,
     PROFILE,
@@ -26,7 +27,7 @@ from mnemo.core import (
     now_iso,
 )
 from mnemo.kinds import AUDIT_HEAD, AuditRecord, Origin, Profile, abatch_audited, audit_op, profile_from_items
-from mnemo.notes import NOTE_INDEX, Note, to_note
+from mnemo.notes import Note, to_note
 
 #: Identifies the document's shape; bumped when it changes incompatibly.
 EXPORT_FORMAT: Literal["mnemo.export/1"] = "mnemo.export/1"

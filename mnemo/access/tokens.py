@@ -11,14 +11,13 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 import jwt
 
-from mnemo.core import InvalidTokenError, SecretError, user_label
+from mnemo.core import ROLES, Caller, InvalidTokenError, Role, SecretError, user_label
 
 ALGORITHM = "HS256"
 SECRET_ENV = "MNEMO_JWT_SECRET"
@@ -29,9 +28,6 @@ DEFAULT_TTL = timedelta(hours=12)
 #: Clock skew tolerated between the minting and the verifying machine.
 LEEWAY = timedelta(seconds=10)
 
-Role = Literal["user", "admin"]
-ROLES: tuple[Role, ...] = ("user", "admin")
-
 
 class Claims(TypedDict):
     """The payload of a mnemo token."""
@@ -40,23 +36,6 @@ class Claims(TypedDict):
     role: Role
     iat: int
     exp: int
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """A verified caller."""
-
-    user_id: str
-    role: Role = "user"
-
-    @property
-    def is_admin(self) -> bool:
-        return self.role == "admin"
-
-    @property
-    def label(self) -> str:
-        """The namespace label of this caller's own memory."""
-        return user_label(self.user_id)
 
 
 def check_secret(secret: str | None) -> str:
@@ -112,7 +91,7 @@ def mint_token(
     return jwt.encode(dict(claims), check_secret(secret), algorithm=ALGORITHM)
 
 
-def verify_token(token: str, *, secret: str) -> Identity:
+def verify_token(token: str, *, secret: str) -> Caller:
     """The caller a token names, once its signature, expiry and claims check out.
 
     Only HS256 is accepted (``alg: none`` and every other algorithm are
@@ -142,7 +121,7 @@ def verify_token(token: str, *, secret: str) -> Identity:
         raise InvalidTokenError("Token 'sub' (the user id) is empty")
     if role not in ROLES:
         raise InvalidTokenError(f"Token 'role' must be one of {ROLES}, not {role!r}")
-    return Identity(user_id=sub, role=role)
+    return Caller(user_id=sub, role=role)
 
 
 _TTL = re.compile(r"(\d+)\s*([smhd]?)")
@@ -163,7 +142,7 @@ BEARER_HINT = (
 )
 
 
-def identity_from_authorization(authorization: str | None, *, secret: str) -> Identity:
+def caller_from_authorization(authorization: str | None, *, secret: str) -> Caller:
     """The caller an ``Authorization`` header names (``Bearer <token>``).
 
     Raises:

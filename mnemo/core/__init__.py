@@ -1,5 +1,6 @@
 """The small core every memory kind stands on: errors, whose memory
-(user ids and labels), input bounds, quoting, text rules, and the store
+(user ids and labels, who acts for whom), the
+namespaces, input bounds, quoting, text rules, and the store
 discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
@@ -22,17 +23,13 @@ from mnemo.core.errors import (
     UnsupportedContentError,
 )
 from mnemo.core.identity import (
-    AUDIT,
-    ENTITLEMENTS,
-    INVALIDATED_NOTES,
-    NOTES,
-    POLICIES_NAMESPACE,
-    PROFILE,
-    RESERVED_ROOTS,
-    USAGE,
+    NOT_ISSUED,
+    ROLES,
+    Caller,
+    Role,
     User,
-    field_of,
     resolve_user,
+    run_caller,
     user_label,
 )
 from mnemo.core.limits import (
@@ -44,6 +41,23 @@ from mnemo.core.limits import (
     check_message,
     check_new_messages,
     clamp,
+)
+from mnemo.core.namespaces import (
+    APP,
+    AUDIT,
+    ENTITLEMENTS,
+    EPISODES,
+    INSTRUCTIONS,
+    INVALIDATED_NOTES,
+    NOTE_INDEX,
+    NOTES,
+    POLICIES,
+    POLICIES_NAMESPACE,
+    PROFILE,
+    RESERVED_ROOTS,
+    SHARED_EPISODES_NAMESPACE,
+    SHARED_ROOT,
+    USAGE,
 )
 from mnemo.core.quoting import (
     data_block,
@@ -78,11 +92,13 @@ from mnemo.core.text import (
 )
 
 __all__ = [
+    "APP",
     "adds_nothing",
     "alist_all",
     "alist_rest",
     "alist_users",
     "AUDIT",
+    "Caller",
     "bm25_tokens",
     "bounded_ints",
     "bounded_query",
@@ -98,11 +114,12 @@ __all__ = [
     "DimsMismatchError",
     "EmbeddedPostgresError",
     "ENTITLEMENTS",
-    "field_of",
+    "EPISODES",
     "ForeignThreadError",
     "IndexMissingError",
     "InvalidInputError",
     "InvalidTokenError",
+    "INSTRUCTIONS",
     "list_op",
     "ListingChangedError",
     "MAX_EMBED_CHARS",
@@ -114,10 +131,13 @@ __all__ = [
     "most_recent",
     "NoteLimitError",
     "INVALIDATED_NOTES",
+    "NOT_ISSUED",
+    "NOTE_INDEX",
     "NOTES",
     "now_iso",
     "only_in_namespace",
     "PAGE_SIZE",
+    "POLICIES",
     "POLICIES_NAMESPACE",
     "RESERVED_ROOTS",
     "PROFILE",
@@ -125,12 +145,18 @@ __all__ = [
     "quote",
     "reciprocal_rank_fusion",
     "require_index",
+    "RESERVED_ROOTS",
     "resolve_user",
+    "Role",
+    "ROLES",
+    "run_caller",
     "score_of",
     "script_of",
     "search_result",
     "SecretError",
     "semantic_hits",
+    "SHARED_EPISODES_NAMESPACE",
+    "SHARED_ROOT",
     "StoreClosedError",
     "UnstorableValueError",
     "USAGE",

@@ -10,7 +10,8 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── InvalidInputError       (also a ValueError) refused before any write
     │   ├── UnstorableValueError  a value PostgreSQL cannot store
     │   ├── NoteLimitError        the user is at the note cap
-    │   └── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
+    │   ├── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
+    │   └── UnsupportedContentError  a message part that is not text
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block

@@ -2,7 +2,8 @@
 
 mnemo never hands a raw user id to the store: :func:`user_label` keeps a safe id
 verbatim and maps any other to ``~`` + 32 hex digits of its SHA-256, deterministically,
-never equal to a verbatim id. The id comes from trusted context, never from the model.
+never equal to a verbatim id. Who acts for whom is decided once, by :func:`resolve_user`,
+from the :class:`Caller` the server verified, never from the model.
 """
 
 from __future__ import annotations
@@ -11,33 +12,21 @@ import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
-from mnemo.core.errors import InvalidInputError, MissingUserError
-
-#: Roots used by shared namespaces (and by the platform). A user with one of
-#: these ids is mapped, so a prefix search over the user's data can never reach
-#: shared data.
-RESERVED_ROOTS = frozenset({"org", "agent", "langgraph", "mnemo"})
+from mnemo.core.errors import InvalidInputError, InvalidTokenError, MissingUserError
+from mnemo.core.namespaces import RESERVED_ROOTS
 
 _VERBATIM = re.compile(r"[A-Za-z0-9_@+:\-]{1,128}")
 #: Unpaired surrogates (a lone JSON escape such as \ud800): not text, and not encodable for hashing.
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
-PROFILE = "profile"
-NOTES = "notes"
-#: Notes the user said are no longer true: out of recall and the prompt, in the export.
-INVALIDATED_NOTES = "notes_invalidated"
-AUDIT = "audit"
-ENTITLEMENTS = "entitlements"
-USAGE = "usage"
-
-#: Role of an authenticated caller that may act for the user a run names
-#: (``langgraph_auth_user["role"]``, set by the server from a verified token).
-ADMIN_ROLE = "admin"
-
-#: Shared, read-only organisation knowledge.
-POLICIES_NAMESPACE: tuple[str, ...] = ("org", "policies")
+Role = Literal["user", "admin"]
+ROLES: tuple[Role, ...] = ("user", "admin")
+#: ``kind`` of LangGraph Studio's built-in user: not an identity mnemo issued.
+STUDIO_USER = "StudioUser"
+#: What a caller whose identity mnemo did not issue is told.
+NOT_ISSUED = "This identity was not issued by mnemo; send 'Authorization: Bearer <token>'"
 
 
 def user_label(user_id: str) -> str:
@@ -85,37 +74,71 @@ class User:
         return (self.label,)
 
 
-def resolve_user(context: Any, config: Mapping[str, Any] | None) -> User:
-    """The one place that decides whose memory a run reads and writes.
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who acts: an identity the server verified (a mnemo token's ``sub`` and ``role``)."""
 
-    Args:
-        context: the run's context object (``runtime.context``); its
-            ``user_id`` attribute (or key) is what the client sent.
-        config: the run's ``RunnableConfig``. When the server authenticated the
-            caller, ``configurable.langgraph_auth_user_id`` holds that identity
-            and **wins** over the client's ``user_id``, except for an
-            identity whose ``langgraph_auth_user`` has role
-            :data:`ADMIN_ROLE`: an admin acts for the ``user_id`` the run
-            names (and, naming none, fails like everyone else). The
-            unauthenticated placeholder (empty identity) and LangGraph
-            Studio's built-in user do not count as an authenticated identity.
+    user_id: str
+    role: Role = "user"
+
+    @property
+    def admin(self) -> bool:
+        return self.role == "admin"
+
+    @property
+    def label(self) -> str:
+        """The namespace label of this caller's own memory."""
+        return user_label(self.user_id)
+
+    @classmethod
+    def of(cls, auth_user: Any, identity: object = None) -> Caller | None:
+        """The caller the platform authenticated: what ``server.auth.authenticate``
+        returned, as the auth handlers get it (``ctx.user``) and runs get it
+        (``configurable["langgraph_auth_user"]``). ``None`` when nobody was: no
+        identity (a server without auth, a compiled graph) or LangGraph Studio's
+        built-in user. ``identity`` overrides the user object's own (runs
+        carry it beside, as ``langgraph_auth_user_id``).
+
+        Raises:
+            InvalidTokenError: an identity mnemo did not issue (no mnemo role).
+        """
+        identity = identity if identity is not None else _field(auth_user, "identity")
+        if not isinstance(identity, str) or not identity.strip() or _field(auth_user, "kind") == STUDIO_USER:
+            return None
+        role = _field(auth_user, "role")
+        if role not in ROLES:
+            raise InvalidTokenError(NOT_ISSUED)
+        return cls(user_id=identity, role=cast(Role, role))
+
+
+def run_caller(config: Mapping[str, Any] | None) -> Caller | None:
+    """The :class:`Caller` the server authenticated for a run (its ``RunnableConfig``)."""
+    configurable = (config or {}).get("configurable") or {}
+    identity = configurable.get("langgraph_auth_user_id")
+    return Caller.of(configurable.get("langgraph_auth_user"), identity) if identity else None
+
+
+def resolve_user(caller: Caller | None, named_user_id: object) -> User:
+    """The one rule of who acts for whom: whose memory ``caller`` reaches when
+    the request (a run's ``context.user_id``, a route's ``user_id``) names
+    ``named_user_id``.
+
+    * nobody authenticated (``None``): the user named;
+    * a user: themselves, whatever is named (the REST API refuses the
+      naming of another user before, see ``server.access.check_run_user``);
+    * an admin: the user named.
 
     Raises:
-        MissingUserError: neither source has a user id.
+        MissingUserError: the user is to be named and none is.
+        InvalidInputError: the named id is not a string.
     """
-    configurable = (config or {}).get("configurable") or {}
-    auth_id = configurable.get("langgraph_auth_user_id")
-    auth_user = configurable.get("langgraph_auth_user")
-    studio = field_of(auth_user, "kind") == "StudioUser"
-    if isinstance(auth_id, str) and auth_id.strip() and not studio:
-        if field_of(auth_user, "role") == ADMIN_ROLE:
-            return User.of(field_of(context, "user_id") or "", authenticated=True)
-        return User.of(auth_id, authenticated=True)
-    return User.of(field_of(context, "user_id") or "")
+    if caller is not None and not caller.admin:
+        return User.of(caller.user_id, authenticated=True)
+    return User.of(cast(str, named_user_id or ""), authenticated=caller is not None)
 
 
-def field_of(obj: Any, name: str) -> Any:
-    """Read ``name`` from a dataclass, a mapping or the platform's user object."""
+def _field(obj: Any, name: str) -> Any:
+    """``name`` of the platform's user object (attributes and mapping access) or a mapping."""
     value = getattr(obj, name, None)
     if value is None and callable(getattr(obj, "get", None)):
         value = obj.get(name)

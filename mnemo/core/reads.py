@@ -197,7 +197,7 @@ async def alist_users(store: BaseStore, *, page_size: int = PAGE_SIZE) -> list[s
     ``limit=1`` read, and shared roots (``org`` and the other reserved roots of
     :mod:`mnemo.core.identity`) are never users.
     """
-    from mnemo.core.identity import RESERVED_ROOTS
+    from mnemo.core.namespaces import RESERVED_ROOTS
 
     roots: list[str] = []
     offset = 0

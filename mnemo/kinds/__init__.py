@@ -14,9 +14,9 @@ from mnemo.kinds.audit import (
     averify,
 )
 from mnemo.kinds.episodes import (
+    EPISODE_CHAR_BUDGET,
+    EPISODE_LIMIT,
     EPISODE_MIN_SCORE,
-    EPISODES,
-    SHARED_EPISODES_NAMESPACE,
     Episode,
     apromote_episode,
     arecord_episode,
@@ -29,6 +29,7 @@ from mnemo.kinds.hard_rules import (
     HARD_RULES,
 )
 from mnemo.kinds.instructions import (
+    DEFAULT_ASSISTANT,
     aget_instructions,
     arewrite_from_feedback,
     assistant_of,
@@ -58,6 +59,7 @@ from mnemo.kinds.profile import (
 )
 
 __all__ = [
+    "DEFAULT_ASSISTANT",
     "abatch_audited",
     "AUDIT_HEAD",
     "AuditCheck",
@@ -78,8 +80,9 @@ __all__ = [
     "aupdate_profile",
     "build_episode",
     "Episode",
+    "EPISODE_CHAR_BUDGET",
+    "EPISODE_LIMIT",
     "EPISODE_MIN_SCORE",
-    "EPISODES",
     "format_profile",
     "HARD_RULES",
     "load_policy_file",
@@ -95,7 +98,6 @@ __all__ = [
     "ProfileField",
     "render_episodes",
     "ResponseStyle",
-    "SHARED_EPISODES_NAMESPACE",
     "similar_ops",
     "Source",
     "SOURCES",

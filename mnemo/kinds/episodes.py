@@ -16,6 +16,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.core import (
+    EPISODES,
+    SHARED_EPISODES_NAMESPACE,
     InvalidInputError,
     User,
     bounded_query,
@@ -27,9 +29,6 @@ from mnemo.core import (
     search_result,
     semantic_hits,
 )
-
-EPISODES = "episodes"
-SHARED_EPISODES_NAMESPACE: tuple[str, ...] = ("org", "episodes")
 
 #: Similarity (new request as query, past request as passage) a case needs to
 #: be shown: 0.88 maximises F0.5 on 48 labelled pairs, precision 0.88, recall

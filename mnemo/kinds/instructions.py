@@ -17,7 +17,17 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langgraph.store.base import BaseStore, PutOp
 from pydantic import BaseModel, Field
 
-from mnemo.core import InvalidInputError, alist_all, check_storable_text, data_block, now_iso, quote, user_label
+from mnemo.core import (
+    INSTRUCTIONS,
+    SHARED_ROOT,
+    InvalidInputError,
+    alist_all,
+    check_storable_text,
+    data_block,
+    now_iso,
+    quote,
+    user_label,
+)
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 
 #: The assistant a run belongs to when the server does not say (a compiled graph in tests).
@@ -65,7 +75,7 @@ def assistant_of(config: Mapping[str, Any] | None) -> str:
 
 
 def instructions_namespace(assistant_id: str) -> tuple[str, str, str]:
-    return ("org", "instructions", user_label(str(assistant_id)))
+    return (SHARED_ROOT, INSTRUCTIONS, user_label(str(assistant_id)))
 
 
 def _version(key: str, value: Mapping[str, Any]) -> InstructionVersion:

@@ -10,7 +10,6 @@ from mnemo.notes.expiry import (
     now,
 )
 from mnemo.notes.index import (
-    NOTE_INDEX,
     arebuild,
 )
 from mnemo.notes.model import (
@@ -57,7 +56,6 @@ __all__ = [
     "MAX_NOTES_PER_USER",
     "Note",
     "note_dates",
-    "NOTE_INDEX",
     "live",
     "plan_revision",
     "Revision",

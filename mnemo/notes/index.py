@@ -17,13 +17,11 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
-from mnemo.core import NOTES, User, bm25_tokens
+from mnemo.core import NOTE_INDEX, NOTES, User, bm25_tokens
 from mnemo.kinds import abatch_audited
 
 logger = logging.getLogger(__name__)
 
-#: Namespace kind of the indexes (``(label, NOTE_INDEX)``).
-NOTE_INDEX = "note_index"
 #: Key of the head item.
 HEAD_KEY = "head"
 #: Most recent notes kept whole in the head item (more than any prompt shows,

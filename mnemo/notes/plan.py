@@ -38,7 +38,7 @@ from mnemo.notes.model import (
 
 @dataclass(frozen=True)
 class NotesPlan:
-    """The pure part of :func:`aremember_many`, so a caller can put its reads
+    """The pure part of :func:`mnemo.notes.writes.aremember_many`, so a caller can put its reads
     and writes in batches of its own (:func:`mnemo.writing.apply.aapply_extraction`
     writes a whole extraction in one batch)."""
 
@@ -196,8 +196,8 @@ def _plan_notes(
     stamp: str,
     full: bool = False,
 ) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
-    """What :func:`aremember_many` reports, writes and audits for ``texts``,
-    given the results of their :func:`_duplicate_lookups` (in order).
+    """What :func:`mnemo.notes.writes.aremember_many` reports, writes and audits
+    for ``texts``, given the results of their :meth:`NotesPlan.lookups` (in order).
 
     No two writes share a key, nor an indexed text: the platform's store
     rejects a whole batch that embeds one text twice (see mnemo.stores.guard)."""

@@ -12,8 +12,10 @@ from typing import TypedDict
 from langgraph.store.base import BaseStore, Op
 
 from mnemo.core import (
+    EPISODES,
     NOTES,
     PROFILE,
+    SHARED_EPISODES_NAMESPACE,
     User,
     alist_rest,
     bounded_query,
@@ -25,8 +27,6 @@ from mnemo.core import (
 )
 from mnemo.kinds import (
     EPISODE_MIN_SCORE,
-    EPISODES,
-    SHARED_EPISODES_NAMESPACE,
     Episode,
     Profile,
     format_profile,

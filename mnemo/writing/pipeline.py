@@ -24,8 +24,6 @@ from mnemo.writing.known import Known, aread_known
 
 logger = logging.getLogger(__name__)
 
-WriteMode = Literal["hot", "after_turn", "background"]
-WRITE_MODES: tuple[str, ...] = ("hot", "after_turn", "background")
 
 #: At most this many pending user messages are sent to the extractor (a long
 #: backlog after repeated failures is cut to the latest ones).

@@ -1,0 +1,38 @@
+"""Every store namespace mnemo uses, named once.
+
+A user's memory is ``(user_label, KIND)`` (:meth:`mnemo.core.identity.User.namespace`);
+shared knowledge is under :data:`SHARED_ROOT`. Modules import these names; no
+namespace is spelled as a string literal anywhere else.
+"""
+
+from __future__ import annotations
+
+#: Root of shared, organisation-wide knowledge (read by every user, written by admins).
+SHARED_ROOT = "org"
+
+# Kinds under a user's label.
+PROFILE = "profile"
+NOTES = "notes"
+#: Notes the user said are no longer true: out of recall and the prompt, in the export.
+INVALIDATED_NOTES = "notes_invalidated"
+NOTE_INDEX = "note_index"
+EPISODES = "episodes"
+AUDIT = "audit"
+ENTITLEMENTS = "entitlements"
+USAGE = "usage"
+#: The application's own items (the only kind raw store writes may change).
+APP = "app"
+
+# Kinds under the shared root.
+POLICIES = "policies"
+INSTRUCTIONS = "instructions"
+
+#: Shared, read-only organisation knowledge.
+POLICIES_NAMESPACE: tuple[str, ...] = (SHARED_ROOT, POLICIES)
+#: Shared exemplars (episodes an admin promoted, without personal data).
+SHARED_EPISODES_NAMESPACE: tuple[str, ...] = (SHARED_ROOT, EPISODES)
+
+#: Roots used by shared namespaces (and by the platform). A user with one of
+#: these ids is mapped, so a prefix search over the user's data can never reach
+#: shared data.
+RESERVED_ROOTS = frozenset({SHARED_ROOT, "agent", "langgraph", "mnemo"})
