@@ -45,6 +45,9 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
         said_at=values.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin(source="extractor", thread_id=str(state["thread_id"])),
+        # What the thread's latest load_memory read (this user's own notes, the
+        # thread's owner checked above): no read before extracting, as after the turn.
+        similar_notes=values.get("similar_notes"),
     ):
         return {}  # retried by the writer run of the next turn
     logger.info("memory_writer: thread %s extracted from message %d on", state["thread_id"], start)

@@ -18,6 +18,9 @@ from nodes.state import State
 
 logger = logging.getLogger(__name__)
 
+#: Write modes whose extractor reads this turn's words (not ``hot``: the tools write).
+EXTRACTING_MODES = ("after_turn", "background")
+
 
 async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)  # no user: the run fails here, before any model call
@@ -40,8 +43,9 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             recall_margin=ctx.recall_margin,
             episode_limit=ctx.episode_limit,
             episode_min_score=ctx.episode_min_score,
-            # after_turn extracts in this run: its extractor is shown these (mnemo.writing.known).
-            similar_limit=MAX_EXISTING_NOTES if ctx.memory_write_mode == "after_turn" else 0,
+            # The extractor of this turn's words (after this run, or the background
+            # writer reading this thread) is shown these (mnemo.writing.known).
+            similar_limit=MAX_EXISTING_NOTES if ctx.memory_write_mode in EXTRACTING_MODES else 0,
         )
     except Exception as exc:  # a failing store must not cost the user an answer
         logger.exception("load_memory failed; answering without long-term memory")
@@ -57,7 +61,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
         "owner": user.label,
         "similar_notes": (
             [{"id": n["id"], "text": n["text"]} for n in snapshot["similar"]]
-            if ctx.memory_write_mode == "after_turn"
+            if ctx.memory_write_mode in EXTRACTING_MODES
             else None
         ),
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),

@@ -262,6 +262,37 @@ async def test_the_background_writer_updates_a_note_with_the_conversations_threa
     assert [(h["text"], h.get("thread_id")) for h in note["history"]] == [("The user is vegetarian.", "conv-1")]
 
 
+async def test_the_background_writer_makes_the_round_trips_of_a_write_after_the_turn(
+    agent, model, store, script, fake_platform, monkeypatch
+):
+    """It shows the extractor what the thread's latest ``load_memory`` read:
+    no read before extracting, as after the turn."""
+    from graphs.memory_writer import builder as writer_builder
+    from nodes import extract_thread as writer_node
+    from nodes.context import Context
+
+    counted: list[CountedStore] = []
+
+    def writes_through(runtime):
+        counted.append(CountedStore(runtime.store))
+        return counted[-1]
+
+    monkeypatch.setattr(writer_node, "memory_store", writes_through)
+    script.extract = extractor_by_rule
+    on_platform = {"langgraph_request_id": "req-1"}
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    for text in ("I'm vegetarian.", "I eat fish again now."):
+        await say(agent, text, thread="conv-1", memory_write_mode="background", config=on_platform)
+        run = fake_platform.scheduled[-1]
+        wcfg = {"configurable": {"thread_id": run["thread_id"]}}
+        await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+    extractions = [c["messages"] for c in model.calls if "MemoryExtraction" in c["tool_names"]]
+    assert "The user is vegetarian." in shown(extractions[-1])  # the note was shown, from the thread's read
+    assert (await alist_notes(store, User.of("u_zhou")))[0]["text"] == "The user eats fish again."
+    # Each write: its reads, the audit chain's head, the write (the sweep after it reads once more).
+    assert [c.trips for c in counted[::2]] == [3, 3], [c.trips for c in counted]
+
+
 async def test_an_update_wins_over_a_new_text_deduplicated_into_the_same_note(store, user):
     from mnemo.writing.apply import aapply_extraction
     from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
