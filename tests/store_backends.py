@@ -34,6 +34,16 @@ BACKENDS = ["memory", "postgres", "platform"]
 SKIP_POSTGRES_REASON = "MNEMO_SKIP_POSTGRES=1 — unset it to enable"
 
 
+def terminate_connections(pg: Any, database: str) -> int:
+    """What a PostgreSQL restart does to pooled connections: every server
+    process of ``database`` is ended. Returns how many there were."""
+    with psycopg.connect(pg.admin_uri, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = %s", (database,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
 def skip_postgres() -> bool:
     """``MNEMO_SKIP_POSTGRES=1`` skips the PostgreSQL cases deliberately
     (otherwise a PostgreSQL that cannot start fails the suite)."""

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 import time
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
 
 from mnemo.stores.factory import open_checkpointer
+from tests.store_backends import terminate_connections
 
 
-async def test_postgres_checkpointer_keeps_threads_across_reopen(pg):
-    from typing import TypedDict
+class Count(TypedDict):
+    n: int
 
-    from langgraph.graph import END, START, StateGraph
 
-    class S(TypedDict):
-        n: int
-
-    builder = StateGraph(S)
+def incrementer() -> StateGraph:
+    """A one-step graph that adds 1 to ``n``: state a checkpointer must keep."""
+    builder = StateGraph(Count)
     builder.add_node("inc", lambda s: {"n": s["n"] + 1})
     builder.add_edge(START, "inc")
     builder.add_edge("inc", END)
+    return builder
+
+
+async def test_postgres_checkpointer_keeps_threads_across_reopen(pg):
+    builder = incrementer()
     config = {"configurable": {"thread_id": f"t-{time.time_ns()}"}}
     async with open_checkpointer(postgres_uri=pg.uri) as saver:
         assert (await builder.compile(checkpointer=saver).ainvoke({"n": 41}, config))["n"] == 42
@@ -31,18 +38,8 @@ async def test_stale_pooled_connections_cost_no_turn(pg):
     connection's server process is gone. Each is checked before use and
     replaced, as the store's pool does (tests/test_postgres_store.py)."""
     import asyncio
-    from typing import TypedDict
 
-    import psycopg
-    from langgraph.graph import END, START, StateGraph
-
-    class S(TypedDict):
-        n: int
-
-    builder = StateGraph(S)
-    builder.add_node("inc", lambda s: {"n": s["n"] + 1})
-    builder.add_edge(START, "inc")
-    builder.add_edge("inc", END)
+    builder = incrementer()
     uri = pg.create_database("stale_saver", vector=False)
     async with open_checkpointer(postgres_uri=uri) as saver:
         graph = builder.compile(checkpointer=saver)
@@ -56,11 +53,7 @@ async def test_stale_pooled_connections_cost_no_turn(pg):
 
         await asyncio.gather(*(hold() for _ in range(4)))  # several connections, as under load
         assert saver.conn.get_stats()["pool_size"] > 1  # the precondition: connections wait in the pool
-        with psycopg.connect(pg.admin_uri, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'stale_saver'"
-            ).fetchone()
-        assert killed is not None and killed[0] > 1
+        assert terminate_connections(pg, "stale_saver") > 1
         outcomes = [await asyncio.gather(graph.aget_state(threads[i % 8]), return_exceptions=True) for i in range(15)]
         assert [o for (o,) in outcomes if isinstance(o, BaseException)] == []
         assert [o.values for (o,) in outcomes] == [{"n": 1}] * 15

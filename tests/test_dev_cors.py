@@ -63,7 +63,11 @@ def shell(monkeypatch):
 def test_dev_cors_reads_the_config_langgraph_dev_is_given(shell, tmp_path, capsys):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"http": {"cors": {"allow_headers": ["x-other"]}}}))
-    for args in (["--config", str(other)], ["--port", "8123", "-c", str(other)], [f"--config={other}", "--no-reload"]):
+    for args in (
+        ["--config", str(other)],
+        ["--port", "8123", "-c", str(other)],
+        [f"--config={other}", "--n-jobs-per-worker", "4"],
+    ):
         assert main(["http://localhost:3000", *args]) == 0
         out = capsys.readouterr()
         assert json.loads(out.out) == {"allow_headers": ["x-other"], "allow_origins": ["http://localhost:3000"]}

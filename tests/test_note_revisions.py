@@ -271,13 +271,7 @@ async def test_the_background_writer_makes_the_round_trips_of_a_write_after_the_
     from nodes import extract_thread as writer_node
     from nodes.context import Context
 
-    counted: list[CountedStore] = []
-
-    def writes_through(runtime):
-        counted.append(CountedStore(runtime.store))
-        return counted[-1]
-
-    monkeypatch.setattr(writer_node, "memory_store", writes_through)
+    counted = count_store_trips(monkeypatch, writer_node)
     script.extract = extractor_by_rule
     on_platform = {"langgraph_request_id": "req-1"}
     writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
@@ -329,18 +323,24 @@ class CountedStore(BaseStore):
         return await self.inner.abatch(ops)
 
 
+def count_store_trips(monkeypatch, node_module) -> list[CountedStore]:
+    """Each store ``node_module`` opens (its ``memory_store``), counting round trips."""
+    counted: list[CountedStore] = []
+
+    def counting(runtime):
+        counted.append(CountedStore(runtime.store))
+        return counted[-1]
+
+    monkeypatch.setattr(node_module, "memory_store", counting)
+    return counted
+
+
 async def test_after_the_turn_the_extractor_sees_what_load_memory_read_at_no_extra_round_trip(
     agent, model, store, script, monkeypatch
 ):
     from nodes import write_memory as write_node
 
-    counted: list[CountedStore] = []
-
-    def writes_through(runtime):
-        counted.append(CountedStore(runtime.store))
-        return counted[-1]
-
-    monkeypatch.setattr(write_node, "memory_store", writes_through)
+    counted = count_store_trips(monkeypatch, write_node)
     script.extract = extractor_by_rule
     await say(agent, "I'm vegetarian.", thread="t1")
     await say(agent, "I eat fish again now.", thread="t2")

@@ -8,7 +8,7 @@ import pytest
 from mnemo import DimsMismatchError
 from mnemo.stores.factory import open_store
 from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
-from tests.store_backends import HashEmbeddings
+from tests.store_backends import HashEmbeddings, terminate_connections
 
 
 async def test_postgres_database_indexed_with_another_model_is_refused(pg, cached_index):
@@ -43,8 +43,6 @@ async def test_stale_pooled_connections_cost_no_read(pg, cached_index):
     server process is gone. Each is checked before use and replaced."""
     import asyncio
 
-    import psycopg
-
     from mnemo import User, arecall, aremember
 
     uri = pg.create_database("stale_pool")
@@ -53,11 +51,7 @@ async def test_stale_pooled_connections_cost_no_read(pg, cached_index):
         await aremember(store, user, "The user has two cats.")
         await asyncio.gather(*(arecall(store, user, f"pets {i}") for i in range(8)))  # several pooled connections
         assert store.conn.get_stats()["pool_size"] > 1  # the precondition: connections wait in the pool
-        with psycopg.connect(pg.admin_uri, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'stale_pool'"
-            ).fetchone()
-        assert killed is not None and killed[0] > 1
+        assert terminate_connections(pg, "stale_pool") > 1
         outcomes = [await asyncio.gather(arecall(store, user, "pets"), return_exceptions=True) for _ in range(15)]
         assert [o for (o,) in outcomes if isinstance(o, BaseException)] == []
     pg.drop_database("stale_pool")
