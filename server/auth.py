@@ -35,7 +35,6 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=401, detail=detail)
 
 
-@auth.authenticate
 async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
     try:
         caller = caller_from_authorization(authorization_from_headers(headers), secret=secret_from_env())
@@ -55,13 +54,11 @@ def _forbidden(exc: Forbidden) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=403, detail=str(exc))
 
 
-@auth.on
 async def deny_by_default(ctx: Auth.types.AuthContext, value: dict) -> bool:
     """Resources without a handler below (future platform routes) are refused."""
     return False
 
 
-@auth.on.threads
 async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
     """Threads and their runs: stamped with the owner, filtered by it.
 
@@ -94,7 +91,6 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
     return owner_filter(caller)
 
 
-@auth.on.crons
 async def on_crons(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
     """Crons: like threads; a cron's runs go through ``create_run`` again when they fire."""
     caller = _caller(ctx)
@@ -107,7 +103,6 @@ async def on_crons(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Filte
     return owner_filter(caller)
 
 
-@auth.on.assistants
 async def on_assistants(ctx: Auth.types.AuthContext, value: dict) -> None:
     try:
         authorize_assistants(_caller(ctx), ctx.action)
@@ -115,7 +110,6 @@ async def on_assistants(ctx: Auth.types.AuthContext, value: dict) -> None:
         raise _forbidden(exc) from None
 
 
-@auth.on.store
 async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
     """The platform uses ``value["namespace"]`` after this handler: a user's
     empty search prefix is narrowed here to their own label."""
@@ -125,3 +119,13 @@ async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
         raise _forbidden(exc) from None
     if namespace or value.get("namespace") is not None:  # an admin's unfiltered listing stays None
         value["namespace"] = namespace
+
+
+# Registered by calls rather than decorators: the same handlers, which
+# scripts/mutation can mutate (mutmut skips decorated functions).
+auth.authenticate(authenticate)
+auth.on(deny_by_default)
+auth.on.threads(on_threads)
+auth.on.crons(on_crons)
+auth.on.assistants(on_assistants)
+auth.on.store(on_store)

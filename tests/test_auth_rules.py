@@ -15,7 +15,7 @@ from starlette.testclient import TestClient
 
 from mnemo import user_label
 from mnemo.access.tokens import mint_token
-from mnemo.core import Caller
+from mnemo.core import MAX_MESSAGE_CHARS, NOT_ISSUED, Caller
 from server.access import (
     Forbidden,
     authorize_assistants,
@@ -100,6 +100,32 @@ def test_writes_need_a_namespace_and_unknown_actions_are_refused():
         authorize_store(ADMIN, "put", ())
     with pytest.raises(Forbidden, match="Unknown"):
         authorize_store(ADMIN, "drop", ("alice",))
+    for caller in (ALICE, ADMIN):  # a label alone names no kind: no free write
+        for action in WRITES:
+            with pytest.raises(Forbidden, match="audit trail"):
+                authorize_store(caller, action, ("alice",))
+
+
+def _refusal(call, *args) -> str:
+    with pytest.raises(Forbidden) as exc:
+        call(*args)
+    return str(exc.value)
+
+
+def test_store_refusals_say_why_in_full():
+    assert _refusal(authorize_store, ALICE, "put", ()) == "A store item needs a namespace"
+    assert _refusal(authorize_store, BOB, "get", ("alice", "notes")) == (
+        "This namespace belongs to another user; a user reaches only namespaces under their own label"
+    )
+    assert _refusal(authorize_store, ALICE, "put", ("alice", "notes")) == (
+        "('alice', 'notes') is memory: it changes only through the agent, the /memory routes or "
+        "'python -m mnemo', which keep the audit trail; raw store writes reach only ['app'] "
+        "under a user's label"
+    )
+    assert _refusal(check_run_user, BOB, {"user_id": "alice"}) == (
+        "context.user_id names another user; a user token runs only as its own user"
+    )
+    assert _refusal(request_caller, object()) == NOT_ISSUED
 
 
 # --------------------------------------------------------------------------- threads, runs, crons, assistants
@@ -123,6 +149,7 @@ def test_a_user_run_may_not_name_another_user():
     check_run_user(ALICE, {"user_id": "alice"})
     check_run_user(ALICE, {})
     check_run_user(ALICE, None)
+    check_run_user(ALICE, {"user_id": ""})  # an empty one names nobody
     check_run_user(ADMIN, {"user_id": "alice"})
     with pytest.raises(Forbidden, match="another user"):
         check_run_user(BOB, {"user_id": "alice"})
@@ -192,7 +219,7 @@ def _headers(authorization: str | None = None, api_key: str | None = None) -> di
 async def test_authenticate_accepts_only_a_valid_bearer_token(auth_module):
     good = mint_token("alice", secret=SECRET)
     user = await auth_module.authenticate(_headers(f"Bearer {good}"))
-    assert user["identity"] == "alice" and user["role"] == "user"
+    assert user == {"identity": "alice", "role": "user", "permissions": ["role:user"]}
     past = datetime.now(UTC) - timedelta(hours=1)
     cases = {
         None: "Missing",
@@ -253,32 +280,61 @@ async def test_handlers_scope_and_refuse(auth_module):
     listing = {"namespace": None}
     await auth_module.on_store(_ctx(admin, "store", "list_namespaces"), listing)
     assert listing["namespace"] is None  # an admin's listing stays unfiltered
-    with pytest.raises(Auth.exceptions.HTTPException) as exc:
-        await auth_module.on_store(_ctx(alice, "store", "put"), {"namespace": ("bob", "notes")})
-    assert exc.value.status_code == 403
+    unset = {"namespace": None}
+    await auth_module.on_store(_ctx(alice, "store", "search"), unset)
+    assert unset["namespace"] == ("alice",)  # no prefix at all: narrowed too
+    own_notes = {"namespace": ("alice", "notes")}
+    await auth_module.on_store(_ctx(alice, "store", "get"), own_notes)
+    assert own_notes["namespace"] == ("alice", "notes")
+    for action, namespace in (("put", ("bob", "notes")), ("get", ("bob", "notes")), ("search", ("bob",))):
+        with pytest.raises(Auth.exceptions.HTTPException) as exc:
+            await auth_module.on_store(_ctx(alice, "store", action), {"namespace": namespace})
+        assert exc.value.status_code == 403 and "belongs to another user" in exc.value.detail, action
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:  # not issued by mnemo: refused, saying so
+        await auth_module.on_store(_ctx(_User("studio", "studio"), "store", "get"), {"namespace": ("x",)})
+    assert exc.value.status_code == 403 and exc.value.detail == NOT_ISSUED
 
     run = {"metadata": {}, "kwargs": {"context": {"user_id": "bob"}}}
     with pytest.raises(Auth.exceptions.HTTPException) as exc:
         await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run)
-    assert exc.value.status_code == 403
+    assert exc.value.status_code == 403 and "names another user" in exc.value.detail
     own = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
     assert await auth_module.on_threads(_ctx(alice, "threads", "create_run"), own) == {"owner": "alice"}
     assert own["metadata"]["owner"] == "alice"
     assert await auth_module.on_threads(_ctx(admin, "threads", "read"), {}) is None
 
     cron = {"metadata": {}, "payload": {"context": {"user_id": "bob"}}}
-    with pytest.raises(Auth.exceptions.HTTPException):
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
         await auth_module.on_crons(_ctx(alice, "crons", "create"), cron)
-    with pytest.raises(Auth.exceptions.HTTPException):
+    assert exc.value.status_code == 403 and "names another user" in exc.value.detail
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
         await auth_module.on_assistants(_ctx(alice, "assistants", "create"), {})
+    assert exc.value.status_code == 403 and exc.value.detail == "Only admins may create assistants"
     await auth_module.on_assistants(_ctx(alice, "assistants", "search"), {})
     assert await auth_module.deny_by_default(_ctx(alice, "threads", "read"), {}) is False
 
 
 @pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete", "create_run"])
 async def test_every_thread_action_of_a_user_is_filtered_to_their_own(auth_module, action):
-    value = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}}}
+    value = {"metadata": {"owner": "bob"}, "kwargs": {"context": {"user_id": "alice"}}}
     assert await auth_module.on_threads(_ctx(_User("alice"), "threads", action), value) == {"owner": "alice"}
+    # What a user creates or changes is theirs, whatever owner it claims.
+    stamped = action in ("create", "update", "create_run")
+    assert value["metadata"]["owner"] == ("alice" if stamped else "bob")
+
+
+@pytest.mark.parametrize(
+    ("messages", "status", "detail"),
+    [
+        ([{"role": "user", "content": "x" * (MAX_MESSAGE_CHARS + 1)}], 413, "mnemo accepts at most"),
+        ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], 415, "image_url"),
+    ],
+)
+async def test_a_run_input_past_the_limits_is_refused_before_the_run(auth_module, messages, status, detail):
+    run = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}, "input": {"messages": messages}}}
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(_User("alice"), "threads", "create_run"), run)
+    assert exc.value.status_code == status and detail in exc.value.detail
 
 
 async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth_module, monkeypatch):
@@ -295,6 +351,9 @@ async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth
     with pytest.raises(Auth.exceptions.HTTPException) as exc:
         await auth_module.on_threads(_ctx(alice, "threads", "create_run"), run("alice"))
     assert exc.value.status_code == 429 and exc.value.headers == {"Retry-After": str(RETRY_AFTER_S)}
+    assert exc.value.detail == (
+        f"{DEFAULT_MAX_RUNS_PER_USER} of your runs are in progress; start the next one when one has finished"
+    )
     # Another user is not held back by alice's runs; an admin (an app backend) is not capped.
     assert await auth_module.on_threads(_ctx(_User("bob"), "threads", "create_run"), run("bob")) == {"owner": "bob"}
     assert await auth_module.on_threads(_ctx(admin, "threads", "create_run"), run("alice")) is None
@@ -305,8 +364,9 @@ async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth
 
 @pytest.mark.parametrize("action", ["create", "read", "search", "update", "delete"])
 async def test_every_cron_action_of_a_user_is_filtered_to_their_own(auth_module, action):
-    value = {"metadata": {}, "payload": {"context": {"user_id": "alice"}}}
+    value = {"metadata": {"owner": "bob"}, "payload": {"context": {"user_id": "alice"}}}
     assert await auth_module.on_crons(_ctx(_User("alice"), "crons", action), value) == {"owner": "alice"}
+    assert value["metadata"]["owner"] == ("alice" if action in ("create", "update") else "bob")
 
 
 @pytest.mark.parametrize("config", ["langgraph.json", "langgraph.postgres.json"])
@@ -337,35 +397,87 @@ def _post(app, *, client=("127.0.0.1", 5000), host="127.0.0.1:2024", body=None, 
 
 
 def test_dev_sign_in_mints_a_user_token_for_its_own_page(dev_app):
+    import jwt
+
     from mnemo.access.tokens import verify_token
+    from server.dev_login import TTL
 
     res = _post(dev_app, origin="http://127.0.0.1:2024", **{"sec-fetch-site": "same-origin"})
     assert res.status_code == 200, res.text
     caller = verify_token(res.json()["token"], secret=SECRET)
     assert caller.user_id == "alice" and not caller.admin
+    assert res.json()["user_id"] == "alice" and res.json()["label"] == user_label("alice")
+    claims = jwt.decode(res.json()["token"], SECRET, algorithms=["HS256"])
+    assert claims["exp"] - claims["iat"] == TTL.total_seconds()
+    mapped = _post(dev_app, origin="http://127.0.0.1:2024", body={"user_id": "zhou.wang@x.com", "code": CODE})
+    assert mapped.json()["label"] == user_label("zhou.wang@x.com")
+
+
+def test_dev_sign_in_takes_json_with_a_charset(dev_app):
+    with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
+        res = tc.post(
+            "/ui/dev-token",
+            content='{"user_id": "alice", "code": "%s"}' % CODE,
+            headers={"origin": "http://127.0.0.1:2024", "content-type": "application/json; charset=utf-8"},
+        )
+    assert res.status_code == 200, res.text
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        (["alice", CODE], "Send the user id and the code as a JSON object"),
+        ({"code": CODE}, "No user id"),
+        ({"user_id": "", "code": CODE}, "No user id"),
+    ],
+)
+def test_dev_sign_in_without_a_user_id_signs_nobody_in(dev_app, body, error):
+    res = _post(dev_app, origin="http://127.0.0.1:2024", body=body)
+    assert res.status_code == 400 and error in res.json()["error"] and "token" not in res.json()
+
+
+SAME_ORIGIN = "Development sign-in answers only to this server's own pages (same origin)"
+LOOPBACK_CLIENTS = "Development sign-in answers loopback clients only"
 
 
 @pytest.mark.parametrize(
     ("kwargs", "why"),
     [
-        ({"origin": "http://evil.example"}, "same origin"),
-        ({}, "same origin"),  # no Origin at all
-        ({"origin": "http://127.0.0.1:2024", "sec-fetch-site": "cross-site"}, "same origin"),
-        ({"host": "evil.example:2024", "origin": "http://evil.example:2024"}, "loopback host"),  # DNS rebinding
-        ({"client": ("10.0.0.7", 5000), "origin": "http://127.0.0.1:2024"}, "loopback clients"),
+        ({"origin": "http://evil.example"}, SAME_ORIGIN),
+        ({}, SAME_ORIGIN),  # no Origin at all
+        ({"origin": "http://127.0.0.1:2024", "sec-fetch-site": "cross-site"}, SAME_ORIGIN),
+        (  # DNS rebinding
+            {"host": "evil.example:2024", "origin": "http://evil.example:2024"},
+            "Development sign-in answers only to a loopback host name",
+        ),
+        ({"client": ("10.0.0.7", 5000), "origin": "http://127.0.0.1:2024"}, LOOPBACK_CLIENTS),
+        ({"client": ("testclient", 5000), "origin": "http://127.0.0.1:2024"}, LOOPBACK_CLIENTS),  # not an address
     ],
 )
 def test_dev_sign_in_refuses_other_origins_hosts_and_clients(dev_app, kwargs, why):
     ok = _post(dev_app, origin="http://127.0.0.1:2024")
     assert ok.status_code == 200  # the same request from the page itself passes
     res = _post(dev_app, **kwargs)
-    assert res.status_code == 403 and why in res.json()["error"]
+    assert res.status_code == 403 and res.json() == {"error": why}
+
+
+def test_dev_sign_in_refuses_a_request_without_a_client_address(dev_app):
+    from starlette.requests import Request
+
+    from server.dev_login import refusal
+
+    headers = [(b"host", b"127.0.0.1:2024"), (b"origin", b"http://127.0.0.1:2024")]
+    scope = {"type": "http", "method": "POST", "scheme": "http", "path": "/ui/dev-token", "headers": headers}
+    assert refusal(Request({**scope, "client": ("127.0.0.1", 5000)})) == "Send the user id as JSON"  # got past it
+    assert refusal(Request({**scope, "client": None})) == LOOPBACK_CLIENTS
 
 
 def test_dev_sign_in_is_off_unless_enabled(dev_app, monkeypatch):
     monkeypatch.delenv("MNEMO_DEV_LOGIN")
     res = _post(dev_app, origin="http://127.0.0.1:2024")
-    assert res.status_code == 403 and "off" in res.json()["error"]
+    assert res.status_code == 403 and res.json() == {
+        "error": "Development sign-in is off (it is on only under ./scripts/dev with its local secret)"
+    }
 
 
 def test_dev_sign_in_never_takes_a_role_from_the_request(dev_app):
@@ -391,7 +503,7 @@ def test_dev_sign_in_takes_a_json_request_only(dev_app, content_type):
     headers = {"origin": "http://127.0.0.1:2024"} | ({"content-type": content_type} if content_type else {})
     with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
         res = tc.post("/ui/dev-token", content='{"user_id": "alice"}', headers=headers)
-    assert res.status_code == 403 and "JSON" in res.json()["error"] and "token" not in res.json()
+    assert res.status_code == 403 and res.json() == {"error": "Send the user id as JSON"}
 
 
 def test_dev_sign_in_refuses_malformed_json(dev_app):
@@ -409,7 +521,9 @@ def test_dev_sign_in_needs_the_code_printed_at_this_start(dev_app, code):
     assert _post(dev_app, origin="http://127.0.0.1:2024").status_code == 200  # with the code it signs in
     body = {"user_id": "alice"} | ({} if code is None else {"code": code})
     res = _post(dev_app, origin="http://127.0.0.1:2024", body=body)
-    assert res.status_code == 403 and "code" in res.json()["error"] and "token" not in res.json()
+    assert res.status_code == 403 and res.json() == {
+        "error": "Development sign-in needs this start's code: open the console URL ./scripts/dev printed"
+    }
 
 
 def test_dev_sign_in_without_a_configured_code_signs_nobody_in(dev_app, monkeypatch):
