@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from datetime import UTC, datetime, timedelta
 
@@ -371,7 +372,6 @@ async def test_every_cron_action_of_a_user_is_filtered_to_their_own(auth_module,
 
 @pytest.mark.parametrize("config", ["langgraph.json", "langgraph.postgres.json"])
 def test_the_shipped_configs_allow_no_cross_origin_page(config):
-    import json
     from pathlib import Path
 
     cors = json.loads((Path(__file__).parent.parent / config).read_text())["http"]["cors"]
@@ -417,7 +417,7 @@ def test_dev_sign_in_takes_json_with_a_charset(dev_app):
     with TestClient(dev_app, base_url="http://127.0.0.1:2024", client=("127.0.0.1", 5000)) as tc:
         res = tc.post(
             "/ui/dev-token",
-            content='{"user_id": "alice", "code": "%s"}' % CODE,
+            content=json.dumps({"user_id": "alice", "code": CODE}),
             headers={"origin": "http://127.0.0.1:2024", "content-type": "application/json; charset=utf-8"},
         )
     assert res.status_code == 200, res.text
