@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, alist_notes
 from mnemo.access.entitlements import (
+    USAGE_TTL_MINUTES,
     aadmit,
     aavailable_tools,
     aclear_entitlement,
     aget_entitlements,
     aset_entitlement,
     ausage_today,
+    today,
 )
 from mnemo.kinds.audit import Origin, alist_audit
 from tests.agent_harness import say
@@ -169,3 +175,142 @@ async def test_a_rule_mnemo_cannot_apply_fails_closed(store, user):
     await store.aput(ns, "tool:recall_notes", {"allowed": "yes"}, index=False)
     await store.aput(ns, "tools", {"deny": []}, index=False)
     assert await aavailable_tools(store, user, TOOLS) == ["remember_note", "forget_note", "search_policy"]
+
+
+# --------------------------------------------------------------------------- what is stored, exactly
+
+
+class RecordingStore(InMemoryStore):
+    """Keeps every write, to see how a usage item or a rule is stored."""
+
+    def __init__(self, *, supports_ttl: bool, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._ttl = supports_ttl
+        self.puts: list[PutOp] = []
+
+    @property
+    def supports_ttl(self) -> bool:  # type: ignore[override]
+        return self._ttl
+
+    async def abatch(self, ops):
+        self.puts += [op for op in ops if isinstance(op, PutOp)]
+        return await super().abatch(ops)
+
+
+@pytest.mark.parametrize("supports_ttl", [True, False])
+async def test_a_call_is_counted_in_one_unindexed_item_that_expires_where_it_can(index, user, supports_ttl):
+    store = RecordingStore(supports_ttl=supports_ttl, index=index)
+    origin = Origin(source="tool", thread_id="t-1", run_id="r-1")
+    decision = await aadmit(store, user, "recall_notes", origin=origin)
+    assert decision == {"allowed": True, "reason": "", "usage_key": decision["usage_key"]}
+    (put,) = store.puts
+    assert put.key == decision["usage_key"] and put.key.startswith(f"{today()}:recall_notes:")
+    assert put.index is False and put.ttl == (USAGE_TTL_MINUTES if supports_ttl else None)
+    assert put.value == {
+        "tool": "recall_notes",
+        "day": today(),
+        "at": put.value["at"],
+        "thread_id": "t-1",
+        "run_id": "r-1",
+    }
+    assert datetime.fromisoformat(put.value["at"]).utcoffset() == timedelta(0)
+    await aadmit(store, user, "recall_notes")  # no run: no thread or run recorded
+    assert store.puts[-1].value["thread_id"] is None and store.puts[-1].value["run_id"] is None
+
+    # Under a quota the same item is written, counted, and stays when admitted.
+    await aset_entitlement(store, user, "recall_notes", daily_limit=5, origin=ADMIN)
+    (rule_put,) = [op for op in store.puts if op.namespace == user.namespace("entitlements")]
+    assert rule_put.key == "tool:recall_notes" and rule_put.index is False
+    quota = await aadmit(store, user, "recall_notes")
+    assert quota == {"allowed": True, "reason": "", "usage_key": store.puts[-1].key}
+
+
+async def test_a_rule_records_who_set_it_and_when(store, user):
+    before = datetime.now(UTC)
+    rule = await aset_entitlement(store, user, "recall_notes", daily_limit=5, origin=ADMIN)
+    assert rule["allowed"] is True and rule["daily_limit"] == 5 and rule["updated_by"] == "admin_1"
+    assert before <= datetime.fromisoformat(rule["updated_at"]) <= datetime.now(UTC)
+    assert (await aget_entitlements(store, user)) == {"tool:recall_notes": rule}
+
+
+async def test_clearing_a_rule_removes_that_rule_only_and_is_audited(store, user):
+    await aset_entitlement(store, user, None, daily_limit=9, origin=ADMIN)
+    await aset_entitlement(store, user, "recall_notes", allowed=False, origin=ADMIN)
+    assert not await aclear_entitlement(store, user, "forget_note", origin=ADMIN)  # none to clear
+    assert await aclear_entitlement(store, user, "recall_notes", origin=ADMIN)
+    assert list(await aget_entitlements(store, user)) == ["*"]
+    last = (await alist_audit(store, user))[-1]
+    assert (last["action"], last["target"], last["before"], last["after"]) == (
+        "entitlement.clear",
+        "tool:recall_notes",
+        {"allowed": False, "daily_limit": None},
+        None,
+    )
+
+
+async def test_a_rule_written_around_mnemo_is_read_only_when_mnemo_can_apply_it(store, user):
+    ns = user.namespace("entitlements")
+    await store.aput(ns, "aaa", {"deny": []}, index=False)  # first, and unusable: skipped, not the end
+    await store.aput(ns, "bogus", {"allowed": False, "daily_limit": None}, index=False)  # not a rule key
+    await store.aput(ns, "tool:recall_notes", {"allowed": True, "daily_limit": -1}, index=False)
+    await store.aput(ns, "tool:x", {"allowed": False}, index=False)  # a one-letter tool
+    stamped = {"allowed": True, "daily_limit": 2, "updated_at": "2026-01-01T00:00:00+00:00", "updated_by": "ops"}
+    await store.aput(ns, "tool:search_policy", stamped, index=False)
+    assert await aget_entitlements(store, user) == {
+        "tool:recall_notes": {"allowed": False, "daily_limit": None, "updated_at": "", "updated_by": None},
+        "tool:x": {"allowed": False, "daily_limit": None, "updated_at": "", "updated_by": None},
+        "tool:search_policy": stamped,
+    }
+
+
+async def test_only_todays_calls_count(store, user):
+    yesterday = datetime.now(UTC) - timedelta(days=1)
+    usage = {"tool": "recall_notes", "day": today(yesterday), "at": yesterday.isoformat()}
+    await store.aput(user.namespace("usage"), "old", usage | {"thread_id": None, "run_id": None}, index=False)
+    assert await ausage_today(store, user) == {}
+    assert await ausage_today(store, user, now=yesterday) == {"recall_notes": 1}
+    assert today(datetime(2026, 3, 4, 23, 59, tzinfo=UTC)) == "2026-03-04"
+
+
+@pytest.mark.parametrize("zone", ["Etc/GMT-14", "Etc/GMT+12"])  # together, always another date than UTC's
+async def test_the_day_is_the_utc_day_in_any_local_time_zone(store, user, monkeypatch, zone):
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        utc_day = datetime.now(UTC).strftime("%Y-%m-%d")
+        assert today() == utc_day
+        await aadmit(store, user, "recall_notes")
+        assert await ausage_today(store, user) == {"recall_notes": 1}
+        rule = await aset_entitlement(store, user, "recall_notes", daily_limit=3, origin=ADMIN)
+        assert datetime.fromisoformat(rule["updated_at"]).utcoffset() == timedelta(0)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+async def test_a_tool_with_its_quota_unused_is_offered(store, user):
+    await aset_entitlement(store, user, "recall_notes", daily_limit=1, origin=ADMIN)
+    assert await aavailable_tools(store, user, TOOLS) == TOOLS
+    await aadmit(store, user, "recall_notes")
+    assert await aavailable_tools(store, user, TOOLS) == ["remember_note", "forget_note", "search_policy"]
+
+
+async def test_refusals_tell_the_model_what_to_say(store, user):
+    await aset_entitlement(store, user, "forget_note", allowed=False, origin=ADMIN)
+    await aset_entitlement(store, user, "recall_notes", daily_limit=0, origin=ADMIN)
+    assert await aadmit(store, user, "forget_note") == {
+        "allowed": False,
+        "reason": "The tool 'forget_note' is not enabled for this user; nothing was done. "
+        "Tell the user it is not available to them.",
+    }
+    assert await aadmit(store, user, "recall_notes") == {
+        "allowed": False,
+        "reason": "The daily limit of 0 calls of 'recall_notes' for this user is used up; nothing was done. "
+        "Tell the user it can be used again tomorrow (UTC).",
+    }
+    await aset_entitlement(store, user, None, daily_limit=0, origin=ADMIN)
+    assert await aadmit(store, user, "search_policy") == {
+        "allowed": False,
+        "reason": "The daily limit of 0 tool calls for this user is used up; nothing was done. "
+        "Tell the user tools can be used again tomorrow (UTC).",
+    }
