@@ -90,3 +90,37 @@ async def test_a_late_writer_never_overwrites_a_field_updated_after_its_messages
     late = await aupdate_profile(store, user, {"city": "Hangzhou", "name": "Zhou"}, as_of=said_earlier)
     assert late == [{"field": "name", "before": None, "after": "Zhou"}]  # the untouched field is still written
     assert (await aget_profile(store, user))["city"]["value"] == "Beijing"
+
+
+def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
+    from mnemo.core.quoting import quote
+    from mnemo.kinds.profile import PROFILE_FIELDS
+
+    entry = {"source": "user_said", "first_seen": "2026-03-04T10:00:00+00:00"}
+    profile = {"city": {"value": "杭州"} | entry, "name": {"value": "Zhou"} | entry | {"source": "inferred"}}
+    assert PROFILE_FIELDS.index("name") < PROFILE_FIELDS.index("city")
+    assert format_profile(profile) == (  # type: ignore[arg-type]
+        f"- name: {quote('Zhou')}  [{quote('inferred')}, since {quote('2026-03-04')}]\n"
+        f"- city: {quote('杭州')}  [{quote('user_said')}, since {quote('2026-03-04')}]"
+    )
+    assert format_profile({}) == "(no profile yet: nothing is known about this user; do not guess)"
+    partial = {"name": {}}  # written around mnemo: shown empty, never invented
+    assert format_profile(partial) == f"- name: {quote('')}  [{quote('')}, since {quote('')}]"  # type: ignore[arg-type]
+
+
+def test_field_checks_at_their_edges_and_what_they_say():
+    from mnemo.kinds.profile import MAX_FIELD_CHARS, PROFILE_FIELDS
+
+    assert normalize_field("city", "x" * MAX_FIELD_CHARS) == "x" * MAX_FIELD_CHARS
+    with pytest.raises(InvalidInputError) as exc:
+        normalize_field("city", "x" * (MAX_FIELD_CHARS + 1))
+    assert str(exc.value) == f"profile field 'city' is {MAX_FIELD_CHARS + 1} characters; the limit is {MAX_FIELD_CHARS}"
+    with pytest.raises(InvalidInputError) as exc:
+        normalize_field("password", "x")
+    assert str(exc.value) == f"unknown profile field 'password'; known: {', '.join(PROFILE_FIELDS)}"
+    with pytest.raises(InvalidInputError) as exc:
+        normalize_field("name", 42)
+    assert str(exc.value) == "profile field 'name' takes a string, got int"
+    with pytest.raises(InvalidInputError, match="profile field 'name'"):
+        normalize_field("name", "a\x00b")
+    assert normalize_field("response_style", "Long answers, please") == "detailed"  # a word inside a sentence
