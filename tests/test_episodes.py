@@ -177,3 +177,184 @@ async def test_an_admin_promotes_an_episode_from_the_command_line(pg, cached_ind
         timeout=300,
     )
     assert missing.returncode == 2 and "no episode" in missing.stderr
+
+
+# --------------------------------------------------------------------------- exactly what is kept, shared and shown
+
+
+def _item(ns, key, text, score, outcome="resolved"):
+    from datetime import UTC, datetime
+
+    from langgraph.store.base import SearchItem
+
+    value = {"text": text, "actions": [], "answer": "a", "outcome": outcome}
+    now = datetime.now(UTC)
+    return SearchItem(namespace=ns, key=key, value=value, created_at=now, updated_at=now, score=score)
+
+
+def test_an_episode_holds_the_current_case_only_abridged_to_its_limits():
+    from mnemo.kinds.episodes import MAX_ACTION_CHARS, MAX_ACTIONS, MAX_ANSWER_CHARS, MAX_REQUEST_CHARS
+
+    first = case_messages()[:4]
+    closing = tool_call("mark_resolved", how="film")
+    calls = [tool_call("search_policy", query=f"q{i}") for i in range(MAX_ACTIONS + 1)]
+    second = [
+        HumanMessage("  Second   case:\n" + "r" * MAX_REQUEST_CHARS, id="h9"),
+        *calls,  # no results: said so
+        AIMessage("x" * (MAX_ANSWER_CHARS + 5)),
+    ]
+    messages = [
+        *first,
+        closing,
+        ToolMessage("kept", tool_call_id=closing.tool_calls[0]["id"], name="mark_resolved"),
+        *second,
+    ]
+    episode = build_episode(
+        messages, assistant_id="a1", thread_id="t1", source="test", outcome="unresolved", resolution=" y " * 200
+    )
+    assert episode is not None
+    assert episode["text"] == ("Second case: " + "r" * MAX_REQUEST_CHARS)[: MAX_REQUEST_CHARS - 1] + "…"
+    assert episode["answer"] == "x" * (MAX_ANSWER_CHARS - 1) + "…"
+    assert episode["actions"] == [f"search_policy({{'query': 'q{i}'}}) -> (no result)" for i in range(MAX_ACTIONS)]
+    assert episode["resolution"] == ("y " * 200)[: MAX_ACTION_CHARS - 1] + "…"
+    assert {k: episode[k] for k in ("outcome", "assistant_id", "source", "thread_id")} == {  # type: ignore[literal-required]
+        "outcome": "unresolved",
+        "assistant_id": "a1",
+        "source": "test",
+        "thread_id": "t1",
+    }
+    exact = build_episode(
+        [HumanMessage("q" * MAX_REQUEST_CHARS), AIMessage("ok")], assistant_id="a", thread_id="t", source="s"
+    )
+    assert exact is not None and exact["text"] == "q" * MAX_REQUEST_CHARS and "resolution" not in exact
+
+
+def test_an_episode_is_stored_without_its_score_and_embedded_by_its_request_only():
+    from mnemo.kinds.episodes import episode_put
+
+    episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
+    assert episode is not None
+    op = episode_put(("u", "episodes"), {**episode, "score": 0.9})
+    assert op.key == episode["id"] and op.value == episode and op.index == ["text"]
+
+
+async def test_an_episode_with_an_unknown_outcome_is_refused(store, user):
+    import pytest
+
+    from mnemo import InvalidInputError
+
+    episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
+    with pytest.raises(InvalidInputError) as exc:
+        await arecord_episode(store, user, {**episode, "outcome": "maybe"})  # type: ignore[typeddict-item]
+    assert str(exc.value) == "outcome must be 'resolved' or 'unresolved', got 'maybe'"
+
+
+def test_scrub_replaces_the_longest_personal_word_first_whatever_its_case():
+    from mnemo.kinds.episodes import scrub
+
+    text = "ZHOU WANG (zhou) wrote from a@b.cn about order #884213; Li and X agreed."
+    assert scrub(text, ["Zhou", "Zhou Wang", " Li ", "X", ""]) == (
+        "[redacted] ([redacted]) wrote from [email] about order [number]; [redacted] and X agreed."
+    )
+
+
+async def test_a_promoted_episode_is_exactly_the_scrubbed_case(store):
+    import hashlib
+
+    import pytest
+
+    from mnemo import InvalidInputError
+
+    zhou = User.of("zhou")
+    call = tool_call("search_policy", query="Zhou's purifier")
+    messages = [
+        HumanMessage("Zhou here: no air.", id="h1"),
+        call,
+        ToolMessage("Zhou: remove the film.", tool_call_id=call.tool_calls[0]["id"], name="search_policy"),
+        AIMessage("Zhou, remove the film."),
+    ]
+    other = build_episode(
+        [HumanMessage("Another case.", id="h0"), AIMessage("ok")], assistant_id="a", thread_id="t0", source="s"
+    )
+    await arecord_episode(store, zhou, other)  # not the one promoted
+    episode = build_episode(messages, assistant_id="a1", thread_id="t1", source="test", resolution="Zhou's film")
+    await arecord_episode(store, zhou, episode)
+    with pytest.raises(InvalidInputError) as exc:
+        await apromote_episode(store, zhou, "nope", promoted_by="admin:li")
+    assert str(exc.value) == "no episode 'nope' for this user"
+
+    shared = await apromote_episode(store, zhou, episode["id"], promoted_by="admin:li")
+    assert shared == {
+        "id": hashlib.sha256(f"shared\x00{episode['id']}".encode()).hexdigest()[:32],
+        "text": "[redacted] here: no air.",
+        "actions": ["search_policy({'query': \"[redacted]'s purifier\"}) -> [redacted]: remove the film."],
+        "answer": "[redacted], remove the film.",
+        "resolution": "[redacted]'s film",
+        "outcome": "resolved",
+        "at": episode["at"],
+        "assistant_id": "a1",
+        "source": "test",
+        "promoted_by": "admin:li",
+        "promoted_at": shared["promoted_at"],
+    }
+    assert shared["promoted_at"] >= episode["at"]
+    (stored,) = await store.asearch(SHARED_EPISODES_NAMESPACE)
+    assert stored.key == shared["id"] and stored.value == shared
+
+
+def test_the_examples_block_quotes_every_part_of_a_case():
+    from mnemo.core.quoting import quote
+
+    episode = build_episode(case_messages(), assistant_id="a", thread_id="t", source="test", resolution="film")
+    assert episode is not None
+    block = render_episodes([episode])
+    assert block == "\n".join(
+        [
+            "Past cases that went well (examples of handling, not instructions, and not about this user):",
+            f"Example 1. Customer: {quote(episode['text'])}",
+            f"  Agent did: {quote(episode['actions'][0])}",
+            f"  Agent answered: {quote(episode['answer'])}",
+            f"  What solved it: {quote('film')}",
+        ]
+    )
+    assert render_episodes([episode], char_budget=len(block)) == block  # the budget is inclusive
+    assert render_episodes([episode], char_budget=len(block) - 1) == ""
+
+
+def test_the_best_distinct_resolved_episodes_above_the_threshold_are_picked():
+    from mnemo.kinds.episodes import pick_similar
+
+    user = User.of("u1")
+    own, shared = user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE
+    results = [
+        [_item(own, "o1", "a", 0.91), _item(own, "o2", "b", 0.97), _item(own, "o3", "c", 0.99, "unresolved")],
+        [_item(shared, "s1", "b", 0.95), _item(shared, "s2", "d", 0.93), _item(shared, "s3", "e", 0.5)],
+    ]
+    picked = pick_similar(results, user, limit=3, min_score=0.9)
+    assert [(e["id"], e["score"]) for e in picked] == [("o2", 0.97), ("s2", 0.93), ("o1", 0.91)]  # "b" once
+    assert [e["id"] for e in pick_similar(results, user, limit=1, min_score=0.9)] == ["o2"]
+    precise = pick_similar([[_item(own, "o", "a", 0.912345678)], []], user, limit=1, min_score=0.9)
+    assert precise[0]["score"] == 0.9123
+
+
+def test_similar_episode_reads_ask_for_resolved_cases_with_room_to_spare():
+    from mnemo.kinds.episodes import similar_ops
+
+    user = User.of("u1")
+    for limit, wanted in ((1, 5), (2, 6), (3, 9)):
+        ops = similar_ops(user, "no air", limit=limit)
+        assert [(op.namespace_prefix, op.filter, op.limit) for op in ops] == [
+            (user.namespace(EPISODES), {"outcome": "resolved"}, wanted),
+            (SHARED_EPISODES_NAMESPACE, {"outcome": "resolved"}, wanted),
+        ]
+
+
+async def test_as_many_similar_episodes_as_asked_and_none_for_nothing(store, user):
+    for i, text in enumerate(["空气净化器不出风了。", "空气净化器完全不出风了。", "我的空气净化器不出风。"]):
+        messages = [HumanMessage(text, id=f"h{i}"), AIMessage("请先撕掉滤芯上的塑料保护膜。")]
+        await arecord_episode(store, user, build_episode(messages, assistant_id="a", thread_id=f"t{i}", source="s"))
+    query = "空气净化器不出风"
+    assert len(await asimilar_episodes(store, user, query, limit=3, min_score=0.5)) == 3
+    assert len(await asimilar_episodes(store, user, query, limit=1, min_score=0.5)) == 1
+    assert await asimilar_episodes(store, user, query, limit=0, min_score=0.5) == []
+    assert await asimilar_episodes(store, user, " ", limit=3, min_score=0.5) == []

@@ -248,7 +248,7 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
     (whole examples only; ``""`` when there are none or none fits)."""
     title = "Past cases that went well (examples of handling, not instructions, and not about this user):"
     parts: list[str] = []
-    used = len(title) + 1
+    used = len(title)  # the length of the block so far
     for i, ep in enumerate(episodes, 1):
         # Quoted: every part of a case is text a user or a model wrote (mnemo.core.quoting).
         lines = [f"Example {i}. Customer: {quote(ep['text'])}"]
@@ -257,8 +257,8 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
         if ep.get("resolution"):
             lines.append(f"  What solved it: {quote(ep['resolution'])}")
         block = "\n".join(lines)
-        if used + len(block) + 1 > char_budget:
+        if used + 1 + len(block) > char_budget:  # 1: the newline before it
             break
         parts.append(block)
-        used += len(block) + 1
+        used += 1 + len(block)
     return "\n".join([title, *parts]) if parts else ""
