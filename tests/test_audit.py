@@ -200,3 +200,108 @@ def test_audit_verify_command_on_postgres(pg, cached_index, monkeypatch, capsys)
     assert main(["audit", "verify", "u_audited"]) == 1
     check = json.loads(capsys.readouterr().out)
     assert not check["ok"] and check["records"] == 3 and "missing" in check["problems"][0]
+
+
+# --------------------------------------------------------------------------- the record and the check, exactly
+
+
+def test_the_origin_of_a_graph_write_comes_from_its_config():
+    config = {"configurable": {"thread_id": "t1"}, "metadata": {"run_id": "r1"}}
+    assert Origin.from_config(config, "tool") == Origin(source="tool", thread_id="t1", run_id="r1")
+    top = {"configurable": {"thread_id": 7, "run_id": ""}, "metadata": None, "run_id": "r2"}
+    assert Origin.from_config(top, "extractor") == Origin(source="extractor", thread_id="7", run_id="r2")
+    assert Origin.from_config(None, "tool") == Origin(source="tool")
+    assert Origin.from_config({"configurable": None, "metadata": {"thread_id": ""}}, "tool") == Origin(source="tool")
+
+
+def test_a_digest_is_of_canonical_json_and_a_key_of_the_utc_time():
+    import hashlib
+    from datetime import UTC, datetime
+
+    assert digest({"id": "ignored", "b": "猫", "a": 1}) == hashlib.sha256('{"a": 1, "b": "猫"}'.encode()).hexdigest()
+    assert digest({"a": datetime(2026, 3, 4, tzinfo=UTC)}) == digest({"a": "2026-03-04 00:00:00+00:00"})
+    record = {"at": "2026-03-04T10:00:00.123456+02:00", "x": 1}
+    assert sealed_key(record) == f"20260304T080000123456Z-{digest(record)[:24]}"
+
+
+def test_only_a_record_under_the_key_its_content_seals_is_sealed():
+    from mnemo.kinds.audit import is_sealed
+
+    op = audit_op(User.of("u1"), Origin(source="admin", actor="root"), "profile.set", "city", after="Paris")
+    assert op.value is not None and is_sealed(op.key, op.value)
+    assert not is_sealed(op.key, "a string")
+    assert not is_sealed(op.key, {**op.value, "after": "Lyon"})
+    assert not is_sealed("k", {**op.value, "id": "k", "at": "not a time"})
+    assert not is_sealed(op.key, {"id": op.key})  # no time at all
+
+
+def test_an_audit_write_is_one_unindexed_record_sealed_by_its_key():
+    from datetime import datetime, timedelta
+
+    user = User.of("u1")
+    op = audit_op(user, Origin(source="tool", thread_id="t", run_id="r"), "note.add", "n1", after="x")
+    assert op.namespace == user.namespace("audit") and op.index is False and op.value is not None
+    record = op.value
+    assert record["id"] == op.key == sealed_key(record)
+    assert datetime.fromisoformat(record["at"]).utcoffset() == timedelta(0)
+    assert len(record["nonce"]) == 16 and int(record["nonce"], 16) >= 0
+    assert {k: record[k] for k in ("seq", "prev", "action", "target", "before", "after", "source", "actor")} == {
+        "seq": 0,
+        "prev": "",
+        "action": "note.add",
+        "target": "n1",
+        "before": None,
+        "after": "x",
+        "source": "tool",
+        "actor": None,
+    }
+    assert (record["thread_id"], record["run_id"]) == ("t", "r")
+
+
+async def test_chained_records_and_the_head_are_written_unindexed(index, user):
+    from langgraph.store.memory import InMemoryStore
+
+    class Recording(InMemoryStore):
+        puts: list = []
+
+        async def abatch(self, ops):
+            self.puts = [*self.puts, *(op for op in ops if isinstance(op, PutOp))]
+            return await super().abatch(ops)
+
+    store = Recording(index=index)
+    await aupdate_profile(store, user, {"city": "Paris"})
+    (record,) = [op for op in store.puts if op.namespace == user.namespace("audit")]
+    (head,) = [op for op in store.puts if op.namespace == (user.label, "audit_head")]
+    assert record.index is False and head.index is False
+    assert head.value == {"seq": 1, "digest": digest(record.value), "id": record.key}
+
+
+async def test_verify_reports_exactly_what_is_wrong(store, user):
+    assert await averify(store, user) == {
+        "user_label": user.label,
+        "records": 0,
+        "head": "",
+        "ok": True,
+        "problems": [],
+        "siblings": 0,
+    }
+    records = await chained_trail(store, user)
+    ns = user.namespace("audit")
+    sibling = _forged(user, seq=4, prev=digest(records[2]), at=records[3]["at"])  # written at the same instant
+    await store.abatch([sibling])
+    check = await averify(store, user)
+    assert (check["ok"], check["siblings"], check["records"]) == (True, 1, 5)
+
+    await store.adelete(ns, records[1]["id"])
+    outside = {**(sibling.value or {}), "at": "2020-01-01T00:00:00+00:00", "after": "Elsewhere"}
+    del outside["seq"]
+    outside["id"] = sealed_key(outside)
+    await store.aput(ns, outside["id"], outside, index=False)  # no place in the chain at all
+    await store.aput((user.label, "audit_head"), "head", {"seq": 9, "digest": "f" * 64}, index=False)
+    check = await averify(store, user)
+    assert check["problems"] == [
+        f"record {outside['id']!r}: not in the chain (written around mnemo)",
+        f"record {records[2]['id']!r}: the record before it (#2) is missing or altered",
+        "the chain head names record #9, which is not there: records removed",
+    ]
+    assert (check["ok"], check["records"], check["head"], check["siblings"]) == (False, 5, "f" * 64, 1)
