@@ -59,3 +59,74 @@ async def test_an_edited_policy_file_is_served_without_a_restart(store, monkeypa
     await aensure_policies(store)
     hits = await asearch_policies(store, REFUND_QUESTION)
     assert any(h["id"] == "refund-window" and h["text"].endswith("Edited.") for h in hits)
+
+
+async def test_a_clean_store_serves_up_to_three_policies_rounded_without_repair(index, caplog):
+    from langgraph.store.base import SearchOp
+    from langgraph.store.memory import InMemoryStore
+
+    from mnemo import POLICIES_NAMESPACE
+
+    searches: list[SearchOp] = []
+
+    class Spying(InMemoryStore):
+        async def abatch(self, ops):
+            searches.extend(op for op in ops if isinstance(op, SearchOp) and op.namespace_prefix == POLICIES_NAMESPACE)
+            return await super().abatch(ops)
+
+    store = Spying(index=index)
+    await aseed_policies(store, load_policy_file())
+    searches.clear()
+    hits = await asearch_policies(store, REFUND_QUESTION, min_score=0.0)
+    assert [op.limit for op in searches] == [3] and len(hits) == 3  # one search, the default limit
+    assert all(0 < h["score"] <= 1 and h["score"] == round(h["score"], 4) for h in hits)
+    assert not [r for r in caplog.records if r.name == "mnemo.kinds.policies"]  # nothing to repair
+    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
+    await asearch_policies(store, REFUND_QUESTION)
+    assert [r.getMessage() for r in caplog.records if r.name == "mnemo.kinds.policies"] == [
+        "policy store differs from the policy file; re-seeding"
+    ]
+
+
+async def test_seeding_counts_what_it_changed(store):
+    from mnemo import POLICIES_NAMESPACE
+
+    policies = load_policy_file()
+    assert await aseed_policies(store, policies) == {"added": len(policies), "updated": 0, "removed": 0}
+    assert await aseed_policies(store, policies) == {"added": 0, "updated": 0, "removed": 0}
+    edited = [*policies[:-1], {**policies[-1], "title": "Edited"}]  # the last one only: the others are skipped
+    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
+    assert await aseed_policies(store, edited) == {"added": 0, "updated": 1, "removed": 1}
+    assert (await store.aget(POLICIES_NAMESPACE, policies[-1]["id"])).value["title"] == "Edited"
+
+
+def test_a_policy_file_is_read_as_utf8_with_unique_ids(tmp_path):
+    import json
+
+    import pytest
+
+    path = tmp_path / "policies.json"
+    policy = {"id": "滤芯", "title": "更换", "text": "每六个月。", "extra": "dropped"}
+    path.write_text(json.dumps([policy], ensure_ascii=False), encoding="utf-8")
+    assert load_policy_file(str(path)) == [{"id": "滤芯", "title": "更换", "text": "每六个月。"}]
+    path.write_text(json.dumps([policy, policy]), encoding="utf-8")
+    with pytest.raises(ValueError) as exc:
+        load_policy_file(str(path))
+    assert str(exc.value) == "policy ids must be unique"
+
+
+async def test_an_edited_file_is_seeded_by_ensure_itself_and_an_unchanged_one_costs_one_read(
+    counting_store, monkeypatch
+):
+    from mnemo import POLICIES_NAMESPACE, aensure_policies
+    from mnemo.kinds import policies as module
+
+    shipped = load_policy_file()
+    await aensure_policies(counting_store)
+    trips = counting_store.trips
+    await aensure_policies(counting_store)
+    assert counting_store.trips == trips  # unchanged file: no listing, no write
+    edited = [{**shipped[0], "text": "Edited."}, *shipped[1:]]
+    monkeypatch.setattr(module, "load_policy_file", lambda: edited)
+    await aensure_policies(counting_store)
+    assert (await counting_store.aget(POLICIES_NAMESPACE, shipped[0]["id"])).value["text"] == "Edited."
