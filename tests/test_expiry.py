@@ -192,3 +192,49 @@ async def test_a_note_with_an_unreadable_expiry_is_never_served(store, user, clo
     assert expiry.is_expired({"expires_at": unreadable})
     assert await alist_notes(store, user) == []
     assert await arecall(store, user, "where is the user travelling") == []
+
+
+# --------------------------------------------------------------------------- dates and bounds, exactly
+
+
+def test_an_expiry_is_read_as_utc_and_a_bare_date_lasts_its_whole_day(monkeypatch):
+    import time as time_module
+    from datetime import date
+
+    end_of_day = datetime(2026, 3, 4, 23, 59, 59, 999999, tzinfo=UTC)
+    assert expiry.parse_expiry(date(2026, 3, 4)) == end_of_day
+    assert expiry.parse_expiry(" 2026-03-04 ") == end_of_day
+    assert expiry.parse_expiry("20260304T10") == datetime(2026, 3, 4, 10, tzinfo=UTC)  # not a bare date
+    aware = expiry.parse_expiry("2026-03-04T10:00:00+02:00")
+    assert aware == datetime(2026, 3, 4, 8, tzinfo=UTC) and aware.tzinfo is UTC
+    monkeypatch.setenv("TZ", "Etc/GMT-5")  # a naive time is UTC, whatever the server's zone
+    time_module.tzset()
+    try:
+        naive = expiry.parse_expiry(datetime(2026, 3, 4, 10))
+        assert naive == datetime(2026, 3, 4, 10, tzinfo=UTC) and naive.tzinfo is UTC
+    finally:
+        monkeypatch.undo()
+        time_module.tzset()
+    with pytest.raises(InvalidInputError) as exc:
+        expiry.parse_expiry("soon")
+    assert str(exc.value) == "expiry 'soon' is not an ISO date or datetime (e.g. 2026-12-04)"
+
+
+def test_a_time_bound_note_lasts_more_than_now_and_at_most_max_validity(clock):
+    longest = expiry.MAX_VALIDITY
+    assert expiry.expiry_from(valid_for_days=longest.days) == (START + longest).isoformat()
+    assert expiry.expiry_from(until=START + longest) == (START + longest).isoformat()
+    too_long = f"a time-bound note lasts at most {longest.days} days; store a durable note instead"
+    cases = {
+        "both": ({"valid_for_days": 1, "until": "2026-12-24"}, "give either a duration or an end date, not both"),
+        "days": ({"valid_for_days": longest.days + 0.5}, too_long),
+        "until": ({"until": START + longest + timedelta(seconds=1)}, too_long),
+        "now": ({"until": START}, f"the end date {START!r} is already past; nothing time-bound to remember"),
+        "negative": ({"valid_for_days": -1}, "valid_for_days must be a positive number, got -1"),
+        "nan": ({"valid_for_days": float("nan")}, "valid_for_days must be a positive number, got nan"),
+        "text": ({"valid_for_days": "5"}, "valid_for_days must be a positive number, got '5'"),
+    }
+    for name, (kwargs, message) in cases.items():
+        with pytest.raises(InvalidInputError) as exc:
+            expiry.expiry_from(**kwargs)
+        assert str(exc.value) == message, name

@@ -318,3 +318,44 @@ async def test_an_unreadable_date_is_refused_before_any_write(store, user, day):
     with pytest.raises(InvalidInputError, match="refers_to"):
         await aremember(store, user, "The user moved to Suzhou.", refers_to=day)
     assert await alist_notes(store, user) == []
+
+
+# --------------------------------------------------------------------------- what recall reads, and how it ranks
+
+
+def test_fusion_weighs_meaning_over_words_with_mnemos_constant():
+    from mnemo.notes.recall import rank_keys
+
+    def items(*keys):
+        now = datetime.now(UTC)
+        return [SearchItem(("u", "notes"), k, {}, now, now, score=0.9) for k in keys]
+
+    assert rank_keys(items("a", "b", "c"), ["c", "b"]) == ["b", "c", "a"]  # in both lists, then by weight
+    assert rank_keys(items("a", "b"), ["c"]) == ["a", "b", "c"]  # words weigh less than meaning
+    assert rank_keys(items("a", "b", "c"), ["c"]) == ["c", "a", "b"]
+    dense = items(*(f"n{i}" for i in range(6)))
+    assert rank_keys(dense, ["n5"])[:2] == ["n0", "n5"]  # FUSION_K, not the textbook 60
+    assert relevant_hits([], margin=math.inf) == [] and score_leads([]) == []
+
+
+async def test_recall_reads_as_many_as_asked_and_searches_nothing_for_nothing(index, user):
+    from mnemo.notes import index as note_index
+    from mnemo.notes.recall import aread_notes
+
+    batches: list[list] = []
+
+    class Recording(InMemoryStore):
+        async def abatch(self, ops):
+            batches.append(list(ops))
+            return await super().abatch(ops)
+
+    store = Recording(index=index)
+    await aremember_many(store, user, [f"The user has a cat named Cat{i}." for i in range(8)])
+    assert len(await arecall(store, user, "the user's cats", margin=None)) == 5  # the default limit
+    assert len(await arecall(store, user, "the user's cats", limit=1, margin=None)) == 1
+    for query, limit in (("the user's cats", 0), ("", 5)):
+        batches.clear()
+        read = await aread_notes(store, user, query, limit=limit, margin=None)
+        assert read.relevant == [] and len(read.recent) == 8  # the recent notes are read all the same
+        assert batches[0] == note_index.read_ops(user, [])  # no word looked up, nothing searched by meaning
+        assert not [op for batch in batches for op in batch if isinstance(op, SearchOp) and op.query]
