@@ -224,6 +224,19 @@ def test_a_digest_is_of_canonical_json_and_a_key_of_the_utc_time():
     assert sealed_key(record) == f"20260304T080000123456Z-{digest(record)[:24]}"
 
 
+def test_a_key_is_the_utc_time_in_any_server_zone(monkeypatch):
+    import time
+
+    record = {"at": "2026-03-04T10:00:00.123456+02:00", "x": 1}
+    monkeypatch.setenv("TZ", "Etc/GMT-5")
+    time.tzset()
+    try:
+        assert sealed_key(record).startswith("20260304T080000123456Z-")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
 def test_only_a_record_under_the_key_its_content_seals_is_sealed():
     from mnemo.kinds.audit import is_sealed
 
@@ -305,3 +318,7 @@ async def test_verify_reports_exactly_what_is_wrong(store, user):
         "the chain head names record #9, which is not there: records removed",
     ]
     assert (check["ok"], check["records"], check["head"], check["siblings"]) == (False, 5, "f" * 64, 1)
+    await store.adelete((user.label, "audit_head"), "head")  # no head at all, records left
+    assert (await averify(store, user))["problems"][-1] == (
+        "the chain head names record #0, which is not there: records removed"
+    )
