@@ -124,3 +124,18 @@ def test_field_checks_at_their_edges_and_what_they_say():
     with pytest.raises(InvalidInputError, match="profile field 'name'"):
         normalize_field("name", "a\x00b")
     assert normalize_field("response_style", "Long answers, please") == "detailed"  # a word inside a sentence
+
+
+async def test_an_entry_keeps_when_it_was_first_seen_and_where_each_value_came_from(store, user):
+    await aupdate_profile(store, user, {"city": "Paris"}, source="inferred")
+    first = (await aget_profile(store, user))["city"]
+    assert (first["source"], first["first_seen"], "history" in first) == ("inferred", first["updated_at"], False)
+    await aupdate_profile(store, user, {"city": "Lyon"}, source="tool")
+    await aupdate_profile(store, user, {"city": "Nice"})  # the default: the user said it
+    entry = (await aget_profile(store, user))["city"]
+    assert (entry["value"], entry["source"], entry["first_seen"]) == ("Nice", "user_said", first["first_seen"])
+    assert [(h["value"], h["source"]) for h in entry["history"]] == [("Paris", "inferred"), ("Lyon", "tool")]
+    assert await aupdate_profile(store, user, {"city": "Nice"}) == []  # the same value: nothing written
+    forgotten = await aupdate_profile(store, user, {"name": None}, forget=["city", "language"])
+    assert forgotten == [{"field": "city", "before": "Nice", "after": None}]  # only what there was
+    assert await aget_profile(store, user) == {}
