@@ -238,3 +238,23 @@ def test_a_time_bound_note_lasts_more_than_now_and_at_most_max_validity(clock):
         with pytest.raises(InvalidInputError) as exc:
             expiry.expiry_from(**kwargs)
         assert str(exc.value) == message, name
+
+
+def test_ttls_and_liveness_are_measured_against_the_time_given(clock):
+    from langgraph.store.base import Item
+
+    assert expiry.ttl_minutes((START + timedelta(hours=2)).isoformat()) == 120.0
+    assert expiry.ttl_minutes((START + timedelta(seconds=10)).isoformat()) == 1.0  # at least a minute
+    assert expiry.ttl_minutes(None) is None
+    at_start = {"expires_at": START.isoformat()}
+    assert expiry.is_expired(at_start) and not expiry.is_expired("not a note") and not expiry.is_expired({})
+    soon = Item(
+        value={"expires_at": (START + timedelta(hours=1)).isoformat()},
+        key="k",
+        namespace=("u", "notes"),
+        created_at=START,
+        updated_at=START,
+    )
+    clock.advance(hours=2)  # now it is past; an hour ago it was not
+    assert expiry.live([soon], at=START) == [soon] and expiry.expired([soon], at=START) == []
+    assert expiry.live([soon]) == [] and expiry.expired([soon]) == [soon]

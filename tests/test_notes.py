@@ -359,3 +359,25 @@ async def test_recall_reads_as_many_as_asked_and_searches_nothing_for_nothing(in
         assert read.relevant == [] and len(read.recent) == 8  # the recent notes are read all the same
         assert batches[0] == note_index.read_ops(user, [])  # no word looked up, nothing searched by meaning
         assert not [op for batch in batches for op in batch if isinstance(op, SearchOp) and op.query]
+
+
+def test_a_hit_is_relevant_from_a_lead_of_exactly_the_margin_and_two_hits_are_compared():
+    now = datetime.now(UTC)
+    hits = [SearchItem(("u", "notes"), k, {"text": "x"}, now, now, score=s) for k, s in (("a", 0.75), ("b", 0.25))]
+    assert [h.key for h in relevant_hits(hits, margin=0.25)] == ["a"]  # leads +0.25 and -0.25
+
+
+def test_dedupe_reads_one_note_each_by_exact_text_by_key_and_by_meaning():
+    from mnemo.notes.dedupe import duplicate_lookups, repeated_note
+    from mnemo.notes.model import normalize_note, note_key
+
+    ns = ("u", "notes")
+    norm = normalize_note("The user has a cat.")
+    assert duplicate_lookups(ns, "The user has a cat.") == [
+        SearchOp(ns, filter={"norm": norm}, limit=1),
+        SearchOp(ns, filter={"id": note_key(norm)}, limit=1),
+        SearchOp(ns, query="The user has a cat.", limit=1),
+    ]
+    now = datetime.now(UTC)
+    same = SearchItem(ns, "k", {"text": "The user has a cat."}, now, now)
+    assert repeated_note("The user has a cat.", [same], [], ns, 0.9) == ("duplicate", same)
