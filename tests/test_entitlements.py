@@ -251,7 +251,7 @@ async def test_clearing_a_rule_removes_that_rule_only_and_is_audited(store, user
 async def test_a_rule_written_around_mnemo_is_read_only_when_mnemo_can_apply_it(store, user, caplog):
     ns = user.namespace("entitlements")
     await store.aput(ns, "*", {"deny": []}, index=False)  # first, and unusable: denies every tool, not the end
-    await store.aput(ns, "bogus", {"allowed": False, "daily_limit": None}, index=False)  # not a rule key
+    await store.aput(ns, "bogus_rule", {"allowed": False, "daily_limit": None}, index=False)  # not a rule key
     await store.aput(ns, "tool:recall_notes", {"allowed": True, "daily_limit": -1}, index=False)
     await store.aput(ns, "tool:x", {"allowed": True, "daily_limit": 0}, index=False)  # a one-letter tool
     stamped = {"allowed": True, "daily_limit": 2, "updated_at": "2026-01-01T00:00:00+00:00", "updated_by": "ops"}
@@ -266,7 +266,7 @@ async def test_a_rule_written_around_mnemo_is_read_only_when_mnemo_can_apply_it(
     assert logged == [
         "unusable entitlement '*' of u_zhou: an entitlement rule is {'allowed': bool, 'daily_limit': int | None}, "
         "got {'deny': []}",
-        "unusable entitlement 'bogus' of u_zhou: an entitlement key is '*' or 'tool:<name>', got 'bogus'",
+        "unusable entitlement 'bogus_rule' of u_zhou: an entitlement key is '*' or 'tool:<name>', got 'bogus_rule'",
         "unusable entitlement 'tool:recall_notes' of u_zhou: daily_limit is a non-negative integer or None, got -1",
     ]
 
