@@ -138,3 +138,17 @@ def test_a_refused_user_id_says_what_to_send():
     assert str(surrogate.value) == (
         "the user id contains an unpaired UTF-16 surrogate, which is not text; send valid Unicode"
     )
+
+
+def test_inside_a_run_the_caller_comes_from_the_runs_own_config():
+    from langchain_core.runnables import RunnableLambda
+
+    config = {
+        "configurable": {
+            "langgraph_auth_user_id": "real-user",
+            "langgraph_auth_user": {"identity": "real-user", "role": "user"},
+        }
+    }
+    named = RunnableLambda(lambda _: current_user({"user_id": "someone-else"})).invoke(None, config=config)
+    unnamed = RunnableLambda(lambda _: current_user(None)).invoke(None, config=config)  # no context at all
+    assert named == unnamed == User(id="real-user", label="real-user", authenticated=True)

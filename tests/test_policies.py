@@ -1,7 +1,10 @@
 """mnemo.kinds.policies, search quality. Seeding (idempotent, following the file)
 runs on every backend in tests/test_store_conformance.py."""
 
-from mnemo import asearch_policies, aseed_policies, load_policy_file
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from mnemo import IndexMissingError, asearch_policies, aseed_policies, load_policy_file
 
 
 async def test_policies_are_searchable_by_meaning_in_both_languages(store):
@@ -63,7 +66,6 @@ async def test_an_edited_policy_file_is_served_without_a_restart(store, monkeypa
 
 async def test_a_clean_store_serves_up_to_three_policies_rounded_without_repair(index, caplog):
     from langgraph.store.base import SearchOp
-    from langgraph.store.memory import InMemoryStore
 
     from mnemo import POLICIES_NAMESPACE
 
@@ -79,7 +81,11 @@ async def test_a_clean_store_serves_up_to_three_policies_rounded_without_repair(
     searches.clear()
     hits = await asearch_policies(store, REFUND_QUESTION, min_score=0.0)
     assert [op.limit for op in searches] == [3] and len(hits) == 3  # one search, the default limit
-    assert all(0 < h["score"] <= 1 and h["score"] == round(h["score"], 4) for h in hits)
+    assert all(
+        isinstance(h["score"], float) and 0 < h["score"] < 1 and h["score"] == round(h["score"], 4) for h in hits
+    )
+    with pytest.raises(IndexMissingError):  # a store without an index would list, not search
+        await asearch_policies(InMemoryStore(), REFUND_QUESTION)
     assert not [r for r in caplog.records if r.name == "mnemo.kinds.policies"]  # nothing to repair
     await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
     await asearch_policies(store, REFUND_QUESTION)
@@ -94,9 +100,9 @@ async def test_seeding_counts_what_it_changed(store):
     policies = load_policy_file()
     assert await aseed_policies(store, policies) == {"added": len(policies), "updated": 0, "removed": 0}
     assert await aseed_policies(store, policies) == {"added": 0, "updated": 0, "removed": 0}
-    edited = [*policies[:-1], {**policies[-1], "title": "Edited"}]  # the last one only: the others are skipped
+    edited = [*policies[:-2], *({**p, "title": "Edited"} for p in policies[-2:])]  # the last two: the others skipped
     await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
-    assert await aseed_policies(store, edited) == {"added": 0, "updated": 1, "removed": 1}
+    assert await aseed_policies(store, edited) == {"added": 0, "updated": 2, "removed": 1}
     assert (await store.aget(POLICIES_NAMESPACE, policies[-1]["id"])).value["title"] == "Edited"
 
 
