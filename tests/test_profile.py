@@ -139,3 +139,34 @@ async def test_an_entry_keeps_when_it_was_first_seen_and_where_each_value_came_f
     forgotten = await aupdate_profile(store, user, {"name": None}, forget=["city", "language"])
     assert forgotten == [{"field": "city", "before": "Nice", "after": None}]  # only what there was
     assert await aget_profile(store, user) == {}
+
+
+async def test_each_field_is_decided_on_its_own(store, user):
+    from mnemo.core.reads import now_iso
+
+    await aupdate_profile(store, user, {"name": "Ann", "city": "Paris"}, source="inferred")
+    await aupdate_profile(store, user, {"name": "Anna"}, source="inferred")  # an inference replaces an inference
+    await aupdate_profile(store, user, {"name": "Zoe"})
+    # One field skipped (stated beats inferred) does not stop the next one.
+    assert await aupdate_profile(store, user, {"name": "Bea", "language": "English"}, source="inferred") == [
+        {"field": "language", "before": None, "after": "en"}
+    ]
+    stamp = (await aget_profile(store, user))["name"]["updated_at"]
+    # Written at the very moment of the messages: not after them, so a late writer may still update it.
+    assert await aupdate_profile(store, user, {"name": "Cleo"}, as_of=stamp) == [
+        {"field": "name", "before": "Zoe", "after": "Cleo"}
+    ]
+    later = now_iso()
+    await aupdate_profile(store, user, {"name": "Dora"})
+    late = await aupdate_profile(store, user, {"name": "Eve", "city": "Lyon"}, as_of=later)
+    assert late == [{"field": "city", "before": "Paris", "after": "Lyon"}]  # the skipped name stops nothing
+    gone = await aupdate_profile(store, user, {}, forget=["name", "city"])
+    assert [c["field"] for c in gone] == ["name", "city"]
+    with pytest.raises(InvalidInputError) as exc:
+        await aupdate_profile(store, user, {"name": "X"}, source="model")  # type: ignore[arg-type]
+    assert str(exc.value) == "source must be one of ('user_said', 'tool', 'inferred'), got 'model'"
+
+
+async def test_a_stored_item_that_is_no_profile_field_is_not_read_as_one(store, user):
+    await store.aput(user.namespace("profile"), "password", {"value": "hunter2"}, index=False)
+    assert await aget_profile(store, user) == {}
