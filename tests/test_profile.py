@@ -145,7 +145,9 @@ async def test_each_field_is_decided_on_its_own(store, user):
     from mnemo.core.reads import now_iso
 
     await aupdate_profile(store, user, {"name": "Ann", "city": "Paris"}, source="inferred")
-    await aupdate_profile(store, user, {"name": "Anna"}, source="inferred")  # an inference replaces an inference
+    assert await aupdate_profile(store, user, {"name": "Anna"}, source="inferred") == [  # an inference replaces one
+        {"field": "name", "before": "Ann", "after": "Anna"}
+    ]
     await aupdate_profile(store, user, {"name": "Zoe"})
     # One field skipped (stated beats inferred) does not stop the next one.
     assert await aupdate_profile(store, user, {"name": "Bea", "language": "English"}, source="inferred") == [
