@@ -97,7 +97,7 @@ def test_a_knob_that_is_not_a_number_is_refused_with_its_name_and_type():
 
 def test_a_choice_outside_its_values_is_refused_with_its_name_and_values():
     with pytest.raises(InvalidInputError) as exc:
-        Context(user_id="u", memory_write_mode="later")  # type: ignore[arg-type]
+        Context(user_id="u", memory_write_mode="later")
     assert str(exc.value) == "memory_write_mode must be one of 'hot', 'after_turn', 'background', got 'later'"
     assert Context(user_id="u", memory_write_mode="background").memory_write_mode == "background"
 
@@ -106,7 +106,7 @@ def test_the_retired_recall_min_score_is_ignored_and_said_so(caplog):
     Context(user_id="u")
     assert not caplog.records  # not sent: nothing said
     with caplog.at_level("WARNING", logger="nodes.context"):
-        Context(user_id="u", recall_min_score=0.9)  # type: ignore[call-arg]
+        Context(user_id="u", recall_min_score=0.9)
     assert [r.getMessage() for r in caplog.records] == [
         "context recall_min_score is ignored: relevance is now set by recall_margin"
     ]

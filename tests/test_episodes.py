@@ -217,7 +217,7 @@ def test_an_episode_holds_the_current_case_only_abridged_to_its_limits():
     assert episode["answer"] == "x" * (MAX_ANSWER_CHARS - 1) + "…"
     assert episode["actions"] == [f"search_policy({{'query': 'q{i}'}}) -> (no result)" for i in range(MAX_ACTIONS)]
     assert episode["resolution"] == ("y " * 200)[: MAX_ACTION_CHARS - 1] + "…"
-    assert {k: episode[k] for k in ("outcome", "assistant_id", "source", "thread_id")} == {  # type: ignore[literal-required]
+    assert {k: episode[k] for k in ("outcome", "assistant_id", "source", "thread_id")} == {
         "outcome": "unresolved",
         "assistant_id": "a1",
         "source": "test",
@@ -245,7 +245,7 @@ async def test_an_episode_with_an_unknown_outcome_is_refused(store, user):
 
     episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
     with pytest.raises(InvalidInputError) as exc:
-        await arecord_episode(store, user, {**episode, "outcome": "maybe"})  # type: ignore[typeddict-item]
+        await arecord_episode(store, user, {**episode, "outcome": "maybe"})
     assert str(exc.value) == "outcome must be 'resolved' or 'unresolved', got 'maybe'"
 
 

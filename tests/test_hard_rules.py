@@ -28,4 +28,4 @@ def test_a_personal_word_of_two_letters_is_personal_data_one_letter_is_not():
     assert check_rewrite("Greet Li by name.", personal=["Li"]) == (
         "it contains personal data of the user who gave the feedback ('Li')"
     )
-    assert check_rewrite("Greet Li by name.", personal=["L", "", None]) is None  # type: ignore[list-item]
+    assert check_rewrite("Greet Li by name.", personal=["L", "", None]) is None

@@ -99,13 +99,13 @@ def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
     entry = {"source": "user_said", "first_seen": "2026-03-04T10:00:00+00:00"}
     profile = {"city": {"value": "杭州"} | entry, "name": {"value": "Zhou"} | entry | {"source": "inferred"}}
     assert PROFILE_FIELDS.index("name") < PROFILE_FIELDS.index("city")
-    assert format_profile(profile) == (  # type: ignore[arg-type]
+    assert format_profile(profile) == (
         f"- name: {quote('Zhou')}  [{quote('inferred')}, since {quote('2026-03-04')}]\n"
         f"- city: {quote('杭州')}  [{quote('user_said')}, since {quote('2026-03-04')}]"
     )
     assert format_profile({}) == "(no profile yet: nothing is known about this user; do not guess)"
     partial = {"name": {}}  # written around mnemo: shown empty, never invented
-    assert format_profile(partial) == f"- name: {quote('')}  [{quote('')}, since {quote('')}]"  # type: ignore[arg-type]
+    assert format_profile(partial) == f"- name: {quote('')}  [{quote('')}, since {quote('')}]"
 
 
 def test_field_checks_at_their_edges_and_what_they_say():
@@ -165,7 +165,7 @@ async def test_each_field_is_decided_on_its_own(store, user):
     gone = await aupdate_profile(store, user, {}, forget=["name", "city"])
     assert [c["field"] for c in gone] == ["name", "city"]
     with pytest.raises(InvalidInputError) as exc:
-        await aupdate_profile(store, user, {"name": "X"}, source="model")  # type: ignore[arg-type]
+        await aupdate_profile(store, user, {"name": "X"}, source="model")
     assert str(exc.value) == "source must be one of ('user_said', 'tool', 'inferred'), got 'model'"
 
 
