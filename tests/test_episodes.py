@@ -358,3 +358,46 @@ async def test_as_many_similar_episodes_as_asked_and_none_for_nothing(store, use
     assert len(await asimilar_episodes(store, user, query, limit=1, min_score=0.5)) == 1
     assert await asimilar_episodes(store, user, query, limit=0, min_score=0.5) == []
     assert await asimilar_episodes(store, user, " ", limit=3, min_score=0.5) == []
+
+
+def test_an_episode_starts_at_the_users_request_and_is_keyed_by_it():
+    greeting = [AIMessage("Hello, how can I help?"), HumanMessage("No air.", id="h1"), AIMessage("Remove the film.")]
+    episode = build_episode(greeting, assistant_id="a", thread_id="t", source="s")
+    assert episode is not None and episode["text"] == "No air." and len(episode["id"]) == 32
+    edited = [HumanMessage("No air at all.", id="h1"), AIMessage("Remove the film.")]  # the same message, edited
+    assert build_episode(edited, assistant_id="a", thread_id="t", source="s")["id"] == episode["id"]
+    assert build_episode([AIMessage("Hello, how can I help?")], assistant_id="a", thread_id="t", source="s") is None
+
+
+def test_scrub_replaces_a_name_before_the_word_inside_it_whatever_the_alphabet_says():
+    from mnemo.kinds.episodes import scrub
+
+    assert scrub("Ann Wang called.", ["Wang", "Ann Wang"]) == "[redacted] called."
+
+
+async def test_episodes_need_an_index_and_promotion_a_resolved_case(store, user):
+    import pytest
+    from langgraph.store.memory import InMemoryStore
+
+    from mnemo import IndexMissingError, InvalidInputError
+
+    with pytest.raises(IndexMissingError):
+        await asimilar_episodes(InMemoryStore(), user, "no air")
+    unresolved = build_episode(case_messages(), assistant_id="a", thread_id="t9", outcome="unresolved", source="s")
+    await arecord_episode(store, user, unresolved)
+    with pytest.raises(InvalidInputError) as exc:
+        await apromote_episode(store, user, unresolved["id"], promoted_by="admin:li")
+    assert str(exc.value) == "only a resolved episode can become a shared example"
+
+
+def test_examples_fill_their_budget_exactly_and_never_past_it():
+    cases = [
+        build_episode(
+            [HumanMessage(f"Case {i}.", id=f"h{i}"), AIMessage("Done.")], assistant_id="a", thread_id="t", source="s"
+        )
+        for i in range(2)
+    ]
+    both = render_episodes(cases, char_budget=100_000)
+    assert both.count("Example") == 2
+    assert render_episodes(cases, char_budget=len(both)) == both
+    assert render_episodes(cases, char_budget=len(both) - 1).count("Example") == 1
