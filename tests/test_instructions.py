@@ -150,6 +150,7 @@ async def test_feedback_for_everyone_waits_for_an_admin_and_then_only_its_text_i
     assert "Zoe" not in prompt and "zoe" not in prompt and "138" not in prompt
     shared = await readable_by_other_users(store)
     assert "two sentences" in shared and "Zoe" not in shared and "zoe" not in shared and "u_zoe" not in shared
+    assert "admin:li" not in shared  # the approved text alone: who approved is the admins' to read
     (head,) = await store.asearch(instructions_namespace("agent"))
     assert head.value == {"kind": "head", "version": 1, "text": "Keep answers to two sentences."}
     (version,) = await alist_versions(store, "agent")
@@ -200,6 +201,16 @@ async def test_the_operator_commands_list_approve_and_reject(agent, model, store
         await OPERATIONS["instructions-reject"](target, {"id": "u_zoe/nope"})
     back = await OPERATIONS["instructions-rollback"](target, {"version": 1, "reason": "again"})
     assert back["version"] == 2 and back["approved_by"] == "cli:ops"
+
+
+async def test_approval_checks_the_guardrails_again(agent, model, store, script):
+    feedback_turn(script, "Mention free delivery to Hangzhou first.", scope="everyone")
+    await say(agent, "Tell people about delivery first.", user="u_zoe")
+    (proposal,) = await alist_proposals(store)  # pending: nothing personal known of the author yet
+    await aupdate_profile(store, User.of("u_zoe"), {"city": "Hangzhou"})
+    with pytest.raises(InvalidInputError, match="cannot be approved.*Hangzhou"):
+        await OPERATIONS["instructions-approve"](Target(store=store, actor="cli:ops"), {"id": proposal["id"]})
+    assert await aget_instructions(store, "agent") is None and (await alist_proposals(store)) == [proposal]
 
 
 async def test_export_and_erase_cover_proposals_feedback_and_own_instructions(agent, model, store, script):
