@@ -43,6 +43,7 @@ from mnemo.core.limits import (
     clamp,
 )
 from mnemo.core.namespaces import (
+    ADMIN_ROOT,
     APP,
     AUDIT,
     ENTITLEMENTS,
@@ -54,6 +55,7 @@ from mnemo.core.namespaces import (
     POLICIES,
     POLICIES_NAMESPACE,
     PROFILE,
+    PROPOSALS,
     RESERVED_ROOTS,
     SHARED_EPISODES_NAMESPACE,
     SHARED_ROOT,
@@ -92,6 +94,7 @@ from mnemo.core.text import (
 )
 
 __all__ = [
+    "ADMIN_ROOT",
     "APP",
     "adds_nothing",
     "alist_all",
@@ -141,6 +144,7 @@ __all__ = [
     "POLICIES_NAMESPACE",
     "RESERVED_ROOTS",
     "PROFILE",
+    "PROPOSALS",
     "query_op",
     "quote",
     "reciprocal_rank_fusion",
