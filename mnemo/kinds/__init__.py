@@ -12,6 +12,7 @@ from mnemo.kinds.audit import (
     abatch_audited,
     audit_op,
     averify,
+    head_op,
 )
 from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
@@ -75,6 +76,7 @@ __all__ = [
     "aseed_policies",
     "assistant_of",
     "audit_op",
+    "head_op",
     "AuditAction",
     "AuditRecord",
     "aupdate_profile",
