@@ -13,18 +13,20 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import psycopg
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from mnemo.core import DimsMismatchError, StoreClosedError, checked_ops
+from mnemo.core import DimsMismatchError, StoreClosedError, StoreUnavailableError, checked_ops
 from mnemo.stores.postgres_setup import (
+    CONNECT_TIMEOUT_S,
     STORE_SETUP_LOCK,
     advisory_lock,
     configure_connection,
     ensure_mnemo_indexes,
-    pool_options,
+    make_pool,
 )
 
 logger = logging.getLogger(__name__)
@@ -85,6 +87,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._closed = False
+        self._down = False
         if self.embeddings is not None:
             self.embeddings = QueryAwareEmbeddings(self.embeddings)
 
@@ -134,9 +137,29 @@ class MnemoPostgresStore(AsyncPostgresStore):
         ], embedding_requests
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Upstream's ``abatch``, checked; fails fast while PostgreSQL is down.
+
+        A call that cannot reach PostgreSQL (no pooled connection within the
+        pool's ``timeout``, or the connection lost) raises
+        :class:`StoreUnavailableError` and marks the store down; while it is
+        down, each call first tries one direct connection (refused at once when
+        the server is down, :data:`CONNECT_TIMEOUT_S` at most) instead of
+        waiting for the pool again, so the other calls of a turn fail in
+        milliseconds, and the first call after the server is back goes through."""
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
-        return await super().abatch(checked_ops(ops))
+        ops = checked_ops(ops)
+        if self._down and not await _reachable(str(cast(AsyncConnectionPool, self.conn).conninfo)):
+            raise StoreUnavailableError("PostgreSQL cannot be reached; nothing was read or written, try again shortly")
+        try:
+            results = await super().abatch(ops)
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            self._down = True
+            raise StoreUnavailableError(
+                f"PostgreSQL cannot be reached ({type(exc).__name__}); try again shortly"
+            ) from exc
+        self._down = False
+        return results
 
     async def aput(
         self,
@@ -201,6 +224,16 @@ async def _all_small(cur: Any, queries: list[SearchOp]) -> bool:
     return True
 
 
+async def _reachable(conninfo: str) -> bool:
+    """Whether a new connection to ``conninfo`` opens (and is closed again)."""
+    try:
+        conn = await psycopg.AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S)
+    except psycopg.Error:
+        return False
+    await conn.close()
+    return True
+
+
 async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
     """The ``store_vectors.embedding`` column must hold vectors of ``dims``.
 
@@ -251,9 +284,8 @@ async def open_postgres(
 ) -> AsyncIterator[MnemoPostgresStore]:
     """A :class:`MnemoPostgresStore` on ``uri`` (``index`` with the pgvector
     settings of :func:`postgres_index_config`), set up, checked and swept."""
-    pool = pool_options(pool_config)
-    pool.setdefault("configure", configure_connection)
-    async with MnemoPostgresStore.from_conn_string(uri, pool_config=pool, index=index, ttl=ttl) as store:  # type: ignore[arg-type]
+    async with make_pool(uri, {"configure": configure_connection, **(pool_config or {})}) as pool:
+        store = MnemoPostgresStore(conn=pool, index=cast(Any, index), ttl=ttl)
         try:
             async with advisory_lock(uri, STORE_SETUP_LOCK):
                 await store.setup()
@@ -262,7 +294,7 @@ async def open_postgres(
             await check_vector_table(store, index)
             if sweep:
                 await store.start_ttl_sweeper()
-            yield store  # type: ignore[misc]
+            yield store
         finally:
             await store.stop_ttl_sweeper(timeout=5)
-            store.close()  # type: ignore[attr-defined]
+            store.close()
