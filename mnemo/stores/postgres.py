@@ -20,6 +20,7 @@ from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from mnemo.core import DimsMismatchError, StoreClosedError, StoreUnavailableError, checked_ops
+from mnemo.stores.postgres_search import aexact_searches
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
     STORE_SETUP_LOCK,
@@ -97,25 +98,35 @@ class MnemoPostgresStore(AsyncPostgresStore):
     # ``aembed_query``, as InMemoryStore does). Overriding the one method that
     # embeds queries is the narrowest fix until upstream changes.
     #
-    # The same override chooses how a semantic search reads (bench.many_users,
-    # docs/postgres.md): a namespace of at most EXACT_SEARCH_MAX_ROWS rows is
-    # searched exactly (its rows through the namespace index, then sorted:
-    # recall 1.0 against the planner's filtered HNSW scan of the whole table,
-    # which returned as little as none of a 5k-note user's true top 10, and
-    # slower); a larger one keeps HNSW with iterative scans.
+    # The same override chooses, per search, how it reads (exactly or through
+    # HNSW: mnemo.stores.postgres_search), and runs a search through HNSW that
+    # came back short again exactly: a user never gets fewer hits than asked
+    # because the approximate scan filtered them out.
     async def _batch_search_ops(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
     ) -> None:
         token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
-        exact = await _all_small(cur, [op for _, op in search_ops if op.query])
         try:
-            if exact:
-                await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+            exact = await aexact_searches(cur, search_ops)
+            rest = [(idx, op) for idx, op in search_ops if idx not in exact]
+            await self._asearch(rest, results, cur, exactly=False)
+            short = [(idx, op) for idx, op in rest if op.query and len(cast(list, results[idx])) < op.limit]
+            await self._asearch([*(p for p in search_ops if p[0] in exact), *short], results, cur, exactly=True)
+        finally:
+            _EMBEDDING_QUERIES.reset(token)
+
+    async def _asearch(
+        self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any, *, exactly: bool
+    ) -> None:
+        if not search_ops:
+            return
+        if exactly:
+            await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+        try:
             await super()._batch_search_ops(search_ops, results, cur)
         finally:
-            if exact:
+            if exactly:
                 await cur.execute("RESET enable_indexscan")
-            _EMBEDDING_QUERIES.reset(token)
 
     # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
     # tests/test_upstream_private_api.py): upstream orders a search without a
@@ -199,29 +210,6 @@ def total_order(sql: str) -> str:
             "MnemoPostgresStore._prepare_batch_search_queries"
         )
     return sql.replace(UPSTREAM_LIST_ORDER, TOTAL_LIST_ORDER)
-
-
-#: Namespaces with at most this many rows are searched exactly (see
-#: ``MnemoPostgresStore._batch_search_ops``). At 5,763 rows the exact scan
-#: took p95 54 ms on a loaded 2-core machine; HNSW at 100k rows 12-24 ms.
-EXACT_SEARCH_MAX_ROWS = 20_000
-
-
-async def _all_small(cur: Any, queries: list[SearchOp]) -> bool:
-    """Whether every namespace searched by meaning in ``queries`` has at most
-    :data:`EXACT_SEARCH_MAX_ROWS` rows (counted through the namespace index,
-    stopping past the limit)."""
-    if not queries:
-        return False
-    for op in queries:
-        await cur.execute(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM store WHERE prefix = %s LIMIT %s) AS rows",
-            (".".join(op.namespace_prefix), EXACT_SEARCH_MAX_ROWS + 1),
-        )
-        row = await cur.fetchone()
-        if row is None or int(row["n"]) > EXACT_SEARCH_MAX_ROWS:
-            return False
-    return True
 
 
 async def _reachable(conninfo: str) -> bool:
