@@ -12,6 +12,7 @@ from langgraph.store.base import PutOp
 from mnemo import User, arecall
 from mnemo.cli import main
 from mnemo.notes import index as note_index
+from mnemo.notes import sparse
 from mnemo.stores.factory import open_store
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import truncate
@@ -56,6 +57,8 @@ async def test_twenty_thousand_old_notes_on_postgres_get_their_index_from_a_turn
 
 def test_reindex_command_builds_every_users_index_on_postgres(pg, cached_index, monkeypatch, capsys):
     monkeypatch.setenv("POSTGRES_URI", pg.uri)
+    # Sparse vectors (about 20 ms per note) are tested in tests/test_sparse.py.
+    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
     alice, bob = User.of("u_alice"), User.of("bob@example.com")
 
     async def seed() -> None:
@@ -71,10 +74,16 @@ def test_reindex_command_builds_every_users_index_on_postgres(pg, cached_index, 
     asyncio.run(seed())
     assert asyncio.run(head_count(bob)) == -1  # precondition: no index
     assert main(["reindex", "--all"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"notes_indexed": {alice.label: 1200, bob.label: 3}}
+    assert json.loads(capsys.readouterr().out) == {
+        "notes_indexed": {alice.label: 1200, bob.label: 3},
+        "sparse_vectors_added": {alice.label: 0, bob.label: 0},
+    }
     assert asyncio.run(head_count(bob)) == 3 and asyncio.run(head_count(alice)) == 1200
     assert main(["reindex", "u_alice"]) == 0  # again: rebuilt from the notes, the same
-    assert json.loads(capsys.readouterr().out) == {"notes_indexed": {"u_alice": 1200}}
+    assert json.loads(capsys.readouterr().out) == {
+        "notes_indexed": {"u_alice": 1200},
+        "sparse_vectors_added": {"u_alice": 0},
+    }
     assert asyncio.run(head_count(alice)) == 1200
     assert main(["reindex"]) == 2
 

@@ -106,6 +106,30 @@ async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, 
     assert item.value[sparse.SPARSE_FIELD] == encoder.encode("The user has a cat named Mochi.")
 
 
+async def test_reindex_stamps_notes_written_without_weights_and_keeps_their_dense_vector(
+    store, user, encoder, monkeypatch
+):
+    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)  # written where the weights were absent
+    await aremember_many(
+        store, user, ["The user is allergic to peanuts.", "The user likes hiking.", "用户养了两只猫。"]
+    )
+    assert await sparse.arestamp(store, user) == 0  # still absent: nothing to stamp with
+    monkeypatch.undo()
+    before = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
+    assert len(before) == 3 and not any(sparse.SPARSE_FIELD in value for value in before.values())
+    assert await sparse.arestamp(store, user, batch=1) == 2
+    after = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
+    for key, value in after.items():
+        if value["text"].startswith("The user"):
+            assert value[sparse.SPARSE_FIELD] == encoder.encode(value.get("indexed_text") or value["text"])
+            assert {k: v for k, v in value.items() if k != sparse.SPARSE_FIELD} == before[key]  # nothing else changed
+        else:
+            assert sparse.SPARSE_FIELD not in value  # SPLADE cannot read it
+    (hit, *_) = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=3)
+    assert hit.value["text"] == "The user is allergic to peanuts." and hit.score is not None  # dense vector kept
+    assert await sparse.arestamp(store, user) == 0  # done once
+
+
 def test_a_note_the_model_cannot_read_keeps_its_dense_place():
     vectors = {"a": {"1": 1.0}, "b": {"1": 3.0}, "c": {"1": 2.0}}
     values = {key: {"text": key, sparse.SPARSE_FIELD: vec} for key, vec in vectors.items()}

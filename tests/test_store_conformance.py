@@ -50,6 +50,7 @@ from mnemo import (
 from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index
+from mnemo.notes import sparse
 from mnemo.stores.factory import open_store
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
@@ -250,6 +251,20 @@ async def test_a_note_without_a_vector_is_found_by_words_and_costs_no_turn(store
     assert [n["id"] for n in await arecall(store, user, "Xiaohua")] == ["imported"]
     await aremember(store, user, "The user lives in Hangzhou.")  # a vectored note next to it
     assert "imported" in [n["id"] for n in (await aload_snapshot(store, user, "Xiaohua"))["relevant"]]
+
+
+async def test_reindex_stamping_sparse_vectors_keeps_every_notes_dense_vector(store, user, monkeypatch):
+    """``arestamp`` puts notes back with ``index=False``: on every backend the
+    dense vector written with the note must survive it."""
+    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
+    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user likes hiking."])
+    monkeypatch.undo()
+    hits = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=2)
+    assert hits[0].value["text"] == "The user is allergic to peanuts." and hits[0].score is not None
+    assert await sparse.arestamp(store, user) == 2
+    after = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=2)
+    assert [(it.key, it.score) for it in after] == [(it.key, it.score) for it in hits]
+    assert all(sparse.SPARSE_FIELD in it.value for it in after)
 
 
 async def test_recall_by_meaning_across_languages(store, user):

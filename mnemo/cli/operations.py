@@ -134,14 +134,18 @@ async def promote_episode(target: Target, params: Mapping[str, Any]) -> Any:
 @operation("reindex")
 async def reindex(target: Target, params: Mapping[str, Any]) -> Any:
     from mnemo.core import alist_users
-    from mnemo.notes import arebuild
+    from mnemo.notes import arebuild, arestamp
 
     every = _flag(params, "all")
     if every == (params.get("user_id") is not None):
         raise InvalidInputError("give one user id or all=true (--all)")
     # --all lists labels: a label is its own user for every namespace (User.of would map "~..." again).
     labels = await alist_users(target.store) if every else [_user(params).label]
-    return {"notes_indexed": {label: await arebuild(target.store, User(id=label, label=label)) for label in labels}}
+    users = [User(id=label, label=label) for label in labels]
+    return {
+        "notes_indexed": {user.label: await arebuild(target.store, user) for user in users},
+        "sparse_vectors_added": {user.label: await arestamp(target.store, user) for user in users},
+    }
 
 
 @operation("audit-verify")

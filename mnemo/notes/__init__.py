@@ -33,6 +33,7 @@ from mnemo.notes.recall import (
     arecall,
 )
 from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision, revision_terms
+from mnemo.notes.sparse import arestamp
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -45,6 +46,7 @@ __all__ = [
     "alist_notes",
     "aread_notes",
     "arebuild",
+    "arestamp",
     "arecall",
     "arecent",
     "aremember",

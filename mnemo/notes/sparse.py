@@ -11,7 +11,9 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mnemo.core import script_of
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import NOTES, User, alist_all, script_of
 from mnemo.notes.model import INDEXED_TEXT_FIELD
 from mnemo.stores import SparseVector, sparse_dot, sparse_encoder
 
@@ -33,6 +35,33 @@ async def astamp(values: Iterable[dict[str, Any]]) -> None:
     todo = [v for v in values if SPARSE_FIELD not in v and readable(v["text"])]
     if todo:
         await asyncio.to_thread(_stamp, todo)
+
+
+#: Notes re-written per store call by :func:`arestamp`.
+RESTAMP_BATCH = 500
+
+
+async def arestamp(store: BaseStore, user: User, *, batch: int = RESTAMP_BATCH) -> int:
+    """Give every note of ``user`` that lacks its sparse vector one (notes
+    written before the weights were installed, or revised since): part of the
+    one-time migration ``python -m mnemo reindex``, never of a turn (about
+    20 ms of CPU per note). Each is put back with ``index=False``, which keeps
+    its dense vector; returns the notes stamped (0 when the weights are absent).
+    Like the index rebuild, a note rewritten by a turn while this runs may be
+    put back in its listed wording: run it when the user is idle."""
+    if sparse_encoder() is None:
+        return 0
+    items = {it.key: it for it in await alist_all(store, user.namespace(NOTES))}
+    values = {key: dict(it.value) for key, it in items.items() if isinstance(it.value.get("text"), str)}
+    await astamp(values.values())
+    ops = [
+        PutOp(user.namespace(NOTES), key, value, index=False)
+        for key, value in sorted(values.items())
+        if SPARSE_FIELD in value and SPARSE_FIELD not in items[key].value
+    ]
+    for start in range(0, len(ops), max(batch, 1)):
+        await store.abatch(ops[start : start + batch])
+    return len(ops)
 
 
 def _stamp(values: list[dict[str, Any]]) -> None:
