@@ -175,7 +175,11 @@ async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_le
             assert seen == [{0}]  # 30 rows: at most ANN_MIN_ROWS
             monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 20)
             await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
-            assert seen[-1] == {0}  # 30 of 70 vectors: past ANN_MIN_ROWS, not most of the table
+            assert seen[-1] == {0}  # past ANN_MIN_ROWS, but no statistics yet: exact
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store, store_vectors")
+            await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
+            assert seen[-1] == {0}  # 30 of 70 vectors: not most of the table
             monkeypatch.setattr(postgres_search, "EXACT_SEARCH_MAX_ROWS", 29)
             await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
             assert seen[-1] == set()  # past EXACT_SEARCH_MAX_ROWS: HNSW
@@ -189,7 +193,7 @@ async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_le
 async def test_a_namespace_holding_most_of_the_table_is_searched_through_hnsw(pg, monkeypatch):
     """Its filter keeps most of the graph: HNSW (a 20,000-note user's search
     took 84 ms exactly, 8 ms through HNSW); a small one beside it stays exact.
-    The table's size is the planner's estimate once analysed, counted before."""
+    Sizes past ``ANN_MIN_ROWS`` are the planner's estimates: exact until analysed."""
     from langgraph.store.base import PutOp, SearchOp
 
     from mnemo.stores import postgres as postgres_store
@@ -212,11 +216,11 @@ async def test_a_namespace_holding_most_of_the_table_is_searched_through_hnsw(pg
             await store.abatch([PutOp(("small", "notes"), f"k{i}", {"text": f"other {i}"}) for i in range(10)])
             searches = [SearchOp(("big", "notes"), query="fact 7", limit=5), SearchOp(("small", "notes"), query="x")]
             await store.abatch(searches)
-            assert seen[-1] == {1}  # 60 of 70 vectors: HNSW; 10 rows: exact
+            assert seen[-1] == {0, 1}  # no statistics yet: exact
             async with store.conn.connection() as conn:
-                await conn.execute("ANALYZE store_vectors")
+                await conn.execute("ANALYZE store, store_vectors")
             await store.abatch(searches)
-            assert seen[-1] == {1}
+            assert seen[-1] == {1}  # 60 of 70 vectors: HNSW; 10 rows: exact
     finally:
         pg.drop_database("ann_search")
 
@@ -253,6 +257,8 @@ async def test_a_search_through_hnsw_that_comes_back_short_is_run_again_exactly(
         async with open_store(postgres_uri=uri, index=index, pool_config={"configure": approximate}) as store:
             await store.abatch([PutOp(("a", "notes"), k, {"text": t}) for k, t in mine.items()])
             await store.abatch([PutOp(("b", "notes"), f"k{i}", {"text": "fact 7"}) for i in range(600)])
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store, store_vectors")
             hits = await store.asearch(("a", "notes"), query="fact 7", limit=5)
             assert passes[0][0] is False and passes[0][1][0] < 5  # the precondition: HNSW came back short
             assert passes[1] == (True, [5])

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import SearchOp
+from psycopg import sql
 
-#: Past this many rows a namespace is always searched through HNSW (at 5,763
+#: Past this many rows (the planner's estimate) a namespace is always searched
+#: through HNSW (at 5,763
 #: rows the exact scan took p95 54 ms on a loaded 2-core machine; at 20,000
 #: 84 ms, HNSW 8 ms; HNSW at 100k rows 12-24 ms).
 EXACT_SEARCH_MAX_ROWS = 20_000
@@ -35,46 +37,52 @@ ANN_MIN_SHARE = 0.5
 
 async def aexact_searches(cur: Any, search_ops: Sequence[tuple[int, SearchOp]]) -> set[int]:
     """The positions (as in ``search_ops``) of the searches by meaning to run
-    exactly. One count per search (through the namespace index, stopping past
-    :data:`EXACT_SEARCH_MAX_ROWS`), and for a namespace past
-    :data:`ANN_MIN_ROWS` the table's size (the planner's estimate; a bounded
-    count on a table never analysed)."""
+    exactly. Per search, one count through the namespace index, stopping past
+    :data:`ANN_MIN_ROWS` (counting a large namespace whole cost 10 ms at
+    20,000 rows, more than the search it decides); past it, the planner's
+    estimates of the namespace's rows and of the table's vectors (its
+    statistics: no scan), so a namespace that grew since the last ``ANALYZE``
+    may be searched exactly a while longer."""
     exact: set[int] = set()
     total: float | None = None
     for idx, op in search_ops:
         if not op.query:
             continue
+        namespace = ".".join(op.namespace_prefix)
         await cur.execute(
             "SELECT count(*) AS n FROM (SELECT 1 FROM store WHERE prefix = %s LIMIT %s) AS rows",
-            (".".join(op.namespace_prefix), EXACT_SEARCH_MAX_ROWS + 1),
+            (namespace, ANN_MIN_ROWS + 1),
         )
         row = await cur.fetchone()
-        rows = int(row["n"]) if row is not None else EXACT_SEARCH_MAX_ROWS + 1
-        if rows > EXACT_SEARCH_MAX_ROWS:
+        if row is not None and int(row["n"]) <= ANN_MIN_ROWS:
+            exact.add(idx)
             continue
-        if rows > ANN_MIN_ROWS:
-            total = total if total is not None else await _avector_rows(cur, at_least=rows)
-            if rows >= ANN_MIN_SHARE * total:
-                continue
-        exact.add(idx)
+        rows = await _aestimated_rows(cur, namespace)
+        total = total if total is not None else await _avector_rows(cur)
+        if rows <= EXACT_SEARCH_MAX_ROWS and rows < ANN_MIN_SHARE * total:
+            exact.add(idx)
     return exact
 
 
-async def _avector_rows(cur: Any, *, at_least: int) -> float:
-    """Rows of ``store_vectors`` as the planner estimates them (its statistics
-    scaled to the table's current size); on a table never analysed, counted
-    up to the size at which ``at_least`` rows would be :data:`ANN_MIN_SHARE`."""
+async def _aestimated_rows(cur: Any, namespace: str) -> float:
+    """The planner's estimate of the rows of ``namespace`` (from its statistics
+    of ``store.prefix``)."""
+    await cur.execute(
+        sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM store WHERE prefix = {}").format(sql.Literal(namespace))
+    )
+    row = await cur.fetchone()
+    plan = next(iter(row.values())) if row is not None else None
+    return float(plan[0]["Plan"]["Plan Rows"]) if plan else 0.0
+
+
+async def _avector_rows(cur: Any) -> float:
+    """The planner's estimate of the rows of ``store_vectors`` (its statistics
+    scaled to the table's current size); infinite on a table never analysed
+    (no namespace is then most of it)."""
     await cur.execute(
         "SELECT CASE WHEN c.relpages > 0 AND c.reltuples >= 0 THEN c.reltuples / c.relpages"
         " * (pg_relation_size(c.oid) / current_setting('block_size')::int) END AS n"
         " FROM pg_class c WHERE c.oid = to_regclass('store_vectors')"
     )
     row = await cur.fetchone()
-    if row is not None and row["n"] is not None:
-        return float(row["n"])
-    await cur.execute(
-        "SELECT count(*) AS n FROM (SELECT 1 FROM store_vectors LIMIT %s) AS rows",
-        (int(at_least / ANN_MIN_SHARE) + 1,),
-    )
-    row = await cur.fetchone()
-    return float(row["n"]) if row is not None else float("inf")
+    return float(row["n"]) if row is not None and row["n"] is not None else float("inf")
