@@ -1,9 +1,10 @@
 """Step 2: the model answers, or asks for tools.
 
-Its prompt: the assistant's learned instructions (read here, every call, so a
-rewrite or a rollback applies from the next model call), the hard rules, the
-running summary, similar past cases and the user's memory; then the thread's
-messages, fitted to ``history_token_budget`` (``mnemo.turn.history``).
+Its prompt: the assistant's approved instructions and the user's own (read
+here, in one round trip, every call, so an approval, a rollback or the user's
+feedback applies from the next model call), the hard rules, the running
+summary, similar past cases and the user's memory; then the thread's messages,
+fitted to ``history_token_budget`` (``mnemo.turn.history``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from mnemo.access import aavailable_tools
 from mnemo.core import bounded_ints
-from mnemo.kinds import aget_instructions, assistant_of
+from mnemo.kinds import aload_learned, assistant_of
 from mnemo.turn import fit_to_budget
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
@@ -41,15 +42,19 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     offered = [t for t in MODEL_TOOLS if t.name in names]
     model = chat_model.bind_tools(offered) if offered else chat_model
     try:
-        learned = await aget_instructions(store, assistant_of(get_config()))
-        instructions = learned["text"] if learned else ""
+        learned = await aload_learned(store, assistant_of(get_config()), user)
+        instructions, own = learned["shared"] or "", learned["own"]
     except Exception:  # the hard rules still apply; the turn goes on
         logger.exception("could not load the learned instructions; answering with the hard rules only")
-        instructions = "(unavailable this turn)"
+        instructions, own = "(unavailable this turn)", None
     summary = state.get("summary")
     system = SystemMessage(
         render_system_prompt(
-            instructions=instructions, memory=state.get("memory") or "", summary=summary, examples=state.get("examples")
+            instructions=instructions,
+            memory=state.get("memory") or "",
+            summary=summary,
+            examples=state.get("examples"),
+            own_instructions=own,
         )
     )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)

@@ -1,16 +1,19 @@
 """Tools through which the agent learns from a case: ``mark_resolved``
 (episodic memory, ``mnemo.kinds.episodes``) and ``improve_instructions``
-(procedural memory, ``mnemo.kinds.instructions``). Like every tool, neither takes a
-user id: the user and the assistant come from the run, never from the model.
+(procedural memory: the user's own, ``mnemo.kinds.own_instructions``, or a proposal
+for everyone, ``mnemo.kinds.proposals``). Like every tool, neither takes a user id:
+the user and the assistant come from the run, never from the model.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
 from mnemo import aget_profile
-from mnemo.kinds import arecord_episode, arewrite_from_feedback, assistant_of, build_episode
+from mnemo.kinds import Origin, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 
@@ -41,33 +44,49 @@ async def mark_resolved(how: str, runtime: ToolRuntime[Context]) -> str:
 
 
 @tool
-async def improve_instructions(feedback: str, runtime: ToolRuntime[Context]) -> str:
+async def improve_instructions(feedback: str, scope: Literal["me", "everyone"], runtime: ToolRuntime[Context]) -> str:
     """Call this when the user gives feedback about how you (the assistant)
-    behave in general, for every customer, e.g. "your answers are too
-    verbose" or "always greet in Chinese". A rewrite of your learned
-    instructions is proposed and checked; it may be refused. Not for facts
-    or preferences about the user themselves (those are remembered as notes).
+    behave. ``scope="me"`` when it is about how you treat this user ("shorter
+    answers for me", "call me by my first name"): it applies to their
+    conversations at once. ``scope="everyone"`` when they say how you should
+    behave for every customer ("your answers are too verbose for everyone"):
+    it is sent to an administrator, who decides. Not for facts about the user
+    (those are remembered as notes).
 
     Args:
         feedback: the feedback, in the user's words.
+        scope: "me" (this user only) or "everyone" (every customer, after an administrator's approval).
     """
     user = current_user(runtime.context, runtime.config)
-    profile = await aget_profile(memory_store(runtime), user)
-    ctx = runtime.context
-    result = await arewrite_from_feedback(
-        memory_store(runtime),
-        await aload_chat_model(ctx.extraction_model or ctx.model),
+    store, ctx = memory_store(runtime), runtime.context
+    model = await aload_chat_model(ctx.extraction_model or ctx.model)
+    origin = Origin.from_config(runtime.config, "tool")
+    if scope == "me":
+        mine = await alearn_for_user(store, model, user, feedback, origin=origin, timeout_s=ctx.extraction_timeout_s)
+        if mine["status"] == "rejected":
+            return f"Your instructions were not changed: {mine['rejected_because']}"
+        if mine["status"] == "unchanged":
+            return "Your instructions already say this; nothing changed."
+        return "Noted for you: this applies to your conversations from the next answer."
+    if scope != "everyone":
+        return 'scope is "me" or "everyone"; nothing was changed.'
+    profile = await aget_profile(store, user)
+    proposal = await apropose(
+        store,
+        model,
+        user,
         assistant_of(runtime.config),
         feedback,
-        author=f"user:{user.label}",
-        personal=[user.id, user.label, *(entry["value"] for entry in profile.values())],
+        origin=origin,
+        personal=[entry["value"] for entry in profile.values()],
         timeout_s=ctx.extraction_timeout_s,
     )
-    if result["status"] == "rejected":
-        return f"The instructions were not changed: {result['rejection']['rejected_because']}"
-    if result["status"] == "unchanged":
-        return "The instructions already say this; nothing changed."
-    return f"Instructions updated (version {result['version']['version']}); they apply from the next answer."
+    if proposal["status"] == "refused":
+        return f"Not sent for review: {proposal['refused_because']}"
+    return (
+        "Sent to an administrator for review; nothing changes for anyone until they approve it. "
+        "It is kept with your data (your export shows it)."
+    )
 
 
 LEARNING_TOOLS = [mark_resolved, improve_instructions]

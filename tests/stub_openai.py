@@ -14,6 +14,11 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   "Forget that <fact>" in the user's last message make it call
   ``remember_note``, ``recall_notes`` and ``forget_note``, as a real model
   asked to would.
+* "Feedback for me: <text>" / "Feedback for everyone: <text>" make it call
+  ``improve_instructions`` with that scope; asked for an ``InstructionRewrite``,
+  it answers as a model following the rewrite's rules would: the feedback up
+  to its first parenthesis (where the tests put the author's personal data),
+  as one sentence.
 * A user message containing "rendezvous" is held until a second such request
   arrives (or 30 s pass): the answer is "together" when two runs were in
   flight at once, "alone" when they were not, so a test can tell concurrent
@@ -39,6 +44,15 @@ NAME = re.compile(r"(?:I'm|I am|(?i:my name is)|我叫)\s*([A-Z][a-z]+|[\u4e00-\
 REMEMBER = re.compile(r"remember that (.+?)(?:[.!]|$)", re.IGNORECASE)
 RECALL = re.compile(r"what do you remember about (.+?)(?:[.?!]|$)", re.IGNORECASE)
 FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
+FEEDBACK = re.compile(r"feedback for (me|everyone): (.+)", re.IGNORECASE)
+QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
+
+
+def _rewrite_args(prompt: str) -> dict:
+    m = QUOTED_FEEDBACK.search(prompt)
+    said = json.loads(m.group(1)) if m else ""
+    sentence = said.split("(")[0].strip().rstrip(".")
+    return {"instructions": sentence[:1].upper() + sentence[1:] + ".", "change": "from feedback"}
 
 
 def _extraction_args(prompt: str) -> dict:
@@ -103,6 +117,11 @@ class _Handler(BaseHTTPRequestHandler):
                 message["content"] = "together"
             except threading.BrokenBarrierError:
                 message["content"] = "alone"
+        elif "InstructionRewrite" in tools:
+            message, finish = self._tool_call("InstructionRewrite", **_rewrite_args(said)), "tool_calls"
+        elif "improve_instructions" in tools and (m := FEEDBACK.search(said)):
+            args = {"feedback": m.group(2), "scope": m.group(1).lower()}
+            message, finish = self._tool_call("improve_instructions", **args), "tool_calls"
         elif "remember_note" in tools and (m := REMEMBER.search(said)):
             message, finish = self._tool_call("remember_note", text=m.group(1)), "tool_calls"
         elif "recall_notes" in tools and (m := RECALL.search(said)):

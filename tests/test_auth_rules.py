@@ -95,6 +95,18 @@ def test_shared_knowledge_is_read_by_everyone_and_written_by_no_raw_write():
                     authorize_store(ADMIN, action, (root, "app"))
 
 
+@pytest.mark.parametrize("action", READS)
+def test_the_admins_history_of_shared_instructions_is_no_users_to_read(action):
+    """Who approved each version of the shared instructions is kept under the
+    admins' root; users read the approved text alone, in ("org", ...)."""
+    history = ("mnemo", "instructions", "agent")
+    assert authorize_store(ADMIN, action, history) == history
+    assert authorize_store(BOB, action, ("org", "instructions", "agent")) == ("org", "instructions", "agent")
+    for prefix in (history, ("mnemo",)):
+        with pytest.raises(Forbidden, match="another user"):
+            authorize_store(BOB, action, prefix)
+
+
 def test_writes_need_a_namespace_and_unknown_actions_are_refused():
     with pytest.raises(Forbidden):
         authorize_store(ADMIN, "put", ())

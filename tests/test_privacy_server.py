@@ -53,7 +53,10 @@ async def test_export_audit_entitle_and_erase_through_the_server(workdir, server
         verified = cli("audit", "verify", "u_zhou", url=server.url)
         assert verified.returncode == 0, verified.stdout + verified.stderr
         assert json.loads(verified.stdout)["records"] == 3  # two profile fields, one entitlement
-        assert json.loads(cli("reindex", "u_zhou", url=server.url).stdout) == {"notes_indexed": {"u_zhou": 0}}
+        assert json.loads(cli("reindex", "u_zhou", url=server.url).stdout) == {
+            "notes_indexed": {"u_zhou": 0},
+            "sparse_vectors_added": {"u_zhou": 0},
+        }
         await chat(backend, "What is your refund policy?", user_id="u_zhou", thread_id=mine[1])
         chat_calls = [
             r for r in stub.requests if not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))

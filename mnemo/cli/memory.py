@@ -1,5 +1,5 @@
 """The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``,
-``reindex``, ``audit verify``, ``consolidate``: arguments parsed here, the work
+``reindex``, ``audit verify``, ``consolidate``, ``instructions``: arguments parsed here, the work
 done by :mod:`mnemo.cli.operations`.
 
 Where the memory is: a running server with ``--url`` (or ``$MNEMO_URL``;
@@ -230,4 +230,38 @@ async def consolidate(args: argparse.Namespace) -> int:
     if args.max_calls is not None:
         params["max_calls"] = args.max_calls
     _write_json(await run(args, "consolidate", params), None)
+    return 0
+
+
+# --------------------------------------------------------------------------- instructions
+
+
+@command(
+    "instructions",
+    "learned instructions: list proposals, approve or reject one (admin); versions, rollback; "
+    "migrate (moves what older versions kept where users read it)",
+    arg("action", choices=["list", "approve", "reject", "versions", "rollback", "migrate"]),
+    arg("id", nargs="?", help="approve / reject: the proposal's id (from list); rollback: the version number or key"),
+    arg("--status", default="pending", help="list: pending (default), refused, approved, rejected or all"),
+    arg("--assistant", default=None, help="versions / rollback: the assistant id (default: versions of every one)"),
+    arg("--reason", default="", help="reject / rollback: why (recorded)"),
+    TARGET,
+)
+async def instructions(args: argparse.Namespace) -> int:
+    if (args.id is None) == (args.action in ("approve", "reject", "rollback")):
+        print(f"instructions {args.action} takes {'an id' if args.id is None else 'no id'}", file=sys.stderr)
+        return 2
+    params: dict[str, Any] = {
+        "list": {"status": args.status},
+        "approve": {"id": args.id},
+        "reject": {"id": args.id, "reason": args.reason},
+        "versions": {"assistant_id": args.assistant},
+        "migrate": {},
+        "rollback": {
+            "version": int(args.id) if (args.id or "").isdigit() else args.id,
+            "assistant_id": args.assistant,
+            "reason": args.reason,
+        },
+    }[args.action]
+    _write_json(await run(args, f"instructions-{args.action}", params), None)
     return 0

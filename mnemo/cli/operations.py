@@ -176,3 +176,62 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
     return await aconsolidate(
         target.store, _user(params), model, origin=target.origin, max_calls=min(max(1, max_calls), 20)
     )
+
+
+# Learned instructions: proposals decided by an admin, the shared versions and rollback.
+
+
+@operation("instructions-list")
+async def instructions_list(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import alist_proposals
+
+    status = params.get("status", "pending")
+    if status not in ("pending", "refused", "approved", "rejected", "all"):
+        raise InvalidInputError(f"status is pending, refused, approved, rejected or all, got {status!r}")
+    return {"proposals": await alist_proposals(target.store, status=None if status == "all" else status)}
+
+
+@operation("instructions-approve")
+async def instructions_approve(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import aapprove, aget_profile
+
+    proposal_id = _text(params, "id")
+    label = (proposal_id or "").split("/")[0]
+    # The author's profile values are personal data too: checked again at approval.
+    personal = [e["value"] for e in (await aget_profile(target.store, User(id=label, label=label))).values()]
+    return await aapprove(target.store, proposal_id or "", origin=target.origin, personal=personal)
+
+
+@operation("instructions-reject")
+async def instructions_reject(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import areject
+
+    proposal_id, reason = _text(params, "id") or "", _text(params, "reason") or ""
+    return await areject(target.store, proposal_id, origin=target.origin, reason=reason)
+
+
+@operation("instructions-versions")
+async def instructions_versions(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import alist_every_version, alist_versions
+
+    if assistant := _text(params, "assistant_id"):
+        return {"versions": {assistant: await alist_versions(target.store, assistant)}}
+    return {"versions": await alist_every_version(target.store)}
+
+
+@operation("instructions-rollback")
+async def instructions_rollback(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import DEFAULT_ASSISTANT, arollback
+
+    to = params.get("version")
+    if isinstance(to, bool) or not isinstance(to, int | str) or to == "":
+        raise InvalidInputError("version is a version number or key (see 'instructions versions')")
+    assistant = _text(params, "assistant_id") or DEFAULT_ASSISTANT
+    return await arollback(target.store, assistant, to, approved_by=target.actor, reason=_text(params, "reason") or "")
+
+
+@operation("instructions-migrate")
+async def instructions_migrate(target: Target, params: Mapping[str, Any]) -> Any:
+    from mnemo.kinds import amigrate_legacy
+
+    return {"moved": await amigrate_legacy(target.store)}

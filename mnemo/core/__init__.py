@@ -44,6 +44,7 @@ from mnemo.core.limits import (
     clamp,
 )
 from mnemo.core.namespaces import (
+    ADMIN_ROOT,
     APP,
     AUDIT,
     ENTITLEMENTS,
@@ -55,6 +56,7 @@ from mnemo.core.namespaces import (
     POLICIES,
     POLICIES_NAMESPACE,
     PROFILE,
+    PROPOSALS,
     RESERVED_ROOTS,
     SHARED_EPISODES_NAMESPACE,
     SHARED_ROOT,
@@ -93,6 +95,7 @@ from mnemo.core.text import (
 )
 
 __all__ = [
+    "ADMIN_ROOT",
     "APP",
     "adds_nothing",
     "alist_all",
@@ -142,6 +145,7 @@ __all__ = [
     "POLICIES_NAMESPACE",
     "RESERVED_ROOTS",
     "PROFILE",
+    "PROPOSALS",
     "query_op",
     "quote",
     "reciprocal_rank_fusion",

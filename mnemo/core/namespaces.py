@@ -9,6 +9,9 @@ from __future__ import annotations
 
 #: Root of shared, organisation-wide knowledge (read by every user, written by admins).
 SHARED_ROOT = "org"
+#: Root of the admins' own records (no user reads under it): the history of the
+#: shared learned instructions, which says who approved each version.
+ADMIN_ROOT = "mnemo"
 
 # Kinds under a user's label.
 PROFILE = "profile"
@@ -20,12 +23,17 @@ EPISODES = "episodes"
 AUDIT = "audit"
 ENTITLEMENTS = "entitlements"
 USAGE = "usage"
+#: The user's own learned instructions (how the agent treats them), versioned.
+INSTRUCTIONS = "instructions"
+#: The user's proposals of shared instructions, pending until an admin decides.
+PROPOSALS = "proposals"
 #: The application's own items (the only kind raw store writes may change).
 APP = "app"
 
 # Kinds under the shared root.
 POLICIES = "policies"
-INSTRUCTIONS = "instructions"
+# INSTRUCTIONS as well: ``(SHARED_ROOT, INSTRUCTIONS, <assistant>)`` holds the
+# approved text alone; its history is under ADMIN_ROOT.
 
 #: Shared, read-only organisation knowledge.
 POLICIES_NAMESPACE: tuple[str, ...] = (SHARED_ROOT, POLICIES)
@@ -35,4 +43,4 @@ SHARED_EPISODES_NAMESPACE: tuple[str, ...] = (SHARED_ROOT, EPISODES)
 #: Roots used by shared namespaces (and by the platform). A user with one of
 #: these ids is mapped, so a prefix search over the user's data can never reach
 #: shared data.
-RESERVED_ROOTS = frozenset({SHARED_ROOT, "agent", "langgraph", "mnemo"})
+RESERVED_ROOTS = frozenset({SHARED_ROOT, ADMIN_ROOT, "agent", "langgraph"})

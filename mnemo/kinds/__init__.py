@@ -1,6 +1,7 @@
 """The memory kinds besides notes: the user's profile, episodes, the
-learned instructions and their hard rules, shared policies, and the audit
-trail every write appends to. Plain functions over ``BaseStore``.
+learned instructions (the assistant's, approved by an admin; each user's own;
+proposals) and their hard rules, shared policies, and the audit trail every
+write appends to. Plain functions over ``BaseStore``.
 """
 
 from mnemo.kinds.audit import (
@@ -31,9 +32,21 @@ from mnemo.kinds.hard_rules import (
 )
 from mnemo.kinds.instructions import (
     DEFAULT_ASSISTANT,
+    InstructionVersion,
+    Learned,
     aget_instructions,
-    arewrite_from_feedback,
+    alist_every_version,
+    alist_versions,
+    aload_learned,
+    amigrate_legacy,
+    arollback,
     assistant_of,
+)
+from mnemo.kinds.own_instructions import (
+    OwnResult,
+    aget_own,
+    alearn_for_user,
+    alist_own,
 )
 from mnemo.kinds.policies import (
     aensure_policies,
@@ -58,6 +71,13 @@ from mnemo.kinds.profile import (
     profile_audit_ops,
     profile_from_items,
 )
+from mnemo.kinds.proposals import (
+    Proposal,
+    aapprove,
+    alist_proposals,
+    apropose,
+    areject,
+)
 
 __all__ = [
     "DEFAULT_ASSISTANT",
@@ -67,11 +87,26 @@ __all__ = [
     "averify",
     "MAX_HISTORY",
     "aensure_policies",
+    "aapprove",
     "aget_instructions",
+    "aget_own",
+    "alearn_for_user",
+    "alist_own",
+    "alist_proposals",
+    "alist_every_version",
+    "alist_versions",
+    "aload_learned",
+    "amigrate_legacy",
+    "apropose",
+    "areject",
+    "arollback",
+    "InstructionVersion",
+    "Learned",
+    "OwnResult",
+    "Proposal",
     "aget_profile",
     "apromote_episode",
     "arecord_episode",
-    "arewrite_from_feedback",
     "asearch_policies",
     "aseed_policies",
     "assistant_of",

@@ -41,6 +41,11 @@ AuditAction = Literal[
     "erase",
     "entitlement.set",
     "entitlement.clear",
+    "instructions.learn",
+    "instructions.refuse",
+    "proposal.add",
+    "proposal.approve",
+    "proposal.reject",
 ]
 
 
@@ -53,7 +58,8 @@ class AuditRecord(TypedDict):
     """UTC ISO time of the write."""
     action: AuditAction
     target: str
-    """What was written: a profile field, a note id, an entitlement key, ``*`` for an erase."""
+    """What was written: a profile field, a note id, an entitlement key, the key of a
+    version of the user's own instructions or of a proposal, ``*`` for an erase."""
     before: Any
     """The value before the write (``None`` when it did not exist)."""
     after: Any

@@ -1,8 +1,9 @@
 """The hard rules: what no learned instruction may remove or contradict.
 
-They stay in code, come last in the system prompt, and :func:`check_rewrite` is the
-guardrail every proposed rewrite of the learned instructions must pass; it refuses,
-it never rewrites.
+They stay in code, come after every instruction and block of data a user could have
+shaped in the system prompt (a user's own instructions follow them, as quoted data they
+override), and :func:`check_rewrite` is the guardrail every proposed rewrite of learned
+instructions must pass; it refuses, it never rewrites.
 """
 
 from __future__ import annotations
@@ -91,11 +92,13 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 _NUMBER = re.compile(r"(?<![\w.])\+?\d[\d \-()]{4,}\d(?![\w.])")  # phones, order and account numbers
 
 
-def check_rewrite(text: str, *, personal: Iterable[str] = ()) -> str | None:
-    """Why ``text`` may not become the learned instructions, or ``None``.
+def check_rewrite(text: str, *, personal: Iterable[str] = (), shared: bool = True) -> str | None:
+    """Why ``text`` may not become learned instructions, or ``None``.
 
     ``personal``: words that identify the user whose feedback led to the
     rewrite (id, name, city...): none may appear in a shared instruction.
+    ``shared=False``: one user's own instructions, which may name them (only
+    they are shown it); the length and the hard rules are checked all the same.
     """
     if not text.strip():
         return "the instructions are empty"
@@ -106,6 +109,8 @@ def check_rewrite(text: str, *, personal: Iterable[str] = ()) -> str | None:
     for i, rule in enumerate(HARD_RULES, 1):
         if m := rule.contradicted_by.search(text):
             return f"it contradicts hard rule {i} ({m.group(0)!r}): {rule.text}"
+    if not shared:
+        return None
     if m := _EMAIL.search(text) or _NUMBER.search(text):
         return f"it contains personal data ({m.group(0)!r}); shared instructions must not carry a user's data"
     folded = text.casefold()

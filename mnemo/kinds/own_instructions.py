@@ -1,0 +1,108 @@
+"""A user's own procedural memory: how the agent treats this user, learned from their feedback.
+
+Kept in ``(user_label, "instructions")``: every accepted text is a new version (the
+``head`` names the current one), a refused rewrite is recorded with the reason, each
+write is audited in the same batch. Applied to this user's runs only, shown to the
+model as quoted data below the hard rules; exported and erased with the user.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal, NotRequired, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import INSTRUCTIONS, User, alist_all, now_iso
+from mnemo.kinds.audit import Origin, abatch_audited, audit_op
+from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.kinds.instructions import HEAD, arewrite, clean, head_op, head_text
+
+
+class OwnVersion(TypedDict):
+    id: str
+    version: int
+    text: str
+    feedback: str
+    """The user's words that led to it."""
+    created_at: str
+
+
+class OwnResult(TypedDict):
+    """``accepted``: a new version; ``unchanged``: same text as now; ``rejected``: refused, recorded."""
+
+    status: Literal["accepted", "unchanged", "rejected"]
+    version: NotRequired[OwnVersion]
+    rejected_because: NotRequired[str]
+
+
+async def aget_own(store: BaseStore, user: User) -> tuple[str, int] | None:
+    """The user's current own instructions and their version (``None``: none)."""
+    ns = user.namespace(INSTRUCTIONS)
+    (found,) = await store.abatch([head_op(ns)])
+    return head_text(ns, found)
+
+
+async def alist_own(store: BaseStore, user: User) -> list[dict[str, Any]]:
+    """Every version and refused rewrite of the user's own instructions, oldest first."""
+    items = await alist_all(store, user.namespace(INSTRUCTIONS))
+    return sorted(
+        ({"id": it.key, **it.value} for it in items if it.key != HEAD),
+        key=lambda v: (v.get("created_at", ""), v["id"]),
+    )
+
+
+async def alearn_for_user(
+    store: BaseStore,
+    model: BaseChatModel,
+    user: User,
+    feedback: str,
+    *,
+    origin: Origin,
+    timeout_s: float = 30.0,
+) -> OwnResult:
+    """Rewrite the user's own instructions to take ``feedback`` into account,
+    through the guardrails (:func:`check_rewrite`: length, hard rules; the
+    user's own data may stay, only they see it). A refusal is recorded.
+
+    Raises:
+        InvalidInputError: empty feedback, or no usable rewrite (nothing is written).
+    """
+    feedback = clean(feedback, "the feedback")[:1000]
+    current = await aget_own(store, user)
+    rewrite = await arewrite(model, current[0] if current else None, feedback, "me", timeout_s=timeout_s)
+    text, ns, now = rewrite.instructions, user.namespace(INSTRUCTIONS), now_iso()
+    if current is not None and current[0] == text:
+        return OwnResult(status="unchanged")
+    if (why := check_rewrite(text, shared=False)) is not None:
+        key = f"rejected-{uuid.uuid4().hex}"
+        value: dict[str, Any] = {
+            "kind": "rejected",
+            "text": text[: MAX_INSTRUCTIONS_CHARS * 2],
+            "feedback": feedback,
+            "rejected_because": why,
+            "created_at": now,
+        }
+        await abatch_audited(
+            store,
+            [PutOp(ns, key, value, index=False), audit_op(user, origin, "instructions.refuse", key, after=value)],
+        )
+        return OwnResult(status="rejected", rejected_because=why)
+    versions = [v for v in await alist_own(store, user) if v.get("kind") == "version"]
+    number = max((int(v["version"]) for v in versions), default=0) + 1
+    key = f"v{number:06d}-{uuid.uuid4().hex[:8]}"
+    value = {"kind": "version", "version": number, "text": text, "feedback": feedback, "created_at": now}
+    head = {"kind": HEAD, "key": key, "version": number, "text": text}
+    await abatch_audited(
+        store,
+        [
+            PutOp(ns, key, value, index=False),
+            PutOp(ns, HEAD, head, index=False),
+            audit_op(user, origin, "instructions.learn", key, before=current[0] if current else None, after=text),
+        ],
+    )
+    return OwnResult(
+        status="accepted",
+        version=OwnVersion(id=key, version=number, text=text, feedback=feedback, created_at=now),
+    )

@@ -1,0 +1,190 @@
+"""Feedback meant for every user: a proposal, never applied until an admin approves it.
+
+A proposal lives in its author's own namespace (``(user_label, "proposals")``), so
+only they and admins read it, and their export and erase cover it. It holds the
+feedback, the rewrite the model made of the shared instructions, and its status:
+``pending``, ``refused`` (the guardrails said no), ``approved`` or ``rejected`` (an
+admin decided, recorded with who). Approval re-checks the guardrails and makes the
+text the assistant's next version (:mod:`mnemo.kinds.instructions`), which carries
+the text and the approver, nothing of the author. Every write is audited.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from typing import Any, Literal, NotRequired, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import PAGE_SIZE, PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, now_iso
+from mnemo.kinds.audit import Origin, abatch_audited, audit_op
+from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.kinds.instructions import acommit_ops, alist_versions, arewrite, clean
+
+Status = Literal["pending", "refused", "approved", "rejected"]
+
+
+class Proposal(TypedDict):
+    id: str
+    """``<author label>/<key>``: what ``python -m mnemo instructions approve`` takes."""
+    author: str
+    """The author's label."""
+    assistant_id: str
+    text: str
+    """The shared instructions as they would read after approval."""
+    change: str
+    feedback: str
+    """The author's words."""
+    status: Status
+    based_on_version: int
+    """The version the rewrite started from (0: none)."""
+    created_at: str
+    refused_because: NotRequired[str]
+    """Why the guardrails refused it (``refused``)."""
+    rejected_because: NotRequired[str]
+    """The admin's reason (``rejected``)."""
+    decided_by: NotRequired[str]
+    decided_at: NotRequired[str]
+    version: NotRequired[int]
+    """The version it became, once approved."""
+
+
+def _proposal(label: str, key: str, value: dict[str, Any]) -> Proposal:
+    return Proposal(id=f"{label}/{key}", author=label, **value)  # type: ignore[typeddict-item]
+
+
+async def apropose(
+    store: BaseStore,
+    model: BaseChatModel,
+    user: User,
+    assistant_id: str,
+    feedback: str,
+    *,
+    origin: Origin,
+    personal: Iterable[str] = (),
+    timeout_s: float = 30.0,
+) -> Proposal:
+    """Turn ``feedback`` into a proposal: the model rewrites the assistant's
+    current shared instructions, the guardrails (:func:`check_rewrite`, the
+    author's ``personal`` words included) decide ``pending`` or ``refused``.
+    Nothing shared changes.
+
+    Raises:
+        InvalidInputError: empty feedback, or no usable rewrite (nothing is written).
+    """
+    feedback = clean(feedback, "the feedback")[:1000]
+    versions = await alist_versions(store, assistant_id)
+    current = versions[-1] if versions else None
+    rewrite = await arewrite(model, current["text"] if current else None, feedback, "everyone", timeout_s=timeout_s)
+    why = check_rewrite(rewrite.instructions, personal=[user.id, user.label, *personal])
+    key = f"p{uuid.uuid4().hex[:16]}"
+    value: dict[str, Any] = {
+        "assistant_id": str(assistant_id),
+        "text": rewrite.instructions[: MAX_INSTRUCTIONS_CHARS * 2],
+        "change": rewrite.change,
+        "feedback": feedback,
+        "status": "pending" if why is None else "refused",
+        "based_on_version": current["version"] if current else 0,
+        "created_at": now_iso(),
+    }
+    if why is not None:
+        value["refused_because"] = why
+    await abatch_audited(
+        store,
+        [
+            PutOp(user.namespace(PROPOSALS), key, value, index=False),
+            audit_op(user, origin, "proposal.add", key, after=value),
+        ],
+    )
+    return _proposal(user.label, key, value)
+
+
+async def alist_proposals(store: BaseStore, *, status: Status | None = "pending") -> list[Proposal]:
+    """Every user's proposals (of ``status``; ``None``: all), oldest first. Admins only."""
+    namespaces: list[tuple[str, ...]] = []
+    offset = 0
+    while True:
+        page = await store.alist_namespaces(suffix=(PROPOSALS,), max_depth=2, limit=PAGE_SIZE, offset=offset)
+        namespaces.extend(tuple(ns) for ns in page)
+        if len(page) < PAGE_SIZE:
+            break
+        offset += PAGE_SIZE
+    found: list[Proposal] = []
+    for ns in sorted(set(namespaces)):
+        if len(ns) != 2 or ns[0].lower() in RESERVED_ROOTS:
+            continue
+        found.extend(_proposal(ns[0], it.key, dict(it.value)) for it in await alist_all(store, ns))
+    return sorted(
+        (p for p in found if status is None or p["status"] == status), key=lambda p: (p["created_at"], p["id"])
+    )
+
+
+async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, Proposal]:
+    if not isinstance(proposal_id, str) or proposal_id.count("/") != 1:
+        raise InvalidInputError(f"a proposal id is '<user label>/<key>' (see 'instructions list'), got {proposal_id!r}")
+    label, key = proposal_id.split("/")
+    author = User(id=label, label=label)  # a label is its own user for every namespace
+    item = await store.aget(author.namespace(PROPOSALS), key) if label and key else None
+    if item is None:
+        raise InvalidInputError(f"no proposal {proposal_id!r}")
+    proposal = _proposal(label, key, dict(item.value))
+    if proposal["status"] != "pending":
+        raise InvalidInputError(f"proposal {proposal_id!r} is {proposal['status']}, not pending")
+    return author, proposal
+
+
+def _decided(proposal: Proposal, status: Status, by: str, **extra: Any) -> dict[str, Any]:
+    value = {k: v for k, v in proposal.items() if k not in ("id", "author")}
+    return {**value, "status": status, "decided_by": by, "decided_at": now_iso(), **extra}
+
+
+async def aapprove(store: BaseStore, proposal_id: str, *, origin: Origin, personal: Iterable[str] = ()) -> Proposal:
+    """Make a pending proposal's text the assistant's next version, approved
+    by ``origin.actor``, in one batch with the proposal's new status and its
+    audit record. The guardrails are checked again (rules may have changed).
+
+    Raises:
+        InvalidInputError: no such pending proposal, or the guardrails refuse it now.
+    """
+    if not origin.actor:
+        raise InvalidInputError("an approval needs the approver's identity")
+    author, proposal = await _aget(store, proposal_id)
+    if (why := check_rewrite(proposal["text"], personal=[author.id, *personal])) is not None:
+        raise InvalidInputError(f"proposal {proposal_id!r} cannot be approved: {why}")
+    key = proposal["id"].split("/")[1]
+    ops, version = await acommit_ops(
+        store, proposal["assistant_id"], proposal["text"], approved_by=origin.actor, reason=f"proposal {key}"
+    )
+    value = _decided(proposal, "approved", origin.actor, version=version["version"])
+    await abatch_audited(
+        store,
+        [
+            *ops,
+            PutOp(author.namespace(PROPOSALS), key, value, index=False),
+            audit_op(author, origin, "proposal.approve", key, before="pending", after=value),
+        ],
+    )
+    return _proposal(author.label, key, value)
+
+
+async def areject(store: BaseStore, proposal_id: str, *, origin: Origin, reason: str = "") -> Proposal:
+    """Close a pending proposal without applying it, recording who and why.
+
+    Raises:
+        InvalidInputError: no such pending proposal.
+    """
+    if not origin.actor:
+        raise InvalidInputError("a rejection needs the admin's identity")
+    author, proposal = await _aget(store, proposal_id)
+    key = proposal["id"].split("/")[1]
+    value = _decided(proposal, "rejected", origin.actor, rejected_because=clean(reason, "the reason")[:500])
+    await abatch_audited(
+        store,
+        [
+            PutOp(author.namespace(PROPOSALS), key, value, index=False),
+            audit_op(author, origin, "proposal.reject", key, before="pending", after=value),
+        ],
+    )
+    return _proposal(author.label, key, value)
