@@ -7,8 +7,10 @@ are in a total order.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
@@ -23,6 +25,7 @@ from mnemo.core import DimsMismatchError, StoreClosedError, StoreUnavailableErro
 from mnemo.stores.postgres_search import aexact_searches
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
+    REACHABLE_CHECK_S,
     STORE_SETUP_LOCK,
     advisory_lock,
     configure_connection,
@@ -89,6 +92,8 @@ class MnemoPostgresStore(AsyncPostgresStore):
         super().__init__(*args, **kwargs)
         self._closed = False
         self._down = False
+        self._probe: asyncio.Future[bool] | None = None
+        self._probed_at = 0.0
         if self.embeddings is not None:
             self.embeddings = QueryAwareEmbeddings(self.embeddings)
 
@@ -150,27 +155,47 @@ class MnemoPostgresStore(AsyncPostgresStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Upstream's ``abatch``, checked; fails fast while PostgreSQL is down.
 
-        A call that cannot reach PostgreSQL (no pooled connection within the
-        pool's ``timeout``, or the connection lost) raises
-        :class:`StoreUnavailableError` and marks the store down; while it is
-        down, each call first tries one direct connection (refused at once when
-        the server is down, :data:`CONNECT_TIMEOUT_S` at most) instead of
-        waiting for the pool again, so the other calls of a turn fail in
-        milliseconds, and the first call after the server is back goes through."""
+        A call still running after :data:`REACHABLE_CHECK_S` checks that
+        PostgreSQL can be reached (one direct connection, refused at once
+        when the server is down, shared by the calls waiting); if not, or if
+        the connection was lost, it raises :class:`StoreUnavailableError` and
+        marks the store down. While down, a call checks first, so the other
+        calls of a turn fail in milliseconds, and the first call after the
+        server is back goes through. A call waiting for a busy pool keeps
+        waiting (the pool's ``timeout``)."""
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
         ops = checked_ops(ops)
-        if self._down and not await _reachable(str(cast(AsyncConnectionPool, self.conn).conninfo)):
+        if self._down and not await self._areachable():
             raise StoreUnavailableError("PostgreSQL cannot be reached; nothing was read or written, try again shortly")
+        call = asyncio.ensure_future(super().abatch(ops))
         try:
-            results = await super().abatch(ops)
+            while not (await asyncio.wait({call}, timeout=REACHABLE_CHECK_S))[0]:
+                if not await self._areachable():
+                    self._down = True
+                    raise StoreUnavailableError("PostgreSQL cannot be reached; try again shortly")
+            results = call.result()
         except (PoolTimeout, psycopg.OperationalError) as exc:
             self._down = True
             raise StoreUnavailableError(
                 f"PostgreSQL cannot be reached ({type(exc).__name__}); try again shortly"
             ) from exc
+        finally:
+            call.cancel()  # done: no effect; else abandoned (down, or this call cancelled)
         self._down = False
         return results
+
+    async def _areachable(self) -> bool:
+        """Whether PostgreSQL takes a new connection: one check at a time;
+        a yes is reused for :data:`REACHABLE_CHECK_S` (the calls waiting for a
+        busy pool do not each connect), a no never (the server back is seen at once)."""
+        now = time.monotonic()
+        probe = self._probe
+        if probe is None or (probe.done() and (not probe.result() or now - self._probed_at >= REACHABLE_CHECK_S)):
+            conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
+            probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), now
+            self._probe = probe
+        return await asyncio.shield(probe)
 
     async def aput(
         self,
@@ -216,7 +241,7 @@ async def _reachable(conninfo: str) -> bool:
     """Whether a new connection to ``conninfo`` opens (and is closed again)."""
     try:
         conn = await psycopg.AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S)
-    except psycopg.Error:
+    except Exception:  # whatever kept it from connecting
         return False
     await conn.close()
     return True

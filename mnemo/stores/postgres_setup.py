@@ -12,10 +12,14 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-#: Seconds a store call waits for a pooled connection before it fails with
-#: ``StoreUnavailableError`` (psycopg_pool's default, 30 s, made a turn with
-#: PostgreSQL down take 90 s: three store calls).
-POOL_TIMEOUT_S = 5.0
+#: Seconds a store call runs before the store checks that PostgreSQL can be
+#: reached at all (one direct connection, shared by the calls waiting), and
+#: then again every as many seconds: a call fails with ``StoreUnavailableError``
+#: within about this long when PostgreSQL is down, while a call that waits for
+#: a busy pool keeps waiting (the pool's own ``timeout``, 30 s). Before, with
+#: PostgreSQL down a store call failed only at the pool's timeout, and a turn
+#: (three store calls) took 90 s.
+REACHABLE_CHECK_S = 2.0
 
 #: Seconds the pool keeps retrying one failed connection (psycopg_pool's default
 #: is 5 min, with backoff doubling to minutes between attempts, so a pool could
@@ -31,7 +35,6 @@ CONNECT_TIMEOUT_S = 3
 DEFAULT_POOL: dict[str, Any] = {
     "min_size": 1,
     "max_size": 10,
-    "timeout": POOL_TIMEOUT_S,
     "reconnect_timeout": RECONNECT_TIMEOUT_S,
 }
 
@@ -84,7 +87,7 @@ def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
     connection is stale. Without the drain, the pool sleeps its backoff (1 s,
     2 s, 4 s, ...) between checking one stale connection and the next, so the
     first read after a restart took ~7 s and failed once the pool's timeout
-    was shorter; without the check, each stale connection failed the
+    was short; without the check, each stale connection failed the
     operation that got it (7 of 15 reads)."""
     from psycopg_pool import AsyncConnectionPool
 
