@@ -144,18 +144,11 @@ def exact_top(query: str, texts: dict[str, str], k: int) -> list[str]:
     return sorted(score, key=lambda key: -score[key])[:k]
 
 
-async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_leak(pg, monkeypatch):
-    """``MnemoPostgresStore`` searches a namespace of at most
-    ``ANN_MIN_ROWS`` rows exactly (bench.many_users: the planner's filtered
-    HNSW scan missed true neighbours of large users), a namespace that is
-    neither large nor most of the table too, and resets the planner setting
-    after the batch (the pooled connection serves every op)."""
-    from langgraph.store.base import PutOp, SearchOp
-
+def spy_exact_searches(monkeypatch) -> list[set[int]]:
+    """Record, per batch, which searches the store chose to run exactly."""
     from mnemo.stores import postgres as postgres_store
     from mnemo.stores import postgres_search
 
-    uri = pg.create_database("exact_search")
     seen: list[set[int]] = []
     original = postgres_search.aexact_searches
 
@@ -164,6 +157,21 @@ async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_le
         return seen[-1]
 
     monkeypatch.setattr(postgres_store, "aexact_searches", spy)
+    return seen
+
+
+async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_leak(pg, monkeypatch):
+    """``MnemoPostgresStore`` searches a namespace of at most
+    ``ANN_MIN_ROWS`` rows exactly (bench.many_users: the planner's filtered
+    HNSW scan missed true neighbours of large users), a namespace that is
+    neither large nor most of the table too, and resets the planner setting
+    after the batch (the pooled connection serves every op)."""
+    from langgraph.store.base import PutOp, SearchOp
+
+    from mnemo.stores import postgres_search
+
+    uri = pg.create_database("exact_search")
+    seen = spy_exact_searches(monkeypatch)
     index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
     u_texts = {f"k{i}": f"fact {i}" for i in range(30)}
     try:
@@ -196,18 +204,10 @@ async def test_a_namespace_holding_most_of_the_table_is_searched_through_hnsw(pg
     Sizes past ``ANN_MIN_ROWS`` are the planner's estimates: exact until analysed."""
     from langgraph.store.base import PutOp, SearchOp
 
-    from mnemo.stores import postgres as postgres_store
     from mnemo.stores import postgres_search
 
     uri = pg.create_database("ann_search")
-    seen: list[set[int]] = []
-    original = postgres_search.aexact_searches
-
-    async def spy(cur, search_ops):
-        seen.append(await original(cur, search_ops))
-        return seen[-1]
-
-    monkeypatch.setattr(postgres_store, "aexact_searches", spy)
+    seen = spy_exact_searches(monkeypatch)
     monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 20)
     index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
     try:
