@@ -148,3 +148,14 @@ async def test_forgetting_every_note_leaves_no_index_behind(store, user):
     await aforget(store, user, about="green tea")
     assert await store.asearch(note_index.index_namespace(user), limit=5) == []
     assert (await aload_snapshot(store, user, "tea"))["recent"] == []
+
+
+async def test_words_alone_bring_at_most_the_fusion_candidates(hash_store, user):
+    """Each ranking hands the fusion at most ``FUSION_CANDIDATES`` notes, however many share the word."""
+    from mnemo.notes.recall import FUSION_CANDIDATES
+
+    many = FUSION_CANDIDATES + 10
+    await aremember_many(hash_store, user, [f"The user's zebra number {i} is striped." for i in range(many)])
+    found = await arecall(hash_store, user, "zebra", limit=many, margin=math.inf)  # words alone
+    assert len(found) == FUSION_CANDIDATES
+    assert all("zebra" in n["text"] for n in found)
