@@ -134,8 +134,9 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
             },
             index=False,
         )
-    snap = await aload_snapshot(store, user, "", recent_limit=2)
+    snap = await aload_snapshot(store, user, "thing42", recent_limit=2)  # the turn that builds it searches too
     assert [n["text"] for n in snap["recent"]] == ["old fact 149 about thing149", "old fact 148 about thing148"]
+    assert [n["text"] for n in snap["relevant"]][:1] == ["old fact 42 about thing42"]
     store.trips = 0
     await aload_snapshot(store, user, "", recent_limit=2)
     assert store.trips == 1  # built: no rebuild, no listing
