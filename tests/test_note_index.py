@@ -160,3 +160,25 @@ async def test_words_alone_bring_at_most_the_fusion_candidates(hash_store, user)
     found = await arecall(hash_store, user, "zebra", limit=many, margin=math.inf)  # words alone
     assert len(found) == FUSION_CANDIDATES
     assert all("zebra" in n["text"] for n in found)
+
+
+async def test_the_turn_that_builds_the_index_reads_as_asked_and_hands_back_expired_notes(store):
+    """Notes written before the index, with their vectors: the read after the
+    build keeps the caller's margin and the expired notes it met."""
+    import math
+
+    from mnemo import User
+    from mnemo.notes.recall import aread_notes
+
+    texts = {"z": "The user rides a zebra.", "p": "The user is allergic to peanuts.", "m": "The user plays music."}
+    reads = {}
+    for margin in (math.inf, None):  # words alone; every dense candidate
+        ns = User.of(f"u_{margin}").namespace("notes")
+        for key, text in texts.items():
+            await store.aput(ns, key, {"id": key, "text": text, "updated_at": "2026-01-01T00:00:00"})
+        old = {"id": "old", "text": "The user was in Rome.", "updated_at": "2026-01-01", "expires_at": "2026-01-02"}
+        await store.aput(ns, "old", old)
+        reads[margin] = await aread_notes(store, User.of(f"u_{margin}"), "zebra", limit=10, margin=margin)
+    assert [n["id"] for n in reads[math.inf].relevant] == ["z"]
+    assert sorted(n["id"] for n in reads[None].relevant) == ["m", "p", "z"]
+    assert list(reads[math.inf].stale) == list(reads[None].stale) == ["old"]
