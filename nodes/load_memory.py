@@ -54,7 +54,12 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             "owner": user.label,
             "similar_notes": None,
             "examples": "",
-            "memory": f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess)",
+            # The model is told, so it tells the user; what they say now stays
+            # pending (write_memory's cursor) and is extracted once the store is back.
+            "memory": (
+                f"(long-term memory is unavailable this turn: {type(exc).__name__}; do not guess, "
+                "and tell the user you cannot see what they told you before right now)"
+            ),
         }
     return {
         **update,

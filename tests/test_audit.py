@@ -57,11 +57,11 @@ async def test_note_add_refine_forget_are_recorded_and_duplicates_are_not(store,
 
 async def test_the_audit_record_is_written_in_the_same_batch_as_the_change(counting_store, user):
     await aupdate_profile(counting_store, user, {"city": "Paris"})
-    # the listing, the chain's head, then one batch: the field, its record, the new head
-    assert counting_store.trips == 3
+    # the listing with the chain's head, then one batch: the field, its record, the new head
+    assert counting_store.trips == 2
     counting_store.trips = 0
     await aremember(counting_store, user, "Likes tea.")
-    assert counting_store.trips == 3  # duplicate lookups, the chain's head, then one batch
+    assert counting_store.trips == 2  # duplicate lookups with the chain's head, then one batch
     assert len(await alist_audit(counting_store, user)) == 2
 
 
@@ -160,6 +160,17 @@ async def test_concurrent_writes_chain_as_siblings_and_verify(store, user):
     await asyncio.gather(*(aremember_many(store, user, [f"The user owns item number {i}."]) for i in range(10)))
     check = await averify(store, user)
     assert check["records"] == 10 and check["ok"], check["problems"]
+
+
+async def test_writes_after_the_turn_chain_with_the_head_read_among_their_reads(counting_store, user):
+    for city, note in [("Paris", "The user likes green tea."), ("Lyon", "The user keeps goats.")]:
+        counting_store.trips = 0
+        await aapply_extraction(counting_store, user, MemoryExtraction(city=city, notes=[note]))
+        assert counting_store.trips == 2  # the reads with the chain's head, then the writes
+    records = await alist_audit(counting_store, user)
+    assert [r["seq"] for r in records] == [1, 2, 3, 4]
+    assert [r["prev"] for r in records[1:]] == [digest(r) for r in records[:-1]]
+    assert (await averify(counting_store, user))["ok"]
 
 
 async def test_an_erase_starts_a_new_chain_that_verifies(store, user):
@@ -322,3 +333,34 @@ async def test_verify_reports_exactly_what_is_wrong(store, user):
     assert (await averify(store, user))["problems"][-1] == (
         "the chain head names record #0, which is not there: records removed"
     )
+
+
+def test_concurrent_writes_after_the_turn_verify_on_postgres(pg, cached_index, monkeypatch, capsys):
+    """Writes that interleave in PostgreSQL (extractions, profile updates,
+    the tools' notes) leave a chain ``python -m mnemo audit verify`` accepts."""
+    import json
+
+    from mnemo.cli import main
+    from mnemo.stores.factory import open_store
+    from tests.store_backends import truncate
+
+    monkeypatch.setenv("POSTGRES_URI", pg.uri)
+    user = User.of("u_busy")
+
+    async def write_concurrently() -> None:
+        async with open_store(postgres_uri=pg.uri, index=cached_index) as store:
+            await truncate(pg.uri)
+            await aupdate_profile(store, user, {"name": "Ann"})  # a chain to extend
+            extractions = [
+                MemoryExtraction(city=f"City {i}", notes=[f"The user owns item number {i}."]) for i in range(6)
+            ]
+            await asyncio.gather(
+                *(aapply_extraction(store, user, e) for e in extractions),
+                *(aupdate_profile(store, user, {"language": lang}) for lang in ("English", "French", "German")),
+                *(aremember_many(store, user, [f"The user visited place number {i}."]) for i in range(3)),
+            )
+
+    asyncio.run(write_concurrently())
+    assert main(["audit", "verify", "u_busy"]) == 0
+    check = json.loads(capsys.readouterr().out)
+    assert check["ok"] and check["records"] >= 1 + 6 * 2 + 3, check

@@ -108,3 +108,60 @@ async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, p
     while postmaster(pgdata) is not None and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     assert postmaster(pgdata) is None, "the embedded PostgreSQL outlived the last server using it"
+
+
+async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_then_is_written(
+    workdir, server_env, stub, pgdata
+):
+    """PostgreSQL stopped under a running server: ``/memory`` and the store API
+    answer 503 (not a 500 after 30 s), a turn answers without memory and says
+    so, and what the user said meanwhile is extracted once it is back."""
+    import os
+    import signal
+
+    import httpx
+
+    from mnemo.stores import embedded_postgres as pgserver
+    from tests.devserver import token
+
+    server = DevServer(workdir, server_env, config="langgraph.postgres.json")
+    server.start()
+    restarted = None
+    try:
+        zhou = client(server, "u_zhou")
+        thread = (await zhou.threads.create())["thread_id"]
+        run = await chat(zhou, "Hello, I'm Zhou.", user_id="u_zhou", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        info = postmaster(pgdata)  # the precondition: memory works, on this PostgreSQL
+        assert info is not None and "memory is unavailable" not in system_prompts(stub)[-1]
+
+        os.kill(info.pid, signal.SIGINT)  # PostgreSQL down (a fast shutdown)
+        deadline = time.monotonic() + 30
+        while postmaster(pgdata) is not None:
+            assert time.monotonic() < deadline, "PostgreSQL did not stop"
+            await asyncio.sleep(0.2)
+        headers = {"Authorization": f"Bearer {token('u_zhou')}"}
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            export = await http.get("/memory/export", headers=headers)
+            assert export.status_code == 503 and export.headers["retry-after"], export.text
+            assert "PostgreSQL cannot be reached" in export.text
+            items = await http.post("/store/items/search", json={"namespace_prefix": ["u_zhou"]}, headers=headers)
+            assert items.status_code == 503, items.text
+        run = await chat(zhou, "I live in Lyon now.", user_id="u_zhou", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        assert "long-term memory is unavailable this turn: StoreUnavailableError" in system_prompts(stub)[-1]
+
+        restarted = await asyncio.to_thread(pgserver.start, pgdata, database="mnemo", cleanup="stop")
+        run = await chat(zhou, "What soups do you have?", user_id="u_zhou", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        assert "long-term memory is unavailable" not in system_prompts(stub)[-1]
+        profile = (await zhou.store.search_items(["u_zhou", "profile"]))["items"]
+        assert {it["key"]: it["value"]["value"] for it in profile}.get("city") == "Lyon", server.output()
+    finally:
+        server.stop()
+        if restarted is not None:
+            await asyncio.to_thread(restarted.stop)
+    deadline = time.monotonic() + 15
+    while postmaster(pgdata) is not None and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    assert postmaster(pgdata) is None, "the embedded PostgreSQL outlived the test"

@@ -136,51 +136,136 @@ async def test_exact_dedupe_lookup_probes_the_norm_index_not_the_users_rows(pg):
         pg.drop_database("norm_index")
 
 
+def exact_top(query: str, texts: dict[str, str], k: int) -> list[str]:
+    """The keys of the ``k`` texts nearest ``query`` by cosine (HashEmbeddings(16)), computed here."""
+    embed = HashEmbeddings(16)
+    q = embed.embed_query(query)
+    score = {key: sum(a * b for a, b in zip(q, embed.embed_query(t), strict=True)) for key, t in texts.items()}
+    return sorted(score, key=lambda key: -score[key])[:k]
+
+
 async def test_a_small_namespace_is_searched_exactly_and_the_setting_does_not_leak(pg, monkeypatch):
     """``MnemoPostgresStore`` searches a namespace of at most
-    ``EXACT_SEARCH_MAX_ROWS`` rows exactly (bench.many_users: the planner's
-    filtered HNSW scan missed true neighbours of large users), and resets the
-    planner setting after the batch (the pooled connection serves every op)."""
+    ``ANN_MIN_ROWS`` rows exactly (bench.many_users: the planner's filtered
+    HNSW scan missed true neighbours of large users), a namespace that is
+    neither large nor most of the table too, and resets the planner setting
+    after the batch (the pooled connection serves every op)."""
     from langgraph.store.base import PutOp, SearchOp
 
     from mnemo.stores import postgres as postgres_store
+    from mnemo.stores import postgres_search
 
     uri = pg.create_database("exact_search")
-    seen: list[bool] = []
-    original = postgres_store._all_small
+    seen: list[set[int]] = []
+    original = postgres_search.aexact_searches
 
-    async def spy(cur, queries):
-        seen.append(await original(cur, queries))
+    async def spy(cur, search_ops):
+        seen.append(await original(cur, search_ops))
         return seen[-1]
 
-    monkeypatch.setattr(postgres_store, "_all_small", spy)
+    monkeypatch.setattr(postgres_store, "aexact_searches", spy)
     index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+    u_texts = {f"k{i}": f"fact {i}" for i in range(30)}
     try:
         async with open_store(postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}) as store:
-            await store.abatch([PutOp(("u", "notes"), f"k{i}", {"text": f"fact {i}"}) for i in range(30)])
-            exact = sorted(
-                range(30),
-                key=lambda i: (
-                    -sum(
-                        a * b
-                        for a, b in zip(
-                            HashEmbeddings(16).embed_query("fact 7"),
-                            HashEmbeddings(16).embed_documents([f"fact {i}"])[0],
-                            strict=True,
-                        )
-                    )
-                ),
-            )
+            await store.abatch([PutOp(("u", "notes"), k, {"text": t}) for k, t in u_texts.items()])
+            await store.abatch([PutOp(("v", "notes"), f"k{i}", {"text": f"other {i}"}) for i in range(40)])
             hits = await store.asearch(("u", "notes"), query="fact 7", limit=5)
-            assert [h.key for h in hits] == [f"k{i}" for i in exact[:5]]
-            monkeypatch.setattr(postgres_store, "EXACT_SEARCH_MAX_ROWS", 29)
+            assert [h.key for h in hits] == exact_top("fact 7", u_texts, 5)
+            assert seen == [{0}]  # 30 rows: at most ANN_MIN_ROWS
+            monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 20)
             await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
-            assert seen == [True, False]  # 30 rows: small at 20,000, large at 29
+            assert seen[-1] == {0}  # past ANN_MIN_ROWS, but no statistics yet: exact
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store, store_vectors")
+            await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
+            assert seen[-1] == {0}  # 30 of 70 vectors: not most of the table
+            monkeypatch.setattr(postgres_search, "EXACT_SEARCH_MAX_ROWS", 29)
+            await store.abatch([SearchOp(("u", "notes"), query="fact 7", limit=5)])
+            assert seen[-1] == set()  # past EXACT_SEARCH_MAX_ROWS: HNSW
             async with store.conn.connection() as conn:
                 row = await (await conn.execute("SHOW enable_indexscan")).fetchone()
                 assert row["enable_indexscan"] == "on"
     finally:
         pg.drop_database("exact_search")
+
+
+async def test_a_namespace_holding_most_of_the_table_is_searched_through_hnsw(pg, monkeypatch):
+    """Its filter keeps most of the graph: HNSW (a 20,000-note user's search
+    took 84 ms exactly, 8 ms through HNSW); a small one beside it stays exact.
+    Sizes past ``ANN_MIN_ROWS`` are the planner's estimates: exact until analysed."""
+    from langgraph.store.base import PutOp, SearchOp
+
+    from mnemo.stores import postgres as postgres_store
+    from mnemo.stores import postgres_search
+
+    uri = pg.create_database("ann_search")
+    seen: list[set[int]] = []
+    original = postgres_search.aexact_searches
+
+    async def spy(cur, search_ops):
+        seen.append(await original(cur, search_ops))
+        return seen[-1]
+
+    monkeypatch.setattr(postgres_store, "aexact_searches", spy)
+    monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 20)
+    index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+    try:
+        async with open_store(postgres_uri=uri, index=index) as store:
+            await store.abatch([PutOp(("big", "notes"), f"k{i}", {"text": f"fact {i}"}) for i in range(60)])
+            await store.abatch([PutOp(("small", "notes"), f"k{i}", {"text": f"other {i}"}) for i in range(10)])
+            searches = [SearchOp(("big", "notes"), query="fact 7", limit=5), SearchOp(("small", "notes"), query="x")]
+            await store.abatch(searches)
+            assert seen[-1] == {0, 1}  # no statistics yet: exact
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store, store_vectors")
+            await store.abatch(searches)
+            assert seen[-1] == {1}  # 60 of 70 vectors: HNSW; 10 rows: exact
+    finally:
+        pg.drop_database("ann_search")
+
+
+async def test_a_search_through_hnsw_that_comes_back_short_is_run_again_exactly(pg, monkeypatch):
+    """Never fewer hits than asked because the approximate scan filtered them
+    out, and never another user's: here HNSW (iterative scans off, a small
+    ``ef_search``, so the planner's index scan returns the 10 vectors nearest
+    of the whole table) finds only the other user's copies of the query."""
+    from langgraph.store.base import PutOp
+
+    from mnemo.stores import postgres_search
+    from mnemo.stores.postgres import MnemoPostgresStore
+
+    async def approximate(conn):  # the HNSW scan at its most lossy, and chosen by the planner
+        await conn.execute("SET hnsw.iterative_scan = off")
+        await conn.execute("SET hnsw.ef_search = 10")
+        await conn.execute("SET enable_sort = off")
+
+    passes: list[tuple[bool, list[int]]] = []
+    original = MnemoPostgresStore._asearch
+
+    async def spy(self, search_ops, results, cur, *, exactly):
+        await original(self, search_ops, results, cur, exactly=exactly)
+        passes.append((exactly, [len(results[idx]) for idx, _ in search_ops]))
+
+    monkeypatch.setattr(MnemoPostgresStore, "_asearch", spy)
+    monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 0)
+    monkeypatch.setattr(postgres_search, "ANN_MIN_SHARE", 1e-6)  # every namespace through HNSW first
+    uri = pg.create_database("short_search")
+    index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
+    mine = {f"k{i}": f"fact {i}" for i in range(30)}
+    try:
+        async with open_store(postgres_uri=uri, index=index, pool_config={"configure": approximate}) as store:
+            await store.abatch([PutOp(("a", "notes"), k, {"text": t}) for k, t in mine.items()])
+            await store.abatch([PutOp(("b", "notes"), f"k{i}", {"text": "fact 7"}) for i in range(600)])
+            async with store.conn.connection() as conn:
+                await conn.execute("ANALYZE store, store_vectors")
+            hits = await store.asearch(("a", "notes"), query="fact 7", limit=5)
+            assert passes[0][0] is False and passes[0][1][0] < 5  # the precondition: HNSW came back short
+            assert passes[1] == (True, [5])
+            assert {h.namespace for h in hits} == {("a", "notes")}
+            assert [h.key for h in hits] == exact_top("fact 7", mine, 5)
+    finally:
+        pg.drop_database("short_search")
 
 
 async def test_only_searches_without_a_query_get_the_total_order():

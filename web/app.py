@@ -2,7 +2,7 @@
 
 ``/ui`` (the console), ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the
 ``/memory`` routes (:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
-each checks the bearer token itself.
+each checks the bearer token itself. Any route whose store is down answers 503.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
-from mnemo import MnemoError, user_label
+from mnemo import MnemoError, StoreUnavailableError, user_label
 from mnemo.access import InvalidTokenError
 from mnemo.core import EPISODES
 from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
@@ -24,7 +24,7 @@ from server.access import OWNER
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
 from web.caller import caller, json_object
-from web.memory import export_memory, forget_memory
+from web.memory import export_memory, forget_memory, unavailable
 from web.operator import operator
 
 _PAGE = Path(__file__).with_name("index.html")
@@ -98,4 +98,7 @@ app = Starlette(
     ],
     # The server runs a custom app's middleware before all of its own routes.
     middleware=[Middleware(BoundedStateUpdates)],
+    # This app is the server's root: the platform's own routes (/store/...) answer
+    # 503 too when the store's database is down, within the pool's timeout.
+    exception_handlers={StoreUnavailableError: lambda request, exc: unavailable(exc)},
 )

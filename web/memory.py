@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import ListingChangedError, MnemoError
+from mnemo import ListingChangedError, MnemoError, StoreUnavailableError
 from mnemo.access import InvalidTokenError
 from mnemo.core import Caller
 from mnemo.kinds import Origin
@@ -32,10 +32,16 @@ def _origin(who: Caller) -> Origin:
     return Origin(source="user_said")  # the user, from the console or their own app
 
 
+def unavailable(exc: Exception) -> JSONResponse:
+    """503 with ``Retry-After``: nothing was done, try again shortly."""
+    return JSONResponse({"error": str(exc)}, status_code=503, headers={"retry-after": "5"})
+
+
 def refusal(exc: Exception) -> JSONResponse:
-    if isinstance(exc, ListingChangedError):
-        # Not the caller's fault: writes kept moving the listing; a retry later succeeds.
-        return JSONResponse({"error": str(exc)}, status_code=503, headers={"retry-after": "5"})
+    if isinstance(exc, ListingChangedError | StoreUnavailableError):
+        # Not the caller's fault: writes kept moving the listing, or the
+        # database is down; a retry later succeeds.
+        return unavailable(exc)
     status = 401 if isinstance(exc, InvalidTokenError) else 400
     return JSONResponse({"error": str(exc)}, status_code=status)
 

@@ -19,6 +19,7 @@ from mnemo.core.errors import (
     NoteLimitError,
     SecretError,
     StoreClosedError,
+    StoreUnavailableError,
     UnstorableValueError,
     UnsupportedContentError,
 )
@@ -162,6 +163,7 @@ __all__ = [
     "SHARED_EPISODES_NAMESPACE",
     "SHARED_ROOT",
     "StoreClosedError",
+    "StoreUnavailableError",
     "UnstorableValueError",
     "USAGE",
     "User",

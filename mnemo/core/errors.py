@@ -15,6 +15,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
+    ├── StoreUnavailableError   the store's database cannot be reached now (HTTP 503)
     ├── ListingChangedError     a namespace kept changing while it was paged through
     ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
     ├── ForeignThreadError      a thread of another user named by a run
@@ -68,6 +69,12 @@ class DimsMismatchError(MnemoError):
 
 class StoreClosedError(MnemoError):
     """A store was used after the ``async with`` block that opened it ended."""
+
+
+class StoreUnavailableError(MnemoError):
+    """The store's database cannot be reached now (PostgreSQL down, restarting
+    or unreachable): the operation was not done. Raised within a bounded time
+    (``mnemo.stores.postgres_setup``); try again shortly (HTTP 503)."""
 
 
 class ListingChangedError(MnemoError):

@@ -13,6 +13,7 @@ from mnemo.kinds.audit import (
     abatch_audited,
     audit_op,
     averify,
+    head_op,
 )
 from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
@@ -110,6 +111,7 @@ __all__ = [
     "aseed_policies",
     "assistant_of",
     "audit_op",
+    "head_op",
     "AuditAction",
     "AuditRecord",
     "aupdate_profile",

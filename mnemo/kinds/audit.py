@@ -4,7 +4,8 @@ Records live in ``(user_label, "audit")`` under a time-sortable key that seals t
 content (:func:`sealed_key`); they are only ever added, never rewritten, and written
 alongside the change they describe. Tamper-evident: each carries its place ``seq`` and
 the digest of the record before it (``prev``); ``(user_label, "audit_head")`` names the
-last (:func:`abatch_audited`), and :func:`averify` walks the chain
+last (:func:`abatch_audited`, its read folded into the write's reads with
+:func:`head_op`), and :func:`averify` walks the chain
 (``python -m mnemo audit verify``). Why and the limits: ``docs/write-path.md``.
 """
 
@@ -166,29 +167,43 @@ def _is_record(op: Op) -> bool:
     return isinstance(op, PutOp) and op.value is not None and len(op.namespace) == 2 and op.namespace[1] == AUDIT
 
 
-async def abatch_audited(store: BaseStore, ops: Sequence[Op]) -> list[Result]:
+def head_op(user: User) -> GetOp:
+    """The read of ``user``'s chain head: put it in the batch of reads a write
+    makes anyway and pass its result to :func:`abatch_audited` as ``heads``,
+    which then adds no round trip of its own."""
+    return GetOp(user.namespace(AUDIT_HEAD), HEAD_KEY)
+
+
+async def abatch_audited(
+    store: BaseStore, ops: Sequence[Op], *, heads: Mapping[str, Result] | None = None
+) -> list[Result]:
     """``store.abatch(ops)`` with the audit records among ``ops`` (from
-    :func:`audit_op`) chained to their user's trail: the heads are read
-    first (one round trip), then the records, numbered and linked, go with
-    the new heads in the same batch as the rest. The results are those of ``ops``."""
+    :func:`audit_op`) chained to their user's trail, numbered and linked,
+    with the new heads in the same batch as the rest. ``heads``: user label
+    to the result of its :func:`head_op`, read with the write's other reads;
+    the heads of the other labels are read first (one round trip). The
+    results are those of ``ops``."""
     ops = list(ops)
     labels = list(dict.fromkeys(op.namespace[0] for op in ops if _is_record(op)))  # type: ignore[union-attr]
     if not labels:
         return await store.abatch(ops)
-    found = await store.abatch([GetOp((label, AUDIT_HEAD), HEAD_KEY) for label in labels])
-    heads: dict[str, dict[str, Any]] = {
-        label: dict(item.value) if isinstance(item, Item) else {"seq": 0, "digest": ""}
-        for label, item in zip(labels, found, strict=True)
+    read = dict(heads or {})
+    if missing := [label for label in labels if label not in read]:
+        found = await store.abatch([GetOp((label, AUDIT_HEAD), HEAD_KEY) for label in missing])
+        read.update(zip(missing, found, strict=True))
+    chain: dict[str, dict[str, Any]] = {
+        label: dict(item.value) if isinstance(item := read[label], Item) else {"seq": 0, "digest": ""}
+        for label in labels
     }
     for i, op in enumerate(ops):
         if _is_record(op):
             assert isinstance(op, PutOp) and op.value is not None
-            head = heads[op.namespace[0]]
+            head = chain[op.namespace[0]]
             record = {**op.value, "seq": int(head["seq"]) + 1, "prev": head["digest"]}
             record["id"] = key = sealed_key(record)
             ops[i] = PutOp(op.namespace, key, record, index=False)
-            heads[op.namespace[0]] = {"seq": record["seq"], "digest": digest(record), "id": key}
-    chained = [PutOp((label, AUDIT_HEAD), HEAD_KEY, heads[label], index=False) for label in labels]
+            chain[op.namespace[0]] = {"seq": record["seq"], "digest": digest(record), "id": key}
+    chained = [PutOp((label, AUDIT_HEAD), HEAD_KEY, chain[label], index=False) for label in labels]
     return (await store.abatch([*ops, *chained]))[: len(ops)]
 
 

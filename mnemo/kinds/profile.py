@@ -17,12 +17,15 @@ from mnemo.core import (
     InvalidInputError,
     User,
     alist_all,
+    alist_rest,
     check_storable_text,
     collapse_whitespace,
+    list_op,
     now_iso,
     quote,
+    search_result,
 )
-from mnemo.kinds.audit import Origin, abatch_audited, audit_op
+from mnemo.kinds.audit import Origin, abatch_audited, audit_op, head_op
 
 #: The profile's fields: the one list (the extractor's schema is built from it).
 ProfileField = Literal["name", "city", "language", "response_style"]
@@ -225,17 +228,22 @@ async def aupdate_profile(
     fields updated after it are left alone (see the module docstring).
 
     Returns the changes actually made (empty when nothing changed, in which
-    case nothing was written). One listing plus one batched write, which also
+    case nothing was written). One listing (the audit chain's head read with
+    it) plus one batched write, which also
     appends one audit record per change (:mod:`mnemo.kinds.audit`; ``origin``
     defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
-    current = await aget_profile(store, user)
+    # The listing's first page and the audit chain's head in one round trip.
+    head, first = await store.abatch([head_op(user), list_op(user.namespace(PROFILE))])
+    current = profile_from_items(await alist_rest(store, user.namespace(PROFILE), search_result(first)))
     ops, diff = plan_profile_update(
         user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
     )
     if ops:
         await abatch_audited(
-            store, [*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))]
+            store,
+            [*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))],
+            heads={user.label: head},
         )
     return diff
 

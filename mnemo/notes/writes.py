@@ -12,7 +12,7 @@ from typing import Literal
 from langgraph.store.base import BaseStore
 
 from mnemo.core import User, require_index
-from mnemo.kinds import Origin, Source, abatch_audited
+from mnemo.kinds import Origin, Source, abatch_audited, head_op
 from mnemo.notes.model import DEDUPE_THRESHOLD, MAX_NOTES_PER_USER, RememberResult
 from mnemo.notes.plan import NotesPlan
 
@@ -91,10 +91,11 @@ async def aremember_many(
     if not plan.texts:
         return []
     require_index(store)
-    lookups = await store.abatch(plan.lookups(max_notes=max_notes))
+    # The audit chain's head is read with the lookups: no round trip of its own.
+    head, *lookups = await store.abatch([head_op(user), *plan.lookups(max_notes=max_notes)])
     results, ops = plan.apply(
         lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
     )
     ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
-    await abatch_audited(store, ops)
+    await abatch_audited(store, ops, heads={user.label: head})
     return results

@@ -105,19 +105,10 @@ async def open_checkpointer(
         yield InMemorySaver()
         return
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from psycopg_pool import AsyncConnectionPool
 
-    from mnemo.stores.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, connection_kwargs, pool_options
+    from mnemo.stores.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, make_pool
 
-    pc = pool_options(pool_config)
-    async with AsyncConnectionPool(
-        postgres_uri,
-        min_size=pc.pop("min_size"),
-        max_size=pc.pop("max_size"),
-        kwargs={**connection_kwargs(), **(pc.pop("kwargs", None) or {})},
-        open=False,
-        **pc,
-    ) as pool:
+    async with make_pool(postgres_uri, pool_config) as pool:
         saver = AsyncPostgresSaver(pool)
         async with advisory_lock(postgres_uri, SAVER_SETUP_LOCK):
             await saver.setup()

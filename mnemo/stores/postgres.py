@@ -7,24 +7,30 @@ are in a total order.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, cast
 
+import psycopg
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from mnemo.core import DimsMismatchError, StoreClosedError, checked_ops
+from mnemo.core import DimsMismatchError, StoreClosedError, StoreUnavailableError, checked_ops
+from mnemo.stores.postgres_search import aexact_searches
 from mnemo.stores.postgres_setup import (
+    CONNECT_TIMEOUT_S,
+    REACHABLE_CHECK_S,
     STORE_SETUP_LOCK,
     advisory_lock,
     configure_connection,
     ensure_mnemo_indexes,
-    pool_options,
+    make_pool,
 )
 
 logger = logging.getLogger(__name__)
@@ -85,6 +91,9 @@ class MnemoPostgresStore(AsyncPostgresStore):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._closed = False
+        self._down = False
+        self._probe: asyncio.Future[bool] | None = None
+        self._probed_at = 0.0
         if self.embeddings is not None:
             self.embeddings = QueryAwareEmbeddings(self.embeddings)
 
@@ -94,25 +103,35 @@ class MnemoPostgresStore(AsyncPostgresStore):
     # ``aembed_query``, as InMemoryStore does). Overriding the one method that
     # embeds queries is the narrowest fix until upstream changes.
     #
-    # The same override chooses how a semantic search reads (bench.many_users,
-    # docs/postgres.md): a namespace of at most EXACT_SEARCH_MAX_ROWS rows is
-    # searched exactly (its rows through the namespace index, then sorted:
-    # recall 1.0 against the planner's filtered HNSW scan of the whole table,
-    # which returned as little as none of a 5k-note user's true top 10, and
-    # slower); a larger one keeps HNSW with iterative scans.
+    # The same override chooses, per search, how it reads (exactly or through
+    # HNSW: mnemo.stores.postgres_search), and runs a search through HNSW that
+    # came back short again exactly: a user never gets fewer hits than asked
+    # because the approximate scan filtered them out.
     async def _batch_search_ops(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
     ) -> None:
         token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
-        exact = await _all_small(cur, [op for _, op in search_ops if op.query])
         try:
-            if exact:
-                await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+            exact = await aexact_searches(cur, search_ops)
+            rest = [(idx, op) for idx, op in search_ops if idx not in exact]
+            await self._asearch(rest, results, cur, exactly=False)
+            short = [(idx, op) for idx, op in rest if op.query and len(cast(list, results[idx])) < op.limit]
+            await self._asearch([*(p for p in search_ops if p[0] in exact), *short], results, cur, exactly=True)
+        finally:
+            _EMBEDDING_QUERIES.reset(token)
+
+    async def _asearch(
+        self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any, *, exactly: bool
+    ) -> None:
+        if not search_ops:
+            return
+        if exactly:
+            await cur.execute("SET enable_indexscan = off")  # HNSW is index-scan only
+        try:
             await super()._batch_search_ops(search_ops, results, cur)
         finally:
-            if exact:
+            if exactly:
                 await cur.execute("RESET enable_indexscan")
-            _EMBEDDING_QUERIES.reset(token)
 
     # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
     # tests/test_upstream_private_api.py): upstream orders a search without a
@@ -134,9 +153,49 @@ class MnemoPostgresStore(AsyncPostgresStore):
         ], embedding_requests
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """Upstream's ``abatch``, checked; fails fast while PostgreSQL is down.
+
+        A call still running after :data:`REACHABLE_CHECK_S` checks that
+        PostgreSQL can be reached (one direct connection, refused at once
+        when the server is down, shared by the calls waiting); if not, or if
+        the connection was lost, it raises :class:`StoreUnavailableError` and
+        marks the store down. While down, a call checks first, so the other
+        calls of a turn fail in milliseconds, and the first call after the
+        server is back goes through. A call waiting for a busy pool keeps
+        waiting (the pool's ``timeout``)."""
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
-        return await super().abatch(checked_ops(ops))
+        ops = checked_ops(ops)
+        if self._down and not await self._areachable():
+            raise StoreUnavailableError("PostgreSQL cannot be reached; nothing was read or written, try again shortly")
+        call = asyncio.ensure_future(super().abatch(ops))
+        try:
+            while not (await asyncio.wait({call}, timeout=REACHABLE_CHECK_S))[0]:
+                if not await self._areachable():
+                    self._down = True
+                    raise StoreUnavailableError("PostgreSQL cannot be reached; try again shortly")
+            results = call.result()
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            self._down = True
+            raise StoreUnavailableError(
+                f"PostgreSQL cannot be reached ({type(exc).__name__}); try again shortly"
+            ) from exc
+        finally:
+            call.cancel()  # done: no effect; else abandoned (down, or this call cancelled)
+        self._down = False
+        return results
+
+    async def _areachable(self) -> bool:
+        """Whether PostgreSQL takes a new connection: one check at a time;
+        a yes is reused for :data:`REACHABLE_CHECK_S` (the calls waiting for a
+        busy pool do not each connect), a no never (the server back is seen at once)."""
+        now = time.monotonic()
+        probe = self._probe
+        if probe is None or (probe.done() and (not probe.result() or now - self._probed_at >= REACHABLE_CHECK_S)):
+            conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
+            probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), now
+            self._probe = probe
+        return await asyncio.shield(probe)
 
     async def aput(
         self,
@@ -178,26 +237,13 @@ def total_order(sql: str) -> str:
     return sql.replace(UPSTREAM_LIST_ORDER, TOTAL_LIST_ORDER)
 
 
-#: Namespaces with at most this many rows are searched exactly (see
-#: ``MnemoPostgresStore._batch_search_ops``). At 5,763 rows the exact scan
-#: took p95 54 ms on a loaded 2-core machine; HNSW at 100k rows 12-24 ms.
-EXACT_SEARCH_MAX_ROWS = 20_000
-
-
-async def _all_small(cur: Any, queries: list[SearchOp]) -> bool:
-    """Whether every namespace searched by meaning in ``queries`` has at most
-    :data:`EXACT_SEARCH_MAX_ROWS` rows (counted through the namespace index,
-    stopping past the limit)."""
-    if not queries:
+async def _reachable(conninfo: str) -> bool:
+    """Whether a new connection to ``conninfo`` opens (and is closed again)."""
+    try:
+        conn = await psycopg.AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_S)
+    except Exception:  # whatever kept it from connecting
         return False
-    for op in queries:
-        await cur.execute(
-            "SELECT count(*) AS n FROM (SELECT 1 FROM store WHERE prefix = %s LIMIT %s) AS rows",
-            (".".join(op.namespace_prefix), EXACT_SEARCH_MAX_ROWS + 1),
-        )
-        row = await cur.fetchone()
-        if row is None or int(row["n"]) > EXACT_SEARCH_MAX_ROWS:
-            return False
+    await conn.close()
     return True
 
 
@@ -251,9 +297,8 @@ async def open_postgres(
 ) -> AsyncIterator[MnemoPostgresStore]:
     """A :class:`MnemoPostgresStore` on ``uri`` (``index`` with the pgvector
     settings of :func:`postgres_index_config`), set up, checked and swept."""
-    pool = pool_options(pool_config)
-    pool.setdefault("configure", configure_connection)
-    async with MnemoPostgresStore.from_conn_string(uri, pool_config=pool, index=index, ttl=ttl) as store:  # type: ignore[arg-type]
+    async with make_pool(uri, {"configure": configure_connection, **(pool_config or {})}) as pool:
+        store = MnemoPostgresStore(conn=pool, index=cast(Any, index), ttl=ttl)
         try:
             async with advisory_lock(uri, STORE_SETUP_LOCK):
                 await store.setup()
@@ -262,7 +307,7 @@ async def open_postgres(
             await check_vector_table(store, index)
             if sweep:
                 await store.start_ttl_sweeper()
-            yield store  # type: ignore[misc]
+            yield store
         finally:
             await store.stop_ttl_sweeper(timeout=5)
-            store.close()  # type: ignore[attr-defined]
+            store.close()

@@ -12,8 +12,31 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+#: Seconds a store call runs before the store checks that PostgreSQL can be
+#: reached at all (one direct connection, shared by the calls waiting), and
+#: then again every as many seconds: a call fails with ``StoreUnavailableError``
+#: within about this long when PostgreSQL is down, while a call that waits for
+#: a busy pool keeps waiting (the pool's own ``timeout``, 30 s). Before, with
+#: PostgreSQL down a store call failed only at the pool's timeout, and a turn
+#: (three store calls) took 90 s.
+REACHABLE_CHECK_S = 2.0
+
+#: Seconds the pool keeps retrying one failed connection (psycopg_pool's default
+#: is 5 min, with backoff doubling to minutes between attempts, so a pool could
+#: still be waiting long after PostgreSQL came back); after it, a connection is
+#: made afresh when a caller needs one.
+RECONNECT_TIMEOUT_S = 5.0
+
+#: ``connect_timeout`` of every connection (libpq waits forever by default: an
+#: unreachable host held a pool worker for the OS's TCP timeout).
+CONNECT_TIMEOUT_S = 3
+
 #: Connection pool of the PostgreSQL store and checkpointer.
-DEFAULT_POOL: dict[str, Any] = {"min_size": 1, "max_size": 10}
+DEFAULT_POOL: dict[str, Any] = {
+    "min_size": 1,
+    "max_size": 10,
+    "reconnect_timeout": RECONNECT_TIMEOUT_S,
+}
 
 #: ``hnsw.ef_search`` of every store connection (pgvector's default is 40).
 #: Measured with ``python -m bench.store_scale`` on 100k notes of one user
@@ -45,21 +68,49 @@ async def configure_connection(conn: Any) -> None:
         logger.warning("could not configure pgvector's HNSW search (pgvector < 0.8?): %s", exc)
 
 
-def pool_options(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:data:`DEFAULT_POOL` with ``overrides``, and ``check``: every connection
-    is checked (a round trip) before the pool hands it out, and a broken one is
-    replaced. Without it, after a PostgreSQL restart each stale pooled
-    connection failed the next operation that got it (7 of 15 reads)."""
-    from psycopg_pool import AsyncConnectionPool
-
-    return {**DEFAULT_POOL, "check": AsyncConnectionPool.check_connection, **(overrides or {})}
-
-
 def connection_kwargs() -> dict[str, Any]:
-    """What ``AsyncPostgresSaver`` / ``AsyncPostgresStore`` expect of a pooled connection."""
+    """What ``AsyncPostgresSaver`` / ``AsyncPostgresStore`` expect of a pooled
+    connection, and :data:`CONNECT_TIMEOUT_S`."""
     from psycopg.rows import dict_row
 
-    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+    return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT_S}
+
+
+def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
+    """An ``AsyncConnectionPool`` on ``uri`` (not open yet: ``async with`` it):
+    :data:`DEFAULT_POOL` with ``overrides``, :func:`connection_kwargs` (plus ``overrides["kwargs"]``)
+    and a ``check`` of every connection before the pool hands it out.
+
+    The check is psycopg_pool's ``check_connection`` (one round trip; a broken
+    connection is replaced). When one fails, the pool is drained: a failed
+    check almost always means the server restarted, and then every idle
+    connection is stale. Without the drain, the pool sleeps its backoff (1 s,
+    2 s, 4 s, ...) between checking one stale connection and the next, so the
+    first read after a restart took ~7 s and failed once the pool's timeout
+    was short; without the check, each stale connection failed the
+    operation that got it (7 of 15 reads)."""
+    from psycopg_pool import AsyncConnectionPool
+
+    options = {**DEFAULT_POOL, **(overrides or {})}
+
+    async def check(conn: Any) -> None:
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            logger.warning("a pooled PostgreSQL connection was broken; replacing every idle connection")
+            await pool.drain()
+            raise
+
+    pool: AsyncConnectionPool = AsyncConnectionPool(
+        uri,
+        min_size=options.pop("min_size"),
+        max_size=options.pop("max_size"),
+        kwargs={**connection_kwargs(), **(options.pop("kwargs", None) or {})},
+        check=options.pop("check", check),
+        open=False,
+        **options,
+    )
+    return pool
 
 
 @asynccontextmanager

@@ -24,6 +24,8 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from mnemo.core import StoreUnavailableError
+
 
 def _when(value: Any) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(str(value).replace("Z", "+00:00"))
@@ -41,7 +43,12 @@ class ServerStore(BaseStore):
         raise TypeError("ServerStore is async only: use abatch / the a* methods")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return [await self._run(op) for op in ops]
+        try:
+            return [await self._run(op) for op in ops]
+        except httpx.HTTPStatusError as exc:
+            if exc.response.status_code == 503:  # the server's store is down (StoreUnavailableError there)
+                raise StoreUnavailableError(f"the server's store is unavailable: {exc.response.text[:200]}") from exc
+            raise
 
     async def _run(self, op: Op) -> Result:
         s = self._store

@@ -25,6 +25,7 @@ from mnemo.kinds import (
     Origin,
     ProfileChange,
     abatch_audited,
+    head_op,
     normalize_field,
     plan_profile_update,
     profile_audit_ops,
@@ -67,7 +68,7 @@ async def aapply_extraction(
     known: Known | None = None,
 ) -> AppliedExtraction:
     """Merge the profile changes and add the notes, all in one store batch
-    (after one batch of reads); writes nothing for an empty extraction. At
+    (after one batch of reads, the audit chain's head among them); writes nothing for an empty extraction. At
     most :data:`~mnemo.notes.model.MAX_NOTES_PER_TURN` notes are kept; at the
     user's note cap, new notes are dropped (logged), the profile still
     applies. Invalid items (e.g. an oversized note, an expiry in the past) are
@@ -130,8 +131,9 @@ async def aapply_extraction(
     value_reads = [SearchOp(plan.namespace, filter={"id": r.key}, limit=1) for r in requests]
     value_reads = value_reads if known is not None and known.values is None else []
     lookups = plan.lookups() if notes or requests else []
-    reads = [*([list_op(profile_ns)] if read_profile else []), *lookups, *value_reads]
-    results = await store.abatch(reads) if reads else []
+    # The audit chain's head is read with the rest: no round trip of its own.
+    reads = [head_op(user), *([list_op(profile_ns)] if read_profile else []), *lookups, *value_reads]
+    head, *results = await store.abatch(reads)
     ops: list[PutOp] = []
     profile: list[ProfileChange] = []
     if with_profile:
@@ -161,7 +163,7 @@ async def aapply_extraction(
         )
         ops += [*note_ops, *(op for r in revisions for op in r.ops)]
     if ops:
-        await abatch_audited(store, ops)
+        await abatch_audited(store, ops, heads={user.label: head})
     return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
 
 
