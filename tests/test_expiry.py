@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from mnemo import InvalidInputError, User, alist_notes, arecall, aremember
+from mnemo import InvalidInputError, User, alist_notes, arecall, aremember, aremember_many
 from mnemo.core import NOTES
 from mnemo.notes import expiry
 from mnemo.turn.snapshot import aload_snapshot, render_snapshot
@@ -258,3 +258,28 @@ def test_ttls_and_liveness_are_measured_against_the_time_given(clock):
     clock.advance(hours=2)  # now it is past; an hour ago it was not
     assert expiry.live([soon], at=START) == [soon] and expiry.expired([soon], at=START) == []
     assert expiry.live([soon]) == [] and expiry.expired([soon]) == [soon]
+
+
+async def test_a_read_hands_back_the_expired_notes_it_met_for_sweeping(store, user, clock):
+    from langgraph.store.base import GetOp
+
+    from mnemo.notes.index import RECENT_KEEP
+    from mnemo.notes.recall import aread_notes
+
+    trip = await aremember(
+        store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=3)
+    )
+    trip_id = trip["note"]["id"]
+    await aremember(store, user, "The user is allergic to peanuts.")
+    clock.advance(days=3, seconds=1)
+    extra = [GetOp(user.namespace(NOTES), trip_id)]
+    read = await aread_notes(store, user, "", limit=5, extra=extra)  # no search: met among the recent notes
+    assert [n["text"] for n in read.recent] == ["The user is allergic to peanuts."]
+    assert list(read.stale) == [trip_id]
+    assert [r.key for r in read.extra] == [trip_id]  # the caller's ops answered, the store untouched
+    assert read.relevant == []
+    fillers = [f"The user's fact number {i} is about gardening tool {i}." for i in range(RECENT_KEEP)]
+    await aremember_many(store, user, fillers)
+    read = await aread_notes(store, user, "Where is the user travelling?", limit=5)
+    assert trip_id not in {n["id"] for n in read.recent}  # no longer among the recent notes ...
+    assert list(read.stale) == [trip_id]  # ... met by the search instead

@@ -134,8 +134,9 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
             },
             index=False,
         )
-    snap = await aload_snapshot(store, user, "", recent_limit=2)
+    snap = await aload_snapshot(store, user, "thing42", recent_limit=2)  # the turn that builds it searches too
     assert [n["text"] for n in snap["recent"]] == ["old fact 149 about thing149", "old fact 148 about thing148"]
+    assert [n["text"] for n in snap["relevant"]][:1] == ["old fact 42 about thing42"]
     store.trips = 0
     await aload_snapshot(store, user, "", recent_limit=2)
     assert store.trips == 1  # built: no rebuild, no listing
@@ -148,3 +149,36 @@ async def test_forgetting_every_note_leaves_no_index_behind(store, user):
     await aforget(store, user, about="green tea")
     assert await store.asearch(note_index.index_namespace(user), limit=5) == []
     assert (await aload_snapshot(store, user, "tea"))["recent"] == []
+
+
+async def test_words_alone_bring_at_most_the_fusion_candidates(hash_store, user):
+    """Each ranking hands the fusion at most ``FUSION_CANDIDATES`` notes, however many share the word."""
+    from mnemo.notes.recall import FUSION_CANDIDATES
+
+    many = FUSION_CANDIDATES + 10
+    await aremember_many(hash_store, user, [f"The user's zebra number {i} is striped." for i in range(many)])
+    found = await arecall(hash_store, user, "zebra", limit=many, margin=math.inf)  # words alone
+    assert len(found) == FUSION_CANDIDATES
+    assert all("zebra" in n["text"] for n in found)
+
+
+async def test_the_turn_that_builds_the_index_reads_as_asked_and_hands_back_expired_notes(store):
+    """Notes written before the index, with their vectors: the read after the
+    build keeps the caller's margin and the expired notes it met."""
+    import math
+
+    from mnemo import User
+    from mnemo.notes.recall import aread_notes
+
+    texts = {"z": "The user rides a zebra.", "p": "The user is allergic to peanuts.", "m": "The user plays music."}
+    reads = {}
+    for margin in (math.inf, None):  # words alone; every dense candidate
+        ns = User.of(f"u_{margin}").namespace("notes")
+        for key, text in texts.items():
+            await store.aput(ns, key, {"id": key, "text": text, "updated_at": "2026-01-01T00:00:00"})
+        old = {"id": "old", "text": "The user was in Rome.", "updated_at": "2026-01-01", "expires_at": "2026-01-02"}
+        await store.aput(ns, "old", old)
+        reads[margin] = await aread_notes(store, User.of(f"u_{margin}"), "zebra", limit=10, margin=margin)
+    assert [n["id"] for n in reads[math.inf].relevant] == ["z"]
+    assert sorted(n["id"] for n in reads[None].relevant) == ["m", "p", "z"]
+    assert list(reads[math.inf].stale) == list(reads[None].stale) == ["old"]

@@ -161,11 +161,12 @@ async def test_the_sparse_ranking_reorders_recall_for_an_english_question(store,
     await aremember_many(store, user, notes)
     query = "what should the cook avoid for me?"
     rankings = {}
-    for weight in (0.0, 5.0):
+    for weight in (0.0, 0.5, 5.0):
         monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", weight)
         rankings[weight] = [n["text"] for n in await arecall(store, user, query, limit=10, margin=None)]
     assert sorted(rankings[0.0]) == sorted(rankings[5.0])  # the same candidates: it admits no note
     assert rankings[0.0] != rankings[5.0]  # but orders them differently
+    assert rankings[0.5] != rankings[0.0]  # any positive weight turns it on
 
 
 PROBE = json.loads((ROOT / "bench/data/recall_probe.json").read_text("utf-8"))["users"]
