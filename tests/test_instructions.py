@@ -13,7 +13,7 @@ from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
 from mnemo.cli import OPERATIONS, Target
 from mnemo.core.quoting import quote
-from mnemo.kinds import Origin, aapprove, alist_own, alist_proposals, areject, averify
+from mnemo.kinds import Origin, aapprove, aget_own, alist_own, alist_proposals, areject, averify
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import (
     InstructionVersion,
@@ -108,6 +108,17 @@ async def test_feedback_for_me_applies_to_my_prompt_only_as_quoted_data_below_th
     trail = (await aexport_user(store, zoe))["audit"]
     assert [r["action"] for r in trail if r["action"].startswith("instructions")] == ["instructions.learn"]
     assert (await averify(store, zoe))["ok"]
+
+
+async def test_each_own_rewrite_is_the_next_version_and_the_head(agent, model, store, script):
+    texts = ["Answer me in English.", "Answer me in short English sentences."]
+    for n, text in enumerate(texts, 1):
+        feedback_turn(script, text, scope="me")
+        out = await say(agent, "Short English answers for me.", user="u_zoe", thread=f"t{n}")
+        assert "applies to your conversations" in tool_reply(out)
+    zoe = User.of("u_zoe")
+    assert [(v["version"], v["text"]) for v in await alist_own(store, zoe)] == [(1, texts[0]), (2, texts[1])]
+    assert await aget_own(store, zoe) == (texts[1], 2)
 
 
 async def test_own_instructions_may_name_the_user_but_never_drop_a_hard_rule(agent, model, store, script):

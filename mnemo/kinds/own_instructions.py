@@ -89,8 +89,7 @@ async def alearn_for_user(
             [PutOp(ns, key, value, index=False), audit_op(user, origin, "instructions.refuse", key, after=value)],
         )
         return OwnResult(status="rejected", rejected_because=why)
-    versions = [v for v in await alist_own(store, user) if v.get("kind") == "version"]
-    number = max((int(v["version"]) for v in versions), default=0) + 1
+    number = (current[1] if current else 0) + 1  # the head carries the latest version's number
     key = f"v{number:06d}-{uuid.uuid4().hex[:8]}"
     value = {"kind": "version", "version": number, "text": text, "feedback": feedback, "created_at": now}
     head = {"kind": HEAD, "key": key, "version": number, "text": text}
