@@ -199,3 +199,27 @@ async def test_probe_users_chinese_and_cross_lingual_ranks_never_fall(index, mar
                 assert ranks[1] <= ranks[0], (name, q, target, ranks)
             lifted += ranks[1] < ranks[0]
     assert checked >= 10  # Chinese and cross-lingual questions were looked at
+
+
+def test_one_forward_pass_at_a_time_across_threads(encoder, monkeypatch):
+    """Two threads in numpy's BLAS at once were seen to hang: passes are serialised."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    inside, most, guard = 0, 0, threading.Lock()
+
+    def counting(text):
+        nonlocal inside, most
+        with guard:
+            inside += 1
+            most = max(most, inside)
+        time.sleep(0.02)
+        with guard:
+            inside -= 1
+        return text
+
+    monkeypatch.setattr(encoder, "_activations", counting)
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(encoder.activations, ["a", "b", "c", "d"])) == ["a", "b", "c", "d"]
+    assert most == 1

@@ -70,6 +70,10 @@ class SpladeEncoder:
         from tokenizers import Tokenizer
 
         config = json.loads((folder / "config.json").read_text("utf-8"))
+        # One forward pass at a time: two worker threads in numpy's BLAS matmul
+        # at once were seen to hang a test run for minutes (py-spy: both in
+        # ``_dense``), and a pass is milliseconds of CPU on cores it would share anyway.
+        self._pass = threading.Lock()
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
@@ -104,6 +108,10 @@ class SpladeEncoder:
 
     def activations(self, text: str) -> np.ndarray:
         """The vocabulary-sized SPLADE vector of ``text`` (float32, mostly zero)."""
+        with self._pass:
+            return self._activations(text)
+
+    def _activations(self, text: str) -> np.ndarray:
         enc = self.tokenizer.encode(text)
         ids = np.asarray(enc.ids, dtype=np.int64)
         words = self.w["bert.embeddings.word_embeddings.weight"]
