@@ -278,7 +278,7 @@ async def test_one_extraction_stores_at_most_the_per_turn_cap(store, user):
 
 async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_work(store, user):
     await aremember_many(store, user, ["The user has a cat.", "The user likes tea.", "The user lives in Paris."])
-    with pytest.raises(NoteLimitError, match="forget"):
+    with pytest.raises(NoteLimitError, match="already has 3 notes.*forget"):
         await aremember(store, user, "The user plays the violin.", max_notes=3)
     again = await aremember(store, user, "The user likes tea.", max_notes=3)
     assert again["status"] == "duplicate"
@@ -288,6 +288,13 @@ async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_wo
     assert [r["status"] for r in dropped] == ["over_limit"] and len(await alist_notes(store, user)) == 3
     # Below the cap, it is stored.
     assert (await aremember(store, user, "The user plays the violin.", max_notes=4))["status"] == "stored"
+
+
+async def test_without_a_cap_every_new_note_is_stored(store, user):
+    texts = ["The user has a cat.", "The user likes tea.", "The user lives in Paris."]
+    for text in texts:
+        assert (await aremember(store, user, text, max_notes=None))["status"] == "stored"
+    assert len(await alist_notes(store, user)) == 3
 
 
 def test_the_default_per_user_cap_is_one_a_store_serves():

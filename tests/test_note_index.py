@@ -120,6 +120,17 @@ async def test_refine_and_forget_keep_the_index_true(store, user):
     assert head["count"] == 1 and head["total_len"] == len(bm25_tokens("用户养了两只猫，叫咪咪和花花。"))
 
 
+async def test_a_refinement_drops_the_postings_of_words_it_no_longer_has(store, user):
+    """The new wording is looked up with the note; the old one's other words are read then written."""
+    ns = note_index.index_namespace(user)
+    await aremember(store, user, "The user collects stamps.")
+    assert await store.aget(ns, note_index.term_key("collects")) is not None
+    assert (await aremember(store, user, "The user collected stamps from Japan."))["status"] == "refined"
+    assert await store.aget(ns, note_index.term_key("collects")) is None
+    stamps = await store.aget(ns, note_index.term_key("stamps"))
+    assert stamps is not None and stamps.value["df"] == 1 and len(stamps.value["p"]) == 1
+
+
 async def test_notes_written_before_the_index_get_it_built_once(counting_store, user):
     store = counting_store
     ns = user.namespace("notes")

@@ -42,6 +42,28 @@ async def test_store_without_index_is_a_loud_error_not_a_listing(user):
     plain.put(user.namespace("notes"), "k", {"text": "lives in Hangzhou"})
     with pytest.raises(IndexMissingError, match="index"):
         await arecall(plain, user, "pets")
+    with pytest.raises(IndexMissingError, match="index"):  # its dedupe by meaning would do nothing
+        await aremember(plain, user, "The user has a cat.")
+    assert [it.key for it in plain.search(user.namespace("notes"))] == ["k"]  # nothing written
+
+
+async def test_remember_writes_with_the_source_origin_and_threshold_given(store, user):
+    from mnemo.kinds.audit import Origin, alist_audit
+
+    origin = Origin(source="tool", thread_id="t3", run_id="r3")
+    stored = await aremember(store, user, "The user is allergic to peanuts.", source="inferred", origin=origin)
+    assert stored["status"] == "stored" and stored["note"]["source"] == "inferred"
+    (record,) = await alist_audit(store, user)
+    assert (record["action"], record["source"], record["thread_id"], record["run_id"]) == (
+        "note.add",
+        "tool",
+        "t3",
+        "r3",
+    )
+    # The same words in another order: a duplicate by meaning, unless no neighbour can reach the threshold.
+    reworded = "Allergic to peanuts, the user is."
+    assert (await aremember(store, user, reworded))["status"] == "duplicate"
+    assert (await aremember(store, user, reworded, dedupe_threshold=math.inf))["status"] == "stored"
 
 
 async def test_listing_pages_past_the_default_limit_of_ten(index, user):
