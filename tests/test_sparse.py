@@ -107,17 +107,39 @@ async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, 
 
 
 async def test_reindex_stamps_notes_written_without_weights_and_keeps_their_dense_vector(
-    store, user, encoder, monkeypatch
+    counting_store, user, encoder, monkeypatch
 ):
+    store = counting_store
     monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)  # written where the weights were absent
     await aremember_many(
-        store, user, ["The user is allergic to peanuts.", "The user likes hiking.", "用户养了两只猫。"]
+        store,
+        user,
+        ["The user is allergic to peanuts.", "The user likes hiking.", "The user plays chess.", "用户养了两只猫。"],
+        contexts=["Any allergies?", None, None, None],
     )
     assert await sparse.arestamp(store, user) == 0  # still absent: nothing to stamp with
     monkeypatch.undo()
     before = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
-    assert len(before) == 3 and not any(sparse.SPARSE_FIELD in value for value in before.values())
-    assert await sparse.arestamp(store, user, batch=1) == 2
+    assert len(before) == 4 and not any(sparse.SPARSE_FIELD in value for value in before.values())
+    puts, embedded, abatch, aembed = [], [], store.abatch, store.embeddings.aembed_documents
+
+    async def recording(ops):
+        ops = list(ops)
+        puts.append(len(ops))
+        return await abatch(ops)
+
+    async def embedding(texts):
+        embedded.extend(texts)
+        return await aembed(texts)
+
+    monkeypatch.setattr(store, "abatch", recording)
+    monkeypatch.setattr(store.embeddings, "aembed_documents", embedding)
+    assert await sparse.arestamp(store, user, batch=2) == 3
+    # The listing, then each note put once, at most two per call; no dense vector is
+    # computed again (the one of the text in context included: a put that re-embeds
+    # keeps only the configured field's on PostgreSQL).
+    assert puts[1:] == [2, 1] and embedded == []
+    monkeypatch.undo()
     after = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
     for key, value in after.items():
         if value["text"].startswith("The user"):
@@ -137,6 +159,10 @@ def test_a_note_the_model_cannot_read_keeps_its_dense_place():
     values["lex"] = {"text": "found by words only, written before the vectors"}
     ranking = sparse.sparse_ranking({"1": 1.0}, values, ["a", "zh", "b", "c"], ["lex", "c", "gone"])
     assert ranking == ["lex", "zh", "b", "c", "a"]  # zh at dense rank 2, lex at lexical rank 1; "gone": not fetched
+    # Put back from the first place to the last: "y" at dense rank 1, "x" at lexical rank 2, "w" at dense rank 4.
+    values |= {key: {"text": key} for key in ("w", "x", "y")}
+    ranking = sparse.sparse_ranking({"1": 1.0}, values, ["y", "a", "b", "w"], ["c", "x"])
+    assert ranking == ["y", "x", "b", "w", "c", "a"]
 
 
 async def test_without_weights_recall_has_two_rankings_and_writes_no_vectors(store, user, no_weights, monkeypatch):
