@@ -41,26 +41,49 @@ def note_index_user():
     return User.of("u_index")
 
 
-@pytest.mark.parametrize("query", ["Biscuit beach", "piano Mia", "净化器型号", "上海出差", "peanuts cats beach"])
-def test_bm25_from_postings_ranks_as_bm25s_does(query):
+#: Notes in a script the words do not index (Cyrillic) and four short ones: an average under one token.
+SHORT = ["Kiwi.", "Plum jam.", "Kiwi jam.", "Kiwi tart."] + [f"Пользователь любит чай номер {c}." for c in "абвгдежзик"]
+
+
+@pytest.mark.parametrize(
+    ("texts", "query"),
+    [
+        *((TEXTS, q) for q in ["Biscuit beach", "piano Mia", "净化器型号", "上海出差", "peanuts cats beach"]),
+        (TEXTS, "Mia piano evening"),
+        (TEXTS, "unicorn Biscuit beach"),  # a word no note has, first
+        (SHORT, "kiwi plum"),
+    ],
+)
+def test_bm25_from_postings_ranks_as_bm25s_does(texts, query):
     import bm25s
 
-    corpus = [bm25_tokens(t) for t in TEXTS]
+    corpus = [bm25_tokens(t) for t in texts]
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
     known = [t for t in bm25_tokens(query) if t in retriever.vocab_dict]
     assert known  # the query shares words with the corpus
     scores = retriever.get_scores(known)
-    expected = [f"n{i}" for i in sorted(range(len(TEXTS)), key=lambda i: (-scores[i], f"n{i}")) if scores[i] > 0]
-    assert bm25_ranking(query_terms(query), index_of(TEXTS), limit=50) == expected
+    expected = [f"n{i}" for i in sorted(range(len(texts)), key=lambda i: (-scores[i], f"n{i}")) if scores[i] > 0]
+    assert bm25_ranking(query_terms(query), index_of(texts), limit=50) == expected
+
+
+def test_bm25_needs_the_head_and_reads_one_note():
+    state = index_of(["The user likes green tea."])
+    assert bm25_ranking(["tea"], state, limit=5) == ["n0"]
+    # Postings without their head (a rebuild cut short): the index counts as missing.
+    assert bm25_ranking(["tea"], IndexState(head=None, postings=state.postings, read=state.read), limit=5) == []
 
 
 def test_a_term_in_too_many_notes_keeps_its_most_recent_postings_and_true_frequency(monkeypatch):
     monkeypatch.setattr(note_index, "POSTINGS_KEEP", 3)
-    state = index_of([f"coffee note {i}" for i in range(10)])
+    texts = [f"Coffee, coffee, coffee number {i}." for i in range(10)]
+    texts.append("The user drinks green tea with lemon and honey at noon.")
+    state = index_of(texts)
     posting = state.postings["coffee"]
     assert posting["df"] == 10 and [e[0] for e in posting["p"]] == ["n7", "n8", "n9"]
-    assert state.head is not None and state.head["count"] == 10
+    assert state.head is not None and state.head["count"] == 11
+    # Ranked by the true frequency, as bm25s ranks them among every note (the kept ones would weigh more).
+    assert bm25_ranking(query_terms("coffee tea"), state, limit=10) == ["n10", "n7", "n8", "n9"]
 
 
 def test_writing_postings_that_were_not_read_is_refused():
