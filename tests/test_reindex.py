@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 
+import pytest
 from langgraph.store.base import PutOp
 
 from mnemo import User, arecall
@@ -125,3 +126,86 @@ async def test_a_rebuild_writes_bounded_batches_head_last(counting_store, user, 
     assert await note_index.arebuild(store, user, batch=100) == 300
     assert len(sizes) > 3 and max(n for n, _ in sizes) <= 100
     assert [head for _, head in sizes] == [False] * (len(sizes) - 1) + [True]
+
+
+async def test_a_rebuild_failing_midway_keeps_its_marker_so_no_turn_starts_another(counting_store, user, monkeypatch):
+    store = counting_store
+    await store.abatch(old_notes(user, 600))  # more index items than one batch of the rebuild
+    abatch, index_batches, attempts = store.abatch, [], []
+
+    async def failing(ops):
+        ops = list(ops)
+        if any(isinstance(op, PutOp) and op.key.startswith("t:") for op in ops):
+            index_batches.append(len(ops))
+            if len(index_batches) == 2:
+                raise RuntimeError("connection lost")
+        return await abatch(ops)
+
+    rebuild = note_index.arebuild
+
+    async def counting(*args, **kwargs):
+        attempts.append(1)
+        return await rebuild(*args, **kwargs)
+
+    monkeypatch.setattr(store, "abatch", failing)
+    monkeypatch.setattr(note_index, "arebuild", counting)
+    for _ in range(2):
+        assert (await aload_snapshot(store, user, "", recent_limit=1))["recent"] == []
+    assert len(index_batches) == 2 and attempts == [1]  # the second turn started none
+    ns = note_index.index_namespace(user)
+    assert await store.aget(ns, note_index.REBUILD_KEY) is not None  # until the migration completes it
+    assert await store.aget(ns, note_index.HEAD_KEY) is None
+
+
+async def test_a_rebuild_keeps_each_terms_most_recent_postings_by_their_time(store, user, monkeypatch):
+    monkeypatch.setattr(note_index, "POSTINGS_KEEP", 2)
+    ns = user.namespace("notes")
+    # Keys in the reverse order of time; a note written around mnemo has no time (the oldest).
+    times = {"k0": "2026-01-04T00:00:00", "k1": "2026-01-03T00:00:00", "k2": "2026-01-02T00:00:00", "k3": None}
+    for key, at in times.items():
+        await store.aput(
+            ns, key, {"id": key, "text": f"coffee fact {key}"} | ({"updated_at": at} if at else {}), index=False
+        )
+    assert await note_index.arebuild(store, user) == 4
+    posting = await store.aget(note_index.index_namespace(user), note_index.term_key("coffee"))
+    assert posting is not None and posting.value["df"] == 4
+    assert [e[0] for e in posting.value["p"]] == ["k1", "k0"]
+
+
+async def test_a_repair_rebuilds_the_index_from_the_notes_alone(store, user):
+    from mnemo import aremember_many
+    from mnemo.core.text import bm25_tokens
+
+    texts = ["The user's dog is named Biscuit.", "The user likes green tea.", "The user rides a zebra."]
+    await aremember_many(store, user, texts)
+    (zebra,) = [it for it in await store.asearch(user.namespace("notes"), limit=5) if "zebra" in it.value["text"]]
+    await store.adelete(user.namespace("notes"), zebra.key)  # deleted around mnemo: its postings stay
+    ns = note_index.index_namespace(user)
+    assert await store.aget(ns, note_index.term_key("zebra")) is not None
+    assert await note_index.arebuild(store, user, batch=1) == 2
+    keys = {it.key for it in await store.asearch(ns, limit=100)}
+    assert keys == {note_index.HEAD_KEY} | {note_index.term_key(t) for t in bm25_tokens(" ".join(texts[:2]))}
+    head = await store.aget(ns, note_index.HEAD_KEY)
+    assert head is not None and head.value["count"] == 2
+
+
+async def test_a_repair_cut_short_leaves_no_head(counting_store, user, monkeypatch):
+    from mnemo import aremember
+
+    store = counting_store
+    await aremember(store, user, "The user likes green tea.")
+    ns = note_index.index_namespace(user)
+    assert await store.aget(ns, note_index.HEAD_KEY) is not None
+    abatch = store.abatch
+
+    async def failing(ops):
+        ops = list(ops)
+        if any(isinstance(op, PutOp) and op.key.startswith("t:") for op in ops):
+            raise RuntimeError("connection lost")
+        return await abatch(ops)
+
+    monkeypatch.setattr(store, "abatch", failing)
+    with pytest.raises(RuntimeError):
+        await note_index.arebuild(store, user)
+    monkeypatch.undo()
+    assert await store.aget(ns, note_index.HEAD_KEY) is None  # missing: a turn or the migration builds it again

@@ -257,8 +257,9 @@ async def arebuild(store: BaseStore, user: User, *, batch: int = REBUILD_BATCH) 
     changes = [NoteChange(key=it.key, before=None, after=it.value) for it in items if "text" in it.value]
     if HEAD_KEY in old:  # an index being repaired counts as missing until its new head is written
         await store.abatch([PutOp(ns, HEAD_KEY, None)])
-    # Start from an empty index: postings left from an older index are dropped.
-    ops: dict[str, PutOp] = {key: PutOp(ns, key, None) for key in old if key != HEAD_KEY}
+    # Start from an empty index: postings left from an older index are dropped
+    # (the head and the hot path's marker last, below: a rebuild cut short keeps its marker).
+    ops: dict[str, PutOp] = {key: PutOp(ns, key, None) for key in old if key not in (HEAD_KEY, REBUILD_KEY)}
     every = frozenset(terms_touched(changes))
     head: list[PutOp] = []
     for op in write_ops(user, IndexState(head=None, postings={}, read=every), changes):
