@@ -126,6 +126,12 @@ async def test_a_rebuild_writes_bounded_batches_head_last(counting_store, user, 
     assert await note_index.arebuild(store, user, batch=100) == 300
     assert len(sizes) > 3 and max(n for n, _ in sizes) <= 100
     assert [head for _, head in sizes] == [False] * (len(sizes) - 1) + [True]
+    # Each item put once (with the marker's removal), and the index is whole.
+    items = await store.asearch(note_index.index_namespace(user), limit=10_000)
+    assert sum(n for n, _ in sizes) == len(items) + 1
+    assert [n["text"] for n in await arecall(store, user, "thing299", limit=1, margin=math.inf)] == [
+        "old fact 299 about thing299"
+    ]
 
 
 async def test_a_rebuild_failing_midway_keeps_its_marker_so_no_turn_starts_another(counting_store, user, monkeypatch):
@@ -174,19 +180,28 @@ async def test_a_rebuild_keeps_each_terms_most_recent_postings_by_their_time(sto
 
 async def test_a_repair_rebuilds_the_index_from_the_notes_alone(store, user):
     from mnemo import aremember_many
-    from mnemo.core.text import bm25_tokens
 
     texts = ["The user's dog is named Biscuit.", "The user likes green tea.", "The user rides a zebra."]
     await aremember_many(store, user, texts)
-    (zebra,) = [it for it in await store.asearch(user.namespace("notes"), limit=5) if "zebra" in it.value["text"]]
-    await store.adelete(user.namespace("notes"), zebra.key)  # deleted around mnemo: its postings stay
+    notes = user.namespace("notes")
+    (zebra,) = [it for it in await store.asearch(notes, limit=5) if "zebra" in it.value["text"]]
+    await store.adelete(notes, zebra.key)  # deleted around mnemo: its postings stay
     ns = note_index.index_namespace(user)
+    await store.aput(ns, note_index.term_key("tea"), {"df": 3, "p": [["gone", 1, 2]]}, index=False)  # gone wrong
     assert await store.aget(ns, note_index.term_key("zebra")) is not None
     assert await note_index.arebuild(store, user, batch=1) == 2
-    keys = {it.key for it in await store.asearch(ns, limit=100)}
-    assert keys == {note_index.HEAD_KEY} | {note_index.term_key(t) for t in bm25_tokens(" ".join(texts[:2]))}
-    head = await store.aget(ns, note_index.HEAD_KEY)
-    assert head is not None and head.value["count"] == 2
+    # The same index as one built for the two notes where there was none.
+    fresh = User.of("u_fresh")
+    for it in await store.asearch(notes, limit=5):
+        await store.aput(fresh.namespace("notes"), it.key, it.value, index=False)
+    assert await note_index.arebuild(store, fresh) == 2
+
+    async def index_of(someone: User) -> dict:
+        return {it.key: it.value for it in await store.asearch(note_index.index_namespace(someone), limit=100)}
+
+    repaired = await index_of(user)
+    assert repaired == await index_of(fresh) and repaired[note_index.HEAD_KEY]["count"] == 2
+    assert note_index.term_key("zebra") not in repaired and note_index.term_key("tea") in repaired
 
 
 async def test_a_repair_cut_short_leaves_no_head(counting_store, user, monkeypatch):
