@@ -1,6 +1,7 @@
 """mnemo.notes.index: the write-time recency and BM25 index (backend-independent
 cases; tests/test_store_conformance.py runs it on every backend)."""
 
+import logging
 import math
 
 import pytest
@@ -154,7 +155,7 @@ async def test_a_refinement_drops_the_postings_of_words_it_no_longer_has(store, 
     assert stamps is not None and stamps.value["df"] == 1 and len(stamps.value["p"]) == 1
 
 
-async def test_notes_written_before_the_index_get_it_built_once(counting_store, user):
+async def test_notes_written_before_the_index_get_it_built_once(counting_store, user, caplog):
     store = counting_store
     ns = user.namespace("notes")
     for i in range(150):
@@ -168,7 +169,11 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
             },
             index=False,
         )
-    snap = await aload_snapshot(store, user, "thing42", recent_limit=2)  # the turn that builds it searches too
+    with caplog.at_level(logging.INFO, logger=note_index.__name__):
+        snap = await aload_snapshot(store, user, "thing42", recent_limit=2)  # the turn that builds it searches too
+    assert [r.getMessage() for r in caplog.records if r.name == note_index.__name__] == [
+        "note index of u_zhou rebuilt from 150 notes"
+    ]
     assert [n["text"] for n in snap["recent"]] == ["old fact 149 about thing149", "old fact 148 about thing148"]
     assert [n["text"] for n in snap["relevant"]][:1] == ["old fact 42 about thing42"]
     store.trips = 0

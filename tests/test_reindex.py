@@ -89,7 +89,7 @@ def test_reindex_command_builds_every_users_index_on_postgres(pg, cached_index, 
     assert main(["reindex"]) == 2
 
 
-async def test_a_turn_starts_a_failing_rebuild_once_and_keeps_memory(store, user, monkeypatch):
+async def test_a_turn_starts_a_failing_rebuild_once_and_keeps_memory(store, user, monkeypatch, caplog):
     await store.abatch(old_notes(user, 30, embedded=True))
     original = note_index.arebuild
     attempts = []
@@ -104,6 +104,9 @@ async def test_a_turn_starts_a_failing_rebuild_once_and_keeps_memory(store, user
         assert snap["recent"] == []  # no index: no recent list...
         assert "old fact 7 about thing7" in [n["text"] for n in snap["relevant"]]  # ...but memory by meaning
     assert attempts == [user.label]  # once, not on every turn
+    (logged,) = [r for r in caplog.records if r.name == note_index.__name__]
+    assert logged.getMessage() == "rebuilding the note index of u_zhou failed; run: python -m mnemo reindex"
+    assert logged.levelname == "ERROR" and logged.exc_info is not None
     monkeypatch.setattr(note_index, "arebuild", original)
     assert await note_index.arebuild(store, user) == 30  # the migration completes it
     snap = await aload_snapshot(store, user, "", recent_limit=1)
