@@ -242,7 +242,9 @@ async def arebuild(store: BaseStore, user: User, *, batch: int = REBUILD_BATCH) 
     Pages through all notes, so its cost grows with them: it is the one-time
     migration (``python -m mnemo reindex``), run from a turn at most once
     (:func:`arebuild_once`). Writes at most ``batch`` items per store call,
-    the head last: a rebuild cut short leaves no head and is done again."""
+    the head last with the marker's removal: a rebuild cut short leaves no
+    head (the index counts as missing) but a turn's marker, so only the
+    migration does it again."""
     from mnemo.core import alist_all
 
     items = await alist_all(store, user.namespace(NOTES))
