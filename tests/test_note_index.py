@@ -46,6 +46,18 @@ def note_index_user():
 SHORT = ["Kiwi.", "Plum jam.", "Kiwi jam.", "Kiwi tart."] + [f"Пользователь любит чай номер {c}." for c in "абвгдежзик"]
 
 
+#: Shopping lists: words repeated in a note and across notes, so that each part of the score counts.
+LISTS = [
+    "plum coffee plum",
+    "tea bread",
+    "tea tea jam kiwi kiwi coffee",
+    "tea",
+    "plum plum plum",
+    "kiwi coffee tea tea tea coffee",
+    "kiwi",
+]
+
+
 @pytest.mark.parametrize(
     ("texts", "query"),
     [
@@ -53,6 +65,8 @@ SHORT = ["Kiwi.", "Plum jam.", "Kiwi jam.", "Kiwi tart."] + [f"Пользова�
         (TEXTS, "Mia piano evening"),
         (TEXTS, "unicorn Biscuit beach"),  # a word no note has, first
         (SHORT, "kiwi plum"),
+        (LISTS, "tea"),
+        (LISTS, "tea coffee"),
     ],
 )
 def test_bm25_from_postings_ranks_as_bm25s_does(texts, query):
