@@ -161,12 +161,21 @@ async def test_refine_and_forget_keep_the_index_true(store, user):
 async def test_a_refinement_drops_the_postings_of_words_it_no_longer_has(store, user):
     """The new wording is looked up with the note; the old one's other words are read then written."""
     ns = note_index.index_namespace(user)
+    coins = (await aremember(store, user, "The user collects old coins."))["note"]
     await aremember(store, user, "The user collects stamps.")
-    assert await store.aget(ns, note_index.term_key("collects")) is not None
+    collects = await store.aget(ns, note_index.term_key("collects"))
+    assert collects is not None and collects.value["df"] == 2
     assert (await aremember(store, user, "The user collected stamps from Japan."))["status"] == "refined"
-    assert await store.aget(ns, note_index.term_key("collects")) is None
+    collects = await store.aget(ns, note_index.term_key("collects"))  # the other note's posting stays
+    assert collects is not None and collects.value["df"] == 1 and [e[0] for e in collects.value["p"]] == [coins["id"]]
     stamps = await store.aget(ns, note_index.term_key("stamps"))
     assert stamps is not None and stamps.value["df"] == 1 and len(stamps.value["p"]) == 1
+    head = await store.aget(ns, note_index.HEAD_KEY)
+    assert head is not None and head.value["count"] == 2
+    assert [r["text"] for r in head.value["recent"]] == [
+        "The user collected stamps from Japan.",
+        "The user collects old coins.",
+    ]
 
 
 async def test_notes_written_before_the_index_get_it_built_once(counting_store, user, caplog):
