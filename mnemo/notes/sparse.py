@@ -97,7 +97,11 @@ def sparse_ranking(
     ranking = sorted(scored, key=lambda key: -sparse_dot(query, values[key][SPARSE_FIELD]))
     dense_at = {key: i for i, key in enumerate(dense)}
     lexical_at = {key: i for i, key in enumerate(lexical)}
+
+    def place(key: str) -> int:  # every candidate is in one of the two
+        return dense_at[key] if key in dense_at else lexical_at[key]
+
     unread = [key for key in candidates if key not in set(scored)]
-    for key in sorted(unread, key=lambda k: dense_at.get(k, lexical_at.get(k, len(candidates)))):
-        ranking.insert(dense_at.get(key, lexical_at.get(key, len(ranking))), key)
+    for key in sorted(unread, key=place):
+        ranking.insert(place(key), key)
     return ranking
