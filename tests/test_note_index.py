@@ -102,9 +102,14 @@ def test_a_term_in_too_many_notes_keeps_its_most_recent_postings_and_true_freque
 
 
 def test_writing_postings_that_were_not_read_is_refused():
-    change = NoteChange(key="n0", before=None, after={"id": "n0", "text": "The user likes tea."})
-    with pytest.raises(ValueError, match="not read"):
-        write_ops(note_index_user(), IndexState(head=None, postings={}, read=frozenset()), [change])
+    change = NoteChange(key="n0", before=None, after={"id": "n0", "text": "Tea, cake, jam, bread, kiwi, plum."})
+    with pytest.raises(ValueError) as refused:
+        write_ops(note_index_user(), IndexState(head=None, postings={}, read=frozenset({"tea"})), [change])
+    # The first five unread terms, sorted.
+    assert (
+        str(refused.value)
+        == "the postings of ['bread', 'cake', 'jam', 'kiwi', 'plum'] were not read before being written"
+    )
 
 
 @pytest.fixture
@@ -202,6 +207,36 @@ async def test_notes_written_before_the_index_get_it_built_once(counting_store, 
     store.trips = 0
     await aload_snapshot(store, user, "", recent_limit=2)
     assert store.trips == 1  # built: no rebuild, no listing
+    # The recent list holds each note's fields, those it lacks (written around mnemo) empty.
+    head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
+    assert head is not None and head.value["recent"][0] == {
+        "id": "k149",
+        "text": "old fact 149 about thing149",
+        "source": "",
+        "first_seen": "",
+        "updated_at": "2026-01-01T00:02:29",
+    }
+
+
+async def test_the_head_holds_the_count_the_words_and_the_recent_notes_only(store, user, monkeypatch):
+    ns = note_index.index_namespace(user)
+    await aremember(store, user, "Пользователь играет в шахматы.")  # no word BM25 reads
+    head = await store.aget(ns, note_index.HEAD_KEY)
+    assert head is not None and set(head.value) == {"count", "total_len", "recent"}
+    assert (head.value["count"], head.value["total_len"]) == (1, 0)
+    # A head whose recent list is emptied by forgetting stays while notes are left.
+    monkeypatch.setattr(note_index, "RECENT_KEEP", 1)
+    tea = (await aremember(store, user, "The user likes green tea."))["note"]
+    await aforget(store, user, note_id=tea["id"])
+    head = await store.aget(ns, note_index.HEAD_KEY)
+    assert head is not None and (head.value["count"], head.value["recent"]) == (1, [])
+
+
+async def test_a_repeat_and_a_new_note_in_one_batch_both_keep_the_index(store, user):
+    await aremember(store, user, "The user likes green tea.")
+    results = await aremember_many(store, user, ["The user likes green tea.", "The user rides a zebra."])
+    assert [r["status"] for r in results] == ["duplicate", "stored"]
+    assert [n["text"] for n in await arecall(store, user, "zebra", margin=math.inf)] == ["The user rides a zebra."]
 
 
 async def test_forgetting_every_note_leaves_no_index_behind(store, user):

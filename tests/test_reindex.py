@@ -179,6 +179,8 @@ async def test_a_rebuild_keeps_each_terms_most_recent_postings_by_their_time(sto
     posting = await store.aget(note_index.index_namespace(user), note_index.term_key("coffee"))
     assert posting is not None and posting.value["df"] == 4
     assert [e[0] for e in posting.value["p"]] == ["k1", "k0"]
+    head = await store.aget(note_index.index_namespace(user), note_index.HEAD_KEY)
+    assert head is not None and [r["id"] for r in head.value["recent"]] == ["k0", "k1", "k2", "k3"]
 
 
 async def test_a_repair_rebuilds_the_index_from_the_notes_alone(store, user):
