@@ -102,7 +102,7 @@ def test_a_term_in_too_many_notes_keeps_its_most_recent_postings_and_true_freque
 
 
 def test_writing_postings_that_were_not_read_is_refused():
-    change = NoteChange(key="n0", before=None, after={"id": "n0", "text": "Tea, cake, jam, bread, kiwi, plum."})
+    change = NoteChange(key="n0", before=None, after={"id": "n0", "text": "Tea, cake, jam, bread, kiwi, plum, rice."})
     with pytest.raises(ValueError) as refused:
         write_ops(note_index_user(), IndexState(head=None, postings={}, read=frozenset({"tea"})), [change])
     # The first five unread terms, sorted.
