@@ -5,6 +5,8 @@ only then does another user's prompt carry the approved text."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from langgraph_sdk import get_sync_client
 
@@ -20,9 +22,8 @@ def say(server: DevServer, user_id: str, text: str) -> None:
     """One run of the agent through the SDK, as the user's app does."""
     sdk = get_sync_client(url=server.url, headers={"Authorization": f"Bearer {token(user_id)}"})
     thread = sdk.threads.create()["thread_id"]
-    sdk.runs.wait(
-        thread, "agent", input={"messages": [{"role": "user", "content": text}]}, context={"user_id": user_id}
-    )
+    messages: list[Any] = [{"role": "user", "content": text}]
+    sdk.runs.wait(thread, "agent", input={"messages": messages}, context={"user_id": user_id})
 
 
 def rows(page, table: str) -> list[str]:
