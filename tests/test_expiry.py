@@ -283,3 +283,21 @@ async def test_a_read_hands_back_the_expired_notes_it_met_for_sweeping(store, us
     read = await aread_notes(store, user, "Where is the user travelling?", limit=5)
     assert trip_id not in {n["id"] for n in read.recent}  # no longer among the recent notes ...
     assert list(read.stale) == [trip_id]  # ... met by the search instead
+
+
+async def test_an_expired_recent_note_the_search_does_not_meet_is_handed_back_all_the_same(store, user, clock):
+    from mnemo.notes.recall import FUSION_CANDIDATES, aread_notes
+
+    gadgets = [f"The user's gadget number {i} is a model X{i}." for i in range(FUSION_CANDIDATES + 5)]
+    await aremember_many(store, user, gadgets)
+    trip = await aremember(
+        store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=3)
+    )
+    trip_id = trip["note"]["id"]
+    clock.advance(days=3, seconds=1)
+    query = "Which gadget models does the user own?"
+    candidates = await store.asearch(user.namespace(NOTES), query=query, limit=FUSION_CANDIDATES)
+    assert len(candidates) == FUSION_CANDIDATES and trip_id not in {it.key for it in candidates}  # not met by meaning
+    read = await aread_notes(store, user, query, limit=5)
+    assert len(read.relevant) == 5 and trip_id not in {n["id"] for n in [*read.relevant, *read.recent]}
+    assert list(read.stale) == [trip_id]  # met among the recent notes only
