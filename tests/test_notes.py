@@ -1,6 +1,7 @@
 """mnemo.notes.model, backend-independent cases. Dedupe, refinement, recall, forget,
 paging and ordering run on every backend in tests/test_store_conformance.py."""
 
+import hashlib
 import math
 from datetime import UTC, datetime
 
@@ -10,9 +11,10 @@ from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
 from mnemo.core.reads import semantic_hits
-from mnemo.notes.model import MAX_NOTE_CHARS
+from mnemo.notes.model import FORGET_MARGIN, FORGET_MIN_SCORE, MAX_NOTE_CHARS
 from mnemo.notes.recall import relevant_hits, score_leads
 from mnemo.notes.writes import aremember_many
+from tests.store_backends import HashEmbeddings
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
@@ -66,8 +68,8 @@ async def test_recent_sorts_by_updated_at_not_by_backend_order(user):
 
 
 async def test_forget_by_id_and_by_meaning_returns_what_was_removed(store, user):
-    a = (await aremember(store, user, "The user has two cats."))["note"]
     await aremember(store, user, "The user lives near the sea.")
+    a = (await aremember(store, user, "The user has two cats."))["note"]
     removed = await aforget(store, user, note_id=a["id"])
     assert [n["text"] for n in removed] == ["The user has two cats."]
     removed = await aforget(store, user, about="living near the sea")
@@ -118,8 +120,89 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
     with pytest.raises(InvalidInputError):
         await aremember_many(store, user, ["fine", ""])
     assert await alist_notes(store, user) == []
-    with pytest.raises(InvalidInputError, match="exactly one"):
-        await aforget(store, user)
+    for neither_or_both in ({}, {"note_id": "k", "about": "cats"}):
+        with pytest.raises(InvalidInputError, match=r"^forget takes exactly one of note_id or about$"):
+            await aforget(store, user, **neither_or_both)
+
+
+class ScoredStore(InMemoryStore):
+    """A store whose search for ``query`` scores each note as ``scores`` says
+    (by its text, best first, cut to the search's limit): boundaries exactly."""
+
+    def __init__(self, query: str, scores: dict[str, float]) -> None:
+        super().__init__(index={"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]})
+        self.query, self.scores = query, scores
+
+    async def abatch(self, ops):
+        ops = list(ops)
+        scored = [i for i, op in enumerate(ops) if isinstance(op, SearchOp) and op.query == self.query]
+        wide = [
+            SearchOp(op.namespace_prefix, query=op.query, limit=1000) if i in scored else op for i, op in enumerate(ops)
+        ]
+        results = await super().abatch(wide)
+        for i in scored:
+            for it in results[i]:
+                it.score = self.scores.get(it.value.get("text"), 0.0)
+            results[i] = sorted(results[i], key=lambda it: -it.score)[: ops[i].limit]
+        return results
+
+
+async def test_forget_by_meaning_takes_the_best_match_within_the_margin_at_or_above_the_floor(user):
+    best = 0.9
+    scores = {
+        "The user has a cat.": best,
+        "The user has a cat named Mia.": best - FORGET_MARGIN,  # exactly the margin below: goes too
+        "The user had a cat once.": best - FORGET_MARGIN - 0.001,
+        "The user likes tea.": 0.1,
+    }
+    store = ScoredStore("my cat", scores)
+    await aremember_many(store, user, list(scores))
+    removed = await aforget(store, user, about="my cat")
+    assert [n["text"] for n in removed] == ["The user has a cat.", "The user has a cat named Mia."]
+    # The floor is inclusive: a best match exactly at it goes, one just under it stays.
+    store.scores = {"The user had a cat once.": FORGET_MIN_SCORE, "The user likes tea.": FORGET_MIN_SCORE - 0.001}
+    assert [n["text"] for n in await aforget(store, user, about="my cat")] == ["The user had a cat once."]
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user likes tea."]
+
+
+async def test_forget_by_meaning_takes_five_notes_at_most(user):
+    cats = [f"The user's cat number {i} is called Cat{i}." for i in range(7)]
+    store = ScoredStore("my cats", dict.fromkeys(cats, 0.9))  # seven equal best matches
+    await aremember_many(store, user, cats)
+    assert len(await aforget(store, user, about="my cats")) == 5
+    assert len(await alist_notes(store, user)) == 2
+    assert len(await aforget(store, user, about="my cats", max_notes=1)) == 1
+
+
+async def test_forget_by_meaning_needs_the_vector_index(user):
+    plain = InMemoryStore()
+    plain.put(user.namespace("notes"), "k", {"text": "The user has a cat."})
+    with pytest.raises(IndexMissingError, match="index"):
+        await aforget(plain, user, about="the user's cat")
+    assert plain.get(user.namespace("notes"), "k") is not None
+
+
+async def test_a_notes_id_is_the_hash_of_its_normalised_text_so_two_writers_of_a_fact_write_one_note(index, user):
+    # Each writer sees an empty store (two concurrent turns): the id alone makes them one note.
+    ids = {
+        (await aremember(InMemoryStore(index=index), user, wording))["note"]["id"]
+        for wording in ("The user has a cat.", "  the USER has  a cat!? ", "The user has a cat。")
+    }
+    assert ids == {hashlib.sha256(b"the user has a cat").hexdigest()[:32]}  # docs/memory.md
+
+
+async def test_a_note_says_where_it_came_from_and_when(store, user):
+    inferred = (await aremember(store, user, "The user probably has a cat.", source="inferred"))["note"]
+    said = (await aremember(store, user, "The user likes tea."))["note"]
+    assert (inferred["source"], said["source"]) == ("inferred", "user_said")
+    assert said["first_seen"] and said["updated_at"] == said["first_seen"]
+    again = (await aremember(store, user, "The user likes tea."))["note"]  # a repeat refreshes its recency only
+    assert again["first_seen"] == said["first_seen"] < again["updated_at"]
+    listed = {n["text"]: (n["source"], n["updated_at"]) for n in await alist_notes(store, user)}
+    assert listed == {
+        "The user probably has a cat.": ("inferred", inferred["updated_at"]),
+        "The user likes tea.": ("user_said", again["updated_at"]),
+    }
 
 
 async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
@@ -311,6 +394,15 @@ async def test_the_date_a_fact_is_about_is_kept_and_shown(store, user, day):
     assert note["refers_to"] == day[:10]
     rendered = render_snapshot(await aload_snapshot(store, user, "when did I move?"))
     assert f"said {note['first_seen'][:10]}, about {day[:10]}" in rendered
+
+
+def test_a_note_shows_only_the_dates_it_has():
+    from mnemo.notes.model import Note, note_dates
+
+    bare = Note(id="k", text="The user moved to Suzhou.", source="user_said", first_seen="", updated_at="")
+    assert note_dates(bare) == ""  # imported without dates
+    assert note_dates(Note(bare, refers_to="2024-03")) == "about 2024-03"
+    assert note_dates(Note(bare, first_seen="2026-11-30T08:00:00+00:00")) == "said 2026-11-30"
 
 
 @pytest.mark.parametrize("day", ["March 2024", "2024-13", "2024-02-30", "24-03-09", 2024])

@@ -24,12 +24,10 @@ from mnemo.notes.model import (
     MAX_NOTES_PER_USER,
     Note,
     RememberResult,
-    _with_value,
     indexed_text,
     normalize_note,
     note_from_value,
     note_key,
-    to_note,
     validate_context,
     validate_note,
     validate_refers_to,
@@ -263,7 +261,7 @@ def _update_existing(
     value.pop("expires_at", None)
     if detail.expires:
         value["expires_at"] = detail.expires
-    return note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
+    return note_put(ns, existing.key, value, detail.expires), note_from_value(existing.key, value)
 
 
 def _new_note(
