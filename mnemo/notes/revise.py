@@ -84,7 +84,7 @@ def plan_revision(
     set_context(value, value.get("context"))
     return Revision(
         [
-            note_put(user.namespace(NOTES), key, value, value.get("expires_at")),
+            note_put(user.namespace(NOTES), key, value, None),  # durable, as said above
             audit_op(user, origin, "note.update", key, before=before["text"], after=text),
         ],
         NoteChange(key=key, before=before, after=value),
