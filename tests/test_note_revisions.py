@@ -477,3 +477,27 @@ def test_a_revision_is_nothing_for_the_same_words_or_a_note_changed_after_they_w
         earlier = "2026-01-15T00:00:00+00:00"
         assert plan_revision(user, "k", SAID, text=None, origin=origin, stamp=STAMP, as_of=earlier) is None
     assert [r.getMessage() for r in caplog.records] == ["note k changed after these words were said; not revised"]
+
+
+async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_out_of_reach(index, user, caplog):
+    from mnemo.notes import arevise
+
+    store = InMemoryStore(index=index)
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    theirs = (await aremember(store, User.of("u_other"), "The user has a dog."))["note"]
+    origin = Origin(source="tool", thread_id="t5")
+    updated = await arevise(store, user, cats["id"], text="The user has one cat.", origin=origin)
+    assert updated is not None and [updated] == await alist_notes(store, user)
+    assert (updated["id"], updated["text"]) == (cats["id"], "The user has one cat.")
+    assert updated["first_seen"] == updated["updated_at"] == updated["history"][0]["until"] > cats["first_seen"]
+    assert await arevise(store, user, cats["id"], text="the user has one cat", origin=origin) == updated  # as it is
+    with caplog.at_level(logging.WARNING, logger="mnemo.notes.revise"):
+        assert await arevise(store, user, theirs["id"], text=None, origin=origin) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        f"no note {theirs['id'][:40]!r} of this user to revise; nothing changed"
+    ]
+    assert [n["text"] for n in await alist_notes(store, User.of("u_other"))] == ["The user has a dog."]
+    ended = await arevise(store, user, cats["id"], text=None, origin=origin)
+    assert ended is not None and (ended["id"], ended["text"]) == (cats["id"], "The user has one cat.")
+    assert [h["text"] for h in ended["history"]] == ["The user has two cats.", "The user has one cat."]
+    assert await alist_notes(store, user) == []
