@@ -483,12 +483,13 @@ async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_o
     from mnemo.notes import arevise
 
     store = InMemoryStore(index=index)
+    tea = (await aremember(store, user, "The user likes tea.", source="inferred"))["note"]
     cats = (await aremember(store, user, "The user has two cats."))["note"]
     theirs = (await aremember(store, User.of("u_other"), "The user has a dog."))["note"]
     origin = Origin(source="tool", thread_id="t5")
     updated = await arevise(store, user, cats["id"], text="The user has one cat.", origin=origin)
-    assert updated is not None and [updated] == await alist_notes(store, user)
-    assert (updated["id"], updated["text"]) == (cats["id"], "The user has one cat.")
+    assert updated is not None and [updated, tea] == await alist_notes(store, user)
+    assert (updated["id"], updated["text"], updated["source"]) == (cats["id"], "The user has one cat.", "user_said")
     assert updated["first_seen"] == updated["updated_at"] == updated["history"][0]["until"] > cats["first_seen"]
     assert await arevise(store, user, cats["id"], text="the user has one cat", origin=origin) == updated  # as it is
     with caplog.at_level(logging.WARNING, logger="mnemo.notes.revise"):
@@ -500,4 +501,4 @@ async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_o
     ended = await arevise(store, user, cats["id"], text=None, origin=origin)
     assert ended is not None and (ended["id"], ended["text"]) == (cats["id"], "The user has one cat.")
     assert [h["text"] for h in ended["history"]] == ["The user has two cats.", "The user has one cat."]
-    assert await alist_notes(store, user) == []
+    assert await alist_notes(store, user) == [tea]
