@@ -205,6 +205,57 @@ async def test_a_note_says_where_it_came_from_and_when(store, user):
     }
 
 
+def test_a_note_is_checked_at_its_edges_with_refusals_that_say_why():
+    from mnemo.notes import validate_note
+
+    assert validate_note("  The user\n has  a cat. ") == "The user has a cat."
+    assert validate_note("x" * MAX_NOTE_CHARS) == "x" * MAX_NOTE_CHARS  # the limit is inclusive
+    for bad, why in [
+        (42, "a note is a string, got int"),
+        (" \n ", "a note cannot be empty"),
+        ("x" * (MAX_NOTE_CHARS + 1), f"a note is limited to {MAX_NOTE_CHARS} characters, this one has 1001; store "),
+        ("nul\x00", "the note contains a NUL character"),
+    ]:
+        with pytest.raises(InvalidInputError) as refused:
+            validate_note(bad)
+        assert str(refused.value).startswith(why), str(refused.value)
+
+
+def test_a_context_is_kept_whole_up_to_its_limit_and_cut_at_a_word_past_it():
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import MAX_CONTEXT_CHARS
+
+    assert validate_context(None) is None and validate_context(" \n ") is None
+    whole = "y" * MAX_CONTEXT_CHARS
+    assert validate_context(f" {whole} ") == whole
+    words = "abcdefg " * 50  # a word ends at 295 characters, the limit falls inside the next one
+    assert validate_context(words) == "abcdefg " * 36 + "abcdefg…"
+    assert validate_context("z" * (MAX_CONTEXT_CHARS + 50)) == "z" * MAX_CONTEXT_CHARS + "…"  # one long word: cut in it
+    early = "a" * 120 + " " + "z" * MAX_CONTEXT_CHARS  # a space in the first half only: cut in the word after it
+    assert validate_context(early) == early[:MAX_CONTEXT_CHARS] + "…"
+    for bad, why in [(42, "a note's context is a string, got int"), ("\ud800", "the note's context is not valid")]:
+        with pytest.raises(InvalidInputError) as refused:
+            validate_context(bad)
+        assert str(refused.value).startswith(why), str(refused.value)
+
+
+def test_a_date_a_note_is_about_is_read_loosely_and_refused_with_the_forms_it_takes():
+    from mnemo.notes import validate_refers_to
+
+    assert validate_refers_to(None) is None and validate_refers_to("") is None
+    assert validate_refers_to(" 2024-03 ") == "2024-03"
+    assert validate_refers_to("2024-02-29T23:00:00Z") == "2024-02-29"
+    with pytest.raises(InvalidInputError) as refused:
+        validate_refers_to("2023-02-29")
+    assert str(refused.value) == "refers_to is a date: YYYY, YYYY-MM or YYYY-MM-DD, got '2023-02-29'"
+
+
+async def test_a_note_recalled_by_meaning_has_its_score_to_four_places(store, user):
+    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user likes jazz."])
+    scored = [n for n in await arecall(store, user, "which foods should I avoid?", margin=None) if "score" in n]
+    assert scored and all(n["score"] == round(n["score"], 4) != round(n["score"], 3) for n in scored)
+
+
 async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
     for bad in ("nul\x00byte", "half \ud800 surrogate"):
         with pytest.raises(InvalidInputError):
