@@ -417,11 +417,35 @@ async def test_a_refinement_takes_the_new_context_or_keeps_the_old(store, user):
     refined = await aremember(store, user, "The user has a cat named Mochi.")
     assert refined["status"] == "refined" and refined["note"]["id"] == first["id"]
     assert refined["note"]["context"] == "Any pets at home?"  # never back from indexed_text to text
+    kept = (await store.aget(user.namespace("notes"), first["id"])).value
+    assert kept["indexed_text"] == "The user has a cat named Mochi. (in reply to: Any pets at home?)"  # new words
     again = await aremember(store, user, "The user has a grey cat named Mochi.", context="What is your cat like?")
     assert again["status"] == "refined"
     value = (await store.aget(user.namespace("notes"), first["id"])).value
     assert value["context"] == "What is your cat like?"
     assert value["indexed_text"] == "The user has a grey cat named Mochi. (in reply to: What is your cat like?)"
+
+
+async def test_a_refinement_is_the_note_in_the_new_words_said_now_under_its_id(store, user):
+    from mnemo.notes.model import normalize_note
+
+    first = await aremember(store, user, "The user has a cat.", source="inferred", refers_to="2024")
+    refined = await aremember(store, user, "The user has a cat named Mochi.", refers_to="2025-06")
+    assert refined["status"] == "refined"
+    value = (await store.aget(user.namespace("notes"), first["note"]["id"])).value
+    new = "The user has a cat named Mochi."
+    assert {k: value[k] for k in ("id", "text", "norm", "source", "first_seen", "updated_at", "refers_to")} == {
+        "id": first["note"]["id"],
+        "text": new,
+        "norm": normalize_note(new),  # what the exact lookup of a repeat finds
+        "source": "user_said",
+        "first_seen": first["note"]["first_seen"],
+        "updated_at": refined["note"]["updated_at"],
+        "refers_to": "2025-06",
+    }
+    assert refined["note"]["updated_at"] > first["note"]["updated_at"]
+    # Repeated without a date, it keeps the one it has.
+    assert (await aremember(store, user, new))["note"]["refers_to"] == "2025-06"
 
 
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
