@@ -448,6 +448,20 @@ async def test_a_refinement_is_the_note_in_the_new_words_said_now_under_its_id(s
     assert (await aremember(store, user, new))["note"]["refers_to"] == "2025-06"
 
 
+async def test_a_write_whose_lists_do_not_match_its_texts_or_of_an_unknown_source_is_refused_whole(store, user):
+    from mnemo.kinds import SOURCES
+
+    texts = ["The user plays go.", "The user plays chess."]
+    for name, what in [("expires_at", "expiries"), ("contexts", "contexts"), ("refers_to", "refers_to dates")]:
+        with pytest.raises(InvalidInputError) as refused:
+            await aremember_many(store, user, texts, **{name: [None]})
+        assert str(refused.value) == f"1 {what} for 2 notes"
+    with pytest.raises(InvalidInputError) as refused:
+        await aremember_many(store, user, texts, source="model")
+    assert str(refused.value) == f"source must be one of {SOURCES}, got 'model'"
+    assert await alist_notes(store, user) == []
+
+
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
     from mnemo.notes.model import MAX_CONTEXT_CHARS
 
