@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, alist_notes, arecall, aremember, aremember_many
@@ -89,12 +90,27 @@ async def test_sweep_all_removes_expired_notes_of_users_who_never_come_back(stor
     assert raw_keys(store, gone) == set() and len(raw_keys(store, stays)) == 1
 
 
-async def test_the_latest_statement_decides_whether_a_note_is_time_bound(store, user, clock):
+async def test_the_latest_statement_decides_whether_a_note_is_time_bound(counting_store, user, clock):
+    store = counting_store
     await aremember(store, user, "The user works from Lisbon.", expires_at=expiry.expiry_from(valid_for_days=2))
     again = await aremember(store, user, "The user works from Lisbon.")  # now said without a limit
     assert again["status"] == "duplicate" and "expires_at" not in again["note"]
     clock.advance(days=10)
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user works from Lisbon."]
+    puts = []  # the note's write: its store TTL is a backstop where the backend honours one
+    original = store.abatch
+
+    async def recording(ops):
+        ops = list(ops)
+        puts.extend(op for op in ops if isinstance(op, PutOp) and op.namespace == user.namespace(NOTES))
+        return await original(ops)
+
+    store.abatch = recording
+    until = expiry.expiry_from(valid_for_days=1)
+    later = await aremember(store, user, "The user works from Lisbon.", expires_at=until)  # time-bound again
+    assert later["status"] == "duplicate" and later["note"]["expires_at"] == until
+    (put,) = puts
+    assert (put.value["expires_at"], put.ttl) == (until, expiry.ttl_minutes(until))
 
 
 async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):

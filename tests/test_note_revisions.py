@@ -492,10 +492,15 @@ async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_o
     assert (updated["id"], updated["text"], updated["source"]) == (cats["id"], "The user has one cat.", "user_said")
     assert updated["first_seen"] == updated["updated_at"] == updated["history"][0]["until"] > cats["first_seen"]
     assert await arevise(store, user, cats["id"], text="the user has one cat", origin=origin) == updated  # as it is
+    guessed = await arevise(store, user, tea["id"], text="The user likes green tea.", origin=origin, source="inferred")
+    assert guessed is not None and guessed["source"] == "inferred"
+    tea = guessed
     with caplog.at_level(logging.WARNING, logger="mnemo.notes.revise"):
         assert await arevise(store, user, theirs["id"], text=None, origin=origin) is None
+        assert await arevise(store, user, "n" * 500, text=None, origin=origin) is None  # a made-up id, logged cut
     assert [r.getMessage() for r in caplog.records] == [
-        f"no note {theirs['id'][:40]!r} of this user to revise; nothing changed"
+        f"no note {theirs['id']!r} of this user to revise; nothing changed",
+        f"no note {'n' * 40!r} of this user to revise; nothing changed",
     ]
     assert [n["text"] for n in await alist_notes(store, User.of("u_other"))] == ["The user has a dog."]
     ended = await arevise(store, user, cats["id"], text=None, origin=origin)
