@@ -456,7 +456,8 @@ def test_a_revision_keeps_the_last_former_texts_and_only_the_dates_a_note_had():
     user = User.of("u_zhou")
     history = [{"text": f"The user had {i} cats.", "source": "user_said", "until": STAMP} for i in range(MAX_HISTORY)]
     bare = {"text": "The user has a cat.", "history": history}  # written around mnemo: no source, dates or norm
-    revision = plan_revision(user, "k", bare, text="The user has two cats.", origin=Origin(source="tool"), stamp=STAMP)
+    origin = Origin(source="tool")
+    revision = plan_revision(user, "k", bare, text="The user has two cats.", origin=origin, stamp=STAMP, as_of=STAMP)
     assert revision is not None
     former = {"text": "The user has a cat.", "source": "user_said", "until": STAMP}  # no thread: none recorded
     assert revision.value["history"] == [*history[1:], former]  # the last MAX_HISTORY
@@ -474,9 +475,11 @@ def test_a_revision_is_nothing_for_the_same_words_or_a_note_changed_after_they_w
     for as_of in (changed, "2026-03-01T00:00:00+00:00"):  # said when it last changed, or later: revised
         assert plan_revision(user, "k", SAID, text="The user eats fish.", origin=origin, stamp=STAMP, as_of=as_of)
     with caplog.at_level(logging.INFO, logger="mnemo.notes.revise"):
-        earlier = "2026-01-15T00:00:00+00:00"
-        assert plan_revision(user, "k", SAID, text=None, origin=origin, stamp=STAMP, as_of=earlier) is None
-    assert [r.getMessage() for r in caplog.records] == ["note k changed after these words were said; not revised"]
+        earlier, key = "2026-01-15T00:00:00+00:00", "0123456789abcdef0123456789abcdef"
+        assert plan_revision(user, key, SAID, text=None, origin=origin, stamp=STAMP, as_of=earlier) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "note 01234567 changed after these words were said; not revised"
+    ]
 
 
 async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_out_of_reach(index, user, caplog):
