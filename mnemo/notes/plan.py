@@ -146,7 +146,7 @@ class NotesPlan:
         threshold: float = DEDUPE_THRESHOLD,
         origin: Origin | None = None,
         max_notes: int | None = MAX_NOTES_PER_USER,
-        at_limit: Literal["refuse", "drop"] = "refuse",
+        at_limit: Literal["refuse", "drop"],
     ) -> tuple[list[RememberResult], list[PutOp]]:
         """What to report and the writes (audit records included), given the
         results of :meth:`lookups` (with the same ``max_notes``).

@@ -74,7 +74,7 @@ def plan_revision(
             after,
         )
     text = validate_note(text)
-    if normalize_note(text) == before.get("norm", normalize_note(before["text"])):
+    if normalize_note(text) == normalize_note(before["text"]):
         return None
     value = {**before, "text": text, "norm": normalize_note(text), "source": source, "first_seen": stamp}
     value |= {"updated_at": stamp, "history": history}
