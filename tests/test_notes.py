@@ -462,6 +462,28 @@ async def test_a_write_whose_lists_do_not_match_its_texts_or_of_an_unknown_sourc
     assert await alist_notes(store, user) == []
 
 
+async def test_a_fact_said_twice_in_one_write_is_one_note_in_its_first_words(store, user):
+    from mnemo.kinds.audit import alist_audit
+
+    results = await aremember_many(store, user, ["The user has a cat.", "the user has a CAT!", "The user likes tea."])
+    assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
+    assert results[1]["note"] == results[0]["note"]  # the first occurrence
+    notes = await alist_notes(store, user)
+    assert sorted(n["text"] for n in notes) == ["The user has a cat.", "The user likes tea."]
+    assert [r["action"] for r in await alist_audit(store, user)] == ["note.add", "note.add"]
+
+
+async def test_a_refinement_is_not_undone_by_a_repeat_of_the_old_words_in_the_same_write(store, user):
+    from mnemo.kinds.audit import alist_audit
+
+    first = (await aremember(store, user, "The user has a cat."))["note"]
+    results = await aremember_many(store, user, ["The user has a cat named Mochi.", "The user has a cat."])
+    assert [r["status"] for r in results] == ["refined", "duplicate"]
+    value = (await store.aget(user.namespace("notes"), first["id"])).value
+    assert value["text"] == "The user has a cat named Mochi."  # the earlier text of the write wins
+    assert [r["action"] for r in await alist_audit(store, user)] == ["note.add", "note.refine"]
+
+
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
     from mnemo.notes.model import MAX_CONTEXT_CHARS
 
