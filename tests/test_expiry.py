@@ -92,12 +92,7 @@ async def test_sweep_all_removes_expired_notes_of_users_who_never_come_back(stor
 
 async def test_the_latest_statement_decides_whether_a_note_is_time_bound(counting_store, user, clock):
     store = counting_store
-    await aremember(store, user, "The user works from Lisbon.", expires_at=expiry.expiry_from(valid_for_days=2))
-    again = await aremember(store, user, "The user works from Lisbon.")  # now said without a limit
-    assert again["status"] == "duplicate" and "expires_at" not in again["note"]
-    clock.advance(days=10)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["The user works from Lisbon."]
-    puts = []  # the note's write: its store TTL is a backstop where the backend honours one
+    puts = []  # the note's writes: a store TTL is a backstop where the backend honours one
     original = store.abatch
 
     async def recording(ops):
@@ -106,11 +101,17 @@ async def test_the_latest_statement_decides_whether_a_note_is_time_bound(countin
         return await original(ops)
 
     store.abatch = recording
+    first = expiry.expiry_from(valid_for_days=2)
+    await aremember(store, user, "The user works from Lisbon.", expires_at=first)
+    again = await aremember(store, user, "The user works from Lisbon.")  # now said without a limit
+    assert again["status"] == "duplicate" and "expires_at" not in again["note"]
+    assert [(p.value.get("expires_at"), p.ttl) for p in puts] == [(first, expiry.ttl_minutes(first)), (None, None)]
+    clock.advance(days=10)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user works from Lisbon."]
     until = expiry.expiry_from(valid_for_days=1)
     later = await aremember(store, user, "The user works from Lisbon.", expires_at=until)  # time-bound again
     assert later["status"] == "duplicate" and later["note"]["expires_at"] == until
-    (put,) = puts
-    assert (put.value["expires_at"], put.ttl) == (until, expiry.ttl_minutes(until))
+    assert (puts[-1].value["expires_at"], puts[-1].ttl) == (until, expiry.ttl_minutes(until))
 
 
 async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):
