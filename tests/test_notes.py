@@ -126,16 +126,18 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
 
 
 class ScoredStore(InMemoryStore):
-    """A store whose search for ``query`` scores each note as ``scores`` says
-    (by its text, best first, cut to the search's limit): boundaries exactly."""
+    """A store whose search for ``query`` (``None``: any text) scores each note as
+    ``scores`` says (by its text, best first, cut to the search's limit): boundaries exactly."""
 
-    def __init__(self, query: str, scores: dict[str, float]) -> None:
+    def __init__(self, query: str | None, scores: dict[str, float]) -> None:
         super().__init__(index={"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]})
         self.query, self.scores = query, scores
 
     async def abatch(self, ops):
         ops = list(ops)
-        scored = [i for i, op in enumerate(ops) if isinstance(op, SearchOp) and op.query == self.query]
+        scored = [
+            i for i, op in enumerate(ops) if isinstance(op, SearchOp) and op.query and self.query in (None, op.query)
+        ]
         wide = [
             SearchOp(op.namespace_prefix, query=op.query, limit=1000) if i in scored else op for i, op in enumerate(ops)
         ]
@@ -172,6 +174,13 @@ async def test_forget_by_meaning_takes_five_notes_at_most(user):
     assert len(await aforget(store, user, about="my cats")) == 5
     assert len(await alist_notes(store, user)) == 2
     assert len(await aforget(store, user, about="my cats", max_notes=1)) == 1
+
+
+async def test_forget_about_nothing_deletes_nothing(user):
+    store = ScoredStore(None, {"The user has a cat.": 0.95})  # any search text finds the note
+    await aremember(store, user, "The user has a cat.")
+    assert await aforget(store, user, about="") == []
+    assert [n["text"] for n in await aforget(store, user, about="cats")] == ["The user has a cat."]
 
 
 async def test_forget_by_meaning_needs_the_vector_index(user):
