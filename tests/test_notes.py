@@ -193,11 +193,13 @@ async def test_forget_by_meaning_needs_the_vector_index(user):
 
 async def test_a_notes_id_is_the_hash_of_its_normalised_text_so_two_writers_of_a_fact_write_one_note(index, user):
     # Each writer sees an empty store (two concurrent turns): the id alone makes them one note.
-    ids = {
-        (await aremember(InMemoryStore(index=index), user, wording))["note"]["id"]
-        for wording in ("The user has a cat.", "  the USER has  a cat!? ", "The user has a cat。")
-    }
-    assert ids == {hashlib.sha256(b"the user has a cat").hexdigest()[:32]}  # docs/memory.md
+    stored = []
+    for wording in ("The user has a cat.", "  the USER has  a cat!? ", "The user has a cat。"):
+        store = InMemoryStore(index=index)
+        note = (await aremember(store, user, wording))["note"]
+        stored.append((await store.aget(user.namespace("notes"), note["id"])).value)
+    assert {value["id"] for value in stored} == {hashlib.sha256(b"the user has a cat").hexdigest()[:32]}  # memory.md
+    assert {value["norm"] for value in stored} == {"the user has a cat"}  # what the exact lookup of a repeat finds
 
 
 async def test_a_note_says_where_it_came_from_and_when(store, user):
