@@ -192,7 +192,7 @@ def _plan_notes(
     source: Source,
     threshold: float,
     stamp: str,
-    full: bool = False,
+    full: bool,
 ) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
     """What :func:`mnemo.notes.writes.aremember_many` reports, writes and audits
     for ``texts``, given the results of their :meth:`NotesPlan.lookups` (in order).
