@@ -248,7 +248,7 @@ Hard rules (for reference, do not copy):
 {hard_rules}"""
 
 
-def rewrite_request(current: str | None, feedback: str, scope: Scope = "everyone") -> list[BaseMessage]:
+def rewrite_request(current: str | None, feedback: str, scope: Scope) -> list[BaseMessage]:
     """The rewrite request: the task and the hard rules in a system message,
     the current instructions and the feedback as delimited data."""
     system = REWRITE_INSTRUCTIONS.format(
@@ -264,9 +264,10 @@ def rewrite_request(current: str | None, feedback: str, scope: Scope = "everyone
 
 
 async def arewrite(
-    model: BaseChatModel, current: str | None, feedback: str, scope: Scope, *, timeout_s: float = 30.0
+    model: BaseChatModel, current: str | None, feedback: str, scope: Scope, *, timeout_s: float
 ) -> InstructionRewrite:
-    """Ask ``model`` for a rewrite of ``current`` that takes ``feedback`` into account.
+    """Ask ``model`` for a rewrite of ``current`` that takes ``feedback`` (as the
+    caller keeps it) into account, within ``timeout_s``.
 
     Raises:
         InvalidInputError: empty feedback, or the model gave no usable rewrite.
@@ -275,7 +276,7 @@ async def arewrite(
         raise InvalidInputError("the feedback is empty")
     proposer = model.with_structured_output(InstructionRewrite, method="function_calling")
     try:
-        rewrite = await asyncio.wait_for(proposer.ainvoke(rewrite_request(current, feedback[:1000], scope)), timeout_s)
+        rewrite = await asyncio.wait_for(proposer.ainvoke(rewrite_request(current, feedback, scope)), timeout_s)
     except Exception as exc:
         raise InvalidInputError(f"no rewrite could be proposed ({type(exc).__name__}); nothing was changed") from None
     if isinstance(rewrite, dict):
