@@ -505,6 +505,17 @@ async def test_the_migration_keeps_approved_heads_and_moves_each_old_version_as_
     assert all(op.index is False for op in store.puts if op.value is not None)
 
 
+async def test_the_migration_and_the_listing_reach_assistants_past_one_page(store):
+    from mnemo.core import PAGE_SIZE
+
+    old = {"kind": "version", "version": 1, "text": "Be brief.", "author": "user:u_zoe", "created_at": "2026-01-01"}
+    names = [f"a{n:03d}" for n in range(PAGE_SIZE + 1)]
+    await store.abatch([PutOp(instructions_namespace(name), "v1", old, index=False) for name in names])
+    assert await amigrate_legacy(store) == dict.fromkeys(names, 1)
+    assert await readable_by_other_users(store) == "[]"
+    assert sorted(await alist_every_version(store)) == names
+
+
 async def test_what_older_mnemo_shared_is_never_applied_and_moves_out_of_users_reach(store):
     from langgraph.store.base import PutOp
 

@@ -23,11 +23,11 @@ from pydantic import BaseModel, Field
 from mnemo.core import (
     ADMIN_ROOT,
     INSTRUCTIONS,
-    PAGE_SIZE,
     SHARED_ROOT,
     InvalidInputError,
     User,
     alist_all,
+    alist_every_namespace,
     check_storable_text,
     data_block,
     now_iso,
@@ -139,9 +139,9 @@ async def alist_versions(store: BaseStore, assistant_id: str) -> list[Instructio
 
 async def alist_every_version(store: BaseStore) -> dict[str, list[InstructionVersion]]:
     """The versions of every assistant that has some, by assistant id."""
-    found = await store.alist_namespaces(prefix=(ADMIN_ROOT, INSTRUCTIONS), max_depth=3, limit=PAGE_SIZE)
+    found = await alist_every_namespace(store, prefix=(ADMIN_ROOT, INSTRUCTIONS), max_depth=3)
     out: dict[str, list[InstructionVersion]] = {}
-    for ns in sorted({tuple(ns) for ns in found if len(ns) == 3}):
+    for ns in (ns for ns in found if len(ns) == 3):
         items = await alist_all(store, ns)
         if versions := _ordered(items):
             out[str(items[0].value.get("assistant_id", ns[2]))] = versions
@@ -292,9 +292,9 @@ async def amigrate_legacy(store: BaseStore) -> dict[str, int]:
     the admins' history with the text alone and no approver, refused rewrites
     and the old head are deleted. Nothing unapproved stays current: an admin
     brings a version back with :func:`arollback`. Returns the items moved per assistant label."""
-    found = await store.alist_namespaces(prefix=(SHARED_ROOT, INSTRUCTIONS), max_depth=3, limit=PAGE_SIZE)
+    found = await alist_every_namespace(store, prefix=(SHARED_ROOT, INSTRUCTIONS), max_depth=3)
     moved: dict[str, int] = {}
-    for ns in sorted({tuple(ns) for ns in found if len(ns) == 3}):
+    for ns in (ns for ns in found if len(ns) == 3):
         legacy = [it for it in await alist_all(store, ns) if it.key != HEAD or "author" in it.value]
         if not legacy:
             continue

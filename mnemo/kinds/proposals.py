@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.core import PAGE_SIZE, PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, now_iso
+from mnemo.core import PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, alist_every_namespace, now_iso
 from mnemo.kinds.audit import Origin, abatch_audited, audit_op
 from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import acommit_ops, alist_versions, arewrite, clean
@@ -103,16 +103,8 @@ async def apropose(
 
 async def alist_proposals(store: BaseStore, *, status: Status | None = "pending") -> list[Proposal]:
     """Every user's proposals (of ``status``; ``None``: all), oldest first. Admins only."""
-    namespaces: list[tuple[str, ...]] = []
-    offset = 0
-    while True:
-        page = await store.alist_namespaces(suffix=(PROPOSALS,), max_depth=2, limit=PAGE_SIZE, offset=offset)
-        namespaces.extend(tuple(ns) for ns in page)
-        if len(page) < PAGE_SIZE:
-            break
-        offset += PAGE_SIZE
     found: list[Proposal] = []
-    for ns in sorted(set(namespaces)):
+    for ns in await alist_every_namespace(store, suffix=(PROPOSALS,), max_depth=2):
         if len(ns) != 2 or ns[0].lower() in RESERVED_ROOTS:
             continue
         found.extend(_proposal(ns[0], it.key, dict(it.value)) for it in await alist_all(store, ns))
