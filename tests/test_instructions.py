@@ -361,7 +361,7 @@ class Structured(ScriptedChatModel):
 
     answer: Any = None
 
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
         return RunnableLambda(lambda _: self.answer)
 
 
