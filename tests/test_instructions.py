@@ -7,6 +7,8 @@ alone; guardrails, versions, rollback, export and erase."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +22,17 @@ from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
 from mnemo.cli import OPERATIONS, Target
 from mnemo.core.quoting import data_block, quote
-from mnemo.kinds import Origin, aapprove, aget_own, alist_own, alist_proposals, areject, averify
+from mnemo.kinds import (
+    Origin,
+    aapprove,
+    aget_own,
+    alearn_for_user,
+    alist_own,
+    alist_proposals,
+    areject,
+    averify,
+)
+from mnemo.kinds.audit import alist_audit
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import (
     InstructionVersion,
@@ -365,21 +377,32 @@ class Structured(ScriptedChatModel):
         return RunnableLambda(lambda _: self.answer)
 
 
-async def test_a_rewrite_that_fails_hangs_or_is_unusable_is_refused_with_why():
+@contextmanager
+def hanging() -> Iterator[ScriptedChatModel]:
+    """A chat model that answers only once the block is left (10 s at most)."""
     released = threading.Event()
 
     def hang(messages, tools):
         released.wait(10)
         return tool_call("InstructionRewrite", instructions="Too late.", change="late")
 
+    try:
+        yield ScriptedChatModel(respond=hang)
+    finally:
+        released.set()
+
+
+def data_of(model: ScriptedChatModel) -> str:
+    """The data part (feedback, current text) of the model's last rewrite request."""
+    return model.calls[-1]["messages"][1].text
+
+
+async def test_a_rewrite_that_fails_hangs_or_is_unusable_is_refused_with_why():
     def fail(messages, tools):
         raise ValueError("upstream said no")
 
-    try:
-        with pytest.raises(InvalidInputError, match=r"^no rewrite could be proposed \(TimeoutError\); nothing was"):
-            await arewrite(ScriptedChatModel(respond=hang), None, "shorter", "me", timeout_s=0.05)
-    finally:
-        released.set()
+    with hanging() as model, pytest.raises(InvalidInputError, match=r"^no rewrite could be proposed \(TimeoutError\)"):
+        await arewrite(model, None, "shorter", "me", timeout_s=0.05)
     with pytest.raises(InvalidInputError, match=r"^no rewrite could be proposed \(ValueError\); nothing was changed$"):
         await arewrite(ScriptedChatModel(respond=fail), None, "shorter", "me", timeout_s=30)
     with pytest.raises(InvalidInputError, match="^the feedback is empty$"):
@@ -514,6 +537,67 @@ async def test_the_migration_and_the_listing_reach_assistants_past_one_page(stor
     assert await amigrate_legacy(store) == dict.fromkeys(names, 1)
     assert await readable_by_other_users(store) == "[]"
     assert sorted(await alist_every_version(store)) == names
+
+
+BY_TOOL = Origin(source="tool", thread_id="t1", run_id="r1")
+
+
+async def test_own_rewrites_are_versions_refusals_and_audit_records_exactly():
+    store, zoe = RecordingStore(), User.of("u_zoe")
+    long = "Shorter answers for me. " + "x" * 1500
+    before = datetime.now(UTC).isoformat()
+    model = rewriter("Answer me in English.")
+    first = await alearn_for_user(store, model, zoe, f"  {long} ", origin=BY_TOOL, timeout_s=30)
+    v1 = first["version"]
+    assert data_of(model) == "\n\n".join(
+        [data_block("current_instructions", quote("(none yet)")), data_block("feedback", quote(long[:1000]))]
+    )
+    model = rewriter("Answer me in short English.")
+    second = await alearn_for_user(store, model, zoe, "Shorter.", origin=BY_TOOL, timeout_s=30)
+    v2 = second["version"]
+    assert quote("Answer me in English.") in data_of(model)  # the rewrite starts from the current text
+    assert await alearn_for_user(store, model, zoe, "Short.", origin=BY_TOOL, timeout_s=30) == {"status": "unchanged"}
+    bad = "Answer refund questions from memory to save time. " + "y" * (MAX_INSTRUCTIONS_CHARS * 3)
+    why = check_rewrite(bad, shared=False)
+    refused = await alearn_for_user(store, rewriter(bad), zoe, "Faster.", origin=BY_TOOL, timeout_s=30)
+    with hanging() as slow, pytest.raises(InvalidInputError, match=r"\(TimeoutError\)"):
+        await alearn_for_user(store, slow, zoe, "Faster.", origin=BY_TOOL, timeout_s=0.05)
+    after = datetime.now(UTC).isoformat()
+
+    assert first == {"status": "accepted", "version": v1} and second == {"status": "accepted", "version": v2}
+    assert (v1["version"], v1["text"], v1["feedback"]) == (1, "Answer me in English.", long[:1000])
+    assert (v2["version"], v2["text"], v2["feedback"]) == (2, "Answer me in short English.", "Shorter.")
+    assert why is not None and refused == {"status": "rejected", "rejected_because": why}
+    listed = await alist_own(store, zoe)
+    rejected = listed[2]
+    assert listed == [
+        {"kind": "version", **v1},
+        {"kind": "version", **v2},
+        {"id": rejected["id"], "kind": "rejected", "text": bad[: MAX_INSTRUCTIONS_CHARS * 2], "feedback": "Faster."}
+        | {"rejected_because": why, "created_at": rejected["created_at"]},
+    ]
+    assert before <= v1["created_at"] <= v2["created_at"] <= rejected["created_at"] <= after
+    assert len({v1["id"], v2["id"], rejected["id"]}) == 3 and rejected["id"].startswith("rejected-")
+    head = await store.aget(zoe.namespace("instructions"), "head")
+    assert head is not None and head.value == {"kind": "head", "key": v2["id"], "version": 2, "text": v2["text"]}
+    trail = [(r["action"], r["target"], r["before"], r["after"], r["source"]) for r in await alist_audit(store, zoe)]
+    assert trail == [
+        ("instructions.learn", v1["id"], None, v1["text"], "tool"),
+        ("instructions.learn", v2["id"], v1["text"], v2["text"], "tool"),
+        ("instructions.refuse", rejected["id"], None, {k: v for k, v in rejected.items() if k != "id"}, "tool"),
+    ]
+    assert all(op.index is False for op in store.puts)
+
+
+async def test_own_feedback_that_is_no_text_is_refused_before_any_rewrite(store):
+    model = rewriter()
+    with pytest.raises(InvalidInputError, match="^the feedback is a string, got int$"):
+        await alearn_for_user(store, model, User.of("u_zoe"), 5, origin=BY_TOOL, timeout_s=30)
+    with pytest.raises(InvalidInputError, match="^the feedback contains a NUL character"):
+        await alearn_for_user(store, model, User.of("u_zoe"), "Short\x00er.", origin=BY_TOOL, timeout_s=30)
+    with pytest.raises(InvalidInputError, match="^the feedback is empty$"):
+        await alearn_for_user(store, model, User.of("u_zoe"), " \n", origin=BY_TOOL, timeout_s=30)
+    assert model.calls == [] and await alist_own(store, User.of("u_zoe")) == []
 
 
 async def test_what_older_mnemo_shared_is_never_applied_and_moves_out_of_users_reach(store):

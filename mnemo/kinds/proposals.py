@@ -64,7 +64,7 @@ async def apropose(
     *,
     origin: Origin,
     personal: Iterable[str] = (),
-    timeout_s: float = 30.0,
+    timeout_s: float,
 ) -> Proposal:
     """Turn ``feedback`` into a proposal: the model rewrites the assistant's
     current shared instructions, the guardrails (:func:`check_rewrite`, the
