@@ -29,6 +29,7 @@ from mnemo.kinds import (
     alearn_for_user,
     alist_own,
     alist_proposals,
+    apropose,
     areject,
     averify,
 )
@@ -598,6 +599,113 @@ async def test_own_feedback_that_is_no_text_is_refused_before_any_rewrite(store)
     with pytest.raises(InvalidInputError, match="^the feedback is empty$"):
         await alearn_for_user(store, model, User.of("u_zoe"), " \n", origin=BY_TOOL, timeout_s=30)
     assert model.calls == [] and await alist_own(store, User.of("u_zoe")) == []
+
+
+async def test_a_proposal_approved_or_rejected_is_recorded_and_audited_exactly():
+    store, zoe, zhou = RecordingStore(), User.of("u_zoe"), User.of("Zhou Wei")
+    await commit(store, "Be brief.", "admin:1")
+    long = "Too long for everyone. " + "x" * 1500
+    model = rewriter("Be brief. Greet first.", "c" * 300)
+    before = datetime.now(UTC).isoformat()
+    mine = await apropose(store, model, zoe, "agent", f" {long} ", origin=BY_TOOL, timeout_s=30)
+    theirs = await apropose(
+        store, rewriter("Greet in Chinese."), zhou, "agent", "Chinese.", origin=BY_TOOL, timeout_s=30
+    )
+    assert data_of(model) == "\n\n".join(
+        [data_block("current_instructions", quote("Be brief.")), data_block("feedback", quote(long[:1000]))]
+    )
+    key = mine["id"].removeprefix("u_zoe/")
+    assert mine == {
+        "id": f"u_zoe/{key}",
+        "author": "u_zoe",
+        "assistant_id": "agent",
+        "text": "Be brief. Greet first.",
+        "change": "c" * 200,
+        "feedback": long[:1000],
+        "status": "pending",
+        "based_on_version": 1,
+        "created_at": mine["created_at"],
+    }
+    assert (await aget_instructions(store, "agent"))["text"] == "Be brief."  # nothing shared changes
+    assert await alist_proposals(store) == [mine, theirs] and theirs["author"] == zhou.label != zhou.id
+
+    with pytest.raises(InvalidInputError, match="^an approval needs the approver's identity$"):
+        await aapprove(store, mine["id"], origin=Origin(source="admin"))
+    approved = await aapprove(store, mine["id"], origin=ADMIN)
+    with pytest.raises(InvalidInputError, match="^a rejection needs the admin's identity$"):
+        await areject(store, theirs["id"], origin=Origin(source="admin"), reason="no")
+    rejected = await areject(store, theirs["id"], origin=ADMIN, reason=" " + "r" * 600)
+    after = datetime.now(UTC).isoformat()
+
+    assert approved == mine | {"status": "approved", "decided_by": "admin:li", "version": 2} | {
+        "decided_at": approved["decided_at"]
+    }
+    assert rejected == theirs | {"status": "rejected", "decided_by": "admin:li", "rejected_because": "r" * 500} | {
+        "decided_at": rejected["decided_at"]
+    }
+    assert before <= mine["created_at"] <= approved["decided_at"] <= rejected["decided_at"] <= after
+    version = await aget_instructions(store, "agent")
+    assert version == InstructionVersion(
+        id=version["id"],
+        version=2,
+        text="Be brief. Greet first.",
+        approved_by="admin:li",
+        reason=f"proposal {key}",
+        created_at=version["created_at"],
+    )
+    assert await alist_proposals(store, status=None) == [approved, rejected]
+    for user, proposal, actions in ((zoe, approved, ["add", "approve"]), (zhou, rejected, ["add", "reject"])):
+        value = {k: v for k, v in proposal.items() if k not in ("id", "author")}
+        added = mine if user is zoe else theirs
+        added_value = {k: v for k, v in added.items() if k not in ("id", "author")}
+        stored = await store.aget(user.namespace("proposals"), proposal["id"].split("/")[1])
+        assert stored is not None and stored.value == value
+        trail = [
+            (r["action"], r["target"], r["before"], r["after"], r["actor"]) for r in await alist_audit(store, user)
+        ]
+        assert trail == [
+            (f"proposal.{actions[0]}", stored.key, None, added_value, None),
+            (f"proposal.{actions[1]}", stored.key, "pending", value, "admin:li"),
+        ]
+    assert all(op.index is False for op in store.puts)
+    for decided in (approved, rejected):
+        with pytest.raises(
+            InvalidInputError, match=f"^proposal '{decided['id']}' is {decided['status']}, not pending$"
+        ):
+            await areject(store, decided["id"], origin=ADMIN)
+
+
+async def test_a_proposal_with_the_authors_words_is_refused_and_kept_with_why(store):
+    zhou = User.of("Zhou Wei")
+    cases = [
+        ("Greet Zhou Wei by name.", ()),  # the author's id
+        (f"Escalate to {zhou.label}.", ()),  # their label
+        ("Mention Hangzhou first.", ("Hangzhou",)),  # what else is known of them
+        ("Be brief. " + "y" * (MAX_INSTRUCTIONS_CHARS * 3), ()),
+    ]
+    for text, personal in cases:
+        refused = await apropose(
+            store, rewriter(text), zhou, "Support Bot", "Hi.", origin=BY_TOOL, personal=personal, timeout_s=30
+        )
+        why = check_rewrite(text, personal=[zhou.id, zhou.label, *personal])
+        assert why is not None and refused["status"] == "refused" and refused["refused_because"] == why
+        assert refused["text"] == text[: MAX_INSTRUCTIONS_CHARS * 2] and refused["assistant_id"] == "Support Bot"
+        assert refused["based_on_version"] == 0
+    assert await alist_proposals(store) == [] and len(await alist_proposals(store, status="refused")) == len(cases)
+    with pytest.raises(InvalidInputError, match="^the feedback is a string, got int$"):
+        await apropose(store, rewriter(), zhou, "agent", 5, origin=BY_TOOL, timeout_s=30)
+
+
+@pytest.mark.parametrize("bad", [5, "u_zoe", "u_zoe/p1/x", "/p1", "u_zoe/", "u_zoe/nope"])
+async def test_approving_or_rejecting_needs_a_pending_proposal_by_its_id(store, bad):
+    proposal = await apropose(store, rewriter(), User.of("u_zoe"), "agent", "Shorter.", origin=BY_TOOL, timeout_s=30)
+    expected = (
+        "^no proposal" if isinstance(bad, str) and bad.count("/") == 1 else "^a proposal id is '<user label>/<key>'"
+    )
+    for decide in (aapprove, areject):
+        with pytest.raises(InvalidInputError, match=expected):
+            await decide(store, bad, origin=ADMIN)
+    assert await alist_proposals(store) == [proposal]
 
 
 async def test_what_older_mnemo_shared_is_never_applied_and_moves_out_of_users_reach(store):
