@@ -706,6 +706,20 @@ async def test_approving_or_rejecting_needs_a_pending_proposal_by_its_id(store, 
         with pytest.raises(InvalidInputError, match=expected):
             await decide(store, bad, origin=ADMIN)
     assert await alist_proposals(store) == [proposal]
+    with pytest.raises(InvalidInputError, match="^the reason is a string, got int$"):
+        await areject(store, proposal["id"], origin=ADMIN, reason=5)
+    assert (await areject(store, proposal["id"], origin=ADMIN))["rejected_because"] == ""  # no reason given
+
+
+async def test_approval_refuses_a_pending_text_that_names_its_author(store):
+    # Pending from before proposals were checked for the author's words: approval checks them.
+    value = {"assistant_id": "agent", "text": "Greet u_zoe first.", "change": "", "feedback": "Greet me."}
+    value |= {"status": "pending", "based_on_version": 0, "created_at": "2026-01-01"}
+    await store.aput(User.of("u_zoe").namespace("proposals"), "p1", value, index=False)
+    with pytest.raises(InvalidInputError, match="^proposal 'u_zoe/p1' cannot be approved: .*personal data.*'u_zoe'"):
+        await aapprove(store, "u_zoe/p1", origin=ADMIN)
+    assert await aget_instructions(store, "agent") is None
+    assert (await store.aget(User.of("u_zoe").namespace("proposals"), "p1")).value == value
 
 
 async def test_what_older_mnemo_shared_is_never_applied_and_moves_out_of_users_reach(store):
