@@ -607,10 +607,12 @@ async def test_a_proposal_approved_or_rejected_is_recorded_and_audited_exactly()
     long = "Too long for everyone. " + "x" * 1500
     model = rewriter("Be brief. Greet first.", "c" * 300)
     before = datetime.now(UTC).isoformat()
-    mine = await apropose(store, model, zoe, "agent", f" {long} ", origin=BY_TOOL, timeout_s=30)
     theirs = await apropose(
         store, rewriter("Greet in Chinese."), zhou, "agent", "Chinese.", origin=BY_TOOL, timeout_s=30
     )
+    mine = await apropose(store, model, zoe, "agent", f" {long} ", origin=BY_TOOL, timeout_s=30)
+    with hanging() as slow, pytest.raises(InvalidInputError, match=r"\(TimeoutError\)"):
+        await apropose(store, slow, zoe, "agent", "Shorter.", origin=BY_TOOL, timeout_s=0.05)
     assert data_of(model) == "\n\n".join(
         [data_block("current_instructions", quote("Be brief.")), data_block("feedback", quote(long[:1000]))]
     )
@@ -627,7 +629,8 @@ async def test_a_proposal_approved_or_rejected_is_recorded_and_audited_exactly()
         "created_at": mine["created_at"],
     }
     assert (await aget_instructions(store, "agent"))["text"] == "Be brief."  # nothing shared changes
-    assert await alist_proposals(store) == [mine, theirs] and theirs["author"] == zhou.label != zhou.id
+    # Oldest first, whoever wrote them ("~..." labels sort after "u_zoe").
+    assert await alist_proposals(store) == [theirs, mine] and theirs["author"] == zhou.label != zhou.id
 
     with pytest.raises(InvalidInputError, match="^an approval needs the approver's identity$"):
         await aapprove(store, mine["id"], origin=Origin(source="admin"))
@@ -643,7 +646,8 @@ async def test_a_proposal_approved_or_rejected_is_recorded_and_audited_exactly()
     assert rejected == theirs | {"status": "rejected", "decided_by": "admin:li", "rejected_because": "r" * 500} | {
         "decided_at": rejected["decided_at"]
     }
-    assert before <= mine["created_at"] <= approved["decided_at"] <= rejected["decided_at"] <= after
+    assert before <= theirs["created_at"] <= mine["created_at"] <= approved["decided_at"] <= rejected["decided_at"]
+    assert rejected["decided_at"] <= after
     version = await aget_instructions(store, "agent")
     assert version == InstructionVersion(
         id=version["id"],
@@ -653,7 +657,7 @@ async def test_a_proposal_approved_or_rejected_is_recorded_and_audited_exactly()
         reason=f"proposal {key}",
         created_at=version["created_at"],
     )
-    assert await alist_proposals(store, status=None) == [approved, rejected]
+    assert await alist_proposals(store, status=None) == [rejected, approved]
     for user, proposal, actions in ((zoe, approved, ["add", "approve"]), (zhou, rejected, ["add", "reject"])):
         value = {k: v for k, v in proposal.items() if k not in ("id", "author")}
         added = mine if user is zoe else theirs
@@ -709,6 +713,15 @@ async def test_approving_or_rejecting_needs_a_pending_proposal_by_its_id(store, 
     with pytest.raises(InvalidInputError, match="^the reason is a string, got int$"):
         await areject(store, proposal["id"], origin=ADMIN, reason=5)
     assert (await areject(store, proposal["id"], origin=ADMIN))["rejected_because"] == ""  # no reason given
+
+
+async def test_the_proposals_listed_are_only_those_in_a_users_proposals_namespace(store):
+    proposal = await apropose(store, rewriter(), User.of("u_zoe"), "agent", "Shorter.", origin=BY_TOOL, timeout_s=30)
+    stray = {k: v for k, v in proposal.items() if k not in ("id", "author")}
+    for ns in [("org", "proposals"), ("mnemo", "proposals"), ("u_li", "notes", "proposals")]:
+        await store.aput(ns, "p1", stray, index=False)  # written around mnemo: no user's proposals
+    await store.aput(("u_li", "notes"), "n1", stray, index=False)
+    assert await alist_proposals(store) == [proposal]
 
 
 async def test_approval_refuses_a_pending_text_that_names_its_author(store):

@@ -104,7 +104,8 @@ async def apropose(
 async def alist_proposals(store: BaseStore, *, status: Status | None = "pending") -> list[Proposal]:
     """Every user's proposals (of ``status``; ``None``: all), oldest first. Admins only."""
     found: list[Proposal] = []
-    for ns in await alist_every_namespace(store, suffix=(PROPOSALS,), max_depth=2):
+    # No max_depth: it would cut (label, "x", "proposals") to (label, "x"), another namespace.
+    for ns in await alist_every_namespace(store, suffix=(PROPOSALS,)):
         if len(ns) != 2 or ns[0].lower() in RESERVED_ROOTS:
             continue
         found.extend(_proposal(ns[0], it.key, dict(it.value)) for it in await alist_all(store, ns))
