@@ -421,6 +421,18 @@ async def test_a_rewrite_that_fails_hangs_or_is_unusable_is_refused_with_why():
     assert clean(" \tBe brief.\n", "the reason") == "Be brief."
 
 
+async def test_a_rewrite_through_an_openai_compatible_server_is_asked_as_a_function_call(stub):
+    # Not every OpenAI-compatible server knows response_format's json_schema (the stub, like
+    # many, answers structured output only through tools).
+    from langchain.chat_models import init_chat_model
+
+    model = init_chat_model("openai:stub", base_url=stub.base_url, api_key="not-a-key", max_retries=0)
+    rewrite = await arewrite(model, None, "Answer in two sentences.", "everyone", timeout_s=30)
+    assert rewrite.instructions == "Answer in two sentences."
+    (request,) = stub.requests
+    assert [t["function"]["name"] for t in request["tools"]] == ["InstructionRewrite"]
+
+
 def test_a_runs_assistant_is_the_one_its_config_names():
     both = {"configurable": {"assistant_id": "a-1"}, "metadata": {"assistant_id": "m-2"}}
     assert assistant_of(both) == "a-1"
