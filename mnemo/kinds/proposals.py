@@ -114,7 +114,8 @@ async def alist_proposals(store: BaseStore, *, status: Status | None = "pending"
     )
 
 
-async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, Proposal]:
+async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, str, dict[str, Any]]:
+    """The author, key and stored value of a pending proposal."""
     if not isinstance(proposal_id, str) or proposal_id.count("/") != 1:
         raise InvalidInputError(f"a proposal id is '<user label>/<key>' (see 'instructions list'), got {proposal_id!r}")
     label, key = proposal_id.split("/")
@@ -122,14 +123,12 @@ async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, Proposal]:
     item = await store.aget(author.namespace(PROPOSALS), key) if label and key else None
     if item is None:
         raise InvalidInputError(f"no proposal {proposal_id!r}")
-    proposal = _proposal(label, key, dict(item.value))
-    if proposal["status"] != "pending":
-        raise InvalidInputError(f"proposal {proposal_id!r} is {proposal['status']}, not pending")
-    return author, proposal
+    if item.value["status"] != "pending":
+        raise InvalidInputError(f"proposal {proposal_id!r} is {item.value['status']}, not pending")
+    return author, key, dict(item.value)
 
 
-def _decided(proposal: Proposal, status: Status, by: str, **extra: Any) -> dict[str, Any]:
-    value = {k: v for k, v in proposal.items() if k not in ("id", "author")}
+def _decided(value: dict[str, Any], status: Status, by: str, **extra: Any) -> dict[str, Any]:
     return {**value, "status": status, "decided_by": by, "decided_at": now_iso(), **extra}
 
 
@@ -143,14 +142,13 @@ async def aapprove(store: BaseStore, proposal_id: str, *, origin: Origin, person
     """
     if not origin.actor:
         raise InvalidInputError("an approval needs the approver's identity")
-    author, proposal = await _aget(store, proposal_id)
-    if (why := check_rewrite(proposal["text"], personal=[author.id, *personal])) is not None:
+    author, key, pending = await _aget(store, proposal_id)
+    if (why := check_rewrite(pending["text"], personal=[author.id, *personal])) is not None:
         raise InvalidInputError(f"proposal {proposal_id!r} cannot be approved: {why}")
-    key = proposal["id"].split("/")[1]
     ops, version = await acommit_ops(
-        store, proposal["assistant_id"], proposal["text"], approved_by=origin.actor, reason=f"proposal {key}"
+        store, pending["assistant_id"], pending["text"], approved_by=origin.actor, reason=f"proposal {key}"
     )
-    value = _decided(proposal, "approved", origin.actor, version=version["version"])
+    value = _decided(pending, "approved", origin.actor, version=version["version"])
     await abatch_audited(
         store,
         [
@@ -170,9 +168,8 @@ async def areject(store: BaseStore, proposal_id: str, *, origin: Origin, reason:
     """
     if not origin.actor:
         raise InvalidInputError("a rejection needs the admin's identity")
-    author, proposal = await _aget(store, proposal_id)
-    key = proposal["id"].split("/")[1]
-    value = _decided(proposal, "rejected", origin.actor, rejected_because=clean(reason, "the reason")[:500])
+    author, key, pending = await _aget(store, proposal_id)
+    value = _decided(pending, "rejected", origin.actor, rejected_because=clean(reason, "the reason")[:500])
     await abatch_audited(
         store,
         [
