@@ -518,14 +518,14 @@ async def test_the_versions_listed_are_the_approved_ones_of_every_assistant(stor
 
 async def test_the_migration_keeps_approved_heads_and_moves_each_old_version_as_its_text_alone():
     store, user = RecordingStore(), User.of("u_li")
-    await commit(store, "Be brief.", "admin:li")  # "agent": approved, nothing old
-    ops, _ = await acommit_ops(store, "zeta", "Greet first.", approved_by="admin:li", reason="r")
-    await store.abatch(ops)
+    for assistant, text in (("alpha", "Be brief."), ("zeta", "Greet first.")):  # approved; "alpha" listed first
+        ops, _ = await acommit_ops(store, assistant, text, approved_by="admin:li", reason="r")
+        await store.abatch(ops)
     old = {"kind": "version", "version": 1, "text": PHISHING, "author": "user:u_zoe", "reason": ZOE_FEEDBACK}
     await store.aput(instructions_namespace("zeta"), "v000001-abcd", old | {"created_at": "2026-01-01"}, index=False)
 
     assert await amigrate_legacy(store) == {"zeta": 1}
-    assert (await aload_learned(store, "agent", user))["shared"] == "Be brief."
+    assert (await aload_learned(store, "alpha", user))["shared"] == "Be brief."
     assert (await aload_learned(store, "zeta", user))["shared"] == "Greet first."  # the approved head stays
     moved = await store.aget(history_namespace("zeta"), "v000001-abcd")
     assert moved is not None and moved.value == {
