@@ -28,21 +28,27 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
         return {}
     dropped = messages[:cut]
     cursor = state.get("memory_cursor", 0)
+    failures = state.get("memory_failures", 0)
     try:
-        if ctx.memory_write_mode != "hot" and not await aextract_messages(
-            memory_store(runtime),
-            current_user(runtime.context),
-            lambda: aload_chat_model(ctx.extraction_model or ctx.model),
-            messages,
-            cursor,
-            cut,
-            said_at=state.get("said_at"),
-            timeout_s=ctx.extraction_timeout_s,
-            origin=Origin.from_config(get_config(), "extractor"),
-            backlog="all",  # all of them, not only the latest: they leave the thread
-        ):
-            logger.warning("could not extract messages leaving the window; keeping them for now")
-            return {}
+        if ctx.memory_write_mode != "hot":
+            # What leaves the window is extracted first; a backlog longer than
+            # one turn's calls (or a failure) defers the compaction, keeping
+            # what was written (the model reads a window of the thread meanwhile).
+            cursor, failures = await aextract_messages(
+                memory_store(runtime),
+                current_user(runtime.context),
+                lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+                messages,
+                cursor,
+                cut,
+                failures=failures,
+                said_at=state.get("said_at"),
+                timeout_s=ctx.extraction_timeout_s,
+                origin=Origin.from_config(get_config(), "extractor"),
+            )
+            if cursor < cut:
+                logger.warning("messages leaving the window are not all extracted yet; compacting later")
+                return {"memory_cursor": cursor, "memory_failures": failures}
         if ctx.history_strategy == "summarize":
             summary = await asummarize(
                 await aload_chat_model(ctx.extraction_model or ctx.model),
@@ -51,7 +57,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
                 timeout_s=ctx.extraction_timeout_s,
             )
             if summary is None:
-                return {}
+                return {"memory_cursor": cursor, "memory_failures": failures}
     except Exception:
         logger.exception("compacting the thread failed; keeping every message for now")
         return {}
@@ -59,6 +65,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
     update = {
         "messages": [RemoveMessage(id=m.id) for m in dropped if m.id],
         "memory_cursor": max(cursor, cut) - cut,
+        "memory_failures": failures,
         "said_at": {k: v for k, v in (state.get("said_at") or {}).items() if k not in gone},
     }
     if ctx.history_strategy == "summarize":

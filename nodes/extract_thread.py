@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from mnemo.core import ForeignThreadError
 from mnemo.kinds import Origin
 from mnemo.notes import asweep_user
-from mnemo.writing import aextract_messages, start_after
+from mnemo.writing import aextract_messages, pending, start_after
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import WriterState
@@ -36,20 +36,30 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     if not messages:
         return {}
     start = start_after(messages, state.get("extracted_through"), values.get("memory_cursor", 0))
-    if not await aextract_messages(
+    failures = state.get("failures", 0) if state.get("failing") == _first_pending(messages, start) else 0
+    cursor, failures = await aextract_messages(
         memory_store(runtime),
         user,
         lambda: aload_chat_model(ctx.extraction_model or ctx.model),
         messages,
         start,
+        failures=failures,
         said_at=values.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin(source="extractor", thread_id=str(state["thread_id"])),
         # What the thread's latest load_memory read (this user's own notes, the
         # thread's owner checked above): no read before extracting, as after the turn.
         similar_notes=values.get("similar_notes"),
-    ):
-        return {}  # retried by the writer run of the next turn
-    logger.info("memory_writer: thread %s extracted from message %d on", state["thread_id"], start)
-    await asweep_user(memory_store(runtime), user)
-    return {"extracted_through": messages[-1].id}
+    )
+    update: dict[str, Any] = {"failures": failures, "failing": _first_pending(messages, cursor)}
+    if cursor > start:
+        update["extracted_through"] = messages[cursor - 1].id
+        logger.info("memory_writer: thread %s extracted from message %d to %d", state["thread_id"], start, cursor)
+    if cursor >= len(messages):
+        await asweep_user(memory_store(runtime), user)
+    return update  # what is left is retried by the writer run of the next turn
+
+
+def _first_pending(messages: list, start: int) -> str:
+    """Id of the first user message from ``start`` not written yet ("" for none)."""
+    return next((m.id or "" for m in pending(messages, start)), "")

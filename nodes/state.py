@@ -24,7 +24,11 @@ class State(MessagesState):
 
     memory_cursor: NotRequired[int]
     """Index in ``messages`` up to which user messages were turned into memory.
-    Advanced only when extraction ran, so a failed turn is retried next turn."""
+    Advanced only past what was written, so what failed is retried next turn."""
+
+    memory_failures: NotRequired[int]
+    """Extractor failures in a row on the user message at ``memory_cursor``
+    (``mnemo.writing.pipeline.batch_size``)."""
 
     similar_notes: NotRequired[list[dict[str, str]] | None]
     """The user's notes (``id``, ``text``) nearest to the latest message, found
@@ -49,3 +53,10 @@ class WriterState(TypedDict):
 
     extracted_through: NotRequired[str]
     """Id of the last conversation message this writer turned into memory."""
+
+    failures: NotRequired[int]
+    """Extractor failures in a row on the user message with id ``failing``."""
+
+    failing: NotRequired[str]
+    """Id of the first user message this writer has not written yet, when
+    ``failures`` is not 0 (ids, not indexes: compaction shifts indexes)."""

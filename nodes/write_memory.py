@@ -10,12 +10,12 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
 from mnemo.kinds import Origin
-from mnemo.writing import MAX_PENDING_MESSAGES, aextract_messages, aschedule_extraction, on_platform
+from mnemo.writing import aextract_messages, aschedule_extraction, on_platform
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
-__all__ = ["MAX_PENDING_MESSAGES", "write_memory"]
+__all__ = ["write_memory"]
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     messages = state["messages"]
     if ctx.memory_write_mode == "hot":
-        return {"memory_cursor": len(messages)}  # the tools wrote what was to be written
+        return {"memory_cursor": len(messages), "memory_failures": 0}  # the tools wrote what was to be written
     if ctx.memory_write_mode == "background":
         config = get_config()
         if on_platform(config):
@@ -43,15 +43,16 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
                 "memory_write_mode=background needs a LangGraph server to schedule the writer; "
                 "writing after the turn instead"
             )
-    done = await aextract_messages(
+    progress = await aextract_messages(
         memory_store(runtime),
         user,
         lambda: aload_chat_model(ctx.extraction_model or ctx.model),
         messages,
         state.get("memory_cursor", 0),
+        failures=state.get("memory_failures", 0),
         said_at=state.get("said_at"),
         timeout_s=ctx.extraction_timeout_s,
         origin=Origin.from_config(get_config(), "extractor"),
         similar_notes=state.get("similar_notes"),
     )
-    return {"memory_cursor": len(messages)} if done else {}
+    return {"memory_cursor": progress.cursor, "memory_failures": progress.failures}

@@ -86,6 +86,11 @@ def extraction_prompts(model) -> list[str]:
     return [c["messages"][-1].text for c in model.calls if "MemoryExtraction" in c["tool_names"]]
 
 
+def said_in(prompt: str) -> list[str]:
+    """The user's words an extraction request carried, in order (quoted data, one line each)."""
+    return re.findall(r'^- "(.*)"$', prompt.split("<user_messages>")[1].split("</user_messages>")[0], re.M)
+
+
 class FakeServer:
     """What the writer needs from the LangGraph server: scheduling (each
     request recorded with its arguments, nothing run: the server's

@@ -158,6 +158,12 @@ async def open_platform_store(index: Mapping[str, Any], datadir: Path) -> AsyncI
         yield batched
     finally:
         batched.close()
+        # The server's flush thread syncs every registered store file every 10 s,
+        # for the server's lifetime: this one's directory goes with the test.
+        from langgraph_runtime_inmem import _persistence
+
+        for name in (datadir / "store.pckl", datadir / "store.vectors.pckl"):
+            _persistence._stores.pop(str(name), None)
 
 
 def import_platform_store_module(workdir: Path) -> None:

@@ -8,7 +8,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.agent import builder
 from mnemo import MissingUserError, User, aget_profile, alist_notes
-from tests.agent_harness import chat_prompts, extraction_prompts, memory_block, naive_extraction, say
+from tests.agent_harness import chat_prompts, extraction_prompts, memory_block, naive_extraction, said_in, say
 from tests.scripted import tool_call
 
 
@@ -231,22 +231,72 @@ async def test_orders_refunds_and_payments_are_never_remembered(agent, model, st
     assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
 
 
-async def test_pending_messages_are_capped_to_the_latest(agent, model, store, script):
-    """After repeated extractor failures, only the latest MAX_PENDING_MESSAGES
-    user messages are sent once it works again."""
-    from nodes.write_memory import MAX_PENDING_MESSAGES
+async def test_a_backlog_left_by_a_store_outage_is_written_oldest_first_over_turns(
+    agent, model, store, script, monkeypatch
+):
+    """However long the store was down, every pending message is written once
+    it is back: oldest first, at most MAX_EXTRACTION_CALLS bounded calls per turn."""
+    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL, pipeline
 
-    script.extract = lambda m, t: AIMessage(content="no tool call")  # -> None: nothing written, all pending
-    for i in range(MAX_PENDING_MESSAGES + 2):
-        await say(agent, f"message number {i}")
+    async def store_down(*args, **kwargs):
+        raise RuntimeError("the store is down")
+
+    written = pipeline.aapply_extraction
+    monkeypatch.setattr(pipeline, "aapply_extraction", store_down)
+    backlog = [f"message number {i}" for i in range(MESSAGES_PER_CALL * MAX_EXTRACTION_CALLS + 2)]
+    for text in backlog:
+        out = await say(agent, text)
+    assert len(extraction_prompts(model)) == len(backlog)  # one failed call per turn, no more
+    assert out["memory_cursor"] == 0 and out["memory_failures"] == 0  # a store failure counts against no message
+    monkeypatch.setattr(pipeline, "aapply_extraction", written)
+
+    tried = len(extraction_prompts(model))
+    out = await say(agent, "I live in Hangzhou.")
+    calls = [said_in(p) for p in extraction_prompts(model)[tried:]]
+    assert calls == [
+        backlog[i : i + MESSAGES_PER_CALL] for i in range(0, len(calls) * MESSAGES_PER_CALL, MESSAGES_PER_CALL)
+    ]
+    assert len(calls) == MAX_EXTRACTION_CALLS
+    assert 0 < out["memory_cursor"] < len(out["messages"])  # past what was written, before the rest
+    assert await aget_profile(store, User.of("u_zhou")) == {}  # the newest words wait their turn
+
+    out = await say(agent, "Thanks!")
+    last = [said_in(p) for p in extraction_prompts(model)[tried + MAX_EXTRACTION_CALLS :]]
+    assert last == [[*backlog[MESSAGES_PER_CALL * MAX_EXTRACTION_CALLS :], "I live in Hangzhou.", "Thanks!"]]
+    assert out["memory_cursor"] == len(out["messages"])
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+
+
+async def test_a_message_the_extractor_keeps_failing_on_is_given_up_alone(agent, model, store, script):
+    """Batches shrink after each extractor failure (10, 5, 2, 1 messages); the
+    message that fails alone is given up, and what came after it is written."""
+
+    def picky(messages, tool_names):
+        if "poison" in messages[-1].text:
+            return AIMessage(content="no tool call")  # -> None: a failed extraction
+        return naive_extraction(messages, tool_names)
+
+    script.extract = picky
+    said = ["A poison pill.", "I'm Zhou.", "I live in Hangzhou.", "hello", "one more"]
+    for text in said[:-1]:
+        out = await say(agent, text)
+    assert await aget_profile(store, User.of("u_zhou")) == {}  # held up behind the failing message
+    assert out["memory_cursor"] == 0 and out["memory_failures"] == 4
+    out = await say(agent, said[-1])
+    assert [said_in(p) for p in extraction_prompts(model)] == [said[:1], said[:2], said[:2], said[:1], said[1:]]
+    profile = await aget_profile(store, User.of("u_zhou"))
+    assert profile["name"]["value"] == "Zhou" and profile["city"]["value"] == "Hangzhou"
+    assert out["memory_cursor"] == len(out["messages"]) and out["memory_failures"] == 0
+
+
+async def test_one_failed_extraction_is_forgotten_once_its_messages_are_written(agent, model, store, script):
+    script.extract = lambda m, t: AIMessage(content="no tool call")
+    out = await say(agent, "I'm Zhou.")
+    assert out["memory_failures"] == 1 and out["memory_cursor"] == 0
     script.extract = naive_extraction
-    await say(agent, "I live in Hangzhou.")
-    sent = extraction_prompts(model)[-1]
-    total = MAX_PENDING_MESSAGES + 3
-    kept = range(total - MAX_PENDING_MESSAGES, total - 1)
-    assert all(f'"message number {i}"' in sent for i in kept)  # quoted data, one line each
-    assert '"message number 0"' not in sent and '"message number 2"' not in sent
-    assert "I live in Hangzhou." in sent
+    out = await say(agent, "I live in Hangzhou.")
+    assert said_in(extraction_prompts(model)[-1]) == ["I'm Zhou.", "I live in Hangzhou."]
+    assert out["memory_failures"] == 0 and out["memory_cursor"] == len(out["messages"])
 
 
 async def test_context_knobs_shape_the_prompt(agent, model, store, script):

@@ -197,3 +197,38 @@ def transcript_of(messages) -> str:
     from mnemo.turn.history import transcript
 
     return transcript(messages)
+
+
+async def test_a_backlog_leaving_the_window_is_extracted_over_turns_then_removed(
+    agent, model, store, script, fake_platform, monkeypatch
+):
+    """After a store outage, what is to leave the window is extracted oldest
+    first, a few bounded calls per turn; the compaction waits until it is all
+    written, and every message is extracted once."""
+    from mnemo.writing import MAX_EXTRACTION_CALLS, pipeline
+    from tests.agent_harness import said_in
+
+    async def store_down(*args, **kwargs):
+        raise RuntimeError("the store is down")
+
+    script.chat = chat
+    written = pipeline.aapply_extraction
+    monkeypatch.setattr(pipeline, "aapply_extraction", store_down)
+    said = ["I live in Hangzhou."] + [f"Turn {i}: and the filters?" for i in range(1, 53)]
+    background = {"memory_write_mode": "background", "config": ON_PLATFORM, "history_token_budget": 400}
+    for text in said[:45]:
+        out = await say(agent, text, **background)
+    assert out["messages"][0].text == said[0] and out["memory_cursor"] == 0  # nothing written, nothing removed
+    monkeypatch.setattr(pipeline, "aapply_extraction", written)
+
+    batches, per_turn = [], []
+    for text in said[45:]:
+        before = len(extraction_prompts(model))
+        out = await say(agent, text, **background)
+        per_turn.append(len(extraction_prompts(model)) - before)
+        batches += [said_in(p) for p in extraction_prompts(model)[before:]]
+    extracted = [t for batch in batches for t in batch]
+    assert per_turn[0] == MAX_EXTRACTION_CALLS and max(per_turn) <= MAX_EXTRACTION_CALLS
+    assert extracted == said[: len(extracted)] and len(extracted) > 3 * MAX_EXTRACTION_CALLS  # in order, once each
+    assert said[0] not in [m.text for m in out["messages"]]  # removed once written...
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"  # ...into memory

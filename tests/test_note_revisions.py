@@ -71,7 +71,7 @@ async def turn(
         return model
 
     messages = [*before, *(HumanMessage(t, id=f"h{next(_ids)}") if isinstance(t, str) else t for t in said)]
-    assert await aextract_messages(
+    progress = await aextract_messages(
         store,
         user,
         load,
@@ -81,6 +81,7 @@ async def turn(
         timeout_s=30,
         origin=Origin(source="extractor", thread_id=thread),
     )
+    assert progress == (len(messages), 0)  # all written
 
 
 async def test_vegetarian_then_fish_ends_with_one_current_note_and_its_history(index, user):

@@ -115,7 +115,7 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
 ):
     """PostgreSQL stopped under a running server: ``/memory`` and the store API
     answer 503 (not a 500 after 30 s), a turn answers without memory and says
-    so, and what the user said meanwhile is extracted once it is back."""
+    so, and all the user said meanwhile is extracted once it is back."""
     import os
     import signal
 
@@ -147,7 +147,16 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
             assert "PostgreSQL cannot be reached" in export.text
             items = await http.post("/store/items/search", json={"namespace_prefix": ["u_zhou"]}, headers=headers)
             assert items.status_code == 503, items.text
-        run = await chat(zhou, "I live in Lyon now.", user_id="u_zhou", thread_id=thread)
+        # More messages than one extraction call reads, the fact the oldest of them.
+        said = ["I live in Lyon now.", *(f"And one more thing, number {i}." for i in range(11))]
+        run = await zhou.runs.create(
+            thread,
+            "agent",
+            input={"messages": [{"role": "user", "content": t} for t in said]},
+            context={"user_id": "u_zhou"},
+        )
+        await zhou.runs.join(thread, run["run_id"])
+        run = await zhou.runs.get(thread, run["run_id"])
         assert run["status"] == "success", server.output()
         assert "long-term memory is unavailable this turn: StoreUnavailableError" in system_prompts(stub)[-1]
 

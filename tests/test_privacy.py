@@ -7,8 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import psycopg
 import pytest
@@ -16,13 +20,16 @@ from langgraph.store.base import PutOp
 
 from mnemo import User, alist_notes, arecall, aremember, aremember_many, aupdate_profile
 from mnemo.access.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
-from mnemo.access.privacy import ERASE_PASSES, aerase_user, aexport_user
+from mnemo.access.privacy import ERASE_PASSES, aerase_threads, aerase_user, aexport_user
+from mnemo.core import PAGE_SIZE
 from mnemo.core.errors import ListingChangedError
 from mnemo.kinds.audit import Origin, alist_audit
 from tests.store_backends import ROOT, RacingWriter
 from tests.test_store_conformance import backend, platform_dir, store, uri  # noqa: F401  (fixtures)
 
 ADMIN = Origin(source="admin", actor="admin_1")
+#: A user whose id is not its namespace label (the export names both).
+ZHOU_MAIL = User.of("Zhou Wei <zhou@example.com>")
 NOTES = ["The user is allergic to peanuts.", "The user owns a Xiaomi air purifier.", "用户养了两只猫。"]
 
 
@@ -82,6 +89,72 @@ async def test_export_holds_everything_of_the_user_and_nothing_else(store, user)
     assert set(doc["other"]) == {"episodes"}
 
 
+async def test_a_user_with_nothing_stored_exports_every_section_empty(store):
+    before = datetime.now(UTC)
+    doc = await aexport_user(store, ZHOU_MAIL)
+    after = datetime.now(UTC)
+    exported_at = datetime.fromisoformat(doc["exported_at"])
+    assert exported_at.utcoffset() is not None and before <= exported_at <= after
+    assert ZHOU_MAIL.id != ZHOU_MAIL.label
+    assert doc == {
+        "format": "mnemo.export/1",
+        "user_id": "Zhou Wei <zhou@example.com>",
+        "user_label": ZHOU_MAIL.label,
+        "exported_at": doc["exported_at"],
+        "profile": {},
+        "notes": [],
+        "audit": [],
+        "entitlements": {},
+        "usage": [],
+        "other": {},
+    }
+
+
+async def stored(store, namespace: tuple[str, ...], key: str) -> dict[str, Any]:
+    """An item as the export copies it verbatim, read back from the store itself."""
+    item = await store.aget(namespace, key)
+    assert item is not None
+    return {
+        "namespace": list(namespace),
+        "key": key,
+        "value": item.value,
+        "created_at": item.created_at.isoformat(),
+        "updated_at": item.updated_at.isoformat(),
+    }
+
+
+async def test_export_sections_hold_the_stored_items_in_their_order(store):
+    user = ZHOU_MAIL
+    await fill(store, user)
+    month = (user.label, "episodes", "2026-12")
+    await store.aput(month, "e2", {"summary": "Asked about a delivery"}, index=False)
+    # Usage listed newest first (by key too): the export orders it by time.
+    calls = [("c", "12:00"), ("b", "11:00"), ("a", "10:00")]
+    for key, at in calls:
+        usage = {"tool": "search_policy", "day": "2026-12-01", "at": f"2026-12-01T{at}:00+00:00"}
+        await store.aput(user.namespace("usage"), f"2026-12-01:search_policy:{key}", usage, index=False)
+
+    doc = await aexport_user(store, user)
+    assert (doc["user_id"], doc["user_label"]) == (user.id, user.label)
+    assert doc["other"] == {
+        "episodes": [await stored(store, user.namespace("episodes"), "e1")],
+        "episodes/2026-12": [await stored(store, month, "e2")],
+    }
+    assert [u["at"][11:16] for u in doc["usage"] if u["tool"] == "search_policy"] == ["10:00", "11:00", "12:00"]
+    assert doc["audit"] == await alist_audit(store, user) and len(doc["audit"]) == 6
+
+
+async def test_a_user_with_more_namespaces_than_pages_is_exported_and_erased_whole(store, user):
+    kinds = [f"episodes/{i:03d}" for i in range(2 * PAGE_SIZE + 30)]
+    await store.abatch([PutOp((user.label, *kind.split("/")), "e", {"summary": kind}, index=False) for kind in kinds])
+    doc = await aexport_user(store, user)
+    assert sorted(doc["other"]) == kinds
+    assert [doc["other"][kind][0]["value"] for kind in kinds] == [{"summary": kind} for kind in kinds]
+    report = await aerase_user(store, user, origin=ADMIN)
+    assert report["deleted"] == dict.fromkeys(kinds, 1)
+    assert (await aexport_user(store, user))["other"] == {}
+
+
 # --------------------------------------------------------------------------- erase
 
 
@@ -121,6 +194,33 @@ async def test_erase_removes_items_and_vectors_so_nothing_is_found_by_meaning(st
     ]
 
 
+async def test_erase_reports_and_audits_exactly_what_it_deleted(store):
+    user = ZHOU_MAIL
+    await fill(store, user)
+    # What the store holds, counted around mnemo's own listings.
+    held = {ns[1]: len(await store.asearch(ns, limit=1000)) for ns in await store.alist_namespaces(prefix=user.root)}
+    assert {"profile": 2, "notes": 3, "episodes": 1, "entitlements": 1, "usage": 1}.items() <= held.items()
+    erased = {kind: n for kind, n in held.items() if kind not in ("entitlements", "usage")}
+
+    before = datetime.now(UTC)
+    report = await aerase_user(store, user, origin=ADMIN)
+    assert report == {"user_label": user.label, "deleted": erased, "kept": ["entitlements", "usage"]}
+    (record,) = await alist_audit(store, user)
+    assert before <= datetime.fromisoformat(record["at"]) <= datetime.now(UTC)
+    assert {k: v for k, v in record.items() if k not in ("id", "at", "nonce")} == {
+        "action": "erase",
+        "target": "*",
+        "before": None,
+        "after": {"deleted": erased, "kept": ["entitlements", "usage"]},
+        "source": "admin",
+        "thread_id": None,
+        "run_id": None,
+        "actor": "admin_1",
+        "seq": 1,
+        "prev": "",
+    }
+
+
 async def test_erase_with_entitlements_closes_the_account(store, user):
     await fill(store, user)
     report = await aerase_user(store, user, origin=ADMIN, include_entitlements=True)
@@ -156,10 +256,82 @@ async def test_an_erase_that_never_catches_up_fails_clearly(store, user):
         await inner.aput(user.namespace("episodes"), "late", {"summary": "late"}, index=False)
 
     racing = RacingWriter(store, _deletes, write_late, times=None)
-    with pytest.raises(ListingChangedError, match="still being written"):
+    refusal = (
+        f"u_zhou's memory was still being written after {ERASE_PASSES} erase passes; "
+        "erase again once the writes have stopped"
+    )
+    with pytest.raises(ListingChangedError, match=f"^{re.escape(refusal)}$"):
         await aerase_user(racing, user, origin=ADMIN)
     assert racing.writes == ERASE_PASSES
     assert "erase" not in [r["action"] for r in await alist_audit(store, user)]
+
+
+# --------------------------------------------------------------------------- threads
+
+
+class Threads:
+    """``client.threads`` of langgraph_sdk over threads in memory, with the
+    server's semantics that :func:`aerase_threads` meets: a metadata filter,
+    newest first, the SDK's defaults (``limit=10``, ``offset=0``), only the
+    fields selected, 404 for a thread that is no more. (The server itself is
+    met in ``tests/test_privacy_server.py``.)"""
+
+    def __init__(self, metadata: list[dict[str, str]]) -> None:
+        self.threads: list[dict[str, Any]] = [
+            {"thread_id": f"t{i:03d}", "metadata": m, "status": "idle"} for i, m in enumerate(metadata)
+        ]
+        self.deleted: list[str] = []
+        self.on_search: Callable[[], None] = lambda: None
+
+    async def search(
+        self, *, metadata: dict | None = None, limit: int = 10, offset: int = 0, select: list[str] | None = None
+    ) -> list[dict]:
+        self.on_search()
+        found = [t for t in reversed(self.threads) if (metadata or {}).items() <= t["metadata"].items()]
+        return [{f: t[f] for f in select} if select else t for t in found[offset : offset + limit]]
+
+    async def delete(self, thread_id: str) -> None:
+        found = [t for t in self.threads if t["thread_id"] == thread_id]
+        if not found:
+            raise LookupError(f"404: thread {thread_id} not found")
+        self.threads.remove(found[0])
+        self.deleted.append(thread_id)
+
+
+class Client:
+    def __init__(self, threads: Threads) -> None:
+        self.threads = threads
+
+
+async def test_erase_threads_deletes_every_thread_of_the_owner_past_every_page():
+    owners = [{"owner": "u_zhou"}] * (2 * PAGE_SIZE + 5) + [{"owner": "u_li"}, {"owner": "u_zhou_2"}, {}]
+    threads = Threads(owners[-3:] + owners[:-3])
+    mine = [t["thread_id"] for t in reversed(threads.threads) if t["metadata"] == {"owner": "u_zhou"}]
+    assert len(mine) == 2 * PAGE_SIZE + 5
+
+    assert await aerase_threads(Client(threads), "u_zhou") == mine
+    assert threads.deleted == mine
+    assert [t["metadata"] for t in threads.threads] == [{"owner": "u_li"}, {"owner": "u_zhou_2"}, {}]
+    assert await aerase_threads(Client(threads), "u_zhou") == []
+
+
+async def test_erase_threads_by_another_key_lists_each_thread_once_when_pages_shift():
+    """A thread created while the pages are read pushes the next page back by
+    one: the thread seen twice is listed and deleted once."""
+    threads = Threads([{"user": "u_zhou"}] * 5 + [{"owner": "u_zhou"}])
+    searches = 0
+
+    def create_after_the_first_page() -> None:
+        nonlocal searches
+        searches += 1
+        if searches == 2:
+            threads.threads.append({"thread_id": "new", "metadata": {"user": "u_zhou"}, "status": "busy"})
+
+    threads.on_search = create_after_the_first_page
+    erased = await aerase_threads(Client(threads), "u_zhou", metadata_key="user", page_size=2)
+    assert erased == ["t004", "t003", "t002", "t001", "t000"]
+    assert threads.deleted == erased
+    assert [t["thread_id"] for t in threads.threads] == ["t005", "new"]
 
 
 # --------------------------------------------------------------------------- concurrency

@@ -11,7 +11,7 @@ from graphs.memory_writer import builder as writer_builder
 from mnemo import User, aget_profile, alist_notes
 from mnemo.writing import background
 from nodes.context import Context
-from tests.agent_harness import extraction_prompts, say
+from tests.agent_harness import extraction_prompts, said_in, say
 
 ON_PLATFORM = {"langgraph_request_id": "req-1"}
 
@@ -106,3 +106,63 @@ async def test_a_writer_run_for_another_user_never_reads_the_thread(agent, model
     assert len(extraction_prompts(model)) == 1
     assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
     assert await aget_profile(store, User.of("u_li")) == {}
+
+
+async def test_the_writer_drains_a_backlog_over_runs_and_gives_up_one_failing_message(
+    agent, model, store, script, fake_platform
+):
+    from langchain_core.messages import AIMessage
+
+    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
+    from tests.agent_harness import naive_extraction
+
+    def picky(messages, tool_names):
+        return AIMessage("no tool call") if "poison" in messages[-1].text else naive_extraction(messages, tool_names)
+
+    script.extract = picky
+    backlog = [f"message number {i}" for i in range(MESSAGES_PER_CALL * MAX_EXTRACTION_CALLS)]
+    for text in ["A poison pill.", *backlog, "I live in Hangzhou."]:
+        await say(agent, text, memory_write_mode="background", config=ON_PLATFORM)
+    run = fake_platform.scheduled[-1]
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    wcfg = {"configurable": {"thread_id": run["thread_id"]}}
+
+    calls = []
+    for _ in range(6):
+        before = len(extraction_prompts(model))
+        await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+        calls.append([said_in(p) for p in extraction_prompts(model)[before:]])
+    poison = ["A poison pill."]
+    assert calls[:4] == [[poison + backlog[:9]], [poison + backlog[:4]], [poison + backlog[:1]], [poison]]
+    assert calls[4] == [backlog[i : i + MESSAGES_PER_CALL] for i in range(0, len(backlog), MESSAGES_PER_CALL)]
+    assert calls[5] == [["I live in Hangzhou."]]
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+    state = (await writer.aget_state(wcfg)).values
+    assert state["failures"] == 0 and state["failing"] == ""
+
+
+async def test_the_writers_failures_count_only_against_the_message_they_were_on(
+    agent, model, store, script, fake_platform
+):
+    """Four failures on one message, then that message written by a turn:
+    the next message starts afresh (a count carried over would give it up)."""
+    from langchain_core.messages import AIMessage
+
+    from tests.agent_harness import naive_extraction
+
+    script.extract = lambda m, t: AIMessage("no tool call")
+    await say(agent, "I live in Hangzhou.", memory_write_mode="background", config=ON_PLATFORM)
+    run = fake_platform.scheduled[-1]
+    writer = writer_builder.compile(store=store, checkpointer=agent.checkpointer)
+    wcfg = {"configurable": {"thread_id": run["thread_id"]}}
+    for _ in range(4):
+        await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+    assert (await writer.aget_state(wcfg)).values["failures"] == 4
+
+    script.extract = naive_extraction
+    out = await say(agent, "Thanks!", memory_write_mode="after_turn")  # writes the thread, Hangzhou included
+    assert out["memory_cursor"] == len(out["messages"])
+    assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"
+    await say(agent, "I'm Zhou.", memory_write_mode="background", config=ON_PLATFORM)
+    await writer.ainvoke(run["input"], wcfg, context=Context(**run["context"]))
+    assert (await aget_profile(store, User.of("u_zhou")))["name"]["value"] == "Zhou"

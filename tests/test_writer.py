@@ -1,10 +1,11 @@
-"""mnemo.writing.pipeline: what each user message replied to (the context its notes carry)."""
+"""mnemo.writing.pipeline: what each user message replied to (the context its notes carry),
+and where the cursor stops when nothing is left to extract in the range asked."""
 
 from __future__ import annotations
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from mnemo.writing.pipeline import pending, replied_to
+from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to
 
 
 def test_a_message_replied_to_the_assistants_last_words_before_it():
@@ -34,3 +35,22 @@ def test_words_no_store_may_keep_cost_the_context_not_the_note():
     long = [AIMessage("word " * 400, id="a1"), HumanMessage("Yes.", id="h1")]
     (context,) = replied_to(long, pending(long, 0))
     assert context is not None and context.startswith("word word") and len(context) <= 301  # cut, not refused
+
+
+async def test_a_range_with_nothing_to_extract_moves_the_cursor_and_keeps_the_failures_ahead():
+    """Failures belong to the first pending user message: a range before it
+    (a compaction's cut) keeps them; the thread's end clears them. No model is loaded."""
+
+    async def no_model():
+        raise AssertionError("nothing to extract: no model")
+
+    thread = [
+        HumanMessage("hi", id="h1"),
+        AIMessage("hello", id="a1"),
+        AIMessage("more", id="a2"),
+        HumanMessage("I'm Zhou.", id="h2"),
+    ]
+    kw = {"said_at": None, "timeout_s": 1}
+    assert await aextract_messages(None, None, no_model, thread, 1, 3, failures=2, **kw) == Progress(3, 2)
+    assert await aextract_messages(None, None, no_model, thread, 3, 2, failures=2, **kw) == Progress(3, 2)
+    assert await aextract_messages(None, None, no_model, thread, 4, failures=2, **kw) == Progress(4, 0)

@@ -1,13 +1,15 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` (the console), ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the
-``/memory`` routes (:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
+``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens),
+``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the ``/memory`` routes
+(:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
 each checks the bearer token itself. Any route whose store is down answers 503.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -27,12 +29,17 @@ from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory, unavailable
 from web.operator import operator
 
-_PAGE = Path(__file__).with_name("index.html")
+_HERE = Path(__file__).parent
 
 
-async def page(request: Request) -> HTMLResponse:
-    # Read per request, off the event loop (the server flags blocking I/O).
-    return HTMLResponse(await asyncio.to_thread(_PAGE.read_text, "utf-8"))
+def html_page(name: str) -> Callable[[Request], Awaitable[HTMLResponse]]:
+    """A route serving ``web/<name>``; the pages hold no data (each call they make checks its token)."""
+
+    async def serve(request: Request) -> HTMLResponse:
+        # Read per request, off the event loop (the server flags blocking I/O).
+        return HTMLResponse(await asyncio.to_thread((_HERE / name).read_text, "utf-8"))
+
+    return serve
 
 
 async def label(request: Request) -> JSONResponse:
@@ -88,7 +95,8 @@ async def feedback(request: Request) -> JSONResponse:
 
 app = Starlette(
     routes=[
-        Route("/ui", page),
+        Route("/ui", html_page("index.html")),
+        Route("/ui/admin", html_page("admin.html")),
         Route("/ui/label", label),
         Route("/ui/dev-token", dev_token, methods=["POST"]),
         Route("/memory/export", export_memory),

@@ -21,7 +21,9 @@ from mnemo.writing.extraction import (
 )
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
-    MAX_PENDING_MESSAGES,
+    MAX_EXTRACTION_CALLS,
+    MESSAGES_PER_CALL,
+    Progress,
     aextract_messages,
     pending,
     replied_to,
@@ -40,7 +42,9 @@ __all__ = [
     "aextract_messages",
     "aschedule_extraction",
     "build_extractor",
-    "MAX_PENDING_MESSAGES",
+    "MAX_EXTRACTION_CALLS",
+    "MESSAGES_PER_CALL",
+    "Progress",
     "MemoryExtraction",
     "on_platform",
     "pending",

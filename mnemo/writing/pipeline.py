@@ -1,15 +1,16 @@
 """The one pipeline turning a thread's unextracted user messages into memory.
 
 :func:`aextract_messages` serves ``write_memory``, the ``memory_writer`` graph and
-``compact_history``; ``memory_cursor`` advances only when extraction succeeded, and
-``said_at`` gives each write its ``as_of``.
+``compact_history``: oldest messages first, in a bounded number of bounded calls;
+the cursor it returns passes only messages written (or given up after repeated
+extractor failures, never after a store failure); ``said_at`` gives each write its ``as_of``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Literal
+from typing import NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -25,9 +26,29 @@ from mnemo.writing.known import Known, aread_known
 logger = logging.getLogger(__name__)
 
 
-#: At most this many pending user messages are sent to the extractor (a long
-#: backlog after repeated failures is cut to the latest ones).
-MAX_PENDING_MESSAGES = 10
+#: One extractor call reads at most this many user messages.
+MESSAGES_PER_CALL = 10
+
+#: One caller makes at most this many extractor calls per turn, oldest messages
+#: first; the rest of a backlog stays pending and drains over the next turns.
+MAX_EXTRACTION_CALLS = 3
+
+
+class Progress(NamedTuple):
+    """How far :func:`aextract_messages` got; the caller keeps both."""
+
+    cursor: int
+    """Index in the thread below which every user message is written (or given up)."""
+
+    failures: int
+    """Extractor failures in a row on the user message at ``cursor`` (0 once it moves)."""
+
+
+def batch_size(failures: int) -> int:
+    """User messages in the next extractor call after ``failures`` failures in a
+    row on the first of them: 10, 5, 2, 1, then 0 (that message is given up),
+    so one message the extractor keeps failing on holds up no other."""
+    return MESSAGES_PER_CALL >> failures
 
 
 def stamp_said_at(messages: Sequence[BaseMessage], said_at: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -88,46 +109,64 @@ async def aextract_messages(
     start: int,
     end: int | None = None,
     *,
+    failures: int = 0,
     said_at: Mapping[str, str] | None,
     timeout_s: float,
     origin: Origin | None = None,
-    backlog: Literal["latest", "all"] = "latest",
     similar_notes: Sequence[Mapping[str, str]] | None = None,
-) -> bool:
-    """Extract the user messages of ``thread[start:end]`` into memory: the one
-    entry point of every write mode. ``True`` when done (or nothing to do):
-    the caller advances its cursor; ``False`` when the model could not be
-    loaded, the extractor or the store failed (nothing lost: the caller keeps
-    the messages pending). Never raises.
+) -> Progress:
+    """Extract the user messages of ``thread[start:end]`` into memory, oldest
+    first, in at most :data:`MAX_EXTRACTION_CALLS` calls of at most
+    :data:`MESSAGES_PER_CALL` messages: the one entry point of every write
+    mode. Never raises.
+
+    Returns the new cursor (``end``, or the thread's length, when all is
+    written) and the failures on the message at it. The cursor stops at the
+    first message not written: when the calls of this turn are used up, when
+    the model could not be loaded or the store failed (nothing is lost: those
+    messages stay pending, whatever the outage's length), or when the
+    extractor failed. ``failures`` (the caller's count from last time) shrinks
+    the batch after extractor failures (:func:`batch_size`); a message the
+    extractor failed on alone is given up (logged) so later ones get written.
 
     ``load_model`` is called only when there is something to extract.
-    ``backlog="latest"`` extracts the latest :data:`MAX_PENDING_MESSAGES`
-    (a backlog after repeated failures is cut); ``"all"`` extracts every one,
-    that many per extractor call (messages leaving a compacted thread).
     ``origin``: the run the writes are audited as (default: the extractor, no run).
     ``similar_notes``: the user's notes (``id``, ``text``) the extractor is
     shown, when already read (the turn's ``load_memory``); ``None``: read them
     first (:func:`mnemo.writing.known.aread_known`)."""
+    end = len(thread) if end is None else max(0, min(end, len(thread)))
     said = pending(thread, start, end)
     if not said:
-        return True
+        # The failures are those of the first user message from here on: none at the thread's end.
+        return Progress(max(start, end), failures if end < len(thread) else 0)
     try:
         model = await load_model()
     except Exception:
         logger.exception("could not build the memory extractor; will retry next turn")
-        return False
-    chunks = (
-        [said[i : i + MAX_PENDING_MESSAGES] for i in range(0, len(said), MAX_PENDING_MESSAGES)]
-        if backlog == "all"
-        else [said[-MAX_PENDING_MESSAGES:]]
-    )
-    for chunk in chunks:
+        return Progress(start, failures)
+    position = {id(m): i for i, m in enumerate(thread)}
+    cursor, calls = start, 0
+    while said and calls < MAX_EXTRACTION_CALLS:
+        size = batch_size(failures)
+        if size == 0:
+            logger.warning(
+                "the extractor failed %d times in a row on the user message at position %d; giving it up",
+                failures,
+                position[id(said[0])],
+            )
+            cursor, failures, said = position[id(said[0])] + 1, 0, said[1:]
+            continue
+        batch, calls = said[:size], calls + 1
         known = Known.of_notes(similar_notes) if similar_notes is not None else None
-        if not await _aextract_said(
-            store, user, model, chunk, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
-        ):
-            return False
-    return True
+        written = await _aextract_said(
+            store, user, model, batch, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
+        )
+        if written is None:
+            return Progress(cursor, failures)  # the store failed: no failure of these messages
+        if not written:
+            return Progress(cursor, failures + 1)
+        cursor, failures, said = position[id(batch[-1])] + 1, 0, said[size:]
+    return Progress(cursor if said else end, failures)
 
 
 async def _aextract_said(
@@ -141,24 +180,24 @@ async def _aextract_said(
     timeout_s: float,
     origin: Origin | None,
     known: Known | None,
-) -> bool:
-    """Extract memory from ``said`` (at most :data:`MAX_PENDING_MESSAGES`
+) -> bool | None:
+    """Extract memory from ``said`` (at most :data:`MESSAGES_PER_CALL`
     user messages of ``thread``) and write it, each note with what its
-    message replied to as context (:func:`replied_to`); ``False`` on failure."""
-    if not said:
-        return True
+    message replied to as context (:func:`replied_to`). ``True`` when
+    written, ``False`` when the extractor failed, ``None`` when the model or
+    the store did (nothing counted against these messages)."""
     try:
         extractor = build_extractor(model)
     except Exception:
         logger.exception("could not build the memory extractor; will retry next turn")
-        return False
+        return None
     # Bounded: a message refused as too long may still sit in the thread.
     texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
     try:
         known = known if known is not None else await aread_known(store, user, texts)
     except Exception:
         logger.exception("could not read the user's memory before extracting; will retry with the next turn")
-        return False
+        return None
     extraction = await aextract(extractor, texts, timeout_s=timeout_s, existing=known.shown())
     if extraction is None:
         return False  # failed, timed out or returned nothing: retried later
@@ -174,5 +213,5 @@ async def _aextract_said(
         )
     except Exception:
         logger.exception("memory write failed; will retry with the next turn")
-        return False
+        return None
     return True
