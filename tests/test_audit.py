@@ -53,6 +53,7 @@ async def test_note_add_refine_forget_are_recorded_and_duplicates_are_not(store,
     assert records[1]["before"] == "用户养了两只猫。" and "咪咪" in records[1]["after"]
     assert "咪咪" in records[2]["before"] and records[2]["after"] is None
     assert (records[2]["source"], records[2]["thread_id"], records[2]["run_id"]) == ("tool", "t9", "r9")
+    assert [r["source"] for r in records[:2]] == ["user_said", "user_said"]  # as said, no origin given
 
 
 async def test_the_audit_record_is_written_in_the_same_batch_as_the_change(counting_store, user):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, alist_notes, arecall, aremember, aremember_many
@@ -89,12 +90,28 @@ async def test_sweep_all_removes_expired_notes_of_users_who_never_come_back(stor
     assert raw_keys(store, gone) == set() and len(raw_keys(store, stays)) == 1
 
 
-async def test_the_latest_statement_decides_whether_a_note_is_time_bound(store, user, clock):
-    await aremember(store, user, "The user works from Lisbon.", expires_at=expiry.expiry_from(valid_for_days=2))
+async def test_the_latest_statement_decides_whether_a_note_is_time_bound(counting_store, user, clock):
+    store = counting_store
+    puts = []  # the note's writes: a store TTL is a backstop where the backend honours one
+    original = store.abatch
+
+    async def recording(ops):
+        ops = list(ops)
+        puts.extend(op for op in ops if isinstance(op, PutOp) and op.namespace == user.namespace(NOTES))
+        return await original(ops)
+
+    store.abatch = recording
+    first = expiry.expiry_from(valid_for_days=2)
+    await aremember(store, user, "The user works from Lisbon.", expires_at=first)
     again = await aremember(store, user, "The user works from Lisbon.")  # now said without a limit
     assert again["status"] == "duplicate" and "expires_at" not in again["note"]
+    assert [(p.value.get("expires_at"), p.ttl) for p in puts] == [(first, expiry.ttl_minutes(first)), (None, None)]
     clock.advance(days=10)
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user works from Lisbon."]
+    until = expiry.expiry_from(valid_for_days=1)
+    later = await aremember(store, user, "The user works from Lisbon.", expires_at=until)  # time-bound again
+    assert later["status"] == "duplicate" and later["note"]["expires_at"] == until
+    assert (puts[-1].value["expires_at"], puts[-1].ttl) == (until, expiry.ttl_minutes(until))
 
 
 async def test_extracted_temporary_notes_carry_their_expiry(store, user, clock):
@@ -283,3 +300,21 @@ async def test_a_read_hands_back_the_expired_notes_it_met_for_sweeping(store, us
     read = await aread_notes(store, user, "Where is the user travelling?", limit=5)
     assert trip_id not in {n["id"] for n in read.recent}  # no longer among the recent notes ...
     assert list(read.stale) == [trip_id]  # ... met by the search instead
+
+
+async def test_an_expired_recent_note_the_search_does_not_meet_is_handed_back_all_the_same(store, user, clock):
+    from mnemo.notes.recall import FUSION_CANDIDATES, aread_notes
+
+    gadgets = [f"The user's gadget number {i} is a model X{i}." for i in range(FUSION_CANDIDATES + 5)]
+    await aremember_many(store, user, gadgets)
+    trip = await aremember(
+        store, user, "The user is travelling in Japan.", expires_at=expiry.expiry_from(valid_for_days=3)
+    )
+    trip_id = trip["note"]["id"]
+    clock.advance(days=3, seconds=1)
+    query = "Which gadget models does the user own?"
+    candidates = await store.asearch(user.namespace(NOTES), query=query, limit=FUSION_CANDIDATES)
+    assert len(candidates) == FUSION_CANDIDATES and trip_id not in {it.key for it in candidates}  # not met by meaning
+    read = await aread_notes(store, user, query, limit=5)
+    assert len(read.relevant) == 5 and trip_id not in {n["id"] for n in [*read.relevant, *read.recent]}
+    assert list(read.stale) == [trip_id]  # met among the recent notes only

@@ -278,8 +278,12 @@ async def test_one_extraction_stores_at_most_the_per_turn_cap(store, user):
 
 async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_work(store, user):
     await aremember_many(store, user, ["The user has a cat.", "The user likes tea.", "The user lives in Paris."])
-    with pytest.raises(NoteLimitError, match="forget"):
+    with pytest.raises(NoteLimitError) as refused:
         await aremember(store, user, "The user plays the violin.", max_notes=3)
+    assert str(refused.value) == (
+        "The user already has 3 notes, the most mnemo keeps per user; nothing was stored. "
+        "Forget notes that no longer matter (forget_note) first."
+    )
     again = await aremember(store, user, "The user likes tea.", max_notes=3)
     assert again["status"] == "duplicate"
     assert len(await alist_notes(store, user)) == 3

@@ -354,3 +354,160 @@ async def test_after_the_turn_the_extractor_sees_what_load_memory_read_at_no_ext
     assert [c.trips for c in counted] == [2, 2]  # the write's reads with the audit chain's head, the write
     await say(agent, "What soups do you have?", thread="t2")  # nothing to remember
     assert counted[-1].trips == 0
+
+
+# --------------------------------------------------------------------------- the plan of one revision
+
+STAMP = "2026-12-02T10:00:00+00:00"
+SAID = {
+    "id": "k",
+    "text": "The user is vegetarian.",
+    "norm": "the user is vegetarian",
+    "source": "inferred",
+    "first_seen": "2026-01-01T00:00:00+00:00",
+    "updated_at": "2026-02-01T00:00:00+00:00",
+    "refers_to": "2025",
+    "expires_at": "2027-01-01T00:00:00+00:00",
+    "context": "What do you eat?",
+    "indexed_text": "The user is vegetarian. (in reply to: What do you eat?)",
+    "sparse": {"7": 1.5},
+}
+#: What SAID leaves in the history when revised in thread t2 at STAMP.
+FORMER = {
+    "text": "The user is vegetarian.",
+    "source": "inferred",
+    "until": STAMP,
+    "first_seen": "2026-01-01T00:00:00+00:00",
+    "refers_to": "2025",
+    "expires_at": "2027-01-01T00:00:00+00:00",
+    "thread_id": "t2",
+}
+
+
+def audited(op) -> dict:
+    """What an audit write records of a revision."""
+    return {k: op.value[k] for k in ("action", "target", "before", "after", "source", "thread_id")}
+
+
+def test_an_update_is_said_now_keeps_its_context_and_moves_the_former_text_with_its_dates_to_history():
+    from mnemo.core import NOTES
+    from mnemo.notes import plan_revision
+    from mnemo.notes.index import NoteChange
+
+    user, origin = User.of("u_zhou"), Origin(source="extractor", thread_id="t2")
+    revision = plan_revision(user, "k", SAID, text="  The user eats  fish again. ", origin=origin, stamp=STAMP)
+    assert revision is not None
+    assert revision.value == {
+        "id": "k",
+        "text": "The user eats fish again.",
+        "norm": "the user eats fish again",
+        "source": "user_said",
+        "first_seen": STAMP,
+        "updated_at": STAMP,
+        "context": "What do you eat?",
+        "indexed_text": "The user eats fish again. (in reply to: What do you eat?)",
+        "history": [FORMER],
+    }  # durable, about no date, its sparse vector (of the former text) dropped
+    put, audit = revision.ops
+    assert (put.namespace, put.key, put.value) == (user.namespace(NOTES), "k", revision.value)
+    assert (put.index, put.ttl) == (["text", "indexed_text"], None)
+    assert audited(audit) == {
+        "action": "note.update",
+        "target": "k",
+        "before": "The user is vegetarian.",
+        "after": "The user eats fish again.",
+        "source": "extractor",
+        "thread_id": "t2",
+    }
+    assert revision.change == NoteChange(key="k", before=SAID, after=revision.value)
+    inferred = plan_revision(user, "k", SAID, text="The user eats fish.", origin=origin, stamp=STAMP, source="inferred")
+    assert inferred is not None and inferred.value["source"] == "inferred"
+
+
+def test_an_invalidated_note_moves_whole_with_its_history_out_of_the_notes():
+    from mnemo.core import NOTES
+    from mnemo.notes import plan_revision
+    from mnemo.notes.index import NoteChange
+
+    user, origin = User.of("u_zhou"), Origin(source="extractor", thread_id="t2")
+    revision = plan_revision(user, "k", SAID, text=None, origin=origin, stamp=STAMP, merged_into="k2")
+    assert revision is not None
+    assert revision.value == {**SAID, "history": [FORMER], "invalidated_at": STAMP, "merged_into": "k2"}
+    delete, moved, audit = revision.ops
+    assert (delete.namespace, delete.key, delete.value) == (user.namespace(NOTES), "k", None)
+    assert (moved.namespace, moved.key, moved.value) == (user.namespace(INVALIDATED_NOTES), "k", revision.value)
+    assert moved.index is False  # out of every search
+    assert audited(audit) == {
+        "action": "note.invalidate",
+        "target": "k",
+        "before": "The user is vegetarian.",
+        "after": None,
+        "source": "extractor",
+        "thread_id": "t2",
+    }
+    assert revision.change == NoteChange(key="k", before=SAID, after=None)
+    ended = plan_revision(user, "k", SAID, text=None, origin=origin, stamp=STAMP)
+    assert ended is not None and "merged_into" not in ended.value
+
+
+def test_a_revision_keeps_the_last_former_texts_and_only_the_dates_a_note_had():
+    from mnemo.kinds import MAX_HISTORY
+    from mnemo.notes import plan_revision
+
+    user = User.of("u_zhou")
+    history = [{"text": f"The user had {i} cats.", "source": "user_said", "until": STAMP} for i in range(MAX_HISTORY)]
+    bare = {"text": "The user has a cat.", "history": history}  # written around mnemo: no source, dates or norm
+    origin = Origin(source="tool")
+    revision = plan_revision(user, "k", bare, text="The user has two cats.", origin=origin, stamp=STAMP, as_of=STAMP)
+    assert revision is not None
+    former = {"text": "The user has a cat.", "source": "user_said", "until": STAMP}  # no thread: none recorded
+    assert revision.value["history"] == [*history[1:], former]  # the last MAX_HISTORY
+
+
+def test_a_revision_is_nothing_for_the_same_words_or_a_note_changed_after_they_were_said(caplog):
+    from mnemo.notes import plan_revision
+
+    user, origin = User.of("u_zhou"), Origin(source="extractor")
+    for same in ("the user is VEGETARIAN", "The user is vegetarian!"):
+        assert plan_revision(user, "k", SAID, text=same, origin=origin, stamp=STAMP) is None
+        unnormalised = {k: v for k, v in SAID.items() if k != "norm"}
+        assert plan_revision(user, "k", unnormalised, text=same, origin=origin, stamp=STAMP) is None
+    changed = SAID["updated_at"]
+    for as_of in (changed, "2026-03-01T00:00:00+00:00"):  # said when it last changed, or later: revised
+        assert plan_revision(user, "k", SAID, text="The user eats fish.", origin=origin, stamp=STAMP, as_of=as_of)
+    with caplog.at_level(logging.INFO, logger="mnemo.notes.revise"):
+        earlier, key = "2026-01-15T00:00:00+00:00", "0123456789abcdef0123456789abcdef"
+        assert plan_revision(user, key, SAID, text=None, origin=origin, stamp=STAMP, as_of=earlier) is None
+    assert [r.getMessage() for r in caplog.records] == [
+        "note 01234567 changed after these words were said; not revised"
+    ]
+
+
+async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_out_of_reach(index, user, caplog):
+    from mnemo.notes import arevise
+
+    store = InMemoryStore(index=index)
+    tea = (await aremember(store, user, "The user likes tea.", source="inferred"))["note"]
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    theirs = (await aremember(store, User.of("u_other"), "The user has a dog."))["note"]
+    origin = Origin(source="tool", thread_id="t5")
+    updated = await arevise(store, user, cats["id"], text="The user has one cat.", origin=origin)
+    assert updated is not None and [updated, tea] == await alist_notes(store, user)
+    assert (updated["id"], updated["text"], updated["source"]) == (cats["id"], "The user has one cat.", "user_said")
+    assert updated["first_seen"] == updated["updated_at"] == updated["history"][0]["until"] > cats["first_seen"]
+    assert await arevise(store, user, cats["id"], text="the user has one cat", origin=origin) == updated  # as it is
+    guessed = await arevise(store, user, tea["id"], text="The user likes green tea.", origin=origin, source="inferred")
+    assert guessed is not None and guessed["source"] == "inferred"
+    tea = guessed
+    with caplog.at_level(logging.WARNING, logger="mnemo.notes.revise"):
+        assert await arevise(store, user, theirs["id"], text=None, origin=origin) is None
+        assert await arevise(store, user, "n" * 500, text=None, origin=origin) is None  # a made-up id, logged cut
+    assert [r.getMessage() for r in caplog.records] == [
+        f"no note {theirs['id']!r} of this user to revise; nothing changed",
+        f"no note {'n' * 40!r} of this user to revise; nothing changed",
+    ]
+    assert [n["text"] for n in await alist_notes(store, User.of("u_other"))] == ["The user has a dog."]
+    ended = await arevise(store, user, cats["id"], text=None, origin=origin)
+    assert ended is not None and (ended["id"], ended["text"]) == (cats["id"], "The user has one cat.")
+    assert [h["text"] for h in ended["history"]] == ["The user has two cats.", "The user has one cat."]
+    assert await alist_notes(store, user) == [tea]

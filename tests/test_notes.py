@@ -1,6 +1,7 @@
 """mnemo.notes.model, backend-independent cases. Dedupe, refinement, recall, forget,
 paging and ordering run on every backend in tests/test_store_conformance.py."""
 
+import hashlib
 import math
 from datetime import UTC, datetime
 
@@ -10,9 +11,10 @@ from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
 from mnemo.core.reads import semantic_hits
-from mnemo.notes.model import MAX_NOTE_CHARS
+from mnemo.notes.model import FORGET_MARGIN, FORGET_MIN_SCORE, MAX_NOTE_CHARS
 from mnemo.notes.recall import relevant_hits, score_leads
 from mnemo.notes.writes import aremember_many
+from tests.store_backends import HashEmbeddings
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
@@ -66,8 +68,8 @@ async def test_recent_sorts_by_updated_at_not_by_backend_order(user):
 
 
 async def test_forget_by_id_and_by_meaning_returns_what_was_removed(store, user):
-    a = (await aremember(store, user, "The user has two cats."))["note"]
     await aremember(store, user, "The user lives near the sea.")
+    a = (await aremember(store, user, "The user has two cats."))["note"]
     removed = await aforget(store, user, note_id=a["id"])
     assert [n["text"] for n in removed] == ["The user has two cats."]
     removed = await aforget(store, user, about="living near the sea")
@@ -118,8 +120,151 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
     with pytest.raises(InvalidInputError):
         await aremember_many(store, user, ["fine", ""])
     assert await alist_notes(store, user) == []
-    with pytest.raises(InvalidInputError, match="exactly one"):
-        await aforget(store, user)
+    for neither_or_both in ({}, {"note_id": "k", "about": "cats"}):
+        with pytest.raises(InvalidInputError, match=r"^forget takes exactly one of note_id or about$"):
+            await aforget(store, user, **neither_or_both)
+
+
+class ScoredStore(InMemoryStore):
+    """A store whose search for ``query`` (``None``: any text) scores each note as
+    ``scores`` says (by its text, best first, cut to the search's limit): boundaries exactly."""
+
+    def __init__(self, query: str | None, scores: dict[str, float]) -> None:
+        super().__init__(index={"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]})
+        self.query, self.scores = query, scores
+
+    async def abatch(self, ops):
+        ops = list(ops)
+        scored = [
+            i for i, op in enumerate(ops) if isinstance(op, SearchOp) and op.query and self.query in (None, op.query)
+        ]
+        wide = [
+            SearchOp(op.namespace_prefix, query=op.query, limit=1000) if i in scored else op for i, op in enumerate(ops)
+        ]
+        results = await super().abatch(wide)
+        for i in scored:
+            for it in results[i]:
+                it.score = self.scores.get(it.value.get("text"), 0.0)
+            results[i] = sorted(results[i], key=lambda it: -it.score)[: ops[i].limit]
+        return results
+
+
+async def test_forget_by_meaning_takes_the_best_match_within_the_margin_at_or_above_the_floor(user):
+    best = 0.9
+    scores = {
+        "The user has a cat.": best,
+        "The user has a cat named Mia.": best - FORGET_MARGIN,  # exactly the margin below: goes too
+        "The user had a cat once.": best - FORGET_MARGIN - 0.001,
+        "The user likes tea.": 0.1,
+    }
+    store = ScoredStore("my cat", scores)
+    await aremember_many(store, user, list(scores))
+    removed = await aforget(store, user, about="my cat")
+    assert [n["text"] for n in removed] == ["The user has a cat.", "The user has a cat named Mia."]
+    # The floor is inclusive: a best match exactly at it goes, one just under it stays.
+    store.scores = {"The user had a cat once.": FORGET_MIN_SCORE, "The user likes tea.": FORGET_MIN_SCORE - 0.001}
+    assert [n["text"] for n in await aforget(store, user, about="my cat")] == ["The user had a cat once."]
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user likes tea."]
+
+
+async def test_forget_by_meaning_takes_five_notes_at_most(user):
+    cats = [f"The user's cat number {i} is called Cat{i}." for i in range(7)]
+    store = ScoredStore("my cats", dict.fromkeys(cats, 0.9))  # seven equal best matches
+    await aremember_many(store, user, cats)
+    assert len(await aforget(store, user, about="my cats")) == 5
+    assert len(await alist_notes(store, user)) == 2
+    assert len(await aforget(store, user, about="my cats", max_notes=1)) == 1
+
+
+async def test_forget_about_nothing_deletes_nothing(user):
+    store = ScoredStore(None, {"The user has a cat.": 0.95})  # any search text finds the note
+    await aremember(store, user, "The user has a cat.")
+    assert await aforget(store, user, about="") == []
+    assert [n["text"] for n in await aforget(store, user, about="cats")] == ["The user has a cat."]
+
+
+async def test_forget_by_meaning_needs_the_vector_index(user):
+    plain = InMemoryStore()
+    plain.put(user.namespace("notes"), "k", {"text": "The user has a cat."})
+    with pytest.raises(IndexMissingError, match="index"):
+        await aforget(plain, user, about="the user's cat")
+    assert plain.get(user.namespace("notes"), "k") is not None
+
+
+async def test_a_notes_id_is_the_hash_of_its_normalised_text_so_two_writers_of_a_fact_write_one_note(index, user):
+    # Each writer sees an empty store (two concurrent turns): the id alone makes them one note.
+    stored = []
+    for wording in ("The user has a cat.", "  the USER has  a cat!? ", "The user has a cat。"):
+        store = InMemoryStore(index=index)
+        note = (await aremember(store, user, wording))["note"]
+        stored.append((await store.aget(user.namespace("notes"), note["id"])).value)
+    assert {value["id"] for value in stored} == {hashlib.sha256(b"the user has a cat").hexdigest()[:32]}  # memory.md
+    assert {value["norm"] for value in stored} == {"the user has a cat"}  # what the exact lookup of a repeat finds
+
+
+async def test_a_note_says_where_it_came_from_and_when(store, user):
+    inferred = (await aremember(store, user, "The user probably has a cat.", source="inferred"))["note"]
+    said = (await aremember(store, user, "The user likes tea."))["note"]
+    assert (inferred["source"], said["source"]) == ("inferred", "user_said")
+    assert said["first_seen"] and said["updated_at"] == said["first_seen"]
+    again = (await aremember(store, user, "The user likes tea."))["note"]  # a repeat refreshes its recency only
+    assert again["first_seen"] == said["first_seen"] < again["updated_at"]
+    listed = {n["text"]: (n["source"], n["updated_at"]) for n in await alist_notes(store, user)}
+    assert listed == {
+        "The user probably has a cat.": ("inferred", inferred["updated_at"]),
+        "The user likes tea.": ("user_said", again["updated_at"]),
+    }
+
+
+def test_a_note_is_checked_at_its_edges_with_refusals_that_say_why():
+    from mnemo.notes import validate_note
+
+    assert validate_note("  The user\n has  a cat. ") == "The user has a cat."
+    assert validate_note("x" * MAX_NOTE_CHARS) == "x" * MAX_NOTE_CHARS  # the limit is inclusive
+    for bad, why in [
+        (42, "a note is a string, got int"),
+        (" \n ", "a note cannot be empty"),
+        ("x" * (MAX_NOTE_CHARS + 1), f"a note is limited to {MAX_NOTE_CHARS} characters, this one has 1001; store "),
+        ("nul\x00", "the note contains a NUL character"),
+    ]:
+        with pytest.raises(InvalidInputError) as refused:
+            validate_note(bad)
+        assert str(refused.value).startswith(why), str(refused.value)
+
+
+def test_a_context_is_kept_whole_up_to_its_limit_and_cut_at_a_word_past_it():
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import MAX_CONTEXT_CHARS
+
+    assert validate_context(None) is None and validate_context(" \n ") is None
+    whole = "y" * MAX_CONTEXT_CHARS
+    assert validate_context(f" {whole} ") == whole
+    words = "abcdefg " * 50  # a word ends at 295 characters, the limit falls inside the next one
+    assert validate_context(words) == "abcdefg " * 36 + "abcdefg…"
+    assert validate_context("z" * (MAX_CONTEXT_CHARS + 50)) == "z" * MAX_CONTEXT_CHARS + "…"  # one long word: cut in it
+    early = "a" * 120 + " " + "z" * MAX_CONTEXT_CHARS  # a space in the first half only: cut in the word after it
+    assert validate_context(early) == early[:MAX_CONTEXT_CHARS] + "…"
+    for bad, why in [(42, "a note's context is a string, got int"), ("\ud800", "the note's context is not valid")]:
+        with pytest.raises(InvalidInputError) as refused:
+            validate_context(bad)
+        assert str(refused.value).startswith(why), str(refused.value)
+
+
+def test_a_date_a_note_is_about_is_read_loosely_and_refused_with_the_forms_it_takes():
+    from mnemo.notes import validate_refers_to
+
+    assert validate_refers_to(None) is None and validate_refers_to("") is None
+    assert validate_refers_to(" 2024-03 ") == "2024-03"
+    assert validate_refers_to("2024-02-29T23:00:00Z") == "2024-02-29"
+    with pytest.raises(InvalidInputError) as refused:
+        validate_refers_to("2023-02-29")
+    assert str(refused.value) == "refers_to is a date: YYYY, YYYY-MM or YYYY-MM-DD, got '2023-02-29'"
+
+
+async def test_a_note_recalled_by_meaning_has_its_score_to_four_places(store, user):
+    await aremember_many(store, user, ["The user is allergic to peanuts.", "The user likes jazz."])
+    scored = [n for n in await arecall(store, user, "which foods should I avoid?", margin=None) if "score" in n]
+    assert scored and all(n["score"] == round(n["score"], 4) != round(n["score"], 3) for n in scored)
 
 
 async def test_text_no_backend_can_store_is_refused_everywhere(store, user):
@@ -283,11 +428,71 @@ async def test_a_refinement_takes_the_new_context_or_keeps_the_old(store, user):
     refined = await aremember(store, user, "The user has a cat named Mochi.")
     assert refined["status"] == "refined" and refined["note"]["id"] == first["id"]
     assert refined["note"]["context"] == "Any pets at home?"  # never back from indexed_text to text
+    kept = (await store.aget(user.namespace("notes"), first["id"])).value
+    assert kept["indexed_text"] == "The user has a cat named Mochi. (in reply to: Any pets at home?)"  # new words
     again = await aremember(store, user, "The user has a grey cat named Mochi.", context="What is your cat like?")
     assert again["status"] == "refined"
     value = (await store.aget(user.namespace("notes"), first["id"])).value
     assert value["context"] == "What is your cat like?"
     assert value["indexed_text"] == "The user has a grey cat named Mochi. (in reply to: What is your cat like?)"
+
+
+async def test_a_refinement_is_the_note_in_the_new_words_said_now_under_its_id(store, user):
+    from mnemo.notes.model import normalize_note
+
+    first = await aremember(store, user, "The user has a cat.", source="inferred", refers_to="2024")
+    refined = await aremember(store, user, "The user has a cat named Mochi.", refers_to="2025-06")
+    assert refined["status"] == "refined"
+    value = (await store.aget(user.namespace("notes"), first["note"]["id"])).value
+    new = "The user has a cat named Mochi."
+    assert {k: value[k] for k in ("id", "text", "norm", "source", "first_seen", "updated_at", "refers_to")} == {
+        "id": first["note"]["id"],
+        "text": new,
+        "norm": normalize_note(new),  # what the exact lookup of a repeat finds
+        "source": "user_said",
+        "first_seen": first["note"]["first_seen"],
+        "updated_at": refined["note"]["updated_at"],
+        "refers_to": "2025-06",
+    }
+    assert refined["note"]["updated_at"] > first["note"]["updated_at"]
+    # Repeated without a date, it keeps the one it has.
+    assert (await aremember(store, user, new))["note"]["refers_to"] == "2025-06"
+
+
+async def test_a_write_whose_lists_do_not_match_its_texts_or_of_an_unknown_source_is_refused_whole(store, user):
+    from mnemo.kinds import SOURCES
+
+    texts = ["The user plays go.", "The user plays chess."]
+    for name, what in [("expires_at", "expiries"), ("contexts", "contexts"), ("refers_to", "refers_to dates")]:
+        with pytest.raises(InvalidInputError) as refused:
+            await aremember_many(store, user, texts, **{name: [None]})
+        assert str(refused.value) == f"1 {what} for 2 notes"
+    with pytest.raises(InvalidInputError) as refused:
+        await aremember_many(store, user, texts, source="model")
+    assert str(refused.value) == f"source must be one of {SOURCES}, got 'model'"
+    assert await alist_notes(store, user) == []
+
+
+async def test_a_fact_said_twice_in_one_write_is_one_note_in_its_first_words(store, user):
+    from mnemo.kinds.audit import alist_audit
+
+    results = await aremember_many(store, user, ["The user has a cat.", "the user has a CAT!", "The user likes tea."])
+    assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
+    assert results[1]["note"] == results[0]["note"]  # the first occurrence
+    notes = await alist_notes(store, user)
+    assert sorted(n["text"] for n in notes) == ["The user has a cat.", "The user likes tea."]
+    assert [r["action"] for r in await alist_audit(store, user)] == ["note.add", "note.add"]
+
+
+async def test_a_refinement_is_not_undone_by_a_repeat_of_the_old_words_in_the_same_write(store, user):
+    from mnemo.kinds.audit import alist_audit
+
+    first = (await aremember(store, user, "The user has a cat."))["note"]
+    results = await aremember_many(store, user, ["The user has a cat named Mochi.", "The user has a cat."])
+    assert [r["status"] for r in results] == ["refined", "duplicate"]
+    value = (await store.aget(user.namespace("notes"), first["id"])).value
+    assert value["text"] == "The user has a cat named Mochi."  # the earlier text of the write wins
+    assert [r["action"] for r in await alist_audit(store, user)] == ["note.add", "note.refine"]
 
 
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):
@@ -311,6 +516,15 @@ async def test_the_date_a_fact_is_about_is_kept_and_shown(store, user, day):
     assert note["refers_to"] == day[:10]
     rendered = render_snapshot(await aload_snapshot(store, user, "when did I move?"))
     assert f"said {note['first_seen'][:10]}, about {day[:10]}" in rendered
+
+
+def test_a_note_shows_only_the_dates_it_has():
+    from mnemo.notes.model import Note, note_dates
+
+    bare = Note(id="k", text="The user moved to Suzhou.", source="user_said", first_seen="", updated_at="")
+    assert note_dates(bare) == ""  # imported without dates
+    assert note_dates(Note(bare, refers_to="2024-03")) == "about 2024-03"
+    assert note_dates(Note(bare, first_seen="2026-11-30T08:00:00+00:00")) == "said 2026-11-30"
 
 
 @pytest.mark.parametrize("day", ["March 2024", "2024-13", "2024-02-30", "24-03-09", 2024])

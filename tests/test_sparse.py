@@ -167,6 +167,7 @@ async def test_the_sparse_ranking_reorders_recall_for_an_english_question(store,
     assert sorted(rankings[0.0]) == sorted(rankings[5.0])  # the same candidates: it admits no note
     assert rankings[0.0] != rankings[5.0]  # but orders them differently
     assert rankings[0.5] != rankings[0.0]  # any positive weight turns it on
+    assert rankings[0.5] != rankings[5.0]  # and its weight decides how far it reorders, beside words and meaning
 
 
 PROBE = json.loads((ROOT / "bench/data/recall_probe.json").read_text("utf-8"))["users"]

@@ -271,9 +271,3 @@ async def aforget(
             ],
         )
     return [to_note(it) for it in [*items, *gone]]
-
-
-def _with_value(item: Item, value: dict) -> Item:
-    return Item(
-        value=value, key=item.key, namespace=item.namespace, created_at=item.created_at, updated_at=item.updated_at
-    )

@@ -24,12 +24,10 @@ from mnemo.notes.model import (
     MAX_NOTES_PER_USER,
     Note,
     RememberResult,
-    _with_value,
     indexed_text,
     normalize_note,
     note_from_value,
     note_key,
-    to_note,
     validate_context,
     validate_note,
     validate_refers_to,
@@ -148,7 +146,7 @@ class NotesPlan:
         threshold: float = DEDUPE_THRESHOLD,
         origin: Origin | None = None,
         max_notes: int | None = MAX_NOTES_PER_USER,
-        at_limit: Literal["refuse", "drop"] = "refuse",
+        at_limit: Literal["refuse", "drop"],
     ) -> tuple[list[RememberResult], list[PutOp]]:
         """What to report and the writes (audit records included), given the
         results of :meth:`lookups` (with the same ``max_notes``).
@@ -194,7 +192,7 @@ def _plan_notes(
     source: Source,
     threshold: float,
     stamp: str,
-    full: bool = False,
+    full: bool,
 ) -> tuple[list[RememberResult], list[PutOp], list[_Change]]:
     """What :func:`mnemo.notes.writes.aremember_many` reports, writes and audits
     for ``texts``, given the results of their :meth:`NotesPlan.lookups` (in order).
@@ -263,7 +261,7 @@ def _update_existing(
     value.pop("expires_at", None)
     if detail.expires:
         value["expires_at"] = detail.expires
-    return note_put(ns, existing.key, value, detail.expires), to_note(_with_value(existing, value))
+    return note_put(ns, existing.key, value, detail.expires), note_from_value(existing.key, value)
 
 
 def _new_note(

@@ -74,7 +74,7 @@ def plan_revision(
             after,
         )
     text = validate_note(text)
-    if normalize_note(text) == before.get("norm", normalize_note(before["text"])):
+    if normalize_note(text) == normalize_note(before["text"]):
         return None
     value = {**before, "text": text, "norm": normalize_note(text), "source": source, "first_seen": stamp}
     value |= {"updated_at": stamp, "history": history}
@@ -84,7 +84,7 @@ def plan_revision(
     set_context(value, value.get("context"))
     return Revision(
         [
-            note_put(user.namespace(NOTES), key, value, value.get("expires_at")),
+            note_put(user.namespace(NOTES), key, value, None),  # durable, as said above
             audit_op(user, origin, "note.update", key, before=before["text"], after=text),
         ],
         NoteChange(key=key, before=before, after=value),
