@@ -69,6 +69,7 @@ from mnemo.core.quoting import (
 from mnemo.core.reads import (
     PAGE_SIZE,
     alist_all,
+    alist_every_namespace,
     alist_rest,
     alist_users,
     list_op,
@@ -100,6 +101,7 @@ __all__ = [
     "adds_nothing",
     "alist_all",
     "alist_rest",
+    "alist_every_namespace",
     "alist_users",
     "AUDIT",
     "Caller",

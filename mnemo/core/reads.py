@@ -188,6 +188,29 @@ def most_recent(items: Sequence[AnyItem], n: int) -> list[AnyItem]:
     return sorted(items, key=lambda it: (it.value.get("updated_at", ""), it.key), reverse=True)[:n]
 
 
+async def alist_every_namespace(
+    store: BaseStore,
+    *,
+    prefix: tuple[str, ...] | None = None,
+    suffix: tuple[str, ...] | None = None,
+    max_depth: int | None = None,
+    page_size: int = PAGE_SIZE,
+) -> list[tuple[str, ...]]:
+    """Every namespace ``list_namespaces`` finds with these arguments, page after
+    page (one call returns at most a page), sorted and distinct. Ghost namespaces
+    of ``InMemoryStore`` included (see :func:`alist_users`)."""
+    found: set[tuple[str, ...]] = set()
+    offset = 0
+    while True:
+        page = await store.alist_namespaces(
+            prefix=prefix, suffix=suffix, max_depth=max_depth, limit=page_size, offset=offset
+        )
+        found.update(tuple(ns) for ns in page)
+        if len(page) < page_size:
+            return sorted(found)
+        offset += page_size
+
+
 async def alist_users(store: BaseStore, *, page_size: int = PAGE_SIZE) -> list[str]:
     """Labels of the users that really have memories, sorted.
 
@@ -199,14 +222,7 @@ async def alist_users(store: BaseStore, *, page_size: int = PAGE_SIZE) -> list[s
     """
     from mnemo.core.namespaces import RESERVED_ROOTS
 
-    roots: list[str] = []
-    offset = 0
-    while True:
-        page = await store.alist_namespaces(max_depth=1, limit=page_size, offset=offset)
-        roots.extend(ns[0] for ns in page if ns)
-        if len(page) < page_size:
-            break
-        offset += page_size
+    roots = [ns[0] for ns in await alist_every_namespace(store, max_depth=1, page_size=page_size) if ns]
     candidates = sorted({r for r in roots if r.lower() not in RESERVED_ROOTS})
     if not candidates:
         return []

@@ -23,11 +23,11 @@ from pydantic import BaseModel, Field
 from mnemo.core import (
     ADMIN_ROOT,
     INSTRUCTIONS,
-    PAGE_SIZE,
     SHARED_ROOT,
     InvalidInputError,
     User,
     alist_all,
+    alist_every_namespace,
     check_storable_text,
     data_block,
     now_iso,
@@ -139,9 +139,9 @@ async def alist_versions(store: BaseStore, assistant_id: str) -> list[Instructio
 
 async def alist_every_version(store: BaseStore) -> dict[str, list[InstructionVersion]]:
     """The versions of every assistant that has some, by assistant id."""
-    found = await store.alist_namespaces(prefix=(ADMIN_ROOT, INSTRUCTIONS), max_depth=3, limit=PAGE_SIZE)
+    found = await alist_every_namespace(store, prefix=(ADMIN_ROOT, INSTRUCTIONS), max_depth=3)
     out: dict[str, list[InstructionVersion]] = {}
-    for ns in sorted({tuple(ns) for ns in found if len(ns) == 3}):
+    for ns in (ns for ns in found if len(ns) == 3):
         items = await alist_all(store, ns)
         if versions := _ordered(items):
             out[str(items[0].value.get("assistant_id", ns[2]))] = versions
@@ -248,7 +248,7 @@ Hard rules (for reference, do not copy):
 {hard_rules}"""
 
 
-def rewrite_request(current: str | None, feedback: str, scope: Scope = "everyone") -> list[BaseMessage]:
+def rewrite_request(current: str | None, feedback: str, scope: Scope) -> list[BaseMessage]:
     """The rewrite request: the task and the hard rules in a system message,
     the current instructions and the feedback as delimited data."""
     system = REWRITE_INSTRUCTIONS.format(
@@ -264,9 +264,10 @@ def rewrite_request(current: str | None, feedback: str, scope: Scope = "everyone
 
 
 async def arewrite(
-    model: BaseChatModel, current: str | None, feedback: str, scope: Scope, *, timeout_s: float = 30.0
+    model: BaseChatModel, current: str | None, feedback: str, scope: Scope, *, timeout_s: float
 ) -> InstructionRewrite:
-    """Ask ``model`` for a rewrite of ``current`` that takes ``feedback`` into account.
+    """Ask ``model`` for a rewrite of ``current`` that takes ``feedback`` (as the
+    caller keeps it) into account, within ``timeout_s``.
 
     Raises:
         InvalidInputError: empty feedback, or the model gave no usable rewrite.
@@ -275,7 +276,7 @@ async def arewrite(
         raise InvalidInputError("the feedback is empty")
     proposer = model.with_structured_output(InstructionRewrite, method="function_calling")
     try:
-        rewrite = await asyncio.wait_for(proposer.ainvoke(rewrite_request(current, feedback[:1000], scope)), timeout_s)
+        rewrite = await asyncio.wait_for(proposer.ainvoke(rewrite_request(current, feedback, scope)), timeout_s)
     except Exception as exc:
         raise InvalidInputError(f"no rewrite could be proposed ({type(exc).__name__}); nothing was changed") from None
     if isinstance(rewrite, dict):
@@ -291,9 +292,9 @@ async def amigrate_legacy(store: BaseStore) -> dict[str, int]:
     the admins' history with the text alone and no approver, refused rewrites
     and the old head are deleted. Nothing unapproved stays current: an admin
     brings a version back with :func:`arollback`. Returns the items moved per assistant label."""
-    found = await store.alist_namespaces(prefix=(SHARED_ROOT, INSTRUCTIONS), max_depth=3, limit=PAGE_SIZE)
+    found = await alist_every_namespace(store, prefix=(SHARED_ROOT, INSTRUCTIONS), max_depth=3)
     moved: dict[str, int] = {}
-    for ns in sorted({tuple(ns) for ns in found if len(ns) == 3}):
+    for ns in (ns for ns in found if len(ns) == 3):
         legacy = [it for it in await alist_all(store, ns) if it.key != HEAD or "author" in it.value]
         if not legacy:
             continue

@@ -60,7 +60,7 @@ async def alearn_for_user(
     feedback: str,
     *,
     origin: Origin,
-    timeout_s: float = 30.0,
+    timeout_s: float,
 ) -> OwnResult:
     """Rewrite the user's own instructions to take ``feedback`` into account,
     through the guardrails (:func:`check_rewrite`: length, hard rules; the

@@ -18,7 +18,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.core import PAGE_SIZE, PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, now_iso
+from mnemo.core import PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, alist_every_namespace, now_iso
 from mnemo.kinds.audit import Origin, abatch_audited, audit_op
 from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import acommit_ops, alist_versions, arewrite, clean
@@ -64,7 +64,7 @@ async def apropose(
     *,
     origin: Origin,
     personal: Iterable[str] = (),
-    timeout_s: float = 30.0,
+    timeout_s: float,
 ) -> Proposal:
     """Turn ``feedback`` into a proposal: the model rewrites the assistant's
     current shared instructions, the guardrails (:func:`check_rewrite`, the
@@ -103,16 +103,9 @@ async def apropose(
 
 async def alist_proposals(store: BaseStore, *, status: Status | None = "pending") -> list[Proposal]:
     """Every user's proposals (of ``status``; ``None``: all), oldest first. Admins only."""
-    namespaces: list[tuple[str, ...]] = []
-    offset = 0
-    while True:
-        page = await store.alist_namespaces(suffix=(PROPOSALS,), max_depth=2, limit=PAGE_SIZE, offset=offset)
-        namespaces.extend(tuple(ns) for ns in page)
-        if len(page) < PAGE_SIZE:
-            break
-        offset += PAGE_SIZE
     found: list[Proposal] = []
-    for ns in sorted(set(namespaces)):
+    # No max_depth: it would cut (label, "x", "proposals") to (label, "x"), another namespace.
+    for ns in await alist_every_namespace(store, suffix=(PROPOSALS,)):
         if len(ns) != 2 or ns[0].lower() in RESERVED_ROOTS:
             continue
         found.extend(_proposal(ns[0], it.key, dict(it.value)) for it in await alist_all(store, ns))
@@ -121,7 +114,8 @@ async def alist_proposals(store: BaseStore, *, status: Status | None = "pending"
     )
 
 
-async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, Proposal]:
+async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, str, dict[str, Any]]:
+    """The author, key and stored value of a pending proposal."""
     if not isinstance(proposal_id, str) or proposal_id.count("/") != 1:
         raise InvalidInputError(f"a proposal id is '<user label>/<key>' (see 'instructions list'), got {proposal_id!r}")
     label, key = proposal_id.split("/")
@@ -129,14 +123,12 @@ async def _aget(store: BaseStore, proposal_id: object) -> tuple[User, Proposal]:
     item = await store.aget(author.namespace(PROPOSALS), key) if label and key else None
     if item is None:
         raise InvalidInputError(f"no proposal {proposal_id!r}")
-    proposal = _proposal(label, key, dict(item.value))
-    if proposal["status"] != "pending":
-        raise InvalidInputError(f"proposal {proposal_id!r} is {proposal['status']}, not pending")
-    return author, proposal
+    if item.value["status"] != "pending":
+        raise InvalidInputError(f"proposal {proposal_id!r} is {item.value['status']}, not pending")
+    return author, key, dict(item.value)
 
 
-def _decided(proposal: Proposal, status: Status, by: str, **extra: Any) -> dict[str, Any]:
-    value = {k: v for k, v in proposal.items() if k not in ("id", "author")}
+def _decided(value: dict[str, Any], status: Status, by: str, **extra: Any) -> dict[str, Any]:
     return {**value, "status": status, "decided_by": by, "decided_at": now_iso(), **extra}
 
 
@@ -150,14 +142,13 @@ async def aapprove(store: BaseStore, proposal_id: str, *, origin: Origin, person
     """
     if not origin.actor:
         raise InvalidInputError("an approval needs the approver's identity")
-    author, proposal = await _aget(store, proposal_id)
-    if (why := check_rewrite(proposal["text"], personal=[author.id, *personal])) is not None:
+    author, key, pending = await _aget(store, proposal_id)
+    if (why := check_rewrite(pending["text"], personal=[author.id, *personal])) is not None:
         raise InvalidInputError(f"proposal {proposal_id!r} cannot be approved: {why}")
-    key = proposal["id"].split("/")[1]
     ops, version = await acommit_ops(
-        store, proposal["assistant_id"], proposal["text"], approved_by=origin.actor, reason=f"proposal {key}"
+        store, pending["assistant_id"], pending["text"], approved_by=origin.actor, reason=f"proposal {key}"
     )
-    value = _decided(proposal, "approved", origin.actor, version=version["version"])
+    value = _decided(pending, "approved", origin.actor, version=version["version"])
     await abatch_audited(
         store,
         [
@@ -177,9 +168,8 @@ async def areject(store: BaseStore, proposal_id: str, *, origin: Origin, reason:
     """
     if not origin.actor:
         raise InvalidInputError("a rejection needs the admin's identity")
-    author, proposal = await _aget(store, proposal_id)
-    key = proposal["id"].split("/")[1]
-    value = _decided(proposal, "rejected", origin.actor, rejected_because=clean(reason, "the reason")[:500])
+    author, key, pending = await _aget(store, proposal_id)
+    value = _decided(pending, "rejected", origin.actor, rejected_because=clean(reason, "the reason")[:500])
     await abatch_audited(
         store,
         [
