@@ -229,7 +229,7 @@ async def test_probe_users_chinese_and_cross_lingual_ranks_never_fall(index, mar
 
 
 def test_one_forward_pass_at_a_time_across_threads(encoder, monkeypatch):
-    """Two threads in numpy's BLAS at once were seen to hang: passes are serialised."""
+    """Passes are serialised (each is a few ms of CPU on shared cores)."""
     import threading
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -250,3 +250,35 @@ def test_one_forward_pass_at_a_time_across_threads(encoder, monkeypatch):
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(encoder.activations, ["a", "b", "c", "d"])) == ["a", "b", "c", "d"]
     assert most == 1
+
+
+def test_a_fork_during_a_forward_pass_never_hangs_it(encoder):
+    """OpenBLAS stops its worker threads at each fork(); a multi-threaded product
+    running meanwhile then waits forever (it hung a test run in a PostgreSQL
+    restart). Encodes in a thread while the main thread starts subprocesses
+    (``preexec_fn`` makes Python fork rather than vfork), in a child process
+    of its own so a hang fails this test instead of stalling the run."""
+    import subprocess
+    import sys
+
+    script = (
+        "import subprocess, threading\n"
+        "from mnemo.stores.sparse import sparse_encoder\n"
+        "e = sparse_encoder()\n"
+        "stop = []\n"
+        "def work():\n"
+        "    while not stop:\n"
+        "        e.encode('The user keeps goats and lives in Lyon. ' * 20)\n"
+        "t = threading.Thread(target=work, daemon=True)\n"
+        "t.start()\n"
+        "for _ in range(60):\n"
+        "    subprocess.run(['true'], preexec_fn=lambda: None)\n"
+        "stop.append(1)\n"
+        "t.join(60)\n"
+        "print('hung' if t.is_alive() else 'finished')\n"
+    )
+    try:
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("a forward pass hung across a fork") from None
+    assert out.stdout.strip() == "finished", out.stdout + out.stderr

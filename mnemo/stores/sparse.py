@@ -67,12 +67,16 @@ class SpladeEncoder:
 
     def __init__(self, folder: Path) -> None:
         from safetensors.numpy import load_file
+        from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
         config = json.loads((folder / "config.json").read_text("utf-8"))
-        # One forward pass at a time: two worker threads in numpy's BLAS matmul
-        # at once were seen to hang a test run for minutes (py-spy: both in
-        # ``_dense``), and a pass is milliseconds of CPU on cores it would share anyway.
+        # numpy's BLAS single-threaded, for the whole process: OpenBLAS shuts its
+        # worker threads down at every fork() (any subprocess: the embedded
+        # PostgreSQL, a tool), and a product running in another thread at that
+        # moment waits for them forever (reproduced; docs/embeddings.md).
+        threadpool_limits(limits=1, user_api="blas")
+        # One forward pass at a time: milliseconds of CPU on cores it would share anyway.
         self._pass = threading.Lock()
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
