@@ -621,3 +621,28 @@ def test_dedupe_reads_one_note_each_by_exact_text_by_key_and_by_meaning():
     assert repeated_note("The user has a cat.", [], [near], ns, 0.9) == ("duplicate", near)  # adds nothing
     assert repeated_note("The user has a black cat named Tom, aged 12.", [], [near], ns, 0.9) == ("refined", near)
     assert repeated_note("The user has a cat.", [], [near], ns, 0.96) is None  # below the threshold
+
+
+async def test_an_old_wording_not_read_with_the_lookups_is_read_before_the_index_is_written(store):
+    """The index writes of a revised note whose old words were not read with
+    the plan's lookups equal those made with every term read up front."""
+    import json
+
+    from mnemo.notes.index import NoteChange, terms_touched
+    from mnemo.notes.plan import NotesPlan
+
+    user = User.of("u_zhou")
+    await aremember_many(store, user, ["The user owns a red kayak."])
+    (kayak,) = await alist_notes(store, user)
+    change = NoteChange(key=kayak["id"], before={"text": kayak["text"]}, after={"text": "The user sold the kayak."})
+
+    async def index_writes(plan: NotesPlan) -> set[tuple]:
+        lookups = await store.abatch(plan.lookups(max_notes=None))
+        ops = await plan.aindex_ops(store, lookups, [], max_notes=None, also=[change])
+        return {(tuple(op.namespace), op.key, json.dumps(op.value, sort_keys=True)) for op in ops}
+
+    late = NotesPlan.of(user, ["The user likes green tea."])
+    assert set(terms_touched([change])) - set(late._index_terms())  # the old words were not read
+    early = NotesPlan.of(user, ["The user likes green tea."], more_terms=terms_touched([change]))
+    writes = await index_writes(late)
+    assert writes and writes == await index_writes(early)
