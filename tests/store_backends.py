@@ -157,13 +157,17 @@ async def open_platform_store(index: Mapping[str, Any], datadir: Path) -> AsyncI
     try:
         yield batched
     finally:
-        batched.close()
         # The server's flush thread syncs every registered store file every 10 s,
-        # for the server's lifetime: this one's directory goes with the test.
+        # for the server's lifetime, through the same temporary file as close():
+        # a sync racing close() lost it, and a later one wrote into the removed
+        # directory. Unregistered first, a sync in progress is let finish
+        # (stop_flush_loop joins the thread; the next store registered restarts it).
         from langgraph_runtime_inmem import _persistence
 
         for name in (datadir / "store.pckl", datadir / "store.vectors.pckl"):
             _persistence._stores.pop(str(name), None)
+        _persistence.stop_flush_loop()
+        batched.close()
 
 
 def import_platform_store_module(workdir: Path) -> None:
