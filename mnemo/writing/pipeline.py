@@ -146,6 +146,7 @@ async def aextract_messages(
         return Progress(start, failures)
     position = {id(m): i for i, m in enumerate(thread)}
     cursor, calls = start, 0
+    known = Known.of_notes(similar_notes) if similar_notes is not None else None
     while said and calls < MAX_EXTRACTION_CALLS:
         size = batch_size(failures)
         if size == 0:
@@ -157,7 +158,6 @@ async def aextract_messages(
             cursor, failures, said = position[id(said[0])] + 1, 0, said[1:]
             continue
         batch, calls = said[:size], calls + 1
-        known = Known.of_notes(similar_notes) if similar_notes is not None else None
         written = await _aextract_said(
             store, user, model, batch, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
         )
