@@ -288,8 +288,19 @@ async def test_at_the_per_user_cap_a_new_note_is_refused_and_known_ones_still_wo
     assert again["status"] == "duplicate"
     assert len(await alist_notes(store, user)) == 3
     # The extractor's new notes are dropped at the cap, not the whole write.
-    dropped = await aremember_many(store, user, ["The user plays the violin."], max_notes=3, at_limit="drop")
-    assert [r["status"] for r in dropped] == ["over_limit"] and len(await alist_notes(store, user)) == 3
+    # What else the write says is still written.
+    texts = ["The user plays the violin.", "The user likes tea.", "The user has a cat named Mochi."]
+    dropped = await aremember_many(store, user, texts, max_notes=3, at_limit="drop")
+    assert [(r["status"], r["note"]["text"]) for r in dropped] == [
+        ("over_limit", "The user plays the violin."),
+        ("duplicate", "The user likes tea."),
+        ("refined", "The user has a cat named Mochi."),
+    ]
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == [
+        "The user has a cat named Mochi.",
+        "The user likes tea.",
+        "The user lives in Paris.",
+    ]
     # Below the cap, it is stored.
     assert (await aremember(store, user, "The user plays the violin.", max_notes=4))["status"] == "stored"
 

@@ -263,6 +263,8 @@ def test_a_context_is_kept_whole_up_to_its_limit_and_cut_at_a_word_past_it():
     assert validate_context(f" {whole} ") == whole
     words = "abcdefg " * 50  # a word ends at 295 characters, the limit falls inside the next one
     assert validate_context(words) == "abcdefg " * 36 + "abcdefg…"
+    on_a_space = "abcdefghi " * 40  # the limit falls just after a word: that word is kept
+    assert validate_context(on_a_space) == "abcdefghi " * 29 + "abcdefghi…"
     assert validate_context("z" * (MAX_CONTEXT_CHARS + 50)) == "z" * MAX_CONTEXT_CHARS + "…"  # one long word: cut in it
     early = "a" * 120 + " " + "z" * MAX_CONTEXT_CHARS  # a space in the first half only: cut in the word after it
     assert validate_context(early) == early[:MAX_CONTEXT_CHARS] + "…"
@@ -270,6 +272,20 @@ def test_a_context_is_kept_whole_up_to_its_limit_and_cut_at_a_word_past_it():
         with pytest.raises(InvalidInputError) as refused:
             validate_context(bad)
         assert str(refused.value).startswith(why), str(refused.value)
+
+
+def test_a_note_stored_with_its_text_alone_reads_with_the_defaults():
+    """A value written without mnemo's fields (imported through the store API)
+    still reads as a note: said by the user, no dates."""
+    from mnemo.notes.model import note_from_value
+
+    assert note_from_value("k", {"text": "The user has a cat."}) == {
+        "id": "k",
+        "text": "The user has a cat.",
+        "source": "user_said",
+        "first_seen": "",
+        "updated_at": "",
+    }
 
 
 def test_a_date_a_note_is_about_is_read_loosely_and_refused_with_the_forms_it_takes():
@@ -515,6 +531,70 @@ async def test_a_refinement_is_not_undone_by_a_repeat_of_the_old_words_in_the_sa
     value = (await store.aget(user.namespace("notes"), first["id"])).value
     assert value["text"] == "The user has a cat named Mochi."  # the earlier text of the write wins
     assert [r["action"] for r in await alist_audit(store, user)] == ["note.add", "note.refine"]
+
+
+def _stored(ns: tuple[str, ...], key: str, text: str, score: float | None = None) -> SearchItem:
+    """A stored note as a lookup of :class:`mnemo.notes.plan.NotesPlan` returns it."""
+    from mnemo.notes.model import normalize_note
+
+    value = {"id": key, "text": text, "norm": normalize_note(text), "source": "user_said"}
+    return SearchItem(ns, key, value, created_at=datetime.now(UTC), updated_at=datetime.now(UTC), score=score)
+
+
+def test_two_stored_notes_with_one_text_repeated_in_one_write_are_written_once(user):
+    """Two stored notes can hold one text (a note refined into another's words
+    keeps its id). When one write repeats both, the text is written once: the
+    platform's store rejects a whole batch that embeds one text twice. The
+    texts after it are planned as usual."""
+    from mnemo.notes.plan import NotesPlan
+
+    ns, text = user.namespace("notes"), "The user likes green tea."
+    plan = NotesPlan.of(user, [text, "User likes green tea", "The user plays chess."])
+    # Per text: the exact repeat, the note at its derived key, the nearest by meaning; then the cap probe.
+    lookups = [[_stored(ns, "k1", text)], [], [], [], [], [_stored(ns, "k2", text, 0.99)], [], [], [], []]
+    results, ops = plan.apply(lookups, at_limit="refuse")
+    assert [(r["status"], r["note"]["id"]) for r in results][:2] == [("duplicate", "k1"), ("duplicate", "k2")]
+    assert results[2]["status"] == "stored"
+    written = [(op.key, op.value["text"]) for op in ops if tuple(op.namespace) == ns]
+    assert written == [("k1", text), (results[2]["note"]["id"], "The user plays chess.")]
+    # A stored note in the words of a new note of the same write: one write too.
+    plan = NotesPlan.of(user, [text, "User likes green tea"])
+    results, ops = plan.apply([[], [], [], [], [], [_stored(ns, "k2", text, 0.99)], []], at_limit="refuse")
+    assert [r["status"] for r in results] == ["stored", "duplicate"]
+    assert [op.value["text"] for op in ops if tuple(op.namespace) == ns] == [text]
+
+
+def test_a_text_an_earlier_text_of_the_write_refined_a_note_to_is_that_note(user):
+    """A text repeating the words an earlier text of the same write refined a
+    stored note to is a duplicate of that note, not a second note."""
+    from mnemo.notes.plan import NotesPlan
+
+    ns = user.namespace("notes")
+    refined = "The user has a cat named Mochi."
+    plan = NotesPlan.of(user, [refined, "the user has a cat named Mochi!"])
+    lookups = [[], [], [_stored(ns, "cat", "The user has a cat.", 0.95)], [], [], [], []]
+    results, ops = plan.apply(lookups, at_limit="refuse")
+    assert [(r["status"], r["note"]["id"]) for r in results] == [("refined", "cat"), ("duplicate", "cat")]
+    assert [(op.key, op.value["text"]) for op in ops if tuple(op.namespace) == ns] == [("cat", refined)]
+
+
+def test_a_new_note_whose_derived_key_holds_another_text_gets_a_key_of_its_own(user):
+    """A key derived from a text can hold another one (a note refined or
+    revised since keeps its id): the new note never overwrites it."""
+    from mnemo.notes.model import normalize_note, note_key
+    from mnemo.notes.plan import NotesPlan
+
+    ns, text = user.namespace("notes"), "The user has a cat."
+    derived = note_key(normalize_note(text))
+    plan = NotesPlan.of(user, [text])
+    lookups = [[], [_stored(ns, derived, "The user gave the cat to a friend.")], [], []]
+    ((result,), ops) = plan.apply(lookups, at_limit="refuse")
+    (put,) = [op for op in ops if tuple(op.namespace) == ns]
+    assert result["status"] == "stored" and put.value["text"] == text
+    assert put.key == result["note"]["id"] != derived and len(put.key) == 32
+    # With nothing at the derived key, the note is written there.
+    ((result,), ops) = plan.apply([[], [], [], []], at_limit="refuse")
+    assert result["note"]["id"] == derived
 
 
 async def test_a_long_context_is_cut_and_a_bad_one_refused_before_any_write(store, user):

@@ -202,23 +202,22 @@ def _plan_notes(
     results: list[RememberResult] = []
     writes: dict[str, PutOp] = {}
     changes: list[_Change] = []
-    new_by_norm: dict[str, Note] = {}
+    said: dict[str, Note] = {}  # by normalised text: the notes this write wrote or found
     written_texts: set[str] = set()
     for i, (text, detail) in enumerate(zip(texts, details, strict=True)):
         norm = normalize_note(text)
-        if norm in new_by_norm:  # repeated within this batch
-            results.append(RememberResult(status="duplicate", note=new_by_norm[norm]))
+        if norm in said:  # said earlier in this write
+            results.append(RememberResult(status="duplicate", note=said[norm]))
             continue
         same, at_key, nearest = (search_result(r) for r in lookups[LOOKUPS_PER_TEXT * i : LOOKUPS_PER_TEXT * (i + 1)])
-        match = repeated_note(
-            text, same or [it for it in at_key if it.value.get("norm") == norm], nearest, ns, threshold
-        )
+        match = repeated_note(text, same, nearest, ns, threshold)
         if match is not None:
             status, existing = match
             write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, detail=detail)
             results.append(RememberResult(status=status, note=note))
+            said.setdefault(norm, note)
             if existing.key in writes or note["text"] in written_texts:
-                continue  # already written by an earlier text of this batch
+                continue  # already written by an earlier text of this write
             writes[existing.key] = write
             written_texts.add(note["text"])
             if status == "refined":
@@ -229,12 +228,9 @@ def _plan_notes(
         # text (a note refined since) gets a random one instead.
         key = note_key(norm) if not at_key else uuid.uuid4().hex
         write, note = _new_note(ns, key, text, source=source, stamp=stamp, detail=detail)
-        new_by_norm[norm] = note
+        said[norm] = note
         if full:
             results.append(RememberResult(status="over_limit", note=note))
-            continue
-        if text in written_texts:
-            results.append(RememberResult(status="duplicate", note=note))
             continue
         writes[key] = write
         written_texts.add(text)
