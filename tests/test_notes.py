@@ -697,6 +697,8 @@ def test_dedupe_reads_one_note_each_by_exact_text_by_key_and_by_meaning():
     now = datetime.now(UTC)
     same = SearchItem(ns, "k", {"text": "The user has a cat."}, now, now)
     assert repeated_note("The user has a cat.", [same], [], ns, 0.9) == ("duplicate", same)
+    deeper = SearchItem((*ns, "x"), "k", {"text": "The user has a cat."}, now, now)
+    assert repeated_note("The user has a cat.", [deeper], [], ns, 0.9) is None  # another namespace's note
     near = SearchItem(ns, "n", {"text": "The user has a black cat named Tom."}, now, now, score=0.95)
     assert repeated_note("The user has a cat.", [], [near], ns, 0.9) == ("duplicate", near)  # adds nothing
     assert repeated_note("The user has a black cat named Tom, aged 12.", [], [near], ns, 0.9) == ("refined", near)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
-from mnemo.core import adds_nothing, semantic_hits
+from mnemo.core import adds_nothing, only_in_namespace, semantic_hits
 from mnemo.notes.model import normalize_note, note_key
 
 #: Reads per text in :func:`duplicate_lookups`.
@@ -40,7 +40,7 @@ def repeated_note(
     ``text`` adds no content word -> duplicate; the stored note's content
     words are a strict subset of ``text``'s -> ``text`` refines it.
     """
-    if same:
+    if same := only_in_namespace(same, ns):  # a search matches deeper namespaces too
         return "duplicate", same[0]
     for hit in semantic_hits(nearest, ns, min_score=threshold):
         if adds_nothing(text, hit.value["text"]):
