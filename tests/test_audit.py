@@ -123,6 +123,25 @@ async def test_each_record_carries_the_digest_of_the_one_before(store, user):
     assert check["ok"] and check["problems"] == [] and check["records"] == 4 and check["head"] == digest(records[-1])
 
 
+async def test_a_record_from_a_clock_behind_chains_by_its_number_not_its_time(store, user):
+    """Two servers' clocks differ: a record written later under an earlier
+    time still follows the head it read (none passed: it is read first), and
+    the trail verifies in the order of the chain."""
+    from mnemo.kinds.audit import abatch_audited
+
+    origin = Origin(source="admin", actor="root")
+    await abatch_audited(store, [audit_op(user, origin, "profile.set", "city", after="Paris")])
+    behind = audit_op(user, origin, "profile.set", "city", before="Paris", after="Lyon")
+    assert behind.value is not None
+    behind.value["at"] = "2000-01-01T00:00:00+00:00"
+    await abatch_audited(store, [behind])
+    records = await alist_audit(store, user)  # oldest first by time: the later record first
+    assert [(r["seq"], r["after"]) for r in records] == [(2, "Lyon"), (1, "Paris")]
+    assert records[0]["prev"] == digest(records[1])
+    check = await averify(store, user)
+    assert check["ok"] and check["problems"] == [] and check["siblings"] == 0 and check["head"] == digest(records[0])
+
+
 def _forged(user, *, seq: int, prev: str, at: str) -> PutOp:
     op = audit_op(user, Origin(source="admin", actor="mallory"), "profile.set", "city", after="Nowhere")
     record = {**(op.value or {}), "at": at, "seq": seq, "prev": prev}

@@ -675,6 +675,8 @@ async def test_recall_reads_as_many_as_asked_and_searches_nothing_for_nothing(in
         assert read.relevant == [] and len(read.recent) == 8  # the recent notes are read all the same
         assert batches[0] == note_index.read_ops(user, [])  # no word looked up, nothing searched by meaning
         assert not [op for batch in batches for op in batch if isinstance(op, SearchOp) and op.query]
+    batches.clear()
+    assert await arecall(store, user, " \n ") == [] and batches == []  # a blank query reads nothing
 
 
 def test_a_hit_is_relevant_from_a_lead_of_exactly_the_margin_and_two_hits_are_compared():

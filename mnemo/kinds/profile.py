@@ -164,7 +164,7 @@ def plan_profile_update(
     changes: Mapping[str, Any],
     *,
     forget: Iterable[str] = (),
-    source: Source = "user_said",
+    source: Source,
     now: str | None = None,
     as_of: str | None = None,
 ) -> tuple[list[PutOp], list[ProfileChange]]:
