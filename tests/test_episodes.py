@@ -358,6 +358,7 @@ async def test_as_many_similar_episodes_as_asked_and_none_for_nothing(store, use
     assert len(await asimilar_episodes(store, user, query, limit=1, min_score=0.5)) == 1
     assert await asimilar_episodes(store, user, query, limit=0, min_score=0.5) == []
     assert await asimilar_episodes(store, user, " ", limit=3, min_score=0.5) == []
+    assert await asimilar_episodes(store, user, query, limit=3, min_score=1.01) == []  # none close enough
 
 
 def test_an_episode_starts_at_the_users_request_and_is_keyed_by_it():
