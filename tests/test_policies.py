@@ -31,8 +31,8 @@ async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repair
     policies = load_policy_file()
     await aseed_policies(store, policies)
     real = next(p for p in policies if p["id"] == "refund-window")
-    # An attacker with write access plants one policy and rewrites another (keeping its digest field).
-    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
+    # An attacker with write access plants one policy and rewrites another (keeping its other fields).
+    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], PLANTED)
     stored = (await store.aget(POLICIES_NAMESPACE, "refund-window")).value
     await store.aput(
         POLICIES_NAMESPACE,
@@ -87,7 +87,7 @@ async def test_a_clean_store_serves_up_to_three_policies_rounded_without_repair(
     with pytest.raises(IndexMissingError):  # a store without an index would list, not search
         await asearch_policies(InMemoryStore(), REFUND_QUESTION)
     assert not [r for r in caplog.records if r.name == "mnemo.kinds.policies"]  # nothing to repair
-    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
+    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], PLANTED)
     await asearch_policies(store, REFUND_QUESTION)
     assert [r.getMessage() for r in caplog.records if r.name == "mnemo.kinds.policies"] == [
         "policy store differs from the policy file; re-seeding"
@@ -101,8 +101,10 @@ async def test_seeding_counts_what_it_changed(store):
     assert await aseed_policies(store, policies) == {"added": len(policies), "updated": 0, "removed": 0}
     assert await aseed_policies(store, policies) == {"added": 0, "updated": 0, "removed": 0}
     edited = [*policies[:-2], *({**p, "title": "Edited"} for p in policies[-2:])]  # the last two: the others skipped
-    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], {**PLANTED, "digest": "0" * 16})
-    assert await aseed_policies(store, edited) == {"added": 0, "updated": 2, "removed": 1}
+    await store.aput(POLICIES_NAMESPACE, PLANTED["id"], PLANTED)
+    await store.aput(POLICIES_NAMESPACE, policies[0]["id"], {**policies[0], "extra": "field"})  # the whole value counts
+    assert await aseed_policies(store, edited) == {"added": 0, "updated": 3, "removed": 1}
+    assert (await store.aget(POLICIES_NAMESPACE, policies[0]["id"])).value == policies[0]
     assert (await store.aget(POLICIES_NAMESPACE, policies[-1]["id"])).value["title"] == "Edited"
 
 

@@ -53,24 +53,15 @@ def load_policy_file(path: str | None = None) -> list[Policy]:
     return [Policy(id=p["id"], title=p["title"], text=p["text"]) for p in policies]
 
 
-def _digest(policy: Policy) -> str:
-    return hashlib.sha256(json.dumps(policy, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
-
-
-def _stored_value(policy: Policy) -> dict:
-    """What the store holds for ``policy`` (the only value that is served)."""
-    return {**policy, "digest": _digest(policy)}
-
-
 async def aseed_policies(store: BaseStore, policies: list[Policy]) -> dict[str, int]:
     """Make the store's policies equal ``policies``; returns counts of what changed."""
     stored = {it.key: it.value for it in await alist_all(store, POLICIES_NAMESPACE)}
     ops: list[PutOp] = []
     added = updated = 0
     for policy in policies:
-        wanted_value = _stored_value(policy)
+        wanted_value = dict(policy)  # the only value that is served
         current = stored.get(policy["id"])
-        if current == wanted_value:  # the whole value: an altered text with a copied digest is rewritten
+        if current == wanted_value:  # the whole value: any other field or text is rewritten
             continue
         added += current is None
         updated += current is not None
@@ -100,7 +91,7 @@ async def asearch_policies(
     """
     if policies is None:
         policies = await asyncio.to_thread(load_policy_file)  # file I/O off the event loop
-    trusted = {p["id"]: _stored_value(p) for p in policies}
+    trusted: dict[str, dict] = {p["id"]: dict(p) for p in policies}
     require_index(store)
     for _ in range(2):
         items = await store.asearch(POLICIES_NAMESPACE, query=bounded_query(query), limit=limit)
