@@ -167,11 +167,16 @@ def _is_record(op: Op) -> bool:
     return isinstance(op, PutOp) and op.value is not None and len(op.namespace) == 2 and op.namespace[1] == AUDIT
 
 
-def head_op(user: User) -> GetOp:
-    """The read of ``user``'s chain head: put it in the batch of reads a write
-    makes anyway and pass its result to :func:`abatch_audited` as ``heads``,
-    which then adds no round trip of its own."""
-    return GetOp(user.namespace(AUDIT_HEAD), HEAD_KEY)
+def head_op(user: User | str) -> GetOp:
+    """The read of the chain head of ``user`` (or of a user label): put it in
+    the batch of reads a write makes anyway and pass its result to
+    :func:`abatch_audited` as ``heads``, which then adds no round trip of its own."""
+    return GetOp(*_head_place(user.label if isinstance(user, User) else user))
+
+
+def _head_place(label: str) -> tuple[tuple[str, str], str]:
+    """The namespace and key of the chain head of the user labelled ``label``."""
+    return (label, AUDIT_HEAD), HEAD_KEY
 
 
 async def abatch_audited(
@@ -189,7 +194,7 @@ async def abatch_audited(
         return await store.abatch(ops)
     read = dict(heads or {})
     if missing := [label for label in labels if label not in read]:
-        found = await store.abatch([GetOp((label, AUDIT_HEAD), HEAD_KEY) for label in missing])
+        found = await store.abatch([head_op(label) for label in missing])
         read.update(zip(missing, found, strict=True))
     chain: dict[str, dict[str, Any]] = {
         label: dict(item.value) if isinstance(item := read[label], Item) else {"seq": 0, "digest": ""}
@@ -203,7 +208,7 @@ async def abatch_audited(
             record["id"] = key = sealed_key(record)
             ops[i] = PutOp(op.namespace, key, record, index=False)
             chain[op.namespace[0]] = {"seq": record["seq"], "digest": digest(record), "id": key}
-    chained = [PutOp((label, AUDIT_HEAD), HEAD_KEY, chain[label], index=False) for label in labels]
+    chained = [PutOp(*_head_place(label), chain[label], index=False) for label in labels]
     return (await store.abatch([*ops, *chained]))[: len(ops)]
 
 
@@ -230,7 +235,7 @@ async def averify(store: BaseStore, user: User) -> AuditCheck:
     """Walk the user's audit chain: every record sealed by its key, linked to
     a record of the place before it, the head naming the last one."""
     records = await alist_audit(store, user)
-    head_item = await store.aget(user.namespace(AUDIT_HEAD), HEAD_KEY)
+    head_item = await store.aget(*_head_place(user.label))
     head: dict[str, Any] = dict(head_item.value) if head_item is not None else {"seq": 0, "digest": ""}
     problems: list[str] = []
     by_seq: dict[int, set[str]] = {}
