@@ -326,8 +326,12 @@ async def test_every_version_is_kept_and_rollback_is_one_call(store):
     assert all(it.namespace == history_namespace("agent") for it in await store.asearch(("mnemo",), limit=50))
     await arollback(store, "agent", versions[0]["id"], approved_by="admin:li")  # by key too
     assert (await aget_instructions(store, "agent"))["text"] == "Be brief."
-    with pytest.raises(InvalidInputError, match="no version 99"):
+    with pytest.raises(InvalidInputError) as refused:
         await arollback(store, "agent", 99, approved_by="admin:li")
+    assert str(refused.value) == "no version 99 of the instructions of 'agent' (versions: 1, 2, 3, 4, 5)"
+    with pytest.raises(InvalidInputError) as refused:
+        await arollback(store, "other", 1, approved_by="admin:li")
+    assert str(refused.value) == "no version 1 of the instructions of 'other' (versions: none)"
 
 
 async def test_a_rollback_to_a_version_that_breaks_a_hard_rule_is_refused(store):
