@@ -1,6 +1,6 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens),
+``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens), ``/ui/claims.js``,
 ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the ``/memory`` routes
 (:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
 each checks the bearer token itself. Any route whose store is down answers 503.
@@ -15,7 +15,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mnemo import MnemoError, StoreUnavailableError, user_label
@@ -32,12 +32,12 @@ from web.operator import operator
 _HERE = Path(__file__).parent
 
 
-def html_page(name: str) -> Callable[[Request], Awaitable[HTMLResponse]]:
+def web_file(name: str, media_type: str = "text/html") -> Callable[[Request], Awaitable[Response]]:
     """A route serving ``web/<name>``; the pages hold no data (each call they make checks its token)."""
 
-    async def serve(request: Request) -> HTMLResponse:
+    async def serve(request: Request) -> Response:
         # Read per request, off the event loop (the server flags blocking I/O).
-        return HTMLResponse(await asyncio.to_thread((_HERE / name).read_text, "utf-8"))
+        return Response(await asyncio.to_thread((_HERE / name).read_text, "utf-8"), media_type=media_type)
 
     return serve
 
@@ -95,8 +95,9 @@ async def feedback(request: Request) -> JSONResponse:
 
 app = Starlette(
     routes=[
-        Route("/ui", html_page("index.html")),
-        Route("/ui/admin", html_page("admin.html")),
+        Route("/ui", web_file("index.html")),
+        Route("/ui/admin", web_file("admin.html")),
+        Route("/ui/claims.js", web_file("claims.js", "text/javascript")),
         Route("/ui/label", label),
         Route("/ui/dev-token", dev_token, methods=["POST"]),
         Route("/memory/export", export_memory),
