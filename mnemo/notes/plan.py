@@ -215,7 +215,7 @@ def _plan_notes(
             status, existing = match
             write, note = _update_existing(ns, existing, status, text, source=source, stamp=stamp, detail=detail)
             results.append(RememberResult(status=status, note=note))
-            said.setdefault(norm, note)
+            said[norm] = note
             if existing.key in writes or note["text"] in written_texts:
                 continue  # already written by an earlier text of this write
             writes[existing.key] = write
