@@ -1,0 +1,74 @@
+"""mnemo.writing.extraction: what the extractor is shown, and a failed extraction
+skipping the write (never the turn) with its reason logged."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+
+from mnemo.notes import now
+from mnemo.writing.extraction import MemoryExtraction, aextract
+
+
+class Extractor:
+    """Answers each call with ``answer`` (raised when an exception), recording the prompts."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer, self.prompts = answer, []
+
+    async def ainvoke(self, prompt: list) -> Any:
+        self.prompts.append(prompt)
+        if isinstance(self.answer, BaseException):
+            raise self.answer
+        if self.answer == "slow":
+            await asyncio.sleep(5)
+        return self.answer
+
+
+async def test_the_extractor_is_shown_the_users_words_as_data_and_todays_date():
+    extractor = Extractor(MemoryExtraction(city="Paris"))
+    found = await aextract(
+        extractor, ["  ", "  I live in Paris. ", ""], timeout_s=5, existing=[("n1", "The user has a cat.")]
+    )
+    assert found == MemoryExtraction(city="Paris")
+    ((system, data),) = extractor.prompts
+    assert isinstance(system, SystemMessage) and f"Today is {now().date().isoformat()} (UTC)." in system.text
+    assert isinstance(data, HumanMessage)
+    assert data.text == (
+        '<user_messages>\n- "I live in Paris."\n</user_messages>\n'
+        '<existing_notes>\n- "The user has a cat."  (id "n1")\n</existing_notes>'
+    )
+
+
+async def test_blank_words_call_no_extractor():
+    extractor = Extractor(MemoryExtraction(city="Paris"))
+    assert await aextract(extractor, ["", " \n "], timeout_s=5) is None
+    assert extractor.prompts == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "level", "message", "traceback"),
+    [
+        ("slow", "WARNING", "memory extraction timed out after 0.1s; skipping the write", False),
+        (RuntimeError("the provider is down"), "WARNING", "memory extraction failed; skipping the write", True),
+        (None, "INFO", "memory extraction returned nothing; skipping the write", False),
+        ({"notes": "not a list"}, "WARNING", "memory extraction returned a malformed result; skipping the write", True),
+        ("a sentence", "WARNING", "memory extraction returned str; skipping the write", False),
+    ],
+    ids=["timeout", "error", "nothing", "malformed", "wrong_type"],
+)
+async def test_a_failed_extraction_writes_nothing_and_says_why(caplog, answer, level, message, traceback):
+    caplog.set_level(logging.INFO, logger="mnemo.writing.extraction")
+    assert await aextract(Extractor(answer), ["I live in Paris."], timeout_s=0.1) is None
+    records = [r for r in caplog.records if r.name == "mnemo.writing.extraction"]
+    assert [(r.levelname, r.getMessage(), r.exc_info is not None) for r in records] == [(level, message, traceback)]
+
+
+async def test_a_dict_answer_is_read_as_an_extraction():
+    assert await aextract(Extractor({"notes": ["The user has a cat."]}), ["I have a cat."], timeout_s=5) == (
+        MemoryExtraction(notes=["The user has a cat."])
+    )
