@@ -77,6 +77,7 @@ async def turn(
         load,
         messages,
         len(before),
+        failures=0,
         said_at=None,
         timeout_s=30,
         origin=Origin(source="extractor", thread_id=thread),

@@ -3,9 +3,15 @@ and where the cursor stops when nothing is left to extract in the range asked.""
 
 from __future__ import annotations
 
+import logging
+
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
 
 from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to
+from tests.scripted import ScriptedChatModel, tool_call
 
 
 def test_a_message_replied_to_the_assistants_last_words_before_it():
@@ -41,7 +47,10 @@ async def test_a_range_with_nothing_to_extract_moves_the_cursor_and_keeps_the_fa
     """Failures belong to the first pending user message: a range before it
     (a compaction's cut) keeps them; the thread's end clears them. No model is loaded."""
 
+    loads = []
+
     async def no_model():
+        loads.append(1)
         raise AssertionError("nothing to extract: no model")
 
     thread = [
@@ -54,3 +63,49 @@ async def test_a_range_with_nothing_to_extract_moves_the_cursor_and_keeps_the_fa
     assert await aextract_messages(None, None, no_model, thread, 1, 3, failures=2, **kw) == Progress(3, 2)
     assert await aextract_messages(None, None, no_model, thread, 3, 2, failures=2, **kw) == Progress(3, 2)
     assert await aextract_messages(None, None, no_model, thread, 4, failures=2, **kw) == Progress(4, 0)
+    for end in (0, -5):  # a range ending before the thread's start is empty
+        assert await aextract_messages(None, None, no_model, thread, 0, end, failures=2, **kw) == Progress(0, 2)
+    assert loads == []
+
+
+@pytest.mark.parametrize(
+    ("broken", "logged"),
+    [
+        ("model", "could not build the memory extractor; will retry next turn"),
+        ("extractor", "could not build the memory extractor; will retry next turn"),
+        ("read", "could not read the user's memory before extracting; will retry with the next turn"),
+        ("write", "memory write failed; will retry with the next turn"),
+    ],
+)
+async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(index, user, caplog, broken, logged):
+    """The model not loading or giving no extractor, the store failing its read
+    or its write: the reason is logged with its traceback, the cursor stays and
+    no failure is counted against the message."""
+
+    class Flaky(InMemoryStore):
+        async def abatch(self, ops):
+            ops = list(ops)
+            if broken == "read" or (broken == "write" and any(isinstance(op, PutOp) for op in ops)):
+                raise OSError("the store is down")
+            return await super().abatch(ops)
+
+    class NoExtractor(ScriptedChatModel):
+        def with_structured_output(self, *args, **kwargs):
+            raise ValueError("this model gives no structured output")
+
+    def respond(messages, tool_names):
+        return tool_call("MemoryExtraction", notes=["The user has a cat."])
+
+    model = (NoExtractor if broken == "extractor" else ScriptedChatModel)(respond=respond)
+
+    async def load():
+        if broken == "model":
+            raise RuntimeError("no such model")
+        return model
+
+    caplog.set_level(logging.INFO, logger="mnemo.writing.pipeline")
+    thread = [HumanMessage("I have a cat.", id="h1")]
+    progress = await aextract_messages(Flaky(index=index), user, load, thread, 0, failures=1, said_at=None, timeout_s=5)
+    assert progress == Progress(0, 1)
+    records = [r for r in caplog.records if r.name == "mnemo.writing.pipeline"]
+    assert [(r.levelname, r.getMessage(), r.exc_info is not None) for r in records] == [("ERROR", logged, True)]

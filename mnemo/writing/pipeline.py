@@ -109,7 +109,7 @@ async def aextract_messages(
     start: int,
     end: int | None = None,
     *,
-    failures: int = 0,
+    failures: int,
     said_at: Mapping[str, str] | None,
     timeout_s: float,
     origin: Origin | None = None,
