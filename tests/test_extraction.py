@@ -18,7 +18,8 @@ class Extractor:
     """Answers each call with ``answer`` (raised when an exception), recording the prompts."""
 
     def __init__(self, answer: Any) -> None:
-        self.answer, self.prompts = answer, []
+        self.answer = answer
+        self.prompts: list[list] = []
 
     async def ainvoke(self, prompt: list) -> Any:
         self.prompts.append(prompt)
