@@ -73,3 +73,17 @@ async def test_a_dict_answer_is_read_as_an_extraction():
     assert await aextract(Extractor({"notes": ["The user has a cat."]}), ["I have a cat."], timeout_s=5) == (
         MemoryExtraction(notes=["The user has a cat."])
     )
+
+
+async def test_an_extraction_through_an_openai_compatible_server_is_asked_as_a_function_call(stub):
+    # Not every OpenAI-compatible server knows response_format's json_schema (the stub, like
+    # many, answers structured output only through tools).
+    from langchain.chat_models import init_chat_model
+
+    from mnemo.writing.extraction import build_extractor
+
+    model = init_chat_model("openai:stub", base_url=stub.base_url, api_key="not-a-key", max_retries=0)
+    found = await aextract(build_extractor(model), ["I live in Paris."], timeout_s=30)
+    assert found == MemoryExtraction(city="Paris")
+    (request,) = stub.requests
+    assert [t["function"]["name"] for t in request["tools"]] == ["MemoryExtraction"]

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to
+from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to, stamp_said_at
 from tests.scripted import ScriptedChatModel, tool_call
 
 
@@ -109,3 +109,55 @@ async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(
     assert progress == Progress(0, 1)
     records = [r for r in caplog.records if r.name == "mnemo.writing.pipeline"]
     assert [(r.levelname, r.getMessage(), r.exc_info is not None) for r in records] == [("ERROR", logged, True)]
+
+
+def test_only_user_messages_with_an_id_not_yet_stamped_are_stamped():
+    messages = [HumanMessage("a", id="h0"), HumanMessage("b", id="h1"), AIMessage("c", id="a1"), HumanMessage("d")]
+    stamped = stamp_said_at(messages, {"h0": "2026-01-01T00:00:00+00:00"})
+    assert stamped is not None and set(stamped) == {"h0", "h1"} and stamped["h0"] == "2026-01-01T00:00:00+00:00"
+    assert stamp_said_at([AIMessage("c", id="a1"), HumanMessage("d")], None) is None  # nothing new
+    assert stamp_said_at(messages[:1], {"h0": "2026-01-01T00:00:00+00:00"}) is None
+
+
+def _extractor(answer):
+    """A model whose every extraction is ``answer`` (a MemoryExtraction's arguments, or an error)."""
+
+    def respond(messages, tool_names):
+        if isinstance(answer, Exception):
+            raise answer
+        return tool_call("MemoryExtraction", **answer)
+
+    model = ScriptedChatModel(respond=respond)
+
+    async def load():
+        return model
+
+    return model, load
+
+
+async def test_a_backlog_of_user_messages_in_a_row_resumes_at_the_first_one_not_extracted(store, user):
+    """Three calls of ten messages: the cursor stops right after the thirtieth."""
+    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
+
+    thread = [HumanMessage(f"Message {i}.", id=f"h{i}") for i in range(MAX_EXTRACTION_CALLS * MESSAGES_PER_CALL + 1)]
+    model, load = _extractor({})
+    progress = await aextract_messages(store, user, load, thread, 0, failures=0, said_at=None, timeout_s=5)
+    assert progress == Progress(MAX_EXTRACTION_CALLS * MESSAGES_PER_CALL, 0) and len(model.calls) == 3
+    assert await aextract_messages(
+        store, user, load, thread, progress.cursor, failures=0, said_at=None, timeout_s=5
+    ) == (Progress(len(thread), 0))
+
+
+async def test_a_message_given_up_moves_the_cursor_past_it_alone(store, user, caplog):
+    """At its fourth failure in a row the first message is given up (logged);
+    when the next one fails too, the cursor waits just after the first."""
+    thread = [AIMessage("Hi!", id="a0"), HumanMessage("poison", id="h1"), HumanMessage("next", id="h2")]
+    model, load = _extractor(RuntimeError("the extractor fails"))
+    caplog.set_level(logging.INFO, logger="mnemo.writing.pipeline")
+    progress = await aextract_messages(store, user, load, thread, 0, failures=4, said_at=None, timeout_s=5)
+    assert progress == Progress(2, 1)
+    (extraction,) = model.calls
+    assert "next" in extraction["messages"][-1].text and "poison" not in extraction["messages"][-1].text
+    assert [r.getMessage() for r in caplog.records if r.name == "mnemo.writing.pipeline"] == [
+        "the extractor failed 4 times in a row on the user message at position 1; giving it up"
+    ]
