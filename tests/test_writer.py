@@ -108,7 +108,10 @@ async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(
     progress = await aextract_messages(Flaky(index=index), user, load, thread, 0, failures=1, said_at=None, timeout_s=5)
     assert progress == Progress(0, 1)
     records = [r for r in caplog.records if r.name == "mnemo.writing.pipeline"]
-    assert [(r.levelname, r.getMessage(), r.exc_info is not None) for r in records] == [("ERROR", logged, True)]
+    error = {"model": "RuntimeError", "extractor": "ValueError", "read": "OSError", "write": "OSError"}[broken]
+    assert [(r.levelname, r.getMessage(), r.exc_info[0].__name__ if r.exc_info else None) for r in records] == [
+        ("ERROR", logged, error)
+    ]
 
 
 def test_only_user_messages_with_an_id_not_yet_stamped_are_stamped():
