@@ -106,7 +106,7 @@ async def test_a_turn_starts_a_failing_rebuild_once_and_keeps_memory(store, user
     assert attempts == [user.label]  # once, not on every turn
     (logged,) = [r for r in caplog.records if r.name == note_index.__name__]
     assert logged.getMessage() == "rebuilding the note index of u_zhou failed; run: python -m mnemo reindex"
-    assert logged.levelname == "ERROR" and logged.exc_info is not None
+    assert logged.levelname == "ERROR" and logged.exc_info and logged.exc_info[1].args == ("too many bind parameters",)
     monkeypatch.setattr(note_index, "arebuild", original)
     assert await note_index.arebuild(store, user) == 30  # the migration completes it
     snap = await aload_snapshot(store, user, "", recent_limit=1)
