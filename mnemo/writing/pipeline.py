@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -123,7 +123,7 @@ async def aextract_messages(
     Returns the new cursor (``end``, or the thread's length, when all is
     written) and the failures on the message at it. The cursor stops at the
     first message not written: when the calls of this turn are used up, when
-    the model could not be loaded or the store failed (nothing is lost: those
+    the model or its extractor could not be built or the store failed (nothing is lost: those
     messages stay pending, whatever the outage's length), or when the
     extractor failed. ``failures`` (the caller's count from last time) shrinks
     the batch after extractor failures (:func:`batch_size`); a message the
@@ -140,7 +140,7 @@ async def aextract_messages(
         # The failures are those of the first user message from here on: none at the thread's end.
         return Progress(max(start, end), failures if end < len(thread) else 0)
     try:
-        model = await load_model()
+        extractor = build_extractor(await load_model())
     except Exception:
         logger.exception("could not build the memory extractor; will retry next turn")
         return Progress(start, failures)
@@ -159,7 +159,15 @@ async def aextract_messages(
             continue
         batch, calls = said[:size], calls + 1
         written = await _aextract_said(
-            store, user, model, batch, thread=thread, said_at=said_at, timeout_s=timeout_s, origin=origin, known=known
+            store,
+            user,
+            extractor,
+            batch,
+            thread=thread,
+            said_at=said_at,
+            timeout_s=timeout_s,
+            origin=origin,
+            known=known,
         )
         if written is None:
             return Progress(cursor, failures)  # the store failed: no failure of these messages
@@ -172,7 +180,7 @@ async def aextract_messages(
 async def _aextract_said(
     store: BaseStore,
     user: User,
-    model: BaseChatModel,
+    extractor: Any,
     said: Sequence[HumanMessage],
     *,
     thread: Sequence[BaseMessage],
@@ -184,13 +192,8 @@ async def _aextract_said(
     """Extract memory from ``said`` (at most :data:`MESSAGES_PER_CALL`
     user messages of ``thread``) and write it, each note with what its
     message replied to as context (:func:`replied_to`). ``True`` when
-    written, ``False`` when the extractor failed, ``None`` when the model or
-    the store did (nothing counted against these messages)."""
-    try:
-        extractor = build_extractor(model)
-    except Exception:
-        logger.exception("could not build the memory extractor; will retry next turn")
-        return None
+    written, ``False`` when the extractor failed, ``None`` when the store did
+    (nothing counted against these messages)."""
     # Bounded: a message refused as too long may still sit in the thread.
     texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
     try:
