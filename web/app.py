@@ -1,6 +1,6 @@
 """Custom routes mounted into the LangGraph server (``langgraph.json`` → ``http.app``).
 
-``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens), ``/ui/claims.js``,
+``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens), ``/ui/common.js``,
 ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the ``/memory`` routes
 (:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
 each checks the bearer token itself. Any route whose store is down answers 503.
@@ -97,7 +97,7 @@ app = Starlette(
     routes=[
         Route("/ui", web_file("index.html")),
         Route("/ui/admin", web_file("admin.html")),
-        Route("/ui/claims.js", web_file("claims.js", "text/javascript")),
+        Route("/ui/common.js", web_file("common.js", "text/javascript")),
         Route("/ui/label", label),
         Route("/ui/dev-token", dev_token, methods=["POST"]),
         Route("/memory/export", export_memory),
