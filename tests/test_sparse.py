@@ -96,6 +96,29 @@ async def test_a_note_is_written_with_the_vector_of_its_text_in_context(store, u
     assert "context" in latin.value and sparse.SPARSE_FIELD not in chinese.value  # SPLADE cannot read it
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Пользователь любит джаз.",  # Cyrillic
+        "ユーザーはジャズが好きです。",  # Japanese (kana and kanji)
+        "사용자는 재즈를 좋아합니다.",  # Korean
+        "المستخدم يحب موسيقى الجاز.",  # Arabic
+        "2024 0815 42",  # digits only: no script at all
+        "用户喜欢爵士乐。",  # Chinese
+    ],
+    ids=["cyrillic", "japanese", "korean", "arabic", "digits", "chinese"],
+)
+async def test_only_latin_script_is_given_a_sparse_vector(text, encoder):
+    """SPLADE-tiny's vocabulary reads Latin script only: no other script (not
+    only Chinese) gets a query vector or a note vector."""
+    latin = ["The user likes jazz.", "L'utilisateur préfère le café noir."]
+    assert all([await sparse.aquery_vector(t) for t in latin])  # the precondition: Latin queries are read
+    assert await sparse.aquery_vector(text) is None
+    values = [{"text": text}, *({"text": t} for t in latin)]
+    await sparse.astamp(values)
+    assert [sparse.SPARSE_FIELD in v for v in values] == [False, True, True]
+
+
 async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, encoder):
     await aremember(store, user, "The user has a cat.")
     (first,) = await store.asearch(user.namespace("notes"))
