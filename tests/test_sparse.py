@@ -189,19 +189,34 @@ def test_a_note_the_model_cannot_read_keeps_its_dense_place():
 
 
 async def test_without_weights_recall_has_two_rankings_and_writes_no_vectors(store, user, no_weights, monkeypatch):
+    # Words and meaning disagree: the notes sharing the question's words are
+    # not the ones about it, so a third ranking would move them.
     notes = [
         "The user is allergic to peanuts.",
-        "The user prefers email over phone calls.",
+        "The user asked what food the party will have.",
         "The user has a nut allergy card in the wallet.",
+        "The user wants to know what I have on the menu for food lovers.",
         "The user likes hiking in the Alps.",
     ]
     await aremember_many(store, user, notes)
     items = await store.asearch(user.namespace("notes"))
     assert len(items) == len(notes) and not any(sparse.SPARSE_FIELD in it.value for it in items)
-    found = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
+    query = "what food allergies do I have?"
+    assert await sparse.aquery_vector(query) is None  # no query vector without the weights
+    fused: list[int] = []
+    rank_keys = recall_module.rank_keys
+
+    def spy(dense, lexical, learned=None):
+        assert dense and lexical  # the precondition: both rankings have candidates
+        fused.append(2 if learned is None else 3)
+        return rank_keys(dense, lexical, learned)
+
+    monkeypatch.setattr(recall_module, "rank_keys", spy)
+    found = [n["text"] for n in await arecall(store, user, query, limit=5, margin=None)]
+    assert fused == [2]
     monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", 0.0)
-    two = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
-    assert len(found) == 4 and found == two
+    two = [n["text"] for n in await arecall(store, user, query, limit=5, margin=None)]
+    assert len(found) == 5 and found == two
 
 
 async def test_the_sparse_ranking_reorders_recall_for_an_english_question(store, user, monkeypatch):
