@@ -26,19 +26,12 @@ from pydantic import ConfigDict
 from mnemo import User, resolve_user
 from mnemo.core import InvalidInputError, clamp, run_caller
 from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
+from mnemo.models import DEFAULT_MODEL, configured_model
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
 from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 logger = logging.getLogger(__name__)
-
-#: The chat model when the operator configures none (``MNEMO_MODEL``).
-DEFAULT_MODEL = "openai:gpt-4o-mini"
-
-
-def configured_model() -> str:
-    """The operator's chat model: ``MNEMO_MODEL``, else :data:`DEFAULT_MODEL`."""
-    return os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,10 +103,9 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
     import json
     from contextlib import asynccontextmanager
 
-    import langchain.chat_models
-
     from mnemo.cli import main
     from mnemo.cli import memory as memory_commands
+    from mnemo.models import MODELS
 
     user, ids = asyncio.run(seeded(store))
 
@@ -115,7 +114,12 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
         yield store
 
     monkeypatch.setattr(memory_commands, "open_local_store", local_store)
-    monkeypatch.setattr(langchain.chat_models, "init_chat_model", lambda spec, **kw: ScriptedChatModel(respond=judge))
+    monkeypatch.setitem(MODELS, "scripted:any", ScriptedChatModel(respond=judge))
+    # The server's one way to build a model: the allow list holds for operators too.
+    monkeypatch.setenv("MNEMO_ALLOWED_MODELS", "openai:other")
+    assert main(["consolidate", user.id, "--model", "openai:not-allowed"]) == 2
+    assert "model 'openai:not-allowed' is not allowed" in capsys.readouterr().err
+    monkeypatch.setenv("MNEMO_ALLOWED_MODELS", "scripted:any")
     assert main(["consolidate", user.id, "--model", "scripted:any"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["merged"][0]["kept"] == ids["The user is allergic to peanuts."]
