@@ -139,6 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json({"error": {"message": "not found"}}, 404)
             return
         self.server.requests.append(body)
+        if self.server.refuse and self.server.refuse in body:
+            self._send_json({"error": {"message": f"unsupported parameter: {self.server.refuse}"}}, 400)
+            return
         profile = self.server.profile
         if profile == "looping":
             self._loop(body)
@@ -275,6 +278,8 @@ class StubServer(ThreadingHTTPServer):
         if profile not in PROFILES:
             raise ValueError(f"profile is one of {PROFILES}, got {profile!r}")
         self.profile = profile
+        #: A request parameter answered with a 400 (a server that does not know it), e.g. "response_format".
+        self.refuse: str | None = None
         self.requests: list[dict] = []
         self.rendezvous = threading.Barrier(2, timeout=30)
         self.released = threading.Event()

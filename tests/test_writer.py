@@ -159,3 +159,33 @@ async def test_a_message_given_up_moves_the_cursor_past_it_alone(store, user, ca
     assert [r.getMessage() for r in caplog.records if r.name == "mnemo.writing.pipeline"] == [
         "the extractor failed 4 times in a row on the user message at position 1; giving it up"
     ]
+
+
+async def test_an_extraction_past_its_deadline_stays_pending_with_smaller_batches(store, user):
+    """A model too slow for the deadline gives nothing up, however many turns
+    it times out on: the batch shrinks to one message and stays there; once the
+    model answers in time, every message is written."""
+    import threading
+
+    released = threading.Event()
+    thread = [HumanMessage(f"I have {i} cats.", id=f"h{i}") for i in range(12)]
+
+    def slow(messages, tool_names):
+        released.wait(10)  # past the deadline below, until released
+        return tool_call("MemoryExtraction", notes=["The user has cats."])
+
+    model = ScriptedChatModel(respond=slow)
+
+    async def load():
+        return model
+
+    failures, shown = 0, []
+    for _ in range(6):  # more turns than it takes to give a failing message up
+        progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=0.1)
+        assert progress.cursor == 0
+        failures = progress.failures
+        shown.append(model.calls[-1]["messages"][-1].text.count("cats."))
+    assert shown == [10, 5, 2, 1, 1, 1]  # smaller batches, never none
+    released.set()
+    progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=5)
+    assert progress == Progress(len(thread), 0)  # one message, then the batches grow back
