@@ -102,8 +102,9 @@ class Context:
     )
     extraction_timeout_s: float = setting(
         30.0,
-        doc="Seconds the memory extractor may take; past that the write is skipped (and retried with "
-        "the next turn), the reply is not held up.",
+        doc="Seconds the memory extractor may take; past that the messages stay pending (retried with "
+        "the next turn in smaller batches, never given up for it), the reply is not held up. Slow "
+        "local servers: docs/models.md.",
         knob=Knob(0.1, 120),
     )
     recall_limit: int = setting(
