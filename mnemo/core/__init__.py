@@ -1,6 +1,6 @@
 """The small core every memory kind stands on: errors, whose memory
 (user ids and labels, who acts for whom), the
-namespaces, input bounds, quoting, text rules, and the store
+namespaces, input bounds, quoting, text rules, personal data, and the store
 discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
@@ -63,6 +63,11 @@ from mnemo.core.namespaces import (
     SHARED_ROOT,
     USAGE,
 )
+from mnemo.core.personal_data import (
+    find_personal_data,
+    personal_words,
+    scrub_personal_data,
+)
 from mnemo.core.quoting import (
     data_block,
     quote,
@@ -122,6 +127,7 @@ __all__ = [
     "EmbeddedPostgresError",
     "ENTITLEMENTS",
     "EPISODES",
+    "find_personal_data",
     "ForeignThreadError",
     "IndexMissingError",
     "InvalidInputError",
@@ -144,6 +150,7 @@ __all__ = [
     "now_iso",
     "only_in_namespace",
     "PAGE_SIZE",
+    "personal_words",
     "POLICIES",
     "POLICIES_NAMESPACE",
     "RESERVED_ROOTS",
@@ -160,6 +167,7 @@ __all__ = [
     "run_caller",
     "score_of",
     "script_of",
+    "scrub_personal_data",
     "search_result",
     "SecretError",
     "semantic_hits",
