@@ -123,6 +123,36 @@ async def test_shared_exemplars_carry_no_personal_data(store):
     assert all("Zhou" not in str(it.value) for it in stored)
 
 
+async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(agent, model, store, script):
+    """The path users take: the case told in a turn, closed by the model's
+    ``mark_resolved``, promoted by an admin (``promote-episode``), then shown
+    to another user as an example: not one digit of the number is in it."""
+    from mnemo.cli import OPERATIONS, Target
+
+    steps = iter(
+        [
+            AIMessage("Please remove the plastic film from the filter and restart it."),
+            tool_call("mark_resolved", how="Removing the plastic film from the filter."),
+            AIMessage("Glad it works!"),
+        ]
+    )
+    script.chat = lambda messages: next(steps, AIMessage("ok"))
+    said = "My purifier makes no air; my phone is +33 6 12 34 56 78."
+    await say(agent, said, user="u_phone", thread="t1")
+    await say(agent, "It works now, thanks!", user="u_phone", thread="t1")
+    (kept,) = await store.asearch(User.of("u_phone").namespace(EPISODES))
+    assert kept.value["text"] == said  # the user's own copy is theirs, as said
+
+    target = Target(store=store, actor="admin:li")
+    shared = await OPERATIONS["promote-episode"](target, {"user_id": "u_phone", "episode_id": kept.key})
+    assert shared["text"] == "My purifier makes no air; my phone is [phone]."
+
+    await say(agent, "My purifier makes no air, what should I do?", user="u_other", thread="t2")
+    (customer,) = [line for line in chat_prompts(model)[-1].splitlines() if "Customer:" in line]
+    assert "my phone is [phone]." in customer  # the shared case is the example shown
+    assert not any(c.isdigit() for c in customer.split("Customer:")[1])
+
+
 def test_examples_stay_under_their_cap():
     episode = build_episode(case_messages(), assistant_id="a", thread_id="t", source="test")
     one = render_episodes([episode])
@@ -249,15 +279,6 @@ async def test_an_episode_with_an_unknown_outcome_is_refused(store, user):
     assert str(exc.value) == "outcome must be 'resolved' or 'unresolved', got 'maybe'"
 
 
-def test_scrub_replaces_the_longest_personal_word_first_whatever_its_case():
-    from mnemo.kinds.episodes import scrub
-
-    text = "ZHOU WANG (zhou) wrote from a@b.cn about order #884213; Li and X agreed."
-    assert scrub(text, ["Zhou", "Zhou Wang", " Li ", "X", ""]) == (
-        "[redacted] ([redacted]) wrote from [email] about order [number]; [redacted] and X agreed."
-    )
-
-
 async def test_a_promoted_episode_is_exactly_the_scrubbed_case(store):
     import hashlib
 
@@ -368,12 +389,6 @@ def test_an_episode_starts_at_the_users_request_and_is_keyed_by_it():
     edited = [HumanMessage("No air at all.", id="h1"), AIMessage("Remove the film.")]  # the same message, edited
     assert build_episode(edited, assistant_id="a", thread_id="t", source="s")["id"] == episode["id"]
     assert build_episode([AIMessage("Hello, how can I help?")], assistant_id="a", thread_id="t", source="s") is None
-
-
-def test_scrub_replaces_a_name_before_the_word_inside_it_whatever_the_alphabet_says():
-    from mnemo.kinds.episodes import scrub
-
-    assert scrub("Ann Wang called.", ["Wang", "Ann Wang"]) == "[redacted] called."
 
 
 async def test_episodes_need_an_index_and_promotion_a_resolved_case(store, user):

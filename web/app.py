@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mnemo import MnemoError, StoreUnavailableError, user_label
+from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
 from mnemo.access import InvalidTokenError
 from mnemo.core import EPISODES
 from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
@@ -109,5 +109,8 @@ app = Starlette(
     middleware=[Middleware(BoundedStateUpdates)],
     # This app is the server's root: the platform's own routes (/store/...) answer
     # 503 too when the store's database is down, within the pool's timeout.
-    exception_handlers={StoreUnavailableError: lambda request, exc: unavailable(exc)},
+    exception_handlers={
+        StoreUnavailableError: lambda request, exc: unavailable(exc),
+        StoreOperationError: lambda request, exc: unavailable(exc),  # up, but failed this call
+    },
 )

@@ -11,7 +11,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import ListingChangedError, MnemoError, StoreUnavailableError
+from mnemo import ListingChangedError, MnemoError, StoreOperationError, StoreUnavailableError
 from mnemo.access import InvalidTokenError
 from mnemo.core import Caller
 from mnemo.kinds import Origin
@@ -38,9 +38,9 @@ def unavailable(exc: Exception) -> JSONResponse:
 
 
 def refusal(exc: Exception) -> JSONResponse:
-    if isinstance(exc, ListingChangedError | StoreUnavailableError):
+    if isinstance(exc, ListingChangedError | StoreUnavailableError | StoreOperationError):
         # Not the caller's fault: writes kept moving the listing, or the
-        # database is down; a retry later succeeds.
+        # database is down or failed the call (a timeout...); a retry later succeeds.
         return unavailable(exc)
     status = 401 if isinstance(exc, InvalidTokenError) else 400
     return JSONResponse({"error": str(exc)}, status_code=status)

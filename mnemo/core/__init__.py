@@ -1,6 +1,6 @@
 """The small core every memory kind stands on: errors, whose memory
 (user ids and labels, who acts for whom), the
-namespaces, input bounds, quoting, text rules, and the store
+namespaces, input bounds, quoting, text rules, personal data, and the store
 discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
@@ -19,6 +19,7 @@ from mnemo.core.errors import (
     NoteLimitError,
     SecretError,
     StoreClosedError,
+    StoreOperationError,
     StoreUnavailableError,
     UnstorableValueError,
     UnsupportedContentError,
@@ -61,6 +62,11 @@ from mnemo.core.namespaces import (
     SHARED_EPISODES_NAMESPACE,
     SHARED_ROOT,
     USAGE,
+)
+from mnemo.core.personal_data import (
+    find_personal_data,
+    personal_words,
+    scrub_personal_data,
 )
 from mnemo.core.quoting import (
     data_block,
@@ -121,6 +127,7 @@ __all__ = [
     "EmbeddedPostgresError",
     "ENTITLEMENTS",
     "EPISODES",
+    "find_personal_data",
     "ForeignThreadError",
     "IndexMissingError",
     "InvalidInputError",
@@ -143,6 +150,7 @@ __all__ = [
     "now_iso",
     "only_in_namespace",
     "PAGE_SIZE",
+    "personal_words",
     "POLICIES",
     "POLICIES_NAMESPACE",
     "RESERVED_ROOTS",
@@ -159,12 +167,14 @@ __all__ = [
     "run_caller",
     "score_of",
     "script_of",
+    "scrub_personal_data",
     "search_result",
     "SecretError",
     "semantic_hits",
     "SHARED_EPISODES_NAMESPACE",
     "SHARED_ROOT",
     "StoreClosedError",
+    "StoreOperationError",
     "StoreUnavailableError",
     "UnstorableValueError",
     "USAGE",

@@ -16,6 +16,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
     ├── StoreUnavailableError   the store's database cannot be reached now (HTTP 503)
+    ├── StoreOperationError     the database is up but failed this call (a timeout, a full disk...; HTTP 503)
     ├── ListingChangedError     a namespace kept changing while it was paged through
     ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
     ├── ForeignThreadError      a thread of another user named by a run
@@ -75,6 +76,14 @@ class StoreUnavailableError(MnemoError):
     """The store's database cannot be reached now (PostgreSQL down, restarting
     or unreachable): the operation was not done. Raised within a bounded time
     (``mnemo.stores.postgres_setup``); try again shortly (HTTP 503)."""
+
+
+class StoreOperationError(MnemoError):
+    """PostgreSQL is reachable but did not complete this call: a lock or
+    statement timeout, a full disk, too many connections, or a conflict
+    between transactions (deadlock, serialization failure) still there after
+    its retries (``mnemo.stores.postgres_errors``). The message names what
+    happened; the store is not marked down (HTTP 503, try again)."""
 
 
 class ListingChangedError(MnemoError):

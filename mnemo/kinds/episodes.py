@@ -26,6 +26,7 @@ from mnemo.core import (
     quote,
     require_index,
     score_of,
+    scrub_personal_data,
     search_result,
     semantic_hits,
 )
@@ -136,25 +137,13 @@ async def arecord_episode(store: BaseStore, user: User, episode: Episode) -> Epi
     return episode
 
 
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_NUMBER = re.compile(r"(?<![\w.])[#+]?\d[\d \-()]{3,}\d(?![\w.])")  # order, phone and account numbers
-
-
-def scrub(text: str, personal: Iterable[str]) -> str:
-    """``text`` without e-mails, long numbers and the given personal words."""
-    text = _EMAIL.sub("[email]", text)
-    text = _NUMBER.sub("[number]", text)
-    for word in sorted({w.strip() for w in personal if w and len(w.strip()) >= 2}, key=len, reverse=True):
-        text = re.sub(re.escape(word), "[redacted]", text, flags=re.IGNORECASE)
-    return text
-
-
 async def apromote_episode(
     store: BaseStore, user: User, episode_id: str, *, promoted_by: str, personal: Iterable[str] = ()
 ) -> Episode:
     """Copy one of ``user``'s resolved episodes to the shared exemplars with
-    personal data removed: e-mails, long numbers, the user's id and label and
-    ``personal`` (their name, city... the caller passes the profile values),
+    personal data removed (:func:`mnemo.core.scrub_personal_data`: e-mails,
+    phone, card and other long numbers, the user's id and label and
+    ``personal``, their name, city... the caller passes the profile values),
     and the thread id. Authorisation is the caller's: only an admin may call
     this (``python -m mnemo promote-episode``; the store API writes no shared namespace).
 
@@ -171,10 +160,10 @@ async def apromote_episode(
     words = [user.id, user.label, *personal]
     shared = Episode(
         id=hashlib.sha256(f"shared\x00{episode_id}".encode()).hexdigest()[:32],
-        text=scrub(value["text"], words),
-        actions=[scrub(a, words) for a in value.get("actions", [])],
-        answer=scrub(value["answer"], words),
-        resolution=scrub(value.get("resolution", ""), words),
+        text=scrub_personal_data(value["text"], words),
+        actions=[scrub_personal_data(a, words) for a in value.get("actions", [])],
+        answer=scrub_personal_data(value["answer"], words),
+        resolution=scrub_personal_data(value.get("resolution", ""), words),
         outcome="resolved",
         at=value["at"],
         assistant_id=value.get("assistant_id", ""),

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mnemo.core import find_personal_data, personal_words
+
 #: Longest learned instruction text, in characters: it is in every prompt.
 MAX_INSTRUCTIONS_CHARS = 1200
 
@@ -88,8 +90,6 @@ _OVERRIDE = _p(
     r"|\brules? (no\.? ?)?\d+\b[^.\n]{0,30}\b(no longer|does not|doesn'?t|do not|don'?t|not|never) appl"
     r"|忽略[^。\n]{0,10}(规则|指令)|规则[^。\n]{0,10}不再适用"
 )
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_NUMBER = re.compile(r"(?<![\w.])\+?\d[\d \-()]{4,}\d(?![\w.])")  # phones, order and account numbers
 
 
 def check_rewrite(text: str, *, personal: Iterable[str] = (), shared: bool = True) -> str | None:
@@ -111,11 +111,10 @@ def check_rewrite(text: str, *, personal: Iterable[str] = (), shared: bool = Tru
             return f"it contradicts hard rule {i} ({m.group(0)!r}): {rule.text}"
     if not shared:
         return None
-    if m := _EMAIL.search(text) or _NUMBER.search(text):
-        return f"it contains personal data ({m.group(0)!r}); shared instructions must not carry a user's data"
+    if found := find_personal_data(text):
+        return f"it contains personal data ({found[0].text!r}); shared instructions must not carry a user's data"
     folded = text.casefold()
-    for word in personal:
-        word = (word or "").strip()
-        if len(word) >= 2 and word.casefold() in folded:
+    for word in personal_words(personal):
+        if word.casefold() in folded:
             return f"it contains personal data of the user who gave the feedback ({word!r})"
     return None

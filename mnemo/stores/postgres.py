@@ -19,9 +19,17 @@ import psycopg
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import AsyncConnectionPool
 
-from mnemo.core import DimsMismatchError, StoreClosedError, StoreUnavailableError, checked_ops
+from mnemo.core import DimsMismatchError, StoreClosedError, StoreOperationError, StoreUnavailableError, checked_ops
+from mnemo.stores.postgres_errors import (
+    CONFLICT_ATTEMPTS,
+    CONFLICTS,
+    conflict_pause,
+    failure_message,
+    is_conflict,
+    is_connection_failure,
+)
 from mnemo.stores.postgres_search import aexact_searches
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
@@ -158,14 +166,28 @@ class MnemoPostgresStore(AsyncPostgresStore):
         A call still running after :data:`REACHABLE_CHECK_S` checks that
         PostgreSQL can be reached (one direct connection, refused at once
         when the server is down, shared by the calls waiting); if not, or if
-        the connection was lost, it raises :class:`StoreUnavailableError` and
+        the connection failed, it raises :class:`StoreUnavailableError` and
         marks the store down. While down, a call checks first, so the other
         calls of a turn fail in milliseconds, and the first call after the
         server is back goes through. A call waiting for a busy pool keeps
-        waiting (the pool's ``timeout``)."""
+        waiting (the pool's ``timeout``). A deadlock or serialization failure
+        runs the call again (:data:`~mnemo.stores.postgres_errors.CONFLICT_ATTEMPTS`
+        in all); any other error of a reachable server is a
+        :class:`StoreOperationError` naming it, the store not marked down."""
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
         ops = checked_ops(ops)
+        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+            try:
+                return await self._abatch_once(ops)
+            except CONFLICTS as exc:
+                if attempt == CONFLICT_ATTEMPTS:
+                    raise StoreOperationError(failure_message(exc, attempts=attempt)) from exc
+                logger.info("store call hit %s; running it again (%d)", type(exc).__name__, attempt)
+                await asyncio.sleep(conflict_pause(attempt - 1))
+        raise AssertionError("unreachable")
+
+    async def _abatch_once(self, ops: list[Op]) -> list[Result]:
         if self._down and not await self._areachable():
             raise StoreUnavailableError("PostgreSQL cannot be reached; nothing was read or written, try again shortly")
         call = asyncio.ensure_future(super().abatch(ops))
@@ -175,11 +197,15 @@ class MnemoPostgresStore(AsyncPostgresStore):
                     self._down = True
                     raise StoreUnavailableError("PostgreSQL cannot be reached; try again shortly")
             results = call.result()
-        except (PoolTimeout, psycopg.OperationalError) as exc:
-            self._down = True
-            raise StoreUnavailableError(
-                f"PostgreSQL cannot be reached ({type(exc).__name__}); try again shortly"
-            ) from exc
+        except psycopg.OperationalError as exc:  # PoolTimeout is one, with no SQLSTATE
+            self._down = is_connection_failure(exc)
+            if self._down:
+                raise StoreUnavailableError(
+                    f"PostgreSQL cannot be reached ({type(exc).__name__}); try again shortly"
+                ) from exc
+            if is_conflict(exc):
+                raise
+            raise StoreOperationError(failure_message(exc)) from exc
         finally:
             call.cancel()  # done: no effect; else abandoned (down, or this call cancelled)
         self._down = False
