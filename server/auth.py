@@ -24,6 +24,7 @@ from server.access import (
 )
 from server.credentials import authorization_from_headers
 from server.run_cap import RETRY_AFTER_S, abusy_threads, max_runs_per_user
+from server.run_lease import refusal
 
 secret_from_env()  # fail at start-up, not at the first request
 
@@ -85,21 +86,26 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             if await abusy_threads(caller.user_id, limit=cap) >= cap:
                 raise Auth.exceptions.HTTPException(
                     status_code=429,
-                    detail=f"{cap} of your runs are in progress; start the next one when one has finished",
+                    detail=refusal(cap),
                     headers={"Retry-After": str(RETRY_AFTER_S)},
                 )
     return owner_filter(caller)
 
 
+#: Why a cron is refused (403): the platform fires it under the bare user id of its
+#: creator, with no mnemo token or role, so it could never run as that user.
+CRONS_REFUSED = (
+    "mnemo does not run crons: a cron fires without its creator's token, so it cannot run as you "
+    "under your bounds; schedule runs from your app (POST /threads/{id}/runs) instead"
+)
+
+
 async def on_crons(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
-    """Crons: like threads; a cron's runs go through ``create_run`` again when they fire."""
+    """Crons are refused when created or changed (:data:`CRONS_REFUSED`); listing
+    and deleting old ones stay, scoped like threads."""
     caller = _caller(ctx)
     if ctx.action in ("create", "update"):
-        stamp_owner(caller, value)
-        try:
-            check_run_user(caller, (value.get("payload") or {}).get("context"))
-        except Forbidden as exc:
-            raise _forbidden(exc) from None
+        raise Auth.exceptions.HTTPException(status_code=403, detail=CRONS_REFUSED)
     return owner_filter(caller)
 
 

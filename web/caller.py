@@ -18,6 +18,16 @@ from mnemo.access import caller_from_authorization, secret_from_env
 from server.credentials import authorization_from_headers
 
 
+def verified_caller(request: Request) -> Caller:
+    """The caller whose token the request carries, read the one way every
+    route reads it (:func:`server.credentials.authorization_from_headers`).
+
+    Raises:
+        InvalidTokenError: no usable token (answer 401).
+    """
+    return caller_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
+
+
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
     """``(user, caller)`` from the request's token (``Authorization: Bearer``
     or ``X-Api-Key``): whose memory the caller reaches
@@ -28,7 +38,7 @@ def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller
         InvalidTokenError: no usable token (answer 401).
         MnemoError: an admin named no valid user (answer 400).
     """
-    who = caller_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
+    who = verified_caller(request)
     return resolve_user(who, named_user_id), who
 
 

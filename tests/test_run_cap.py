@@ -1,0 +1,120 @@
+"""The run cap through ``./scripts/dev`` (server/run_cap.py, server/run_lease.py):
+however a user's runs are created, in a batch or in parallel, on one server or
+on two sharing one PostgreSQL, at most the cap of them run at once; the others
+are refused (429) or end at once as errors saying why. Counted, not timed: the
+stub model holds every "linger" request until released, so a run that got
+through is one the stub is holding."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+import pytest
+from langgraph_sdk.errors import APIStatusError
+
+from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
+from tests.devserver import DevServer, client, server_environment, token, write_dotenv
+from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+
+pytestmark = pytest.mark.e2e
+
+LINGER = {"messages": [{"role": "user", "content": "linger"}]}
+REFUSED = "of your runs are in progress"
+
+
+def lingering(stub) -> int:
+    """Chat requests the stub is holding (or held): runs that got through the cap."""
+    return sum(1 for r in stub.requests if r["messages"][-1].get("content") == "linger")
+
+
+async def flood(server: DevServer, user: str, *, batch: int, parallel: int) -> tuple[list[dict], int]:
+    """``batch`` stateless runs in one ``POST /runs/batch`` and ``parallel``
+    ``POST /threads/{id}/runs`` at once: the runs created, and how many were refused with 429."""
+    c = client(server, user)
+    payload = {"assistant_id": "agent", "input": LINGER, "context": {"user_id": user}, "on_completion": "keep"}
+    async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+        made = await http.post("/runs/batch", json=[payload] * batch, headers={"X-Api-Key": token(user)})
+    assert made.status_code == 200, made.text
+    runs = list(made.json())
+    threads = await asyncio.gather(*(c.threads.create() for _ in range(parallel)))
+
+    async def one(thread: dict) -> dict | None:
+        try:
+            return await c.runs.create(thread["thread_id"], "agent", input=LINGER, context={"user_id": user})
+        except APIStatusError as exc:
+            assert exc.status_code == 429 and REFUSED in str(exc.response.json()), exc
+            return None
+
+    created = await asyncio.gather(*(one(t) for t in threads))
+    runs += [r for r in created if r is not None]
+    return runs, sum(1 for r in created if r is None)
+
+
+async def settle(runs: list[tuple[DevServer, dict]], user: str, stub) -> list[str]:
+    """Wait until every run either failed or is held by the stub; their statuses."""
+    deadline = time.monotonic() + 180
+    while True:
+        statuses = [(await client(s, user).runs.get(r["thread_id"], r["run_id"]))["status"] for s, r in runs]
+        if statuses.count("error") + lingering(stub) >= len(runs) and statuses.count("running") == lingering(stub):
+            return statuses
+        assert time.monotonic() < deadline, (statuses, lingering(stub), runs[0][0].output())
+        await asyncio.sleep(0.5)
+
+
+async def check_cap(servers: list[DevServer], stub) -> None:
+    user, cap = "u_hog", DEFAULT_MAX_RUNS_PER_USER
+    floods = await asyncio.gather(*(flood(s, user, batch=4, parallel=5) for s in servers))
+    runs = [(server, run) for server, (made, _) in zip(servers, floods, strict=True) for run in made]
+    refused = sum(n for _, n in floods)
+    statuses = await settle(runs, user, stub)
+    assert len(runs) + refused == 9 * len(servers)
+    assert statuses.count("running") == lingering(stub) == cap, (statuses, refused)
+    assert statuses.count("error") == len(runs) - cap, statuses
+    # A run past the cap failed saying why.
+    server, run = runs[statuses.index("error")]
+    joined = await client(server, user).runs.join(run["thread_id"], run["run_id"])
+    assert REFUSED in str(joined), joined
+    # Another user is not held back; once released, the user runs again.
+    other = client(servers[-1], "u_other")
+    thread = await other.threads.create()
+    done = await other.runs.wait(
+        thread["thread_id"], "agent", input={"messages": [("user", "hello")]}, context={"user_id": "u_other"}
+    )
+    assert done["messages"][-1]["content"] == "ok", done
+    stub.release()
+    for server, run in runs:
+        await client(server, user).runs.join(run["thread_id"], run["run_id"])
+    again = await client(servers[0], user).runs.wait(
+        None, "agent", input={"messages": [("user", "and now?")]}, context={"user_id": user}
+    )
+    assert again["messages"][-1]["content"] == "ok", again
+
+
+async def test_a_batch_and_parallel_runs_of_one_user_run_at_most_the_cap(workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        await check_cap([server], stub)
+        assert server.trouble() == [], server.trouble()
+    finally:
+        server.stop()
+
+
+@pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
+async def test_two_servers_on_one_postgres_share_the_cap(workdir, stub, tmp_path):
+    write_dotenv(workdir, stub, MNEMO_PGDATA=str(tmp_path / "shared-pgdata"), POSTGRES_URI="")
+    env = server_environment()
+    a, b = (DevServer(workdir, env, config="langgraph.postgres.json") for _ in range(2))
+    a.launch()
+    b.launch()
+    try:
+        a.wait_ready()
+        b.wait_ready()
+        await check_cap([a, b], stub)
+        for server in (a, b):
+            assert server.trouble() == [], server.trouble()
+    finally:
+        a.stop()
+        b.stop()
