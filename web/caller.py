@@ -16,6 +16,7 @@ from starlette.requests import Request
 from mnemo import Caller, User, resolve_user
 from mnemo.access import caller_from_authorization, secret_from_env
 from server.credentials import authorization_from_headers
+from server.input_limits import parse_json
 
 
 def verified_caller(request: Request) -> Caller:
@@ -46,7 +47,7 @@ async def json_object(request: Request) -> dict[str, Any] | None:
     """The request's body when it is a JSON object; ``None`` otherwise (the
     route answers 400 saying what to send)."""
     try:
-        body = await request.json()
-    except ValueError:
+        body = parse_json(await request.body())
+    except ValueError:  # not JSON, or nested too deeply
         return None
     return body if isinstance(body, dict) else None
