@@ -88,7 +88,9 @@ async def pools(pg):
     from mnemo.stores.postgres_setup import make_pool
 
     uri = pg.create_database("run_leases", vector=False)
-    async with make_pool(uri) as a, make_pool(uri) as b:
+    async with make_pool(uri, {"min_size": 8}) as a, make_pool(uri, {"min_size": 8}) as b:
+        await a.wait()
+        await b.wait()  # 16 connections open: the acquires below really run at once
         yield a, b
 
 
@@ -96,11 +98,13 @@ async def test_two_servers_on_one_postgres_share_the_cap(pools):
     from psycopg_pool import AsyncConnectionPool
 
     a, b = PostgresLeases(pools[0]), PostgresLeases(pools[1])
-    tries = [(a if i % 2 else b).acquire("alice", f"r{i}", CAP) for i in range(16)]
-    assert (await asyncio.gather(*tries)).count(True) == CAP
+    await a.acquire("setup", "s0", CAP)  # the table, before the race
+    for user in ("alice", *(f"u{n}" for n in range(5))):  # a few rounds: a race shows in one
+        tries = [(a if i % 2 else b).acquire(user, f"{user}-r{i}", CAP) for i in range(16)]
+        assert (await asyncio.gather(*tries)).count(True) == CAP, user
     assert not await a.acquire("alice", "late", CAP) and await b.acquire("bob", "b0", CAP)
-    won = [i for i in range(16) if not await a.acquire("alice", f"x{i}", CAP)]
-    assert len(won) == 16  # still full, from either side
+    refused = [i for i in range(16) if not await (a if i % 2 else b).acquire("alice", f"x{i}", CAP)]
+    assert len(refused) == 16  # still full, from either side
     async with pools[0].connection() as conn:
         held = await (await conn.execute(f"SELECT run_id FROM {TABLE} WHERE owner = 'alice'")).fetchall()
     first = next(iter(held[0].values()))
