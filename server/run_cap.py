@@ -1,8 +1,11 @@
 """One user's runs never take every worker: at most :func:`max_runs_per_user`
-of a user's threads run at once; the next run of that user is refused with 429
-and ``Retry-After`` (``server/auth.py``, ``create_run``). Admins (app backends
-acting for many users) are not capped. Checked when a run is created, so two
-runs created at the very same moment may both pass: a bound, not a lock.
+of a user's runs at once. Admins (app backends acting for many users) are not capped.
+
+The bound is the run lease of :mod:`server.run_lease`, taken when a run enters
+the graph, whatever created it. This module also answers early: a run created
+while the user's threads are busy is refused with 429 and ``Retry-After``
+(``server/auth.py``, ``create_run``), counted by :func:`abusy_threads`, which is
+not atomic (two runs created at once may both pass it; the lease holds them).
 """
 
 from __future__ import annotations
