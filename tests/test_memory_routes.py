@@ -103,7 +103,7 @@ async def test_every_custom_route_takes_the_token_in_either_header(workdir, serv
         ("POST", "/memory/operator/audit-verify", {"json": {"user_id": "u_key"}}, admin, 200),
         ("POST", "/feedback", {"json": {"thread_id": "nope"}}, user, 404),
     ]
-    routes = {route.path for route in app.routes}  # type: ignore[attr-defined]
+    routes = {route.path for route in app.routes}
     covered = {path if not path.startswith("/memory/operator/") else "/memory/operator/{name}" for _, path, *_ in calls}
     assert routes - PUBLIC_ROUTES == covered, "a custom route this test does not try"
     server = DevServer(workdir, server_env)

@@ -51,10 +51,10 @@ async def test_a_lease_is_given_back_however_the_run_ends():
     assert leases.held("alice") == 0
 
 
-def _config(user: str, role: str = "user", *, execution: bool = True) -> dict:
-    configurable = {"run_id": f"run-{user}", "langgraph_auth_user_id": user}
-    configurable["langgraph_auth_user"] = {"identity": user, "role": role}
-    return {"configurable": configurable}
+def _config(user: str, role: str = "user") -> dict:
+    """A run's config as the server merges the authenticated user into it."""
+    auth_user = {"identity": user, "role": role}
+    return {"configurable": {"run_id": f"run-{user}", "langgraph_auth_user_id": user, "langgraph_auth_user": auth_user}}
 
 
 async def test_the_served_graph_takes_a_lease_only_to_execute_a_users_run(monkeypatch):
