@@ -6,11 +6,14 @@ first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``).
 * MCP ``tools/call`` (``POST /mcp``) whose arguments break the run input
   bounds: the platform's handler turns the run route's 413/415 into a 500; the
   same check (:func:`server.access.check_run_input`) answers 413/415 here.
+  A user at the run cap gets no 429 there either (:func:`server.run_cap.no_early_429`):
+  the run is created and ends at once saying why (its lease), which MCP reports.
 * Either with a body nested too deeply to parse: 400.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from starlette.requests import Request
@@ -20,6 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from mnemo.core import MessageTooLongError, UnsupportedContentError
 from server.access import check_run_input
 from server.input_limits import NestedTooDeepError, parse_json
+from server.run_cap import no_early_429
 
 _GUARDED = ("/store/items/search", "/mcp")
 
@@ -54,7 +58,8 @@ class PlatformGuards:
             return
         body = await Request(scope, receive).body()
         try:
-            refused = refusal(path, parse_json(body or b"null"))
+            parsed = parse_json(body or b"null")
+            refused = refusal(path, parsed)
         except NestedTooDeepError as exc:
             refused = 400, str(exc)
         except ValueError:
@@ -73,4 +78,6 @@ class PlatformGuards:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        # The MCP handler's runs are bounded by their lease alone (no 429 it would turn into a 500).
+        with no_early_429() if path == "/mcp" else contextlib.nullcontext():
+            await self.app(scope, replay, send)

@@ -31,7 +31,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph_sdk.runtime import ServerRuntime
 
 from mnemo.core import MnemoError, run_caller
-from server.run_cap import max_runs_per_user
+from server.run_cap import max_runs_per_user, refusal
 
 logger = logging.getLogger(__name__)
 
@@ -46,11 +46,6 @@ _SETUP_LOCK = 0x6D6E656D6F5F726C  # "mnemo_rl": serialises CREATE TABLE between 
 class RunCapReachedError(MnemoError, RuntimeError):
     """The user already has the cap's number of runs in progress (the run ends at once, as an error).
     A ``RuntimeError``: the platform shows the run's client the message of those only."""
-
-
-def refusal(cap: int) -> str:
-    """What a user over the cap is told (the 429 and the failed run alike)."""
-    return f"{cap} of your runs are in progress; start the next one when one has finished"
 
 
 class LocalLeases:

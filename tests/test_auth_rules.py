@@ -209,7 +209,7 @@ def auth_module(monkeypatch):
         asked.append((owner, limit))
         return min(module.busy.get(owner, 0), limit)
 
-    monkeypatch.setattr(module, "abusy_threads", abusy_threads)
+    monkeypatch.setattr("server.run_cap.abusy_threads", abusy_threads)
     module.asked = asked
     return module
 

@@ -52,26 +52,68 @@ async def flood(server: DevServer, user: str, *, batch: int, parallel: int) -> t
     return runs, sum(1 for r in created if r is None)
 
 
-async def settle(runs: list[tuple[DevServer, dict]], user: str, stub) -> list[str]:
-    """Wait until every run either failed or is held by the stub; their statuses."""
+async def mcp_call(server: DevServer, user: str) -> dict:
+    """An MCP ``tools/call`` of the agent with a held message; what it answered."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "agent", "arguments": LINGER}}
+    headers = {"X-Api-Key": token(user), "Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(base_url=server.url, timeout=300) as http:
+        got = await http.post("/mcp", json=call, headers=headers)
+    assert got.status_code == 200, got.text  # never the platform's 500
+    return got.json()
+
+
+def answered_only_at_the_end(server: DevServer, user: str) -> list[asyncio.Task]:
+    """Runs whose request answers when the run ends: an MCP ``tools/call``, a
+    stateless ``runs/wait`` and ``runs/stream``; each task returns what the client got."""
+    c = client(server, user)
+
+    async def mcp() -> object:
+        return await mcp_call(server, user)
+
+    async def wait() -> object:
+        try:
+            return await c.runs.wait(None, "agent", input=LINGER, context={"user_id": user}, raise_error=False)
+        except httpx.HTTPStatusError as exc:  # 429: refused when created
+            return exc.response.status_code, exc.response.text
+
+    async def stream() -> object:
+        try:
+            return [part async for part in c.runs.stream(None, "agent", input=LINGER, context={"user_id": user})]
+        except APIStatusError as exc:
+            return exc.status_code, str(exc)
+
+    return [asyncio.create_task(f()) for f in (mcp, wait, stream)]
+
+
+async def settle(runs: list[tuple[DevServer, dict]], waiting: list[asyncio.Task], user: str, stub) -> list[str]:
+    """Wait until every run failed or is held by the stub (a request still
+    waiting for its run is one the stub holds); the runs' statuses."""
     deadline = time.monotonic() + 180
     while True:
         statuses = [(await client(s, user).runs.get(r["thread_id"], r["run_id"]))["status"] for s, r in runs]
-        if statuses.count("error") + lingering(stub) >= len(runs) and statuses.count("running") == lingering(stub):
+        running, held = statuses.count("running"), sum(not t.done() for t in waiting)
+        if statuses.count("error") + running == len(runs) and running + held == lingering(stub):
             return statuses
-        assert time.monotonic() < deadline, (statuses, lingering(stub), runs[0][0].output())
+        assert time.monotonic() < deadline, (statuses, held, lingering(stub), runs[0][0].output())
         await asyncio.sleep(0.5)
 
 
 async def check_cap(servers: list[DevServer], stub) -> None:
     user, cap = "u_hog", DEFAULT_MAX_RUNS_PER_USER
+    waiting = [task for server in servers for task in answered_only_at_the_end(server, user)]
     floods = await asyncio.gather(*(flood(s, user, batch=4, parallel=5) for s in servers))
     runs = [(server, run) for server, (made, _) in zip(servers, floods, strict=True) for run in made]
     refused = sum(n for _, n in floods)
-    statuses = await settle(runs, user, stub)
+    statuses = await settle(runs, waiting, user, stub)
     assert len(runs) + refused == 9 * len(servers)
-    assert statuses.count("running") == lingering(stub) == cap, (statuses, refused)
-    assert statuses.count("error") == len(runs) - cap, statuses
+    assert lingering(stub) == cap, (statuses, refused, [t.done() for t in waiting])
+    assert statuses.count("error") == len(runs) - statuses.count("running"), statuses
+    for task in (t for t in waiting if t.done()):  # refused, saying so (MCP names a run's error only)
+        assert REFUSED in str(task.result()) or "RunCapReachedError" in str(task.result()), task.result()
+    # At the cap, an MCP tools/call answers that its run was refused (the platform's handler
+    # would turn a 429 into a 500).
+    mcp = await mcp_call(servers[0], user)
+    assert mcp["result"]["isError"] and "RunCapReachedError" in str(mcp), mcp
     # A run past the cap failed saying why.
     server, run = runs[statuses.index("error")]
     joined = await client(server, user).runs.join(run["thread_id"], run["run_id"])
@@ -86,6 +128,7 @@ async def check_cap(servers: list[DevServer], stub) -> None:
     stub.release()
     for server, run in runs:
         await client(server, user).runs.join(run["thread_id"], run["run_id"])
+    await asyncio.gather(*waiting)
     again = await client(servers[0], user).runs.wait(
         None, "agent", input={"messages": [("user", "and now?")]}, context={"user_id": user}
     )

@@ -14,19 +14,18 @@ from typing import Any
 from starlette.requests import Request
 
 from mnemo import Caller, User, resolve_user
-from mnemo.access import caller_from_authorization, secret_from_env
-from server.credentials import authorization_from_headers
+from server.credentials import caller_from_headers
 from server.input_limits import parse_json
 
 
 def verified_caller(request: Request) -> Caller:
     """The caller whose token the request carries, read the one way every
-    route reads it (:func:`server.credentials.authorization_from_headers`).
+    route reads it (:func:`server.credentials.caller_from_headers`).
 
     Raises:
         InvalidTokenError: no usable token (answer 401).
     """
-    return caller_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
+    return caller_from_headers(request.headers)
 
 
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
