@@ -2,9 +2,9 @@
 lease when the server starts its graph and gives it back when the run ends.
 
 The 429 of ``create_run`` (``server/auth.py``) answers the common case early,
-but it counts busy threads, which is not atomic, and some ways of creating a
-run (``/runs/batch``, stateless runs, MCP, A2A...) reach no handler that could
-count. The lease is the bound itself: :func:`served` wraps each graph of
+but it counts busy threads, which is not atomic: the runs of one
+``/runs/batch``, or parallel requests, are all counted before any is busy, and
+some routes (MCP) cannot carry a 429. The lease is the bound itself: :func:`served` wraps each graph of
 ``langgraph.json`` in a factory that the server enters for every run it
 executes, whatever created it, and whose exit it awaits when the run ends
 (done, failed or cancelled). A run over the cap fails at once with
@@ -179,7 +179,9 @@ async def run_lease(leases: LocalLeases | PostgresLeases, owner: str, run_id: st
 def served(graph: Any) -> Callable[..., Any]:
     """The factory ``langgraph.json`` names for ``graph``: the graph itself,
     inside a :func:`run_lease` of the run's user when the server executes a run
-    of a (non-admin) user. Schemas, state reads and updates take no lease."""
+    of a (non-admin) user. Schemas, state reads and updates take no lease.
+    ``ServerRuntime`` is the platform's documented (beta) factory API: its
+    ``execution_runtime`` is set only when the factory is entered to run."""
 
     @contextlib.asynccontextmanager
     async def factory(config: RunnableConfig, runtime: ServerRuntime) -> AsyncIterator[Any]:
