@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -39,8 +40,14 @@ logger = logging.getLogger(__name__)
 LEASE_TTL_S = 60
 #: Seconds between renewals of a running run's lease.
 RENEW_EVERY_S = LEASE_TTL_S / 3
+#: Seconds leases are kept in this process after PostgreSQL could not be reached.
+UNREACHABLE_RETRY_S = 5.0
 TABLE = "mnemo_run_leases"
 _SETUP_LOCK = 0x6D6E656D6F5F726C  # "mnemo_rl": serialises CREATE TABLE between servers
+
+
+class LeasesUnreachableError(Exception):
+    """The database of the leases cannot be reached (the run counts on this server alone)."""
 
 
 class RunCapReachedError(MnemoError, RuntimeError):
@@ -81,6 +88,25 @@ class PostgresLeases:
     def __init__(self, pool: Any) -> None:
         self._pool = pool
         self._ready = False
+        self._down_until = 0.0
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        """A pooled connection within ``CONNECT_TIMEOUT_S``, or :class:`LeasesUnreachableError`
+        (at once for :data:`UNREACHABLE_RETRY_S` after a failure, so runs do not each wait)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        from mnemo.stores.postgres_setup import CONNECT_TIMEOUT_S
+
+        if time.monotonic() < self._down_until:
+            raise LeasesUnreachableError("PostgreSQL was unreachable moments ago")
+        try:
+            async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
+                yield conn
+        except (PoolTimeout, psycopg.OperationalError) as exc:
+            self._down_until = time.monotonic() + UNREACHABLE_RETRY_S
+            raise LeasesUnreachableError(f"PostgreSQL cannot be reached ({type(exc).__name__})") from exc
 
     async def _setup(self, conn: Any) -> None:
         if self._ready:
@@ -95,7 +121,7 @@ class PostgresLeases:
         self._ready = True
 
     async def acquire(self, owner: str, run_id: str, cap: int) -> bool:
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             await self._setup(conn)
             async with conn.transaction():
                 # One transaction at a time per owner, on every server: count and take atomically.
@@ -116,14 +142,14 @@ class PostgresLeases:
                 return True
 
     async def renew(self, run_id: str) -> None:
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             await conn.execute(
                 f"UPDATE {TABLE} SET expires_at = now() + make_interval(secs => %s) WHERE run_id = %s",
                 (LEASE_TTL_S, run_id),
             )
 
     async def release(self, owner: str, run_id: str) -> None:
-        async with self._pool.connection() as conn:
+        async with self._connection() as conn:
             await conn.execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,))
 
 
@@ -138,8 +164,10 @@ _POSTGRES: dict[int, PostgresLeases] = {}
 def leases_for(store: Any) -> LocalLeases | PostgresLeases:
     """Where the leases of a server on ``store`` are kept: its PostgreSQL
     (the pool of an ``AsyncPostgresStore``), else this process."""
-    from psycopg_pool import AsyncConnectionPool
-
+    try:
+        from psycopg_pool import AsyncConnectionPool
+    except ImportError:  # no PostgreSQL extra: no PostgreSQL store either
+        return _LOCAL
     pool = getattr(store, "conn", None)
     if isinstance(pool, AsyncConnectionPool):
         return _POSTGRES.setdefault(id(pool), PostgresLeases(pool))
@@ -154,7 +182,15 @@ async def run_lease(leases: LocalLeases | PostgresLeases, owner: str, run_id: st
         RunCapReachedError: ``owner`` holds them all.
     """
     cap = max_runs_per_user()
-    if not await leases.acquire(owner, run_id, cap):
+    try:
+        taken = await leases.acquire(owner, run_id, cap)
+    except LeasesUnreachableError as exc:
+        # PostgreSQL down: the memory is down too and turns go on without it;
+        # the cap does too, counted on this server alone until it is back.
+        logger.warning("run lease %s: %s; counted on this server only", run_id, exc)
+        leases = _LOCAL
+        taken = await leases.acquire(owner, run_id, cap)
+    if not taken:
         raise RunCapReachedError(refusal(cap))
 
     async def renew() -> None:

@@ -132,3 +132,24 @@ async def test_a_dead_servers_leases_lapse(pools):
             await conn.execute(f"SELECT expires_at > now() AS live FROM {TABLE} WHERE run_id = 'next'")
         ).fetchone()
     assert row["live"]
+
+
+async def test_with_postgres_unreachable_a_run_counts_on_its_server(monkeypatch):
+    """PostgreSQL down: turns go on without memory (tests/test_postgres_platform.py),
+    so the cap does too, counted in this process until the database is back."""
+    import server.run_lease as module
+    from mnemo.stores.postgres_setup import make_pool
+    from tests.devserver import free_port
+
+    local = LocalLeases()
+    monkeypatch.setattr(module, "_LOCAL", local)
+    async with make_pool(f"postgresql://127.0.0.1:{free_port()}/none", {"min_size": 0}) as pool:
+        down = PostgresLeases(pool)
+        async with run_lease(down, "dora", "d0"):
+            assert local.held("dora") == 1  # counted here, not lost
+            for i in range(1, CAP):
+                await local.acquire("dora", f"d{i}", CAP)
+            with pytest.raises(RunCapReachedError):
+                async with run_lease(down, "dora", "one more"):  # at once: the failure is remembered
+                    pass
+        assert local.held("dora") == CAP - 1
