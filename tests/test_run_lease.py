@@ -149,7 +149,9 @@ async def test_with_postgres_unreachable_a_run_counts_on_its_server(monkeypatch)
             assert local.held("dora") == 1  # counted here, not lost
             for i in range(1, CAP):
                 await local.acquire("dora", f"d{i}", CAP)
+            asked = []
+            monkeypatch.setattr(pool, "connection", lambda *a, **k: asked.append(a) or pytest.fail("asked again"))
             with pytest.raises(RunCapReachedError):
                 async with run_lease(down, "dora", "one more"):  # at once: the failure is remembered
                     pass
-        assert local.held("dora") == CAP - 1
+        assert local.held("dora") == CAP - 1 and asked == []
