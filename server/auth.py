@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from langgraph_sdk import Auth
 
-from mnemo.access import InvalidTokenError, caller_from_authorization, secret_from_env
+from mnemo.access import InvalidTokenError, secret_from_env
 from mnemo.core import Caller, MessageTooLongError, UnsupportedContentError
 from server.access import (
     Forbidden,
@@ -22,8 +22,8 @@ from server.access import (
     request_caller,
     stamp_owner,
 )
-from server.credentials import authorization_from_headers
-from server.run_cap import RETRY_AFTER_S, abusy_threads, max_runs_per_user
+from server.credentials import caller_from_headers
+from server.run_cap import RETRY_AFTER_S, aat_cap
 
 secret_from_env()  # fail at start-up, not at the first request
 
@@ -37,7 +37,7 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
 
 async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
     try:
-        caller = caller_from_authorization(authorization_from_headers(headers), secret=secret_from_env())
+        caller = caller_from_headers(headers)
     except InvalidTokenError as exc:
         raise _unauthorized(str(exc)) from None
     return {"identity": caller.user_id, "role": caller.role, "permissions": [f"role:{caller.role}"]}
@@ -80,26 +80,26 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
         except UnsupportedContentError as exc:
             raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
-        if not caller.admin:
-            cap = max_runs_per_user()
-            if await abusy_threads(caller.user_id, limit=cap) >= cap:
-                raise Auth.exceptions.HTTPException(
-                    status_code=429,
-                    detail=f"{cap} of your runs are in progress; start the next one when one has finished",
-                    headers={"Retry-After": str(RETRY_AFTER_S)},
-                )
+        if (busy := await aat_cap(caller)) is not None:
+            retry = {"Retry-After": str(RETRY_AFTER_S)}
+            raise Auth.exceptions.HTTPException(status_code=429, detail=busy, headers=retry)
     return owner_filter(caller)
 
 
+#: Why a cron is refused (403): the platform fires it under the bare user id of its
+#: creator, with no mnemo token or role, so it could never run as that user.
+CRONS_REFUSED = (
+    "mnemo does not run crons: a cron fires without its creator's token, so it cannot run as you "
+    "under your bounds; schedule runs from your app (POST /threads/{id}/runs) instead"
+)
+
+
 async def on_crons(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.FilterType | None:
-    """Crons: like threads; a cron's runs go through ``create_run`` again when they fire."""
+    """Crons are refused when created or changed (:data:`CRONS_REFUSED`); listing
+    and deleting old ones stay, scoped like threads."""
     caller = _caller(ctx)
     if ctx.action in ("create", "update"):
-        stamp_owner(caller, value)
-        try:
-            check_run_user(caller, (value.get("payload") or {}).get("context"))
-        except Forbidden as exc:
-            raise _forbidden(exc) from None
+        raise Auth.exceptions.HTTPException(status_code=403, detail=CRONS_REFUSED)
     return owner_filter(caller)
 
 

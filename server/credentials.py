@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from mnemo.access import caller_from_authorization, secret_from_env
+from mnemo.core import Caller
+
 API_KEY_HEADER = "x-api-key"
 
 
@@ -31,3 +34,14 @@ def authorization_from_headers(headers: Mapping[str, str] | Mapping[bytes, bytes
     if api_key is not None and api_key.strip():
         return f"Bearer {api_key.strip()}"
     return authorization
+
+
+def caller_from_headers(headers: Mapping[str, str] | Mapping[bytes, bytes]) -> Caller:
+    """The verified caller of a request with these headers: the one credential
+    reader of the API (``server/auth.py``), the custom routes (``web/caller.py``)
+    and the request guards (``server/platform_guards.py``).
+
+    Raises:
+        mnemo.access.InvalidTokenError: no usable token (answer 401).
+    """
+    return caller_from_authorization(authorization_from_headers(headers), secret=secret_from_env())

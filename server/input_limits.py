@@ -25,6 +25,21 @@ MAX_BODY_BYTES = 8 * MAX_RUN_CHARS
 _BOUNDED = re.compile(r"^/threads(/[^/]+/state)?/?$")
 
 
+class NestedTooDeepError(ValueError):
+    """A JSON body nested deeper than Python's parser can follow (HTTP 400)."""
+
+
+def parse_json(body: bytes | str) -> Any:
+    """``json.loads(body)``; a body nested past the parser's recursion limit
+    is a :class:`NestedTooDeepError` (a ``ValueError``, like any bad JSON),
+    never the ``RecursionError`` that would answer 500. Every route's parser
+    (this middleware, :func:`web.caller.json_object`)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise NestedTooDeepError("the JSON body is nested too deeply; send a flatter document") from None
+
+
 def _added_messages(path: str, body: Any) -> Iterator[Any]:
     """The ``messages`` each state update of ``body`` would add."""
     if not isinstance(body, dict):
@@ -63,13 +78,16 @@ class BoundedStateUpdates:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         try:
-            for messages in _added_messages(scope["path"], json.loads(body or b"null")):
+            for messages in _added_messages(scope["path"], parse_json(body or b"null")):
                 check_new_messages(messages)
         except MessageTooLongError as exc:
             await JSONResponse({"detail": str(exc)}, 413)(scope, receive, send)
             return
         except UnsupportedContentError as exc:
             await JSONResponse({"detail": str(exc)}, 415)(scope, receive, send)
+            return
+        except NestedTooDeepError as exc:
+            await JSONResponse({"detail": str(exc)}, 400)(scope, receive, send)
             return
         except ValueError:
             pass  # not JSON: the route itself answers with its own error

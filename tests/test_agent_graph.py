@@ -53,12 +53,12 @@ def test_every_context_field_is_described_for_studio():
 
 def test_langgraph_json_declares_the_agent_and_the_local_index():
     config = json.loads((ROOT / "langgraph.json").read_text())
-    assert config["graphs"]["agent"] == "./graphs/agent.py:graph"
+    assert config["graphs"]["agent"] == "./server/graphs.py:agent"
     from mnemo.writing.background import WRITER_GRAPH
 
     for name in ("langgraph.json", "langgraph.postgres.json"):  # background mode runs under both
         graphs = json.loads((ROOT / name).read_text())["graphs"]
-        assert graphs[WRITER_GRAPH] == "./graphs/memory_writer.py:graph"
+        assert graphs[WRITER_GRAPH] == "./server/graphs.py:memory_writer"
     index = config["store"]["index"]
     assert index["embed"] == "./mnemo/stores/embeddings.py:embeddings" and index["fields"] == ["text"]
     from mnemo.stores.embeddings import embeddings

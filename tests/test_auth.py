@@ -257,19 +257,16 @@ async def test_the_trust_boundary_on_the_default_config(workdir, server_env, stu
         alice, bob, admin = client(server, "alice"), client(server, "bob"), client(server, "backend", admin=True)
         thread_a = (await alice.threads.search(limit=1))[0]["thread_id"]
 
-        # crons: owned like threads; their runs may not name another user either.
-        cron = await alice.crons.create_for_thread(
-            thread_a, "agent", schedule="0 0 1 1 *", input=HELLO, context={"user_id": "alice"}
-        )
-        assert cron["cron_id"] in {c["cron_id"] for c in await alice.crons.search()}
-        assert cron["cron_id"] not in {c["cron_id"] for c in await bob.crons.search()}
-        assert await status(bob.crons.delete(cron["cron_id"])) == 404
-        assert cron["cron_id"] in {c["cron_id"] for c in await alice.crons.search()}
-        assert await status(bob.crons.create_for_thread(thread_a, "agent", schedule="0 0 1 1 *", input=HELLO)) == 404
-        assert (
-            await status(bob.crons.create("agent", schedule="0 0 1 1 *", input=HELLO, context={"user_id": "alice"}))
-            == 403
-        )
+        # crons: refused with the reason, for users and admins alike (their runs could not run as the user).
+        for who in (alice, admin):
+            with pytest.raises(httpx.HTTPStatusError) as refused:
+                await who.crons.create_for_thread(thread_a, "agent", schedule="* * * * *", input=HELLO)
+            assert refused.value.response.status_code == 403
+            assert "mnemo does not run crons" in refused.value.response.json()["detail"]
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            await alice.crons.create("agent", schedule="* * * * *", input=HELLO)
+        assert refused.value.response.status_code == 403
+        assert await alice.crons.search() == [] and await admin.crons.search() == []
 
         # assistants: read by users, changed by admins.
         assert await status(bob.assistants.search()) == 200

@@ -113,3 +113,16 @@ async def test_the_python_sdk_signs_in_with_api_key(workdir, server_env, stub):
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
+
+
+def test_the_one_reader_verifies_the_token_from_either_header(monkeypatch):
+    from server.credentials import caller_from_headers
+
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    admin = mint_token("ops", secret=SECRET, role="admin")
+    for headers in ({"Authorization": f"Bearer {admin}"}, {"X-Api-Key": admin}, {b"x-api-key": admin.encode()}):
+        caller = caller_from_headers(headers)
+        assert (caller.user_id, caller.admin) == ("ops", True), headers
+    for headers in ({}, {"X-Api-Key": mint_token("ops", secret="w" * 40, role="admin")}):
+        with pytest.raises(InvalidTokenError):
+            caller_from_headers(headers)

@@ -83,3 +83,37 @@ async def test_export_and_forget_act_for_the_token_user_only(workdir, server_env
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
+
+
+#: Custom routes that need no token: the pages (they hold no data), the label mapping and the dev sign-in.
+PUBLIC_ROUTES = {"/ui", "/ui/admin", "/ui/common.js", "/ui/label", "/ui/dev-token"}
+
+
+async def test_every_custom_route_takes_the_token_in_either_header(workdir, server_env, stub):
+    """Each custom route reads credentials as the API does (server/credentials.py): the
+    same token as ``Authorization: Bearer`` or as ``X-Api-Key`` gets the same answer."""
+    from web.app import app
+
+    admin, user = token("ops", admin=True), token("u_key")
+    calls = [  # (method, path, request, token, status)
+        ("GET", "/memory/export", {"params": {"user_id": "u_key"}}, admin, 200),
+        ("GET", "/memory/export", {}, user, 200),
+        ("POST", "/memory/forget", {"json": {"kind": "profile", "key": "city", "user_id": "u_key"}}, admin, 404),
+        ("POST", "/memory/operator/export", {"json": {"user_id": "u_key"}}, admin, 200),
+        ("POST", "/memory/operator/audit-verify", {"json": {"user_id": "u_key"}}, admin, 200),
+        ("POST", "/feedback", {"json": {"thread_id": "nope"}}, user, 404),
+    ]
+    routes = {route.path for route in app.routes}
+    covered = {path if not path.startswith("/memory/operator/") else "/memory/operator/{name}" for _, path, *_ in calls}
+    assert routes - PUBLIC_ROUTES == covered, "a custom route this test does not try"
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            for method, path, request, key, status in calls:
+                assert (await http.request(method, path, **request)).status_code == 401, path
+                for headers in ({"Authorization": f"Bearer {key}"}, {"X-Api-Key": key}):
+                    got = await http.request(method, path, headers=headers, **request)
+                    assert got.status_code == status, (path, headers.keys(), got.status_code, got.text)
+    finally:
+        server.stop()

@@ -25,6 +25,7 @@ from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
+from server.platform_guards import PlatformGuards
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory, unavailable
 from web.operator import operator
@@ -106,7 +107,7 @@ app = Starlette(
         Route("/feedback", feedback, methods=["POST"]),
     ],
     # The server runs a custom app's middleware before all of its own routes.
-    middleware=[Middleware(BoundedStateUpdates)],
+    middleware=[Middleware(BoundedStateUpdates), Middleware(PlatformGuards)],
     # This app is the server's root: the platform's own routes (/store/...) answer
     # 503 too when the store's database is down, within the pool's timeout.
     exception_handlers={

@@ -14,8 +14,18 @@ from typing import Any
 from starlette.requests import Request
 
 from mnemo import Caller, User, resolve_user
-from mnemo.access import caller_from_authorization, secret_from_env
-from server.credentials import authorization_from_headers
+from server.credentials import caller_from_headers
+from server.input_limits import parse_json
+
+
+def verified_caller(request: Request) -> Caller:
+    """The caller whose token the request carries, read the one way every
+    route reads it (:func:`server.credentials.caller_from_headers`).
+
+    Raises:
+        InvalidTokenError: no usable token (answer 401).
+    """
+    return caller_from_headers(request.headers)
 
 
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
@@ -28,7 +38,7 @@ def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller
         InvalidTokenError: no usable token (answer 401).
         MnemoError: an admin named no valid user (answer 400).
     """
-    who = caller_from_authorization(authorization_from_headers(request.headers), secret=secret_from_env())
+    who = verified_caller(request)
     return resolve_user(who, named_user_id), who
 
 
@@ -36,7 +46,7 @@ async def json_object(request: Request) -> dict[str, Any] | None:
     """The request's body when it is a JSON object; ``None`` otherwise (the
     route answers 400 saying what to send)."""
     try:
-        body = await request.json()
-    except ValueError:
+        body = parse_json(await request.body())
+    except ValueError:  # not JSON, or nested too deeply
         return None
     return body if isinstance(body, dict) else None

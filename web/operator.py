@@ -17,9 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import MnemoError
-from mnemo.access import caller_from_authorization, secret_from_env
 from mnemo.cli import OPERATIONS, Target
-from web.caller import json_object
+from web.caller import json_object, verified_caller
 from web.memory import refusal
 
 
@@ -29,7 +28,7 @@ async def operator(request: Request) -> JSONResponse:
     from mnemo.stores import ServerStore
 
     try:
-        who = caller_from_authorization(request.headers.get("authorization"), secret=secret_from_env())
+        who = verified_caller(request)
     except MnemoError as exc:
         return refusal(exc)
     if not who.admin:

@@ -2,7 +2,9 @@
 
 Each op becomes the matching SDK call, so mnemo's functions run through the server's
 auth with the caller's token; written by hand because neither LangGraph nor the SDK
-ships such an adapter. Async only.
+ships such an adapter. Async only. Every op is checked first as every backend
+checks it (:func:`mnemo.core.checked_ops`): a key that is not text (an unpaired
+surrogate) is an :class:`mnemo.UnstorableValueError`, not an encoding crash.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from mnemo.core import StoreUnavailableError
+from mnemo.core import StoreUnavailableError, checked_ops
 
 
 def _when(value: Any) -> datetime:
@@ -43,8 +45,9 @@ class ServerStore(BaseStore):
         raise TypeError("ServerStore is async only: use abatch / the a* methods")
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        checked = checked_ops(ops)  # what the server's store would refuse, refused here first, saying why
         try:
-            return [await self._run(op) for op in ops]
+            return [await self._run(op) for op in checked]
         except httpx.HTTPStatusError as exc:
             if exc.response.status_code == 503:  # the server's store is down (StoreUnavailableError there)
                 raise StoreUnavailableError(f"the server's store is unavailable: {exc.response.text[:200]}") from exc

@@ -1,0 +1,83 @@
+"""Bad requests the platform's own routes would answer with 500, answered
+first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``).
+
+* ``POST /store/items/search`` without ``namespace_prefix``: the platform
+  reads the key unchecked (``KeyError``); 422 here.
+* MCP ``tools/call`` (``POST /mcp``) whose arguments break the run input
+  bounds: the platform's handler turns the run route's 413/415 into a 500; the
+  same check (:func:`server.access.check_run_input`) answers 413/415 here.
+  A user at the run cap gets no 429 there either (:func:`server.run_cap.no_early_429`):
+  the run is created and ends at once saying why (its lease), which MCP reports.
+* Either with a body nested too deeply to parse: 400.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from mnemo.core import MessageTooLongError, UnsupportedContentError
+from server.access import check_run_input
+from server.input_limits import NestedTooDeepError, parse_json
+from server.run_cap import no_early_429
+
+_GUARDED = ("/store/items/search", "/mcp")
+
+
+def refusal(path: str, body: Any) -> tuple[int, str] | None:
+    """``(status, reason)`` when the platform would fail on ``body`` sent to ``path``, else ``None``."""
+    if not isinstance(body, dict):
+        return None  # the route answers malformed bodies itself
+    if path == "/store/items/search":
+        if "namespace_prefix" not in body:
+            return 422, "namespace_prefix is required: a list of namespace labels ([] searches all you may read)"
+        return None
+    if body.get("method") != "tools/call" or not isinstance(body.get("params"), dict):
+        return None
+    try:
+        check_run_input(body["params"].get("arguments"))
+    except MessageTooLongError as exc:
+        return 413, str(exc)
+    except UnsupportedContentError as exc:
+        return 415, str(exc)
+    return None
+
+
+class PlatformGuards:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "").rstrip("/") if scope["type"] == "http" else ""
+        if scope["type"] != "http" or scope["method"] != "POST" or path not in _GUARDED:
+            await self.app(scope, receive, send)
+            return
+        body = await Request(scope, receive).body()
+        try:
+            parsed = parse_json(body or b"null")
+            refused = refusal(path, parsed)
+        except NestedTooDeepError as exc:
+            refused = 400, str(exc)
+        except ValueError:
+            refused = None  # not JSON: the route answers with its own error
+        if refused is not None:
+            status, reason = refused
+            # Each route's own error shape: the platform's {"detail"}, MCP's {"error"}.
+            await JSONResponse({"error" if path == "/mcp" else "detail": reason}, status)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        # The MCP handler's runs are bounded by their lease alone (no 429 it would turn into a 500).
+        with no_early_429() if path == "/mcp" else contextlib.nullcontext():
+            await self.app(scope, replay, send)

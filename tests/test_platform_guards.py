@@ -1,0 +1,77 @@
+"""Bad input is a 4xx, never a 500 (server/platform_guards.py, the JSON parser
+of server/input_limits.py and web/caller.py, the store checks of
+mnemo/stores/remote.py): unit checks, then the same requests to ``./scripts/dev``."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from mnemo.core.limits import MAX_RUN_MESSAGES
+from server.input_limits import NestedTooDeepError, parse_json
+from server.platform_guards import refusal
+from tests.devserver import DevServer, token
+
+DEEP = "[" * 5000 + "]" * 5000
+MANY = {"messages": [{"role": "user", "content": "hi"}] * (MAX_RUN_MESSAGES + 1)}
+IMAGE = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:,A"}}]}]}
+
+
+def tools_call(arguments: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "agent", "arguments": arguments}}
+
+
+def test_json_nested_too_deeply_is_a_value_error_not_a_recursion_error():
+    assert parse_json("[[1]]") == [[1]]  # the precondition: it parses
+    with pytest.raises(NestedTooDeepError, match="nested too deeply"):
+        parse_json(DEEP)
+    assert issubclass(NestedTooDeepError, ValueError)
+
+
+def test_what_the_platform_would_fail_on_is_refused_saying_why():
+    assert refusal("/store/items/search", {"namespace_prefix": []}) is None
+    status, reason = refusal("/store/items/search", {"query": "x"}) or (None, "")
+    assert status == 422 and "namespace_prefix is required" in reason
+    assert refusal("/mcp", tools_call({"messages": [{"role": "user", "content": "hi"}]})) is None
+    assert refusal("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) is None
+    assert refusal("/mcp", tools_call(MANY))[0] == 413
+    assert refusal("/mcp", tools_call(IMAGE))[0] == 415
+
+
+@pytest.mark.e2e
+async def test_bad_input_to_the_server_is_a_4xx_never_a_500(workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    user = {"Authorization": f"Bearer {token('u_bad')}", "Content-Type": "application/json"}
+    admin = {"Authorization": f"Bearer {token('ops', admin=True)}", "Content-Type": "application/json"}
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:
+            thread = (await http.post("/threads", json={}, headers=user)).json()["thread_id"]
+            deep = f'{{"values": {DEEP}}}'
+            for path, headers, body in (
+                (f"/threads/{thread}/state", user, deep),
+                ("/memory/forget", user, DEEP),
+                ("/memory/operator/export", admin, DEEP),
+                ("/mcp", user, DEEP),
+            ):
+                got = await http.post(path, content=body, headers=headers)
+                assert got.status_code == 400, (path, got.status_code, got.text)
+            # A key that is not text (an unpaired surrogate): refused, saying why.
+            lone = await http.post("/memory/forget", content=b'{"kind": "note", "key": "\\ud800"}', headers=user)
+            assert lone.status_code == 400 and "not valid Unicode" in lone.json()["error"], lone.text
+            # The platform's own routes: what they would fail on is answered first.
+            search = await http.post("/store/items/search", json={"query": "x"}, headers=user)
+            assert search.status_code == 422 and "namespace_prefix" in search.text, search.text
+            everything = await http.post("/store/items/search", json={"namespace_prefix": []}, headers=user)
+            assert everything.status_code == 200, everything.text
+            mcp = {**user, "Accept": "application/json, text/event-stream"}
+            fine = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=mcp)
+            assert fine.status_code == 200 and "agent" in json.dumps(fine.json()), fine.text  # MCP is served
+            for arguments, status in ((MANY, 413), (IMAGE, 415)):
+                got = await http.post("/mcp", json=tools_call(arguments), headers=mcp)
+                assert got.status_code == status, (got.status_code, got.text)
+        assert "Traceback" not in server.output(tail=200_000), server.output()
+    finally:
+        server.stop()
