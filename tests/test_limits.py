@@ -153,7 +153,7 @@ def test_a_state_update_is_bounded_like_a_run():
         assert tc.post("/threads/t1/state", json={"values": {"messages": many}}).status_code == 413
         assert tc.post("/threads/t1/state", json={"values": [{"messages": many}]}).status_code == 413
         assert tc.post("/threads/t1/state", json={"values": {"messages": image}}).status_code == 415
-        steps = {"supersteps": [{"updates": [{"values": {"messages": many}, "as_node": "call_model"}]}]}
+        steps = {"supersteps": [{"updates": [{"values": {"messages": many}, "as_node": "__start__"}]}]}
         assert tc.post("/threads", json=steps).status_code == 413
         assert tc.post("/threads/t1/state", content=b"x" * 10_000_000).status_code == 413
 
