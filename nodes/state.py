@@ -11,6 +11,7 @@ held to a size by :func:`bounded`. Why: ``docs/security.md``.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any, NotRequired
 
 from langchain_core.messages import AnyMessage, BaseMessage
@@ -18,29 +19,42 @@ from langgraph.channels import LastValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic reads the schemas (Python < 3.12)
 
-from mnemo.core import MAX_GRAPH_VALUE_BYTES, ClientWriteError, check_new_messages, json_size
+from mnemo.core import MAX_GRAPH_VALUE_BYTES, ClientWriteError, InvalidInputError, check_new_messages, json_size
 from mnemo.turn import MAX_SUMMARY_CHARS
+
+logger = logging.getLogger(__name__)
+
+
+def check_sent_messages(left: list[Any], sent: list[Any]) -> None:
+    """Messages a client sent, to be added to ``left``: user messages within the
+    bounds, with ids that replace none of the thread's messages.
+
+    Raises:
+        mnemo.core.InvalidInputError: they break the rule.
+    """
+    check_new_messages(sent)
+    ids = {m.id for m in left if isinstance(m, BaseMessage)}
+    if taken := [m["id"] for m in sent if isinstance(m, dict) and m.get("id") in ids]:
+        raise ClientWriteError(f"a client's message may not replace the thread's message {taken[0]!r}")
 
 
 def admit_messages(left: list[Any], right: Any) -> list[BaseMessage]:
-    """``add_messages``, once what a client sent is held to its rule.
+    """``add_messages``, with what a client sent held to its rule.
 
     The graph's nodes write message objects; what arrives as plain data (a
     dict, a string, a ``(role, content)`` pair: JSON from a request) is a
-    client's, and must be user messages within the bounds, with ids that
-    replace none of the thread's messages.
-
-    Raises:
-        mnemo.core.InvalidInputError: the client's messages break the rule.
+    client's (:func:`check_sent_messages`); a write of them that breaks the
+    rule is left out, all of it, and logged.
     """
     items = right if isinstance(right, list) else [right]
     sent = [m for m in items if not isinstance(m, BaseMessage)]
     if sent:
-        check_new_messages(sent)
-        ids = {m.id for m in left if isinstance(m, BaseMessage)}
-        if taken := [m["id"] for m in sent if isinstance(m, dict) and m.get("id") in ids]:
-            raise ClientWriteError(f"a client's message may not replace the thread's message {taken[0]!r}")
-    return add_messages(left, right)  # type: ignore[return-value]
+        try:
+            check_sent_messages(left, sent)
+        except InvalidInputError as exc:
+            logger.warning("a client's messages were left out of the thread: %s", exc)
+            items = [m for m in items if isinstance(m, BaseMessage)]
+    return add_messages(left, items)  # type: ignore[return-value]
 
 
 class _Bounded(LastValue[Any]):
@@ -49,13 +63,16 @@ class _Bounded(LastValue[Any]):
     max_size = MAX_GRAPH_VALUE_BYTES
 
     def update(self, values: Any) -> bool:
+        kept = []
         for value in values:
             size = len(value) if isinstance(value, str) else json_size(value)
             if size > self.max_size:
-                raise ClientWriteError(
-                    f"{self.key!r} would hold {size} characters; the graph writes at most {self.max_size}"
+                logger.warning(
+                    "a write of %d to %r was left out: the graph writes at most %d", size, self.key, self.max_size
                 )
-        return super().update(values)
+            else:
+                kept.append(value)
+        return super().update(kept)
 
 
 def bounded(max_size: int) -> type[LastValue[Any]]:
