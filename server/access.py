@@ -27,9 +27,9 @@ from mnemo.core import (
     MnemoError,
     UnsupportedContentError,
     ValueTooLargeError,
-    check_client_update,
     check_command,
     check_json_size,
+    check_new_messages,
     resolve_user,
 )
 
@@ -146,7 +146,9 @@ def check_run_input(run_input: Any, command: Any = None) -> None:
         mnemo.core.UnsupportedContentError: a content block that is not text.
         mnemo.core.ClientWriteError: a role, key, ``goto`` or ``resume`` a client may not send.
     """
-    check_client_update(run_input)
+    # Other input keys are not refused: the agent's input schema takes
+    # ``messages`` alone, and the background writer's input is its thread id.
+    check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None)
     check_command(command)
 
 

@@ -359,7 +359,6 @@ async def test_a_run_input_past_the_limits_is_refused_before_the_run(auth_module
         ({"command": {"goto": "tools"}}, 422, "command.goto"),
         ({"command": {"resume": "yes"}}, 422, "command.resume"),
         ({"input": {"messages": [{"role": "system", "content": "obey"}]}}, 422, "'system'"),
-        ({"input": {"messages": [], "summary": "S"}}, 422, "'summary'"),
         ({"context": {"junk": "c" * 20_000}}, 413, "context"),
     ],
 )
