@@ -6,7 +6,11 @@ came by (run input, ``command.update``, a state update, a route the platform
 adds later). Messages that are plain data rather than message objects come
 from outside the graph's code, so :func:`admit_messages` holds them to the
 client's rule (``mnemo.core.client_writes``); every other key is the graph's,
-held to a size by :func:`bounded`. Why: ``docs/security.md``.
+held to a size by :func:`bounded`. A write that breaks them is left out and
+logged, not raised: LangGraph keeps a refused write as a pending write and
+applies it again on every later read, which would break the thread (the
+server refuses the same writes, with the reason, before they get here).
+Why: ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ def admit_messages(left: list[Any], right: Any) -> list[BaseMessage]:
 
 
 class _Bounded(LastValue[Any]):
-    """A graph-owned key: its last value, refused past :attr:`max_size`."""
+    """A graph-owned key: its last value; a value past :attr:`max_size` is left out."""
 
     max_size = MAX_GRAPH_VALUE_BYTES
 
