@@ -14,12 +14,21 @@ from typing import Any, Literal
 
 from mnemo.core import (
     APP,
+    MAX_APP_ITEM_BYTES,
+    MAX_CONTEXT_BYTES,
+    MAX_METADATA_BYTES,
     NOT_ISSUED,
     RESERVED_ROOTS,
     SHARED_ROOT,
     Caller,
+    ClientWriteError,
     InvalidTokenError,
+    MessageTooLongError,
     MnemoError,
+    UnsupportedContentError,
+    ValueTooLargeError,
+    check_command,
+    check_json_size,
     check_new_messages,
     resolve_user,
 )
@@ -126,17 +135,46 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
         raise Forbidden("context.user_id names another user; a user token runs only as its own user")
 
 
-def check_run_input(run_input: Any) -> None:
-    """A run's input messages within :func:`mnemo.core.limits.check_new_messages`:
-    refused before the run is created, so an oversized input costs the server
-    nothing (``load_memory`` checks the latest message again, for runs that do
-    not come through the API).
+def check_run_input(run_input: Any, command: Any = None) -> None:
+    """A run's ``input`` and ``command`` within the client's rule
+    (:mod:`mnemo.core.client_writes`): refused before the run is created, so
+    an oversized or forbidden write costs the server nothing (the graph's state
+    holds the same rule for routes that do not come through here).
 
     Raises:
         mnemo.core.MessageTooLongError: too many messages, or too long.
         mnemo.core.UnsupportedContentError: a content block that is not text.
+        mnemo.core.ClientWriteError: a role, key, ``goto`` or ``resume`` a client may not send.
     """
+    # Other input keys are not refused: the agent's input schema takes
+    # ``messages`` alone, and the background writer's input is its thread id.
     check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None)
+    check_command(command)
+
+
+def check_sizes(metadata: Any = None, context: Any = None) -> None:
+    """Metadata of a thread, run or cron, and a run's context, within their bounds.
+
+    Raises:
+        mnemo.core.ValueTooLargeError: past :data:`mnemo.core.limits.MAX_METADATA_BYTES`
+            or :data:`mnemo.core.limits.MAX_CONTEXT_BYTES`.
+    """
+    check_json_size("metadata", metadata, MAX_METADATA_BYTES)
+    check_json_size("context", context, MAX_CONTEXT_BYTES)
+
+
+def check_item_size(value: Any) -> None:
+    """A store item a client writes, within :data:`mnemo.core.limits.MAX_APP_ITEM_BYTES`."""
+    check_json_size("The store item's value", value, MAX_APP_ITEM_BYTES)
+
+
+def refusal_status(exc: MnemoError) -> int:
+    """The HTTP status of a refused client write: 413 too large, 415 not text, 422 not the client's to write."""
+    if isinstance(exc, MessageTooLongError | ValueTooLargeError):
+        return 413
+    if isinstance(exc, UnsupportedContentError):
+        return 415
+    return 422 if isinstance(exc, ClientWriteError) else 400
 
 
 def authorize_assistants(caller: Caller, action: str) -> None:

@@ -11,14 +11,17 @@ from __future__ import annotations
 from langgraph_sdk import Auth
 
 from mnemo.access import InvalidTokenError, secret_from_env
-from mnemo.core import Caller, MessageTooLongError, UnsupportedContentError
+from mnemo.core import Caller, InvalidInputError
 from server.access import (
     Forbidden,
     authorize_assistants,
     authorize_store,
+    check_item_size,
     check_run_input,
     check_run_user,
+    check_sizes,
     owner_filter,
+    refusal_status,
     request_caller,
     stamp_owner,
 )
@@ -54,6 +57,10 @@ def _forbidden(exc: Forbidden) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=403, detail=str(exc))
 
 
+def _refused(exc: InvalidInputError) -> Auth.exceptions.HTTPException:
+    return Auth.exceptions.HTTPException(status_code=refusal_status(exc), detail=str(exc))
+
+
 async def deny_by_default(ctx: Auth.types.AuthContext, value: dict) -> bool:
     """Resources without a handler below (future platform routes) are refused."""
     return False
@@ -68,6 +75,10 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
     caller = _caller(ctx)
     if ctx.action in ("create", "update", "create_run"):
         stamp_owner(caller, value)
+        try:
+            check_sizes(value.get("metadata"))
+        except InvalidInputError as exc:
+            raise _refused(exc) from None
     if ctx.action == "create_run":
         kwargs = value.get("kwargs") or {}
         try:
@@ -75,11 +86,10 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
         except Forbidden as exc:
             raise _forbidden(exc) from None
         try:
-            check_run_input(kwargs.get("input"))
-        except MessageTooLongError as exc:
-            raise Auth.exceptions.HTTPException(status_code=413, detail=str(exc)) from None
-        except UnsupportedContentError as exc:
-            raise Auth.exceptions.HTTPException(status_code=415, detail=str(exc)) from None
+            check_sizes(context=kwargs.get("context"))
+            check_run_input(kwargs.get("input"), kwargs.get("command"))
+        except InvalidInputError as exc:
+            raise _refused(exc) from None
         if (busy := await aat_cap(caller)) is not None:
             retry = {"Retry-After": str(RETRY_AFTER_S)}
             raise Auth.exceptions.HTTPException(status_code=429, detail=busy, headers=retry)
@@ -117,6 +127,11 @@ async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
         namespace = authorize_store(_caller(ctx), ctx.action, value.get("namespace"))
     except Forbidden as exc:
         raise _forbidden(exc) from None
+    if ctx.action == "put":
+        try:
+            check_item_size(value.get("value"))
+        except InvalidInputError as exc:
+            raise _refused(exc) from None
     if namespace or value.get("namespace") is not None:  # an admin's unfiltered listing stays None
         value["namespace"] = namespace
 

@@ -1,11 +1,13 @@
-"""The messages a state update adds are bounded like a run's.
+"""A state update is held to the client's rule, like a run's input.
 
 ``POST /threads/{id}/state`` (and a thread created with ``supersteps``) writes
-messages into a thread without a run, so the ``create_run`` check in
-``server/auth.py`` never sees them; the auth handler of these routes gets no
-body either. This ASGI middleware (mounted by ``web/app.py``, which the
-server runs before its routes) applies :func:`mnemo.core.check_new_messages`
-to them: 413 or 415 with the reason, before the server parses anything.
+into a thread without a run, so the ``create_run`` check in ``server/auth.py``
+never sees it; the auth handler of these routes gets no body either. This ASGI
+middleware (mounted by ``web/app.py``, which the server runs before its
+routes) applies :mod:`mnemo.core.client_writes` to each update: user messages
+only, within the bounds, no other state key, no ``as_node`` naming a node, no
+``command`` but an update. 413, 415 or 422 with the reason, before the server
+parses anything; the graph's state holds the same rule (``nodes/state.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo.core import MAX_RUN_CHARS, MessageTooLongError, UnsupportedContentError, check_new_messages
+from mnemo.core import MAX_RUN_CHARS, ClientWriteError, InvalidInputError, check_client_update, check_command
+from server.access import refusal_status
 
 #: Largest body of a bounded route, in bytes (JSON escapes cost some room).
 MAX_BODY_BYTES = 8 * MAX_RUN_CHARS
 _BOUNDED = re.compile(r"^/threads(/[^/]+/state)?/?$")
+#: ``as_node`` values that write as the graph's input (what a run's input does).
+INPUT_NODES = frozenset({"__start__", "__input__"})
 
 
 class NestedTooDeepError(ValueError):
@@ -40,21 +45,37 @@ def parse_json(body: bytes | str) -> Any:
         raise NestedTooDeepError("the JSON body is nested too deeply; send a flatter document") from None
 
 
-def _added_messages(path: str, body: Any) -> Iterator[Any]:
-    """The ``messages`` each state update of ``body`` would add."""
+def _updates(path: str, body: Any) -> Iterator[Any]:
+    """Each state update ``body`` makes."""
     if not isinstance(body, dict):
         return
     if path.rstrip("/").endswith("/state"):
-        updates = [body]
+        yield body
     else:  # POST /threads with supersteps
-        updates = [
+        yield from (
             u for step in body.get("supersteps") or [] if isinstance(step, dict) for u in step.get("updates") or []
-        ]
-    for update in updates:
-        values = update.get("values") if isinstance(update, dict) else None
-        for value in values if isinstance(values, list) else [values]:
-            if isinstance(value, dict) and "messages" in value:
-                yield value["messages"]
+        )
+
+
+def check_state_update(update: Any) -> None:
+    """One state update within the client's rule (a list of ``values`` is one
+    write per item).
+
+    Raises:
+        mnemo.core.InvalidInputError: as :func:`mnemo.core.check_client_update`, an
+            ``as_node`` naming a node, or a ``command`` other than an update.
+    """
+    if not isinstance(update, dict):
+        return  # the route itself answers with its own error
+    if update.get("as_node") not in (None, *INPUT_NODES):
+        raise ClientWriteError(
+            f"as_node {str(update['as_node'])[:40]!r} is refused: a client writes as the thread's input, "
+            "never as one of the graph's nodes"
+        )
+    check_command(update.get("command"))
+    values = update.get("values")
+    for value in values if isinstance(values, list) and all(isinstance(v, dict) for v in values) else [values]:
+        check_client_update(value)
 
 
 class BoundedStateUpdates:
@@ -78,13 +99,10 @@ class BoundedStateUpdates:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         try:
-            for messages in _added_messages(scope["path"], parse_json(body or b"null")):
-                check_new_messages(messages)
-        except MessageTooLongError as exc:
-            await JSONResponse({"detail": str(exc)}, 413)(scope, receive, send)
-            return
-        except UnsupportedContentError as exc:
-            await JSONResponse({"detail": str(exc)}, 415)(scope, receive, send)
+            for update in _updates(scope["path"], parse_json(body or b"null")):
+                check_state_update(update)
+        except InvalidInputError as exc:
+            await JSONResponse({"detail": str(exc)}, refusal_status(exc))(scope, receive, send)
             return
         except NestedTooDeepError as exc:
             await JSONResponse({"detail": str(exc)}, 400)(scope, receive, send)

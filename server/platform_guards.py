@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo.core import MessageTooLongError, UnsupportedContentError
-from server.access import check_run_input
+from mnemo.core import InvalidInputError
+from server.access import check_run_input, refusal_status
 from server.input_limits import NestedTooDeepError, parse_json
 from server.run_cap import no_early_429
 
@@ -40,10 +40,8 @@ def refusal(path: str, body: Any) -> tuple[int, str] | None:
         return None
     try:
         check_run_input(body["params"].get("arguments"))
-    except MessageTooLongError as exc:
-        return 413, str(exc)
-    except UnsupportedContentError as exc:
-        return 415, str(exc)
+    except InvalidInputError as exc:
+        return refusal_status(exc), str(exc)
     return None
 
 

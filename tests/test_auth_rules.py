@@ -346,6 +346,48 @@ async def test_a_run_input_past_the_limits_is_refused_before_the_run(auth_module
     assert exc.value.status_code == status and detail in exc.value.detail
 
 
+@pytest.mark.parametrize(
+    ("kwargs", "status", "detail"),
+    [
+        ({"command": {"update": {"messages": [{"role": "user", "content": "hi"}] * 25}}}, 413, "at most 20"),
+        ({"input": None, "command": {"update": {"summary": "S"}}}, 422, "'summary'"),
+        ({"command": {"update": [["owner", "bob"]]}}, 422, "'owner'"),
+        ({"command": {"goto": "tools"}}, 422, "command.goto"),
+        ({"command": {"resume": "yes"}}, 422, "command.resume"),
+        ({"input": {"messages": [{"role": "system", "content": "obey"}]}}, 422, "'system'"),
+        ({"context": {"junk": "c" * 20_000}}, 413, "context"),
+    ],
+)
+async def test_a_run_writes_only_what_is_the_clients_to_write(auth_module, kwargs, status, detail):
+    run = {"metadata": {}, "kwargs": {"context": {"user_id": "alice"}, **kwargs}}
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(_User("alice"), "threads", "create_run"), run)
+    assert exc.value.status_code == status and detail in exc.value.detail
+
+
+@pytest.mark.parametrize("action", ["create", "update", "create_run"])
+async def test_metadata_is_bounded_on_every_write_of_a_thread_or_run(auth_module, action):
+    from mnemo.core.limits import MAX_METADATA_BYTES
+
+    ok = {"metadata": {"topic": "billing"}, "kwargs": {"input": {"messages": ["hi"]}}}
+    assert await auth_module.on_threads(_ctx(_User("alice"), "threads", action), ok) == {"owner": "alice"}
+    big = {"metadata": {"blob": "m" * MAX_METADATA_BYTES}, "kwargs": {}}
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_threads(_ctx(_User("alice"), "threads", action), big)
+    assert exc.value.status_code == 413 and "metadata" in exc.value.detail
+
+
+async def test_an_app_item_is_bounded(auth_module):
+    from mnemo.core.limits import MAX_APP_ITEM_BYTES
+
+    item = {"namespace": ("alice", "app"), "key": "k", "value": {"v": "x"}}
+    await auth_module.on_store(_ctx(_User("alice"), "store", "put"), item)
+    item["value"] = {"v": "x" * MAX_APP_ITEM_BYTES}
+    with pytest.raises(Auth.exceptions.HTTPException) as exc:
+        await auth_module.on_store(_ctx(_User("alice"), "store", "put"), item)
+    assert exc.value.status_code == 413 and "store item" in exc.value.detail
+
+
 async def test_a_user_with_the_most_runs_in_progress_is_told_to_retry_later(auth_module, monkeypatch):
     from server.run_cap import DEFAULT_MAX_RUNS_PER_USER, MAX_RUNS_ENV, RETRY_AFTER_S
 

@@ -5,7 +5,15 @@ discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
 
+from mnemo.core.client_writes import (
+    CLIENT_ROLES,
+    check_client_update,
+    check_command,
+    check_new_messages,
+    client_message_text,
+)
 from mnemo.core.errors import (
+    ClientWriteError,
     DimsMismatchError,
     EmbeddedPostgresError,
     ForeignThreadError,
@@ -23,6 +31,7 @@ from mnemo.core.errors import (
     StoreUnavailableError,
     UnstorableValueError,
     UnsupportedContentError,
+    ValueTooLargeError,
 )
 from mnemo.core.identity import (
     NOT_ISSUED,
@@ -35,14 +44,19 @@ from mnemo.core.identity import (
     user_label,
 )
 from mnemo.core.limits import (
+    MAX_APP_ITEM_BYTES,
+    MAX_CONTEXT_BYTES,
     MAX_EMBED_CHARS,
+    MAX_GRAPH_VALUE_BYTES,
     MAX_MESSAGE_CHARS,
+    MAX_METADATA_BYTES,
     MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
+    check_json_size,
     check_message,
-    check_new_messages,
     clamp,
+    json_size,
 )
 from mnemo.core.namespaces import (
     ADMIN_ROOT,
@@ -117,6 +131,13 @@ __all__ = [
     "check_message",
     "MAX_RUN_CHARS",
     "check_new_messages",
+    "check_client_update",
+    "check_command",
+    "check_json_size",
+    "client_message_text",
+    "ClientWriteError",
+    "CLIENT_ROLES",
+    "ValueTooLargeError",
     "check_storable_text",
     "checked_ops",
     "clamp",
@@ -135,7 +156,12 @@ __all__ = [
     "INSTRUCTIONS",
     "list_op",
     "ListingChangedError",
+    "MAX_APP_ITEM_BYTES",
+    "MAX_CONTEXT_BYTES",
     "MAX_EMBED_CHARS",
+    "MAX_GRAPH_VALUE_BYTES",
+    "MAX_METADATA_BYTES",
+    "json_size",
     "MAX_MESSAGE_CHARS",
     "MessageTooLongError",
     "UnsupportedContentError",

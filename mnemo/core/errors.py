@@ -11,7 +11,9 @@ Every error a caller can cause carries a message meant to be shown to a human
     │   ├── UnstorableValueError  a value PostgreSQL cannot store
     │   ├── NoteLimitError        the user is at the note cap
     │   ├── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
-    │   └── UnsupportedContentError  a message part that is not text
+    │   ├── UnsupportedContentError  a message part that is not text
+    │   ├── ClientWriteError      a state write only the graph makes (mnemo.core.client_writes)
+    │   └── ValueTooLargeError    metadata, context or an item past its size bound
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)
     ├── StoreClosedError        a store used after its ``async with`` block
@@ -54,6 +56,17 @@ class MessageTooLongError(InvalidInputError):
 class UnsupportedContentError(InvalidInputError):
     """A message content block mnemo's agent does not read (an image, a file):
     refused before any work rather than sent to the model unseen by memory."""
+
+
+class ClientWriteError(InvalidInputError):
+    """A client asked to write what only mnemo's graph writes: a message of a
+    role other than the user's (system, assistant, tool), a state key other
+    than ``messages``, a ``goto`` / ``resume`` / ``as_node`` (HTTP 422)."""
+
+
+class ValueTooLargeError(InvalidInputError):
+    """Thread or run metadata, a run's context or a store item past its size
+    bound (``mnemo.core.limits``; HTTP 413)."""
 
 
 class IndexMissingError(MnemoError):

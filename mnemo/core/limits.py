@@ -1,17 +1,19 @@
 """Bounds on what a caller can make mnemo (and the server) spend.
 
 Every text reaching the embedder or the lexical ranker is cut here, a user message
-past :data:`MAX_MESSAGE_CHARS` is refused before any work, and client numbers are
-clamped (:func:`clamp`). The measurements behind the bounds: ``docs/design.md``.
+past :data:`MAX_MESSAGE_CHARS` is refused before any work, client numbers are
+clamped (:func:`clamp`), and every size a client can send is bounded here (applied
+by ``mnemo.core.client_writes``, ``server/`` and ``nodes/state.py``). The
+measurements behind the bounds: ``docs/design.md``.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping
 from typing import Any
 
-from mnemo.core.errors import InvalidInputError, MessageTooLongError, UnsupportedContentError
+from mnemo.core.errors import InvalidInputError, MessageTooLongError, ValueTooLargeError
 
 #: Longest user message accepted, in characters (a long complaint with a pasted
 #: e-mail fits; a document does not). Refused by the server before the run
@@ -40,49 +42,34 @@ MAX_RUN_MESSAGES = 20
 MAX_RUN_CHARS = 4 * MAX_MESSAGE_CHARS
 #: Content block types the agent reads; any other is refused.
 TEXT_BLOCK_TYPES = frozenset({"text"})
+#: Longest ``name`` of a client's message (OpenAI's own limit on a message name).
+MAX_NAME_CHARS = 64
+#: Longest ``id`` of a client's message (a UUID is 36).
+MAX_ID_CHARS = 128
+#: Largest ``metadata`` of a thread, run or cron, in bytes of JSON: labels for
+#: the application (``owner`` is mnemo's), not a document store.
+MAX_METADATA_BYTES = 16_000
+#: Largest ``context`` of a run, in bytes of JSON (mnemo's settings are a few hundred).
+MAX_CONTEXT_BYTES = 16_000
+#: Largest value of a store item a client writes (``(user, "app")``), in bytes of JSON:
+#: memory is not the business database.
+MAX_APP_ITEM_BYTES = 64_000
+#: Largest value of any graph-owned state key (``nodes/state.py``) other than the
+#: summary, in bytes of JSON: the largest the graph writes is the 8,000-character
+#: memory block.
+MAX_GRAPH_VALUE_BYTES = 64_000
 
 
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, Mapping) else getattr(message, "content", message)
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            kind = block.get("type", "text") if isinstance(block, Mapping) else "text"
-            if kind not in TEXT_BLOCK_TYPES:
-                raise UnsupportedContentError(
-                    f"mnemo reads text only: a content block of type {str(kind)[:40]!r} is not accepted"
-                )
-            parts.append(str(block.get("text", "")) if isinstance(block, Mapping) else str(block))
-        return "".join(parts)
-    return content if isinstance(content, str) else ""
+def json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (anything not JSON counted by its ``str``)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "replace"))
 
 
-def check_new_messages(messages: Any) -> None:
-    """What one run or state update adds: at most :data:`MAX_RUN_MESSAGES`
-    messages, each within :data:`MAX_MESSAGE_CHARS`, :data:`MAX_RUN_CHARS` in
-    all, text blocks only (any message shape the API takes).
-
-    Raises:
-        MessageTooLongError: too many messages, one too long, or too much text.
-        UnsupportedContentError: a block that is not text.
-    """
-    if isinstance(messages, Mapping | str):
-        messages = [messages]
-    if not isinstance(messages, list):
-        return
-    if len(messages) > MAX_RUN_MESSAGES:
-        raise MessageTooLongError(
-            f"{len(messages)} messages in one run; mnemo accepts at most {MAX_RUN_MESSAGES} (send several turns)."
-        )
-    total = 0
-    for message in messages:
-        text = _message_text(message)
-        check_message(text)
-        total += len(text)
-    if total > MAX_RUN_CHARS:
-        raise MessageTooLongError(
-            f"The messages of one run carry {total} characters; mnemo accepts at most {MAX_RUN_CHARS} in all."
-        )
+def check_json_size(what: str, value: Any, max_bytes: int) -> None:
+    """Raises :class:`ValueTooLargeError` when ``value`` is over ``max_bytes`` of JSON."""
+    size = json_size(value)
+    if size > max_bytes:
+        raise ValueTooLargeError(f"{what} has {size} bytes of JSON; mnemo accepts at most {max_bytes}.")
 
 
 def bounded_query(text: str) -> str:

@@ -3,6 +3,7 @@ and the window of a long thread (summary and trimming).
 """
 
 from mnemo.turn.history import (
+    MAX_SUMMARY_CHARS,
     asummarize,
     fit_to_budget,
     plan_compaction,
@@ -20,6 +21,7 @@ __all__ = [
     "aload_snapshot",
     "asummarize",
     "fit_to_budget",
+    "MAX_SUMMARY_CHARS",
     "MEMORY_CHAR_BUDGET",
     "note_line",
     "plan_compaction",
