@@ -35,7 +35,9 @@ from mnemo.core.identity import (
 )
 from mnemo.core.limits import (
     MAX_EMBED_CHARS,
+    MAX_MEMORY_BODY_BYTES,
     MAX_MESSAGE_CHARS,
+    MAX_OPERATOR_BODY_BYTES,
     MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
@@ -129,6 +131,8 @@ __all__ = [
     "list_op",
     "ListingChangedError",
     "MAX_EMBED_CHARS",
+    "MAX_MEMORY_BODY_BYTES",
+    "MAX_OPERATOR_BODY_BYTES",
     "MAX_MESSAGE_CHARS",
     "MessageTooLongError",
     "UnsupportedContentError",

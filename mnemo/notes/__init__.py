@@ -32,7 +32,7 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
-from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision, revision_terms
+from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.sparse import arestamp
 from mnemo.notes.writes import (
     aremember,
@@ -43,6 +43,7 @@ __all__ = [
     "aapply_revisions",
     "adelete_notes",
     "aforget",
+    "aget_note",
     "alist_notes",
     "aread_notes",
     "arebuild",
