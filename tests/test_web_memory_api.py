@@ -5,6 +5,7 @@ real ``./scripts/dev``: tests/test_memory_api_server.py."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from langgraph.store.memory import InMemoryStore
@@ -41,7 +42,7 @@ def auth(user_id: str = "alice", *, admin: bool = False) -> dict[str, str]:
     return {"authorization": f"Bearer {mint_token(user_id, secret=SECRET, role='admin' if admin else 'user')}"}
 
 
-def audit(store, user: User = ALICE) -> list[dict]:
+def audit(store, user: User = ALICE) -> list[Any]:
     return list(asyncio.run(alist_audit(store, user)))
 
 

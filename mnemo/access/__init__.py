@@ -11,6 +11,7 @@ from mnemo.access.entitlements import (
     ausage_today,
     validate_rule,
 )
+from mnemo.access.imports import ImportReport, aimport_user
 from mnemo.access.privacy import (
     aerase_threads,
     aerase_user,
@@ -40,6 +41,8 @@ __all__ = [
     "aerase_threads",
     "aerase_user",
     "aexport_user",
+    "aimport_user",
+    "ImportReport",
     "aget_entitlements",
     "aset_entitlement",
     "ausage_today",

@@ -87,6 +87,7 @@ from mnemo.core.reads import (
 from mnemo.core.storable import (
     check_storable_text,
     checked_ops,
+    json_value,
 )
 from mnemo.core.text import (
     adds_nothing,
@@ -114,6 +115,7 @@ __all__ = [
     "MAX_RUN_CHARS",
     "check_new_messages",
     "check_storable_text",
+    "json_value",
     "checked_ops",
     "clamp",
     "collapse_whitespace",

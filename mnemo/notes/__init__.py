@@ -6,6 +6,7 @@ from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
     expiry_from,
+    is_expired,
     live,
     now,
 )
@@ -32,6 +33,7 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
+from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.sparse import arestamp
 from mnemo.notes.writes import (
@@ -50,11 +52,15 @@ __all__ = [
     "arestamp",
     "arecall",
     "arecent",
+    "arestore",
+    "note_value",
+    "same_note",
     "aremember",
     "aremember_many",
     "arevise",
     "asweep_user",
     "expiry_from",
+    "is_expired",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "Note",
