@@ -12,6 +12,7 @@ from mnemo.access.entitlements import (
     validate_rule,
 )
 from mnemo.access.imports import ImportReport, aimport_user
+from mnemo.access.migrate import MigrationReport, amigrate_langgraph
 from mnemo.access.privacy import (
     aerase_threads,
     aerase_user,
@@ -42,6 +43,8 @@ __all__ = [
     "aerase_user",
     "aexport_user",
     "aimport_user",
+    "amigrate_langgraph",
+    "MigrationReport",
     "ImportReport",
     "aget_entitlements",
     "aset_entitlement",

@@ -88,6 +88,20 @@ async def import_(target: Target, params: Mapping[str, Any]) -> Any:
     )
 
 
+@operation("migrate-langgraph")
+async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
+    """A LangGraph memory app's items (namespace ``namespace_template``) into the user's mnemo memory."""
+    from mnemo.access import amigrate_langgraph
+
+    return await amigrate_langgraph(
+        target.store,
+        _user(params),
+        _text(params, "namespace_template") or "",
+        origin=target.origin,
+        dry_run=_flag(params, "dry_run"),
+    )
+
+
 @operation("remember")
 async def remember(target: Target, params: Mapping[str, Any]) -> Any:
     """A note from an application (``text``, ``expires_at``, ``refers_to``), as ``POST /memory/notes``."""

@@ -55,6 +55,7 @@ from mnemo.kinds.policies import (
     load_policy_file,
 )
 from mnemo.kinds.profile import (
+    MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
     SOURCES,
@@ -86,6 +87,7 @@ __all__ = [
     "AUDIT_HEAD",
     "AuditCheck",
     "averify",
+    "MAX_FIELD_CHARS",
     "MAX_HISTORY",
     "aensure_policies",
     "aapprove",

@@ -14,6 +14,7 @@ from mnemo.notes.index import (
     arebuild,
 )
 from mnemo.notes.model import (
+    MAX_NOTE_CHARS,
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
     Note,
@@ -61,6 +62,7 @@ __all__ = [
     "asweep_user",
     "expiry_from",
     "is_expired",
+    "MAX_NOTE_CHARS",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "Note",
