@@ -17,8 +17,8 @@ so running it twice adds nothing; the items read are left in place.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore
 
@@ -37,6 +37,30 @@ NOTE_FIELDS = {
     "interests": "Interests",
     "conversation_preferences": "Conversation preferences",
 }
+
+
+class SourceItem(NamedTuple):
+    """An item of the app migrated from: its key, value and when it was created (ISO)."""
+
+    key: str
+    value: Any
+    created_at: str
+
+
+def source_items(items: Any) -> list[SourceItem]:
+    """Items read elsewhere (``python -m mnemo import --source-url``: ``{key, value, created_at}`` each).
+
+    Raises:
+        InvalidInputError: not a list of such objects.
+    """
+    if not isinstance(items, list):
+        raise InvalidInputError("items is a list of {key, value, created_at}")
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+            raise InvalidInputError(f"items[{i}] is an object with a key, a value and created_at")
+        out.append(SourceItem(item["key"], item.get("value"), str(item.get("created_at") or "")))
+    return out
 
 
 class MigrationPlan(TypedDict):
@@ -80,7 +104,7 @@ def _text(value: Any) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def plan_items(items: list[Any], namespace: tuple[str, ...]) -> MigrationPlan:
+def plan_items(items: Sequence[SourceItem], namespace: tuple[str, ...]) -> MigrationPlan:
     """What the items of ``namespace`` become in mnemo (pure; oldest first)."""
     plan = MigrationPlan(namespace=list(namespace), items=len(items), notes=[], profile={}, skipped=[])
     for item in sorted(items, key=lambda it: (it.created_at, it.key)):
@@ -103,16 +127,25 @@ def plan_items(items: list[Any], namespace: tuple[str, ...]) -> MigrationPlan:
 
 
 async def amigrate_langgraph(
-    store: BaseStore, user: User, template: str, *, origin: Origin, dry_run: bool = False
+    store: BaseStore,
+    user: User,
+    template: str,
+    *,
+    origin: Origin,
+    dry_run: bool = False,
+    items: Sequence[SourceItem] | None = None,
 ) -> MigrationReport:
     """Write the LangGraph memory items of ``user`` (namespace ``template``) into mnemo's kinds;
-    with ``dry_run``, only say what would be written.
+    with ``dry_run``, only say what would be written. The items are read from ``store``
+    unless given (read from the app's own server: ``python -m mnemo import --source-url``).
 
     Raises:
         InvalidInputError: a bad template, or an item's text mnemo cannot store (nothing written).
     """
     namespace = namespace_of(template, user.id)
-    plan = plan_items(await alist_all(store, namespace), namespace)
+    if items is None:
+        items = [SourceItem(it.key, it.value, it.created_at.isoformat()) for it in await alist_all(store, namespace)]
+    plan = plan_items(items, namespace)
     report = MigrationReport(**plan, dry_run=dry_run, notes_written={}, profile_changes=[])
     if dry_run:
         return report

@@ -23,6 +23,26 @@ def _read_json(path: str) -> Any:
         raise InvalidInputError(f"cannot read {path}: {exc}") from None
 
 
+#: The token ``--source-url`` is called with, if its server needs one.
+SOURCE_TOKEN_ENV = "MNEMO_SOURCE_TOKEN"
+
+
+async def _aread_source(url: str, template: str, user_id: str) -> list[dict[str, Any]]:
+    """The items of the namespace ``template`` names for ``user_id`` on the LangGraph server at ``url``."""
+    import os
+
+    from langgraph_sdk import get_client
+
+    from mnemo.access.migrate import namespace_of
+    from mnemo.core import alist_all
+    from mnemo.stores import ServerStore
+
+    token = os.environ.get(SOURCE_TOKEN_ENV, "").strip()
+    client = get_client(url=url, headers={"Authorization": f"Bearer {token}"} if token else None)
+    items = await alist_all(ServerStore(client), namespace_of(template, user_id))
+    return [{"key": it.key, "value": it.value, "created_at": it.created_at.isoformat()} for it in items]
+
+
 @command(
     "import",
     "load an export document into a user's memory (the inverse of export; importing twice changes nothing), "
@@ -35,6 +55,12 @@ def _read_json(path: str) -> Any:
         default=None,
         help="read a LangGraph memory app's items from the store under this namespace, {user_id} "
         'standing for the user (memory-agent: "memories/{user_id}"); FILE then is not given',
+    ),
+    arg(
+        "--source-url",
+        default=None,
+        help="with --from-langgraph-store: the LangGraph server the app ran on (token, if it needs one, "
+        f"from ${SOURCE_TOKEN_ENV}); default: the store written to",
     ),
     arg("--dry-run", action="store_true", help="say what would be written, write nothing"),
     TARGET,
@@ -49,6 +75,8 @@ async def import_(args: argparse.Namespace) -> int:
             "namespace_template": args.from_langgraph_store,
             "dry_run": args.dry_run,
         }
+        if args.source_url:
+            params["items"] = await _aread_source(args.source_url, args.from_langgraph_store, args.user_id)
         _write_json(await run(args, "migrate-langgraph", params), None)
         return 0
     document = _read_json(args.file)

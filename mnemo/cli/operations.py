@@ -90,8 +90,10 @@ async def import_(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("migrate-langgraph")
 async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
-    """A LangGraph memory app's items (namespace ``namespace_template``) into the user's mnemo memory."""
+    """A LangGraph memory app's items (namespace ``namespace_template``, read from
+    the store, or given as ``items``) into the user's mnemo memory."""
     from mnemo.access import amigrate_langgraph
+    from mnemo.access.migrate import source_items
 
     return await amigrate_langgraph(
         target.store,
@@ -99,6 +101,7 @@ async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
         _text(params, "namespace_template") or "",
         origin=target.origin,
         dry_run=_flag(params, "dry_run"),
+        items=source_items(params["items"]) if params.get("items") is not None else None,
     )
 
 
