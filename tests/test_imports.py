@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from mnemo import InvalidInputError, User, aremember, aupdate_profile
+from mnemo import InvalidInputError, User, aget_profile, aremember, aupdate_profile
 from mnemo.access import aerase_user, aexport_user, aimport_user
-from mnemo.core import EPISODES
+from mnemo.core import EPISODES, NOTES, NoteLimitError
 from mnemo.kinds import Origin, averify, build_episode
 from mnemo.kinds.audit import alist_audit
 from mnemo.notes import aforget, alist_notes, arevise, expiry_from
+from mnemo.notes.sparse import SPARSE_FIELD
 from mnemo.turn import aload_snapshot
 
 ADMIN = Origin(source="admin", actor="ops")
@@ -63,6 +64,8 @@ async def test_export_erase_import_export_gives_the_same_memory_and_importing_ag
     snapshot = await aload_snapshot(store, user, "what is my dog called?")
     assert snapshot["relevant"][0]["text"] == "Has a dog called Max."
     assert {"words", "meaning"} <= set(snapshot["found_by"][snapshot["relevant"][0]["id"]])
+    stored = await store.asearch(user.namespace(NOTES), limit=10)
+    assert len(stored) == 3 and all(SPARSE_FIELD in it.value for it in stored)  # the weights are installed (_venv.sh)
     # Audited as an import, the chain intact; a second import writes nothing, records nothing.
     trail = await alist_audit(store, user)
     assert [r["action"] for r in trail] == ["erase", "import"] and trail[-1]["actor"] == "ops"
@@ -123,3 +126,30 @@ async def test_an_expired_note_in_the_document_is_not_brought_back(store, user):
     report = await aimport_user(store, other, document, origin=ADMIN)
     assert report["written"]["notes"] == 2 and any("expired" in s for s in report["skipped"])
     assert "Japan" not in str(await alist_notes(store, other))
+
+
+async def test_imported_notes_join_the_word_index_a_user_already_has(store, user):
+    await seeded(store, user)
+    document = await aexport_user(store, user)
+    other = User.of("u_new")
+    await aremember(store, other, "Likes green tea.")  # an index exists: no rebuild will cover for a missing entry
+    await aimport_user(store, other, document, origin=ADMIN)
+    snapshot = await aload_snapshot(store, other, "Max")
+    dog = next(n for n in snapshot["relevant"] if n["text"] == "Has a dog called Max.")
+    assert "words" in snapshot["found_by"][dog["id"]]
+    recent = {n["text"] for n in (await aload_snapshot(store, other, "", recent_limit=10))["recent"]}
+    assert {"Likes green tea.", "Has a dog called Max."} <= recent
+
+
+async def test_an_import_that_would_pass_the_note_cap_is_refused_whole(store, user, monkeypatch):
+    import mnemo.access.imports
+
+    await seeded(store, user)
+    document = await aexport_user(store, user)
+    other = User.of("u_new")
+    await aremember(store, other, "Likes green tea.")
+    monkeypatch.setattr(mnemo.access.imports, "MAX_NOTES_PER_USER", 3)  # 1 + the document's 3
+    with pytest.raises(NoteLimitError):
+        await aimport_user(store, other, document, origin=ADMIN)
+    assert [n["text"] for n in await alist_notes(store, other)] == ["Likes green tea."]
+    assert await aget_profile(store, other) == {}

@@ -99,6 +99,13 @@ async def test_memory_template_profile_document_and_notes_are_moved_as_inferred(
     ]
     notes = await amigrate_langgraph(store, user, "{user_id}/events/Note", origin=ADMIN)
     assert notes["notes_written"] == {"stored": 1}
+    # A home described at length is no city: kept whole, as a note.
+    lin = User.of("u_lin")
+    home = "A flat on the third floor near West Lake, " * 6
+    await store.aput(("u_lin", "user_states", "User"), "memory", {"user_name": "Lin", "home": home})
+    report = await amigrate_langgraph(store, lin, "{user_id}/user_states/User", origin=ADMIN)
+    assert report["profile"] == {"name": "Lin"} and "city" not in await aget_profile(store, lin)
+    assert [n["text"] for n in await alist_notes(store, lin)] == [f"Home: {home.strip()}"]
     # What the user says later replaces what the template's model inferred.
     await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said")
     await amigrate_langgraph(store, user, "{user_id}/user_states/User", origin=ADMIN)
