@@ -217,3 +217,19 @@ def test_a_failed_store_call_is_503_with_retry_after_and_nothing_written(monkeyp
         res = getattr(api, method)(path, json=body, headers=auth())
         assert res.status_code == 503 and res.headers["retry-after"] == "5", res.text
     assert asyncio.run(store.asearch(("alice",), limit=10)) == []
+
+
+def test_every_route_refuses_a_call_without_a_valid_token_before_any_store_work(monkeypatch):
+    from web.memory_api import ROUTES
+
+    class NoStore:
+        def __getattr__(self, name):
+            raise AssertionError(f"the store was used ({name}) before the token was checked")
+
+    api = app_for(monkeypatch, NoStore())
+    assert len(ROUTES) == 6
+    for path, _, methods in ROUTES:
+        url = path.replace("{note_id}", "abc")
+        for headers in ({}, {"authorization": "Bearer nope"}):
+            res = api.request(methods[0], url, json={"text": "x"} if methods[0] != "GET" else None, headers=headers)
+            assert res.status_code == 401, (methods[0], url, res.text)
