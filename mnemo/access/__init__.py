@@ -12,7 +12,7 @@ from mnemo.access.entitlements import (
     validate_rule,
 )
 from mnemo.access.imports import ImportReport, aimport_user
-from mnemo.access.migrate import MigrationReport, amigrate_langgraph
+from mnemo.access.migrate import MigrationReport, amigrate_langgraph, namespace_of, source_items
 from mnemo.access.privacy import (
     aerase_threads,
     aerase_user,
@@ -45,6 +45,8 @@ __all__ = [
     "aimport_user",
     "amigrate_langgraph",
     "MigrationReport",
+    "namespace_of",
+    "source_items",
     "ImportReport",
     "aget_entitlements",
     "aset_entitlement",

@@ -33,7 +33,7 @@ async def _aread_source(url: str, template: str, user_id: str) -> list[dict[str,
 
     from langgraph_sdk import get_client
 
-    from mnemo.access.migrate import namespace_of
+    from mnemo.access import namespace_of
     from mnemo.core import alist_all
     from mnemo.stores import ServerStore
 

@@ -92,8 +92,7 @@ async def import_(target: Target, params: Mapping[str, Any]) -> Any:
 async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
     """A LangGraph memory app's items (namespace ``namespace_template``, read from
     the store, or given as ``items``) into the user's mnemo memory."""
-    from mnemo.access import amigrate_langgraph
-    from mnemo.access.migrate import source_items
+    from mnemo.access import amigrate_langgraph, source_items
 
     return await amigrate_langgraph(
         target.store,
