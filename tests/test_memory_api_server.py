@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -160,3 +161,39 @@ async def test_an_application_writes_memory_a_new_thread_carries_it_search_says_
 def test_the_cli_needs_a_file_or_a_namespace_template():
     res = subprocess.run([sys.executable, "-m", "mnemo", "import", "u_zhou"], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 2 and "--from-langgraph-store" in res.stderr
+
+
+def backend_examples() -> tuple[str, str]:
+    """The Python and JavaScript blocks of docs/clients.md's "Writing memory from a backend"."""
+    text = (ROOT / "docs" / "clients.md").read_text("utf-8")
+    section = text.split("## Writing memory from a backend", 1)[1].split("\n## ", 1)[0]
+    python = section.split("```python\n", 1)[1].split("```", 1)[0]
+    js = section.split("```js\n", 1)[1].split("```", 1)[0]
+    return python, js
+
+
+async def test_the_backend_examples_of_the_client_docs_run_as_written(workdir, server_env, stub, tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (apt-get install nodejs)")
+    python, js = backend_examples()
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        scope: dict = {"ADMIN_TOKEN": token("crm", admin=True)}
+        exec(python.replace("http://127.0.0.1:2024", server.url), scope)
+        assert scope["note"]["text"] == "Prefers e-mail over phone." and scope["why"]["relevant"]
+        script = tmp_path / "backend.mjs"
+        admin_token = json.dumps(token("crm", admin=True))
+        script.write_text(
+            f"const MNEMO_URL = {json.dumps(server.url)};\nconst ADMIN_TOKEN = {admin_token};\n"
+            + js
+            + "\nconsole.log(JSON.stringify({ status, note, why }));\n"
+        )
+        done = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        assert seen["status"] == "duplicate" and seen["note"]["id"] == scope["note"]["id"]  # the same fact, twice
+        assert seen["why"]["profile"]["city"]["value"] == "Hangzhou"
+    finally:
+        server.stop()
