@@ -232,3 +232,37 @@ async def test_a_backlog_leaving_the_window_is_extracted_over_turns_then_removed
     assert extracted == said[: len(extracted)] and len(extracted) > 3 * MAX_EXTRACTION_CALLS  # in order, once each
     assert said[0] not in [m.text for m in out["messages"]]  # removed once written...
     assert (await aget_profile(store, User.of("u_zhou")))["city"]["value"] == "Hangzhou"  # ...into memory
+
+
+def test_every_summary_chunk_keeps_within_its_size_with_many_tiny_messages():
+    from mnemo.turn.history import MAX_SUMMARY_CALLS, MAX_TRANSCRIPT_CHARS, transcript_chunks
+
+    # Tiny lines fill each chunk to within a line of its room, so a chunk that
+    # kept no room for the "(N earlier lines left out)" note would overflow.
+    dropped = [HumanMessage(f"{i:05d}", id=f"h{i}") for i in range(6000)]
+    lines = transcript_of(dropped).splitlines()
+    assert len("\n".join(lines)) > MAX_SUMMARY_CALLS * MAX_TRANSCRIPT_CHARS  # more than the calls can carry
+    chunks = transcript_chunks(dropped)
+    assert len(chunks) == MAX_SUMMARY_CALLS
+    assert all(len(chunk) <= MAX_TRANSCRIPT_CHARS for chunk in chunks), [len(c) for c in chunks]
+    note, *kept_first = chunks[0].splitlines()
+    kept = kept_first + [line for chunk in chunks[1:] for line in chunk.splitlines()]
+    assert note == f"({len(lines) - len(kept)} earlier lines left out)"
+    assert kept == lines[-len(kept) :]  # the newest lines, in order, none cut
+    assert chunks[0].count("earlier lines left out") == 1 and all("left out" not in c for c in chunks[1:])
+
+
+def test_every_summary_chunk_keeps_within_its_size_with_one_huge_message():
+    from mnemo.turn.history import MAX_TRANSCRIPT_CHARS, transcript_chunks
+
+    # A tool's name is quoted whole (no excerpt): the one line longer than a chunk.
+    huge = ToolMessage("done", tool_call_id="c1", name="lookup" * 5000, id="t1")
+    assert len(transcript_of([huge])) > MAX_TRANSCRIPT_CHARS
+    [chunk] = transcript_chunks([huge])
+    assert len(chunk) <= MAX_TRANSCRIPT_CHARS
+    assert chunk.startswith('tool "lookuplookup')
+    # Between small ones, it is cut to its own chunk and theirs are kept whole.
+    before, after = HumanMessage("before", id="h1"), HumanMessage("after", id="h2")
+    chunks = transcript_chunks([before, huge, after])
+    assert [len(c) <= MAX_TRANSCRIPT_CHARS for c in chunks] == [True, True, True]
+    assert chunks[0] == 'user: "before"' and chunks[2] == 'user: "after"'

@@ -300,9 +300,18 @@ def test_a_date_a_note_is_about_is_read_loosely_and_refused_with_the_forms_it_ta
 
 
 async def test_a_note_recalled_by_meaning_has_its_score_to_four_places(store, user):
+    from mnemo.notes.model import note_from_value
+
+    query = "which foods should I avoid?"
     await aremember_many(store, user, ["The user is allergic to peanuts.", "The user likes jazz."])
-    scored = [n for n in await arecall(store, user, "which foods should I avoid?", margin=None) if "score" in n]
-    assert scored and all(n["score"] == round(n["score"], 4) != round(n["score"], 3) for n in scored)
+    raw = {it.key: it.score for it in await store.asearch(user.namespace("notes"), query=query)}
+    scored = [n for n in await arecall(store, user, query, margin=None) if "score" in n]
+    assert len(scored) == 2 and all(raw[n["id"]] != round(raw[n["id"]], 4) for n in scored)  # more places stored
+    assert [n["score"] for n in scored] == [round(raw[n["id"]], 4) for n in scored]
+    # The rounding itself: a fourth place of 0, a carry into the units, a negative score.
+    value = {"text": "The user likes jazz."}
+    places = [note_from_value("k", value, score=s)["score"] for s in (0.123456, 0.73504, 0.99996, -0.00004)]
+    assert places == [0.1235, 0.735, 1.0, -0.0]
 
 
 async def test_text_no_backend_can_store_is_refused_everywhere(store, user):

@@ -3,6 +3,8 @@ behaviour is in tests/test_store_conformance.py)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from mnemo import DimsMismatchError
@@ -225,11 +227,23 @@ async def test_a_namespace_holding_most_of_the_table_is_searched_through_hnsw(pg
         pg.drop_database("ann_search")
 
 
+class PlacedEmbeddings(HashEmbeddings):
+    """Unit vectors at a chosen angle from the query's (``"<angle> <axis>"``:
+    radians away from axis 0, towards ``axis``; anything else is the query)."""
+
+    def _vec(self, text: str) -> list[float]:
+        angle, axis = (float(text.split()[0]), int(text.split()[1])) if text[0].isdigit() else (0.0, 1)
+        v = [0.0] * self.dims
+        v[0], v[axis] = math.cos(angle), math.sin(angle)
+        return v
+
+
 async def test_a_search_through_hnsw_that_comes_back_short_is_run_again_exactly(pg, monkeypatch):
     """Never fewer hits than asked because the approximate scan filtered them
     out, and never another user's: here HNSW (iterative scans off, a small
     ``ef_search``, so the planner's index scan returns the 10 vectors nearest
-    of the whole table) finds only the other user's copies of the query."""
+    of the whole table) finds 2 of the user's 30 notes and 8 of the other
+    user's, at distinct distances well apart: short, but not empty."""
     from langgraph.store.base import PutOp
 
     from mnemo.stores import postgres_search
@@ -251,19 +265,23 @@ async def test_a_search_through_hnsw_that_comes_back_short_is_run_again_exactly(
     monkeypatch.setattr(postgres_search, "ANN_MIN_ROWS", 0)
     monkeypatch.setattr(postgres_search, "ANN_MIN_SHARE", 1e-6)  # every namespace through HNSW first
     uri = pg.create_database("short_search")
-    index = {"embed": HashEmbeddings(16), "dims": 16, "fields": ["text"]}
-    mine = {f"k{i}": f"fact {i}" for i in range(30)}
+    index = {"embed": PlacedEmbeddings(16), "dims": 16, "fields": ["text"]}
+    # Angles from the query: the user's nearest two, then the other user's
+    # eight, then the user's other 28.
+    near = {f"near{i}": f"{0.05 * (i + 1):.2f} {1 + i}" for i in range(2)}
+    far = {f"far{i:02d}": f"{1.0 + 0.02 * i:.2f} {11 + i % 5}" for i in range(28)}
+    theirs = {f"k{i}": f"{0.3 + 0.01 * i:.2f} {3 + i}" for i in range(8)}
     try:
         async with open_store(postgres_uri=uri, index=index, pool_config={"configure": approximate}) as store:
-            await store.abatch([PutOp(("a", "notes"), k, {"text": t}) for k, t in mine.items()])
-            await store.abatch([PutOp(("b", "notes"), f"k{i}", {"text": "fact 7"}) for i in range(600)])
+            await store.abatch([PutOp(("a", "notes"), k, {"text": t}) for k, t in {**near, **far}.items()])
+            await store.abatch([PutOp(("b", "notes"), k, {"text": t}) for k, t in theirs.items()])
             async with store.conn.connection() as conn:
                 await conn.execute("ANALYZE store, store_vectors")
-            hits = await store.asearch(("a", "notes"), query="fact 7", limit=5)
-            assert passes[0][0] is False and passes[0][1][0] < 5  # the precondition: HNSW came back short
+            hits = await store.asearch(("a", "notes"), query="the query", limit=5)
+            assert passes[0] == (False, [2])  # the precondition: HNSW came back short, not empty
             assert passes[1] == (True, [5])
             assert {h.namespace for h in hits} == {("a", "notes")}
-            assert [h.key for h in hits] == exact_top("fact 7", mine, 5)
+            assert [h.key for h in hits] == ["near0", "near1", "far00", "far01", "far02"]
     finally:
         pg.drop_database("short_search")
 

@@ -96,6 +96,29 @@ async def test_a_note_is_written_with_the_vector_of_its_text_in_context(store, u
     assert "context" in latin.value and sparse.SPARSE_FIELD not in chinese.value  # SPLADE cannot read it
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Пользователь любит джаз.",  # Cyrillic
+        "ユーザーはジャズが好きです。",  # Japanese (kana and kanji)
+        "사용자는 재즈를 좋아합니다.",  # Korean
+        "المستخدم يحب موسيقى الجاز.",  # Arabic
+        "2024 0815 42",  # digits only: no script at all
+        "用户喜欢爵士乐。",  # Chinese
+    ],
+    ids=["cyrillic", "japanese", "korean", "arabic", "digits", "chinese"],
+)
+async def test_only_latin_script_is_given_a_sparse_vector(text, encoder):
+    """SPLADE-tiny's vocabulary reads Latin script only: no other script (not
+    only Chinese) gets a query vector or a note vector."""
+    latin = ["The user likes jazz.", "L'utilisateur préfère le café noir."]
+    assert all([await sparse.aquery_vector(t) for t in latin])  # the precondition: Latin queries are read
+    assert await sparse.aquery_vector(text) is None
+    values = [{"text": text}, *({"text": t} for t in latin)]
+    await sparse.astamp(values)
+    assert [sparse.SPARSE_FIELD in v for v in values] == [False, True, True]
+
+
 async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, encoder):
     await aremember(store, user, "The user has a cat.")
     (first,) = await store.asearch(user.namespace("notes"))
@@ -166,19 +189,34 @@ def test_a_note_the_model_cannot_read_keeps_its_dense_place():
 
 
 async def test_without_weights_recall_has_two_rankings_and_writes_no_vectors(store, user, no_weights, monkeypatch):
+    # Words and meaning disagree: the notes sharing the question's words are
+    # not the ones about it, so a third ranking would move them.
     notes = [
         "The user is allergic to peanuts.",
-        "The user prefers email over phone calls.",
+        "The user asked what food the party will have.",
         "The user has a nut allergy card in the wallet.",
+        "The user wants to know what I have on the menu for food lovers.",
         "The user likes hiking in the Alps.",
     ]
     await aremember_many(store, user, notes)
     items = await store.asearch(user.namespace("notes"))
     assert len(items) == len(notes) and not any(sparse.SPARSE_FIELD in it.value for it in items)
-    found = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
+    query = "what food allergies do I have?"
+    assert await sparse.aquery_vector(query) is None  # no query vector without the weights
+    fused: list[int] = []
+    rank_keys = recall_module.rank_keys
+
+    def spy(dense, lexical, learned=None):
+        assert dense and lexical  # the precondition: both rankings have candidates
+        fused.append(2 if learned is None else 3)
+        return rank_keys(dense, lexical, learned)
+
+    monkeypatch.setattr(recall_module, "rank_keys", spy)
+    found = [n["text"] for n in await arecall(store, user, query, limit=5, margin=None)]
+    assert fused == [2]
     monkeypatch.setattr(recall_module, "SPARSE_WEIGHT", 0.0)
-    two = [n["text"] for n in await arecall(store, user, "what food allergies do I have?", limit=4, margin=None)]
-    assert len(found) == 4 and found == two
+    two = [n["text"] for n in await arecall(store, user, query, limit=5, margin=None)]
+    assert len(found) == 5 and found == two
 
 
 async def test_the_sparse_ranking_reorders_recall_for_an_english_question(store, user, monkeypatch):

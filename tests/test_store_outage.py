@@ -65,3 +65,41 @@ async def test_a_turn_with_postgres_down_answers_and_its_words_are_written_once_
             assert [n["text"] for n in await alist_notes(store, user)] == ["The user keeps goats."]
     finally:
         await asyncio.to_thread(server.stop)
+
+
+async def test_the_first_call_after_postgres_goes_down_gives_up_at_the_probe_not_the_pools_timeout(
+    tmp_path, cached_index, monkeypatch
+):
+    """Seen through a spy on the probe, not a clock: the call waiting for
+    the pool is answered by one refused probe (and the next call's probe
+    comes first, before the pool is asked)."""
+    from mnemo.stores import postgres as postgres_store
+
+    server = await asyncio.to_thread(pgserver.start, tmp_path / "data", database="probe", cleanup="delete")
+    probes: list[tuple[str, bool]] = []
+    reachable = postgres_store._reachable
+
+    async def spy(conninfo: str) -> bool:
+        probes.append((conninfo, await reachable(conninfo)))
+        return probes[-1][1]
+
+    monkeypatch.setattr(postgres_store, "_reachable", spy)
+    user = User.of("u_zhou")
+    try:
+        async with open_store(postgres_uri=server.uri, index=cached_index) as store:
+            pool = store.conn
+            assert await aget_profile(store, user) == {} and probes == []  # up: no probe
+            assert REACHABLE_CHECK_S < pool.timeout  # the precondition: the probe comes first
+            await asyncio.to_thread(server.stop)
+            with pytest.raises(StoreUnavailableError) as down:
+                await aget_profile(store, user)
+            # The probe's refusal, not the pool's timeout (which names PoolTimeout and is its cause).
+            assert str(down.value) == "PostgreSQL cannot be reached; try again shortly"
+            assert down.value.__cause__ is None
+            assert probes == [(str(pool.conninfo), False)]
+            asked = pool.get_stats().get("requests_num", 0)
+            with pytest.raises(StoreUnavailableError, match="nothing was read or written"):
+                await aget_profile(store, user)
+            assert probes[1:] == [(str(pool.conninfo), False)] and pool.get_stats().get("requests_num", 0) == asked
+    finally:
+        await asyncio.to_thread(server.stop)
