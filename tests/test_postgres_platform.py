@@ -148,6 +148,14 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
             assert "PostgreSQL cannot be reached" in export.text
             items = await http.post("/store/items/search", json={"namespace_prefix": ["u_zhou"]}, headers=headers)
             assert items.status_code == 503, items.text
+            # An application's writes and search: 503 too, and nothing of them is written (checked below).
+            for method, path, body in (
+                ("POST", "/memory/notes", {"text": "Prefers e-mail over phone."}),
+                ("PATCH", "/memory/profile", {"language": "French"}),
+                ("GET", "/memory/search?q=hello", None),
+            ):
+                res = await http.request(method, path, json=body, headers=headers)
+                assert res.status_code == 503 and res.headers["retry-after"], (path, res.text)
         # More messages than one extraction call reads, the fact the oldest of them.
         said = ["I live in Lyon now.", *(f"And one more thing, number {i}." for i in range(11))]
         run = await zhou.runs.create(
@@ -167,6 +175,12 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
         assert "long-term memory is unavailable" not in system_prompts(stub)[-1]
         profile = (await zhou.store.search_items(["u_zhou", "profile"]))["items"]
         assert {it["key"]: it["value"]["value"] for it in profile}.get("city") == "Lyon", server.output()
+        notes = (await zhou.store.search_items(["u_zhou", "notes"], limit=50))["items"]
+        assert "Prefers e-mail over phone." not in {it["value"]["text"] for it in notes}
+        assert "language" not in {it["key"] for it in profile}
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as http:  # and once back, the routes work
+            res = await http.post("/memory/notes", json={"text": "Prefers e-mail over phone."}, headers=headers)
+            assert res.status_code == 201, res.text
     finally:
         server.stop()
         if restarted is not None:

@@ -166,9 +166,31 @@ async def test_each_field_is_decided_on_its_own(store, user):
     assert [c["field"] for c in gone] == ["name", "city"]
     with pytest.raises(InvalidInputError) as exc:
         await aupdate_profile(store, user, {"name": "X"}, source="model")
-    assert str(exc.value) == "source must be one of ('user_said', 'tool', 'inferred'), got 'model'"
+    assert str(exc.value) == "source must be one of ('user_said', 'tool', 'inferred', 'app'), got 'model'"
 
 
 async def test_a_stored_item_that_is_no_profile_field_is_not_read_as_one(store, user):
     await store.aput(user.namespace("profile"), "password", {"value": "hunter2"}, index=False)
     assert await aget_profile(store, user) == {}
+
+
+async def test_what_an_application_set_and_what_the_user_says_the_later_one_wins_and_no_inference_replaces_either(
+    store, user
+):
+    """The precedence of docs/memory.md: ``app`` and ``user_said`` rank alike
+    (the later statement wins either way), ``inferred`` replaces neither, and
+    the field keeps every value's provenance."""
+    await aupdate_profile(store, user, {"city": "Hangzhou"}, source="app")
+    assert await aupdate_profile(store, user, {"city": "Shanghai"}, source="inferred") == []
+    await aupdate_profile(store, user, {"city": "Suzhou"}, source="user_said")  # the user moved, and said so
+    entry = (await aget_profile(store, user))["city"]
+    assert (entry["value"], entry["source"]) == ("Suzhou", "user_said")
+    from mnemo.core.reads import now_iso
+
+    said = now_iso()  # the user says something a background writer reads later...
+    await aupdate_profile(store, user, {"city": "Ningbo"}, source="app")  # ...then the CRM's correction
+    entry = (await aget_profile(store, user))["city"]
+    assert (entry["value"], entry["source"]) == ("Ningbo", "app")
+    assert [(h["value"], h["source"]) for h in entry["history"]] == [("Hangzhou", "app"), ("Suzhou", "user_said")]
+    # The user's words from before the application's write do not undo it (as_of: when they were said).
+    assert await aupdate_profile(store, user, {"city": "Wuxi"}, source="user_said", as_of=said) == []

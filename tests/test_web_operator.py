@@ -64,3 +64,16 @@ def test_operator_commands_are_for_admins_only(operator_app, store):
     assert post(operator_app, "drop-tables", {}, admin).status_code == 404
     assert post(operator_app, "erase", ["alice"], admin).status_code == 400
     assert post(operator_app, "reindex", {"user_id": 42}, admin).status_code == 400
+
+
+def test_an_operator_write_is_audited_with_its_route_and_an_oversized_body_is_refused(operator_app, store, monkeypatch):
+    import web.operator
+
+    admin = mint_token("backend", secret=SECRET, role="admin")
+    res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a dog."}, admin)
+    assert res.status_code == 200 and res.json()["status"] == "stored"
+    (record,) = asyncio.run(alist_audit(store, User.of("alice")))
+    assert (record["route"], record["actor"]) == ("POST /memory/operator/remember", "backend")
+    monkeypatch.setattr(web.operator, "MAX_OPERATOR_BODY_BYTES", 100)
+    res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 200}, admin)
+    assert res.status_code == 413 and len(asyncio.run(alist_audit(store, User.of("alice")))) == 1

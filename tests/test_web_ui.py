@@ -107,3 +107,38 @@ def test_console_signs_in_streams_shows_forgets_and_exports(browser, workdir, se
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
+
+
+def test_console_adds_a_note_and_shows_what_a_message_would_be_shown_and_why(browser, workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        page = browser.new_page(viewport={"width": 1300, "height": 800})
+        page.goto(server.console_url())
+        sign_in(page, "u_ning")
+        page.wait_for_function("document.querySelector('#notes').textContent.includes('(none)')")
+        page.fill("#note-text", "Has a dog called Max.")
+        page.click("#add-note button")
+        page.wait_for_function("document.querySelector('#notes').textContent.includes('Has a dog called Max.')")
+        assert "(app," in page.inner_text("#notes")  # an application's note, said so
+        assert "note.add" in page.inner_text("#audit") and "by u_ning" in page.inner_text("#audit")
+        page.fill("#note-text", "")
+        page.click("#add-note button")  # nothing to add: nothing sent
+
+        page.fill("#search-q", "What is my dog called?")
+        page.click("#search button")
+        page.wait_for_function("document.querySelector('#found').textContent.includes('Relevant notes')")
+        found = page.inner_text("#found")
+        assert "Has a dog called Max." in found and "found by meaning #1" in found and "in the prompt" in found
+        assert "memory block:" in found and "Profile:" in found  # the block as the prompt carries it
+
+        # Another user: the search shown is cleared, and theirs finds nothing of u_ning's.
+        sign_in(page, "u_li")
+        page.wait_for_function("document.querySelector('#found').textContent === ''")
+        page.fill("#search-q", "What is my dog called?")
+        page.click("#search button")
+        page.wait_for_function("document.querySelector('#found').textContent.includes('Relevant notes: (none)')")
+        assert "Max" not in panel(page)
+        assert server.trouble() == [], server.trouble()
+    finally:
+        server.stop()

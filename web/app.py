@@ -2,7 +2,7 @@
 
 ``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens), ``/ui/common.js``,
 ``/ui/dev-token``, ``/ui/label``, ``POST /feedback``, the ``/memory`` routes
-(:mod:`web.memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
+(:mod:`web.memory`, :mod:`web.memory_api`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
 each checks the bearer token itself. Any route whose store is down answers 503.
 """
 
@@ -28,6 +28,7 @@ from server.input_limits import BoundedStateUpdates
 from server.platform_guards import PlatformGuards
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory, unavailable
+from web.memory_api import ROUTES as MEMORY_ROUTES
 from web.operator import operator
 
 _HERE = Path(__file__).parent
@@ -104,6 +105,7 @@ app = Starlette(
         Route("/memory/export", export_memory),
         Route("/memory/forget", forget_memory, methods=["POST"]),
         Route("/memory/operator/{name}", operator, methods=["POST"]),
+        *(Route(path, endpoint, methods=methods) for path, endpoint, methods in MEMORY_ROUTES),
         Route("/feedback", feedback, methods=["POST"]),
     ],
     # The server runs a custom app's middleware before all of its own routes.

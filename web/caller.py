@@ -15,7 +15,7 @@ from starlette.requests import Request
 
 from mnemo import Caller, User, resolve_user
 from server.credentials import caller_from_headers
-from server.input_limits import parse_json
+from server.input_limits import NestedTooDeepError, parse_json
 
 
 def verified_caller(request: Request) -> Caller:
@@ -50,3 +50,40 @@ async def json_object(request: Request) -> dict[str, Any] | None:
     except ValueError:  # not JSON, or nested too deeply
         return None
     return body if isinstance(body, dict) else None
+
+
+class BodyError(Exception):
+    """A request body the route cannot take: ``status`` (400, 413) and why."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def bounded_json(request: Request, max_bytes: int) -> dict[str, Any]:
+    """The request's JSON object body, read up to ``max_bytes`` (an empty body is ``{}``).
+
+    Raises:
+        BodyError: 413 past ``max_bytes`` (read no further), 400 when not a JSON object.
+    """
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > max_bytes:
+        raise BodyError(413, f"the body is limited to {max_bytes} bytes, this one has {declared}")
+    size, chunks = 0, []
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise BodyError(413, f"the body is limited to {max_bytes} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    try:
+        body = parse_json(raw)
+    except NestedTooDeepError as exc:
+        raise BodyError(400, str(exc)) from None
+    except ValueError:
+        raise BodyError(400, "the body is not JSON: send a JSON object") from None
+    if not isinstance(body, dict):
+        raise BodyError(400, f"send a JSON object, not a JSON {type(body).__name__}")
+    return body

@@ -18,7 +18,8 @@ from starlette.responses import JSONResponse
 
 from mnemo import MnemoError
 from mnemo.cli import OPERATIONS, Target
-from web.caller import json_object, verified_caller
+from mnemo.core import MAX_OPERATOR_BODY_BYTES
+from web.caller import BodyError, bounded_json, verified_caller
 from web.memory import refusal
 
 
@@ -36,12 +37,14 @@ async def operator(request: Request) -> JSONResponse:
     run = OPERATIONS.get(request.path_params["name"])
     if run is None:
         return JSONResponse({"error": f"no operator command {request.path_params['name']!r}"}, status_code=404)
-    params = await json_object(request)
-    if params is None:
-        return JSONResponse({"error": "send the command's parameters as a JSON object"}, status_code=400)
+    try:
+        params = await bounded_json(request, MAX_OPERATOR_BODY_BYTES)
+    except BodyError as exc:
+        return JSONResponse({"error": f"send the command's parameters as a JSON object: {exc}"}, status_code=exc.status)
     client = get_client()  # in-process: the server's own API (threads), no auth in between
     try:
-        document = await run(Target(store=ServerStore(client), client=client, actor=who.user_id), params)
+        route = f"POST /memory/operator/{request.path_params['name']}"
+        document = await run(Target(store=ServerStore(client), client=client, actor=who.user_id, route=route), params)
     except MnemoError as exc:
         return refusal(exc)
     return JSONResponse(document)

@@ -11,6 +11,8 @@ from mnemo.access.entitlements import (
     ausage_today,
     validate_rule,
 )
+from mnemo.access.imports import ImportReport, aimport_user
+from mnemo.access.migrate import MigrationReport, amigrate_langgraph, namespace_of, source_items
 from mnemo.access.privacy import (
     aerase_threads,
     aerase_user,
@@ -40,6 +42,12 @@ __all__ = [
     "aerase_threads",
     "aerase_user",
     "aexport_user",
+    "aimport_user",
+    "amigrate_langgraph",
+    "MigrationReport",
+    "namespace_of",
+    "source_items",
+    "ImportReport",
     "aget_entitlements",
     "aset_entitlement",
     "ausage_today",

@@ -52,7 +52,8 @@ async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> An
             raise MnemoError(f"the server refused ({res.status_code}): {res.text}")
         return res.json()
     async with open_local_store() as store:
-        return await OPERATIONS[name](Target(store=store, actor=f"cli:{getpass.getuser()}"), params)
+        target = Target(store=store, actor=f"cli:{getpass.getuser()}", route=f"python -m mnemo {name}")
+        return await OPERATIONS[name](target, params)
 
 
 @asynccontextmanager

@@ -33,10 +33,12 @@ class Target:
     """A ``langgraph_sdk`` client of the server (threads), ``None`` on PostgreSQL."""
     actor: str
     """Who asked (``cli:<login>``, or the admin's identity), recorded in the audit trail."""
+    route: str | None = None
+    """How it was asked (``POST /memory/operator/import``), recorded in the audit trail."""
 
     @property
     def origin(self) -> Origin:
-        return Origin(source="admin", actor=self.actor)
+        return Origin(source="admin", actor=self.actor, route=self.route)
 
 
 Operation = Callable[[Target, Mapping[str, Any]], Awaitable[Any]]
@@ -74,6 +76,81 @@ async def export(target: Target, params: Mapping[str, Any]) -> Any:
     from mnemo.access import aexport_user
 
     return await aexport_user(target.store, _user(params))
+
+
+@operation("import")
+async def import_(target: Target, params: Mapping[str, Any]) -> Any:
+    """An export document (``document``) into the user's memory (:func:`mnemo.access.aimport_user`)."""
+    from mnemo.access import aimport_user
+
+    return await aimport_user(
+        target.store, _user(params), params.get("document"), origin=target.origin, dry_run=_flag(params, "dry_run")
+    )
+
+
+@operation("migrate-langgraph")
+async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
+    """A LangGraph memory app's items (namespace ``namespace_template``, read from
+    the store, or given as ``items``) into the user's mnemo memory."""
+    from mnemo.access import amigrate_langgraph, source_items
+
+    return await amigrate_langgraph(
+        target.store,
+        _user(params),
+        _text(params, "namespace_template") or "",
+        origin=target.origin,
+        dry_run=_flag(params, "dry_run"),
+        items=source_items(params["items"]) if params.get("items") is not None else None,
+    )
+
+
+@operation("remember")
+async def remember(target: Target, params: Mapping[str, Any]) -> Any:
+    """A note from an application (``text``, ``expires_at``, ``refers_to``), as ``POST /memory/notes``."""
+    from mnemo.notes import aremember, expiry_from
+
+    until = _text(params, "expires_at")
+    return await aremember(
+        target.store,
+        _user(params),
+        _text(params, "text") or "",
+        source="app",
+        origin=target.origin,
+        expires_at=expiry_from(until=until) if until else None,
+        refers_to=_text(params, "refers_to"),
+    )
+
+
+@operation("set-profile")
+async def set_profile(target: Target, params: Mapping[str, Any]) -> Any:
+    """Profile fields set by an application (``fields``: field -> value, ``None``
+    deletes), as ``PATCH /memory/profile``."""
+    from mnemo.kinds import aget_profile, aupdate_profile
+
+    fields = params.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        raise InvalidInputError("fields is an object naming at least one profile field")
+    user = _user(params)
+    changes = await aupdate_profile(
+        target.store,
+        user,
+        {f: v for f, v in fields.items() if v is not None},
+        forget=[f for f, v in fields.items() if v is None],
+        source="app",
+        origin=target.origin,
+    )
+    return {"changes": changes, "profile": await aget_profile(target.store, user)}
+
+
+@operation("search")
+async def search(target: Target, params: Mapping[str, Any]) -> Any:
+    """What ``load_memory`` would put in the prompt for the message ``q`` (:func:`mnemo.turn.aexplain`)."""
+    from mnemo.core import check_message
+    from mnemo.turn import aexplain
+
+    query = _text(params, "q") or ""
+    check_message(query)
+    return await aexplain(target.store, _user(params), query)
 
 
 @operation("erase")

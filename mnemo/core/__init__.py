@@ -48,8 +48,10 @@ from mnemo.core.limits import (
     MAX_CONTEXT_BYTES,
     MAX_EMBED_CHARS,
     MAX_GRAPH_VALUE_BYTES,
+    MAX_MEMORY_BODY_BYTES,
     MAX_MESSAGE_CHARS,
     MAX_METADATA_BYTES,
+    MAX_OPERATOR_BODY_BYTES,
     MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
@@ -105,6 +107,7 @@ from mnemo.core.reads import (
 from mnemo.core.storable import (
     check_storable_text,
     checked_ops,
+    json_value,
 )
 from mnemo.core.text import (
     adds_nothing,
@@ -139,6 +142,7 @@ __all__ = [
     "CLIENT_ROLES",
     "ValueTooLargeError",
     "check_storable_text",
+    "json_value",
     "checked_ops",
     "clamp",
     "collapse_whitespace",
@@ -162,6 +166,8 @@ __all__ = [
     "MAX_GRAPH_VALUE_BYTES",
     "MAX_METADATA_BYTES",
     "json_size",
+    "MAX_MEMORY_BODY_BYTES",
+    "MAX_OPERATOR_BODY_BYTES",
     "MAX_MESSAGE_CHARS",
     "MessageTooLongError",
     "UnsupportedContentError",

@@ -114,3 +114,11 @@ def clamp(name: str, value: object, lo: float, hi: float, *, integer: bool = Fal
         raise InvalidInputError(f"{name} must be a finite number, got {value!r}")
     number = float(min(max(number, lo), hi))  # a bound may be an int: the result is still a float
     return int(number) if integer else number
+
+
+#: Largest body of a ``/memory`` write route (a note, a profile patch), in bytes:
+#: a note at its longest, in any script, JSON-escaped, with its details.
+MAX_MEMORY_BODY_BYTES = 16 * 1024
+#: Largest body of ``POST /memory/operator/<name>`` (an import carries a whole
+#: export: thousands of notes with their history), in bytes.
+MAX_OPERATOR_BODY_BYTES = 64 * 1024 * 1024

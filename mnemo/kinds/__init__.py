@@ -55,6 +55,7 @@ from mnemo.kinds.policies import (
     load_policy_file,
 )
 from mnemo.kinds.profile import (
+    MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
     SOURCES,
@@ -65,6 +66,7 @@ from mnemo.kinds.profile import (
     Source,
     aget_profile,
     aupdate_profile,
+    default_origin,
     format_profile,
     normalize_field,
     plan_profile_update,
@@ -85,6 +87,7 @@ __all__ = [
     "AUDIT_HEAD",
     "AuditCheck",
     "averify",
+    "MAX_FIELD_CHARS",
     "MAX_HISTORY",
     "aensure_policies",
     "aapprove",
@@ -115,6 +118,7 @@ __all__ = [
     "AuditAction",
     "AuditRecord",
     "aupdate_profile",
+    "default_origin",
     "build_episode",
     "Episode",
     "EPISODE_CHAR_BUDGET",

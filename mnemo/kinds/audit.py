@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
@@ -46,6 +46,7 @@ AuditAction = Literal[
     "proposal.add",
     "proposal.approve",
     "proposal.reject",
+    "import",
 ]
 
 
@@ -75,6 +76,8 @@ class AuditRecord(TypedDict):
     """Position in the user's chain, from 1 (0 until :func:`abatch_audited` chains it)."""
     prev: str
     """:func:`digest` of the record before it (``""`` for the first)."""
+    route: NotRequired[str]
+    """The REST route the write came through (``PATCH /memory/profile``), when it came through one."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,7 +95,11 @@ class Origin:
     """Run of the agent that made the write, if any."""
 
     actor: str | None = None
-    """Identity of whoever acted for the user (an admin), if not the user."""
+    """Identity of whoever acted for the user (an admin), if not the user; on a
+    REST route, the caller's (the admin's or the user's own)."""
+
+    route: str | None = None
+    """The REST route of the write (``POST /memory/notes``), when it came through one."""
 
     def __post_init__(self) -> None:
         if self.source not in AUDIT_SOURCES:
@@ -159,6 +166,8 @@ def audit_op(
         seq=0,
         prev="",
     )
+    if origin.route:
+        record["route"] = origin.route
     record["id"] = key = sealed_key(record)
     return PutOp(user.namespace(AUDIT), key, dict(record), index=False)
 

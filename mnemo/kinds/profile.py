@@ -31,15 +31,18 @@ from mnemo.kinds.audit import Origin, abatch_audited, audit_op, head_op
 ProfileField = Literal["name", "city", "language", "response_style"]
 PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
 
-#: Where a value came from.
-Source = Literal["user_said", "tool", "inferred"]
+#: Where a value came from: the user's words, a tool call of the model, the
+#: extractor's inference, or an application (the ``/memory`` REST routes).
+Source = Literal["user_said", "tool", "inferred", "app"]
 SOURCES: tuple[str, ...] = get_args(Source)
 
 ResponseStyle = Literal["concise", "detailed"]
 RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
 #: Higher outranks lower: a value is replaced only by a source of at least its rank.
-SOURCE_RANK: dict[str, int] = {"inferred": 0, "tool": 1, "user_said": 1}
+#: What an application set and what the user says rank alike: the later
+#: statement wins either way, and an inference replaces neither (docs/memory.md).
+SOURCE_RANK: dict[str, int] = {"inferred": 0, "tool": 1, "user_said": 1, "app": 1}
 
 #: Former values kept per field.
 MAX_HISTORY = 10
@@ -242,14 +245,16 @@ async def aupdate_profile(
     if ops:
         await abatch_audited(
             store,
-            [*ops, *profile_audit_ops(user, diff, origin or Origin(source=_origin_source(source)))],
+            [*ops, *profile_audit_ops(user, diff, origin or default_origin(source))],
             heads={user.label: head},
         )
     return diff
 
 
-def _origin_source(source: Source) -> Any:
-    return "extractor" if source == "inferred" else source
+def default_origin(source: Source) -> Origin:
+    """The audit origin of a write from ``source`` when the caller names none
+    (``inferred`` is the extractor's; ``app`` an admin's)."""
+    return Origin(source={"inferred": "extractor", "app": "admin"}.get(source, source))  # type: ignore[arg-type]
 
 
 def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin) -> list[PutOp]:

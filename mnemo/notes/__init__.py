@@ -6,6 +6,7 @@ from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
     expiry_from,
+    is_expired,
     live,
     now,
 )
@@ -13,6 +14,7 @@ from mnemo.notes.index import (
     arebuild,
 )
 from mnemo.notes.model import (
+    MAX_NOTE_CHARS,
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
     Note,
@@ -32,7 +34,8 @@ from mnemo.notes.recall import (
     aread_notes,
     arecall,
 )
-from mnemo.notes.revise import Revision, aapply_revisions, arevise, plan_revision, revision_terms
+from mnemo.notes.restore import arestore, note_value, same_note
+from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.sparse import arestamp
 from mnemo.notes.writes import (
     aremember,
@@ -43,17 +46,23 @@ __all__ = [
     "aapply_revisions",
     "adelete_notes",
     "aforget",
+    "aget_note",
     "alist_notes",
     "aread_notes",
     "arebuild",
     "arestamp",
     "arecall",
     "arecent",
+    "arestore",
+    "note_value",
+    "same_note",
     "aremember",
     "aremember_many",
     "arevise",
     "asweep_user",
     "expiry_from",
+    "is_expired",
+    "MAX_NOTE_CHARS",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "Note",

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
 
 from mnemo.core import NOTES, InvalidInputError, NoteLimitError, User, now_iso, search_result
-from mnemo.kinds import SOURCES, AuditAction, Origin, Source, audit_op
+from mnemo.kinds import SOURCES, AuditAction, Origin, Source, audit_op, default_origin
 from mnemo.notes import index as note_index
 from mnemo.notes import sparse
 from mnemo.notes.dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note
@@ -171,7 +171,7 @@ class NotesPlan:
                 f"The user already has {max_notes} notes, the most mnemo keeps per user; nothing was stored. "
                 "Forget notes that no longer matter (forget_note) first."
             )
-        origin = origin or Origin(source="extractor" if self.source == "inferred" else self.source)
+        origin = origin or default_origin(self.source)
         audits = [
             audit_op(self.user, origin, action, key, before=before, after=after)
             for action, key, before, after in changes

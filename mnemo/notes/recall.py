@@ -70,6 +70,10 @@ class NotesRead:
     """The most recently updated notes (up to :data:`mnemo.notes.index.RECENT_KEEP`), most recent first."""
     extra: list[Result]
     """The results of the caller's ``extra`` ops, in order."""
+    found_by: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Note id -> the rankings that found it and its place in each (from 1):
+    ``meaning`` (the relevant dense hits), ``words`` (BM25), ``sparse`` (learned
+    sparse vectors), for the notes in ``relevant`` (:func:`found_by`)."""
     stale: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     """Expired notes met on the way (id -> value; left out of the lists
     above), for the caller to sweep (:func:`mnemo.notes.expiry.adelete_notes`)."""
@@ -117,6 +121,12 @@ def rank_keys(dense: Sequence[Item], lexical: list[str], learned: list[str] | No
     return reciprocal_rank_fusion(rankings, k=FUSION_K, weights=weights)
 
 
+def found_by(notes: Sequence[Note], rankings: Mapping[str, Sequence[str]]) -> dict[str, dict[str, int]]:
+    """For each of ``notes``, its place (from 1) in each ranking (name -> ids, best first) that holds it."""
+    places = {name: {key: i for i, key in enumerate(ranked, 1)} for name, ranked in rankings.items()}
+    return {n["id"]: {name: at[n["id"]] for name, at in places.items() if n["id"] in at} for n in notes}
+
+
 async def aread_notes(
     store: BaseStore,
     user: User,
@@ -162,7 +172,9 @@ async def aread_notes(
     # ``python -m mnemo reindex`` builds it.
     if state.head is None and await store.asearch(ns, limit=1) and await note_index.arebuild_once(store, user):
         again = await aread_notes(store, user, query, limit=limit, margin=margin)
-        return NotesRead(relevant=again.relevant, recent=again.recent, extra=results[:n], stale=again.stale)
+        return NotesRead(
+            relevant=again.relevant, recent=again.recent, extra=results[:n], stale=again.stale, found_by=again.found_by
+        )
     stale: dict[str, Mapping[str, Any]] = {r["id"]: r for r in state.recent if is_expired(r)}
     recent = [note_from_value(r["id"], r) for r in state.recent if not is_expired(r)]
     if not searching:
@@ -173,14 +185,17 @@ async def aread_notes(
     # BM25 over postings is CPU work: kept off the event loop, which serves every other run.
     lexical = await asyncio.to_thread(note_index.bm25_ranking, terms, state, limit=FUSION_CANDIDATES)
     known: dict[str, Item] = {it.key: it for it in hits}
+    rankings = {"meaning": [it.key for it in hits], "words": lexical}
     if query_vector is None:
         relevant = await _afetch_ranked(store, ns, rank_keys(hits, lexical), known, limit)
     else:  # the sparse ranking reads every candidate's vector: all are fetched
         known = await _afetch(store, ns, lexical, known)
         values = {key: it.value for key, it in known.items()}
-        learned = sparse.sparse_ranking(query_vector, values, [it.key for it in hits], lexical)
+        rankings["sparse"] = learned = sparse.sparse_ranking(query_vector, values, [it.key for it in hits], lexical)
         relevant = [to_note(known[key]) for key in rank_keys(hits, lexical, learned) if key in known][:limit]
-    return NotesRead(relevant=relevant, recent=recent, extra=results[:n], stale=stale)
+    return NotesRead(
+        relevant=relevant, recent=recent, extra=results[:n], stale=stale, found_by=found_by(relevant, rankings)
+    )
 
 
 async def _afetch_ranked(

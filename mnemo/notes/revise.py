@@ -9,11 +9,12 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from mnemo.core import INVALIDATED_NOTES, NOTES, User, now_iso
+from mnemo.core import INVALIDATED_NOTES, NOTES, User, now_iso, search_result
 from mnemo.kinds import MAX_HISTORY, Origin, Source, audit_op
 from mnemo.notes import index as note_index
+from mnemo.notes.expiry import live
 from mnemo.notes.index import NoteChange
 from mnemo.notes.model import Note, normalize_note, note_from_value, to_note, validate_note
 from mnemo.notes.plan import note_put, set_context
@@ -112,6 +113,22 @@ async def arevise(
         return to_note(item)
     await aapply_revisions(store, user, [revision])
     return note_from_value(item.key, revision.value)
+
+
+async def aget_note(store: BaseStore, user: User, note_id: str) -> tuple[Note, bool] | None:
+    """The user's note ``note_id`` with its history, and whether it was
+    invalidated (out of recall, kept until forgotten); ``None`` when the user
+    has no such note (another user's id included). An expired note counts as gone."""
+    found = await store.abatch(
+        [
+            SearchOp(ns, filter={"id": note_id}, limit=1)
+            for ns in (user.namespace(NOTES), user.namespace(INVALIDATED_NOTES))
+        ]
+    )
+    for invalidated, result in enumerate(found):
+        for item in live(it for it in search_result(result) if it.key == note_id):
+            return to_note(item), bool(invalidated)
+    return None
 
 
 async def aapply_revisions(store: BaseStore, user: User, revisions: Sequence[Revision]) -> None:

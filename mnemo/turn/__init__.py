@@ -2,6 +2,7 @@
 and the window of a long thread (summary and trimming).
 """
 
+from mnemo.turn.explain import Explanation, aexplain, summary_lines
 from mnemo.turn.history import (
     MAX_SUMMARY_CHARS,
     asummarize,
@@ -18,6 +19,9 @@ from mnemo.turn.snapshot import (
 )
 
 __all__ = [
+    "aexplain",
+    "Explanation",
+    "summary_lines",
     "aload_snapshot",
     "asummarize",
     "fit_to_budget",

@@ -7,7 +7,7 @@ character budget, every remembered value quoted data.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, Op
 
@@ -56,6 +56,9 @@ class MemorySnapshot(TypedDict):
     similar: list[Note]
     """The notes nearest to the query by meaning, best first, not filtered by
     relevance (``similar_limit``; what the turn's extractor is shown)."""
+    found_by: NotRequired[dict[str, dict[str, int]]]
+    """Per relevant note, the rankings that found it and its place in each
+    (:attr:`mnemo.notes.recall.NotesRead.found_by`)."""
 
 
 async def aload_snapshot(
@@ -101,7 +104,12 @@ async def aload_snapshot(
         else []
     )
     return MemorySnapshot(
-        profile=profile_from_items(profile_items), relevant=relevant, recent=recent, episodes=episodes, similar=similar
+        profile=profile_from_items(profile_items),
+        relevant=relevant,
+        recent=recent,
+        episodes=episodes,
+        similar=similar,
+        found_by=read.found_by,
     )
 
 

@@ -1,0 +1,210 @@
+"""Import: an export document (:func:`mnemo.access.privacy.aexport_user`) written back, the export's inverse.
+
+Notes come back with their ids, history, context, dates and expiry, in the note index and with
+their sparse vectors; the profile with each field's provenance and history; invalidated notes,
+the user's own instructions, episodes and the application's items as they were. Idempotent:
+what is already there as the document has it is not written again, and an import that changes
+nothing writes nothing (no audit record either). Everything is checked before anything is
+written, and the writes are one batch with one ``import`` audit record. Not imported: the audit
+trail (the import is recorded in the user's own chain), entitlements and usage (admin controls).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, TypedDict
+
+from langgraph.store.base import BaseStore, PutOp
+
+from mnemo.core import (
+    APP,
+    EPISODES,
+    INSTRUCTIONS,
+    INVALIDATED_NOTES,
+    NOTES,
+    PROFILE,
+    InvalidInputError,
+    NoteLimitError,
+    User,
+    alist_all,
+    check_storable_text,
+    json_value,
+)
+from mnemo.kinds import MAX_HISTORY, SOURCES, Origin, abatch_audited, audit_op, normalize_field
+from mnemo.notes import MAX_NOTES_PER_USER, arestore, is_expired, note_value, same_note
+
+#: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).
+VERBATIM: dict[str, list[str] | Literal[False]] = {
+    INVALIDATED_NOTES: False,
+    INSTRUCTIONS: False,
+    EPISODES: ["text"],
+    APP: False,
+}
+#: Items of the verbatim sections one import takes.
+MAX_IMPORT_ITEMS = 5000
+
+_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+
+
+class ImportReport(TypedDict):
+    user_label: str
+    written: dict[str, int]
+    """Items written per kind (``notes``, ``profile``, ``episodes``, ...)."""
+    unchanged: dict[str, int]
+    """Items already there as the document has them, per kind."""
+    skipped: list[str]
+    """What the document held that is not imported, and why."""
+    dry_run: bool
+
+
+def _key(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _KEY.fullmatch(value):
+        raise InvalidInputError(f"{where}: an id is 1-128 letters, digits or _.:-, got {str(value)[:60]!r}")
+    return value
+
+
+def _stamp(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 40:
+        raise InvalidInputError(f"{where}: a time is an ISO string, got {str(value)[:60]!r}")
+    return value
+
+
+def _history(value: Any, where: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_HISTORY:
+        raise InvalidInputError(f"{where}.history is a list of at most {MAX_HISTORY} former values")
+    return [json_value(entry, f"{where}.history") for entry in value if isinstance(entry, dict)]
+
+
+def _source(value: Any, where: str) -> str:
+    if value not in SOURCES:
+        raise InvalidInputError(f"{where}.source is one of {SOURCES}, got {value!r}")
+    return str(value)
+
+
+def _notes(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict[str, Any]]:
+    """The document's notes as stored values (checked), by id."""
+    notes = document.get("notes", [])
+    if not isinstance(notes, list):
+        raise InvalidInputError("notes is a list")
+    if len(notes) > MAX_NOTES_PER_USER:
+        raise NoteLimitError(f"the document has {len(notes)} notes; a user keeps at most {MAX_NOTES_PER_USER}")
+    out: dict[str, dict[str, Any]] = {}
+    for i, note in enumerate(notes):
+        where = f"notes[{i}]"
+        if not isinstance(note, Mapping):
+            raise InvalidInputError(f"{where} is an object")
+        note_id = _key(note.get("id"), where)
+        extra = {f: note[f] for f in ("expires_at", "refers_to", "context") if note.get(f)}
+        value = note_value(
+            note_id,
+            note.get("text"),  # type: ignore[arg-type]  # checked there: a string
+            source=_source(note.get("source", "user_said"), where),
+            first_seen=_stamp(note.get("first_seen"), f"{where}.first_seen"),
+            updated_at=_stamp(note.get("updated_at"), f"{where}.updated_at"),
+            history=_history(note.get("history"), where),
+            **extra,
+        )
+        if is_expired(value):
+            skipped.append(f"{where}: expired")
+        else:
+            out[note_id] = value
+    return out
+
+
+def _profile(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    profile = document.get("profile", {})
+    if not isinstance(profile, Mapping):
+        raise InvalidInputError("profile is an object: field -> entry")
+    out: dict[str, dict[str, Any]] = {}
+    for field, entry in profile.items():
+        where = f"profile.{field}"
+        if not isinstance(entry, Mapping):
+            raise InvalidInputError(f"{where} is an object with value, source, first_seen, updated_at")
+        value = normalize_field(field, entry.get("value"))
+        if value is None:
+            raise InvalidInputError(f"{where}.value says nothing")
+        out[field] = {
+            "value": value,
+            "source": _source(entry.get("source", "user_said"), where),
+            "first_seen": _stamp(entry.get("first_seen"), f"{where}.first_seen"),
+            "updated_at": _stamp(entry.get("updated_at"), f"{where}.updated_at"),
+        }
+        if history := _history(entry.get("history"), where):
+            out[field]["history"] = history
+    return out
+
+
+def _verbatim(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    other = document.get("other", {})
+    if not isinstance(other, Mapping):
+        raise InvalidInputError("other is an object: kind -> items")
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    count = 0
+    for kind, items in other.items():
+        if kind not in VERBATIM:
+            skipped.append(f"other.{kind}: not memory an import restores")
+            continue
+        if not isinstance(items, list):
+            raise InvalidInputError(f"other.{kind} is a list of items")
+        count += len(items)
+        if count > MAX_IMPORT_ITEMS:
+            raise InvalidInputError(f"the document has more than {MAX_IMPORT_ITEMS} items besides notes and profile")
+        for i, item in enumerate(items):
+            where = f"other.{kind}[{i}]"
+            if not isinstance(item, Mapping) or not isinstance(item.get("value"), dict):
+                raise InvalidInputError(f"{where} is an object with key and value")
+            value = json_value(item["value"], where)
+            for text in (v for v in value.values() if isinstance(v, str)):
+                check_storable_text(text, where)
+            out.setdefault(kind, {})[_key(item.get("key"), where)] = value
+    return out
+
+
+async def aimport_user(
+    store: BaseStore, user: User, document: Any, *, origin: Origin, dry_run: bool = False
+) -> ImportReport:
+    """Write the export ``document`` into ``user``'s memory (whoever it was
+    exported from); with ``dry_run``, only say what would be written.
+
+    Raises:
+        InvalidInputError: not an export document, or any part of it invalid (nothing written).
+        NoteLimitError: the user would hold more than :data:`MAX_NOTES_PER_USER` notes.
+    """
+    from mnemo.access.privacy import EXPORT_FORMAT
+
+    if not isinstance(document, Mapping) or document.get("format") != EXPORT_FORMAT:
+        raise InvalidInputError(f"not an export document: its format is {EXPORT_FORMAT!r}")
+    skipped = [f"{s}: not imported (the import is audited in the user's own trail)" for s in ("audit",)]
+    skipped += [f"{s}: admin controls, not memory" for s in ("entitlements", "usage") if document.get(s)]
+    notes, profile, verbatim = _notes(document, skipped), _profile(document), _verbatim(document, skipped)
+    kinds = {NOTES: notes, PROFILE: profile, **verbatim}
+    current = {kind: {it.key: it.value for it in await alist_all(store, user.namespace(kind))} for kind in kinds}
+    written: dict[str, int] = {}
+    unchanged: dict[str, int] = {}
+    ops: list[PutOp] = []
+    changed_notes: dict[str, dict[str, Any]] = {}
+    for kind, values in kinds.items():
+        for key, value in values.items():
+            if same_note(current[kind].get(key), value) if kind == NOTES else current[kind].get(key) == value:
+                unchanged[kind] = unchanged.get(kind, 0) + 1
+                continue
+            written[kind] = written.get(kind, 0) + 1
+            if kind == NOTES:
+                changed_notes[key] = value
+            else:
+                index = VERBATIM.get(kind, False)
+                ops.append(PutOp(user.namespace(kind), key, value, index=index))
+    if len({*current[NOTES], *notes}) > MAX_NOTES_PER_USER:
+        raise NoteLimitError(f"the user would hold more than {MAX_NOTES_PER_USER} notes; nothing was imported")
+    report = ImportReport(user_label=user.label, written=written, unchanged=unchanged, skipped=skipped, dry_run=dry_run)
+    if dry_run or not written:
+        return report
+    record = audit_op(user, origin, "import", "*", after={"written": written, "from": document.get("user_label")})
+    if changed_notes:
+        await arestore(store, user, changed_notes, before=current[NOTES], extra=[*ops, record])
+    else:
+        await abatch_audited(store, [*ops, record])
+    return report
