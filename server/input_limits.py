@@ -78,6 +78,21 @@ def check_state_update(update: Any) -> None:
         check_client_update(value)
 
 
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the route ``body``, already read by a middleware,
+    then the client's own messages (a disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
 class BoundedStateUpdates:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -110,13 +125,4 @@ class BoundedStateUpdates:
         except ValueError:
             pass  # not JSON: the route itself answers with its own error
 
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(body, receive), send)

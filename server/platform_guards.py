@@ -18,11 +18,11 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.core import InvalidInputError
 from server.access import check_run_input, refusal_status
-from server.input_limits import NestedTooDeepError, parse_json
+from server.input_limits import NestedTooDeepError, parse_json, replaying
 from server.run_cap import no_early_429
 
 _GUARDED = ("/store/items/search", "/mcp")
@@ -67,15 +67,7 @@ class PlatformGuards:
             # Each route's own error shape: the platform's {"detail"}, MCP's {"error"}.
             await JSONResponse({"error" if path == "/mcp" else "detail": reason}, status)(scope, receive, send)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
         # The MCP handler's runs are bounded by their lease alone (no 429 it would turn into a 500).
         with no_early_429() if path == "/mcp" else contextlib.nullcontext():
-            await self.app(scope, replay, send)
+            await self.app(scope, replaying(body, receive), send)
