@@ -97,7 +97,7 @@ class PostgresLeases:
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        from mnemo.stores.postgres_setup import CONNECT_TIMEOUT_S
+        from mnemo.stores import CONNECT_TIMEOUT_S
 
         if time.monotonic() < self._down_until:
             raise LeasesUnreachableError("PostgreSQL was unreachable moments ago")

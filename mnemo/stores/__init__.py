@@ -16,6 +16,9 @@ from mnemo.stores.guard import (
 from mnemo.stores.platform import (
     PGDATA_ENV,
 )
+from mnemo.stores.postgres_setup import (
+    CONNECT_TIMEOUT_S,
+)
 from mnemo.stores.remote import (
     ServerStore,
 )
@@ -26,6 +29,7 @@ from mnemo.stores.sparse import (
 )
 
 __all__ = [
+    "CONNECT_TIMEOUT_S",
     "DEFAULT_DATA_DIR",
     "guarded",
     "open_postgres_store",
