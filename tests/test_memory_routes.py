@@ -102,9 +102,20 @@ async def test_every_custom_route_takes_the_token_in_either_header(workdir, serv
         ("POST", "/memory/operator/export", {"json": {"user_id": "u_key"}}, admin, 200),
         ("POST", "/memory/operator/audit-verify", {"json": {"user_id": "u_key"}}, admin, 200),
         ("POST", "/feedback", {"json": {"thread_id": "nope"}}, user, 404),
+        ("POST", "/memory/notes", {"json": {"text": ""}}, user, 400),
+        ("GET", "/memory/notes/n_none", {}, user, 404),
+        ("PATCH", "/memory/notes/n_none", {"json": {"text": "Prefers e-mail over phone."}}, user, 404),
+        ("POST", "/memory/notes/n_none/invalidate", {}, user, 404),
+        ("PATCH", "/memory/profile", {"json": {"city": "Hangzhou"}}, user, 200),
+        ("GET", "/memory/search", {"params": {"q": "how to contact me"}}, user, 200),
     ]
     routes = {route.path for route in app.routes}
-    covered = {path if not path.startswith("/memory/operator/") else "/memory/operator/{name}" for _, path, *_ in calls}
+    templates = {"/memory/notes/n_none": "/memory/notes/{note_id}"}
+    templates["/memory/notes/n_none/invalidate"] = "/memory/notes/{note_id}/invalidate"
+    covered = {
+        "/memory/operator/{name}" if path.startswith("/memory/operator/") else templates.get(path, path)
+        for _, path, *_ in calls
+    }
     assert routes - PUBLIC_ROUTES == covered, "a custom route this test does not try"
     server = DevServer(workdir, server_env)
     server.start()
