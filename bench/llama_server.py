@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -126,7 +127,9 @@ def build(cache: Path, sdist: Path, *, jobs: int = 2) -> Path:
         (root / top).rename(src)
     nice = ["nice", "-n", "10"]
     started = time.monotonic()
-    subprocess.run([*nice, "cmake", "-S", str(src / "llama.cpp"), "-B", str(root / "build"), *flags], check=True)
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    configure = ["cmake", "-S", str(src / "llama.cpp"), "-B", str(root / "build"), *generator, *flags]
+    subprocess.run([*nice, *configure], check=True)
     subprocess.run(
         [*nice, "cmake", "--build", str(root / "build"), "--target", "llama-server", "-j", str(jobs)], check=True
     )
