@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--cache", type=Path, default=None, help="where the download, build and model go")
     p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of the build (default 2)")
+    p.add_argument("--no-direct", action="store_true", help="skip asking the server directly (its behaviour)")
     p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
     p.add_argument(
         "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
@@ -160,6 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs=args.jobs,
             model_timeout_s=args.model_timeout,
             extraction_timeout_s=args.extraction_timeout,
+            direct=not args.no_direct,
         )
         return 0
     if args.command in ("locomo", "thresholds", "all", "embedders", "sparse") and not args.data.exists():

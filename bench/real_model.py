@@ -284,6 +284,7 @@ def run(
     jobs: int = 2,
     model_timeout_s: float | None = None,
     extraction_timeout_s: float | None = None,
+    direct: bool = True,
 ) -> dict[str, Any]:
     """Everything above; writes ``<out>/real_model.json`` and returns it. The
     two timeouts, when given, are set as a user of a slow server would
@@ -298,7 +299,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="mnemo-real-model-") as tmp:
         llama_log = Path(tmp) / "llama-server.log"
         with serve(binary, gguf, port or free_port(), llama_log) as base_url:
-            direct = probe(base_url, llama_log)
+            asked = probe(base_url, llama_log) if direct else {}
             with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
                 workdir = copy_project(Path(tmp) / "mnemo")
                 settings = {"OPENAI_API_KEY": "sk-no-key", "MNEMO_MODEL": model, "MNEMO_ALLOWED_MODELS": model}
@@ -328,7 +329,7 @@ def run(
                 ["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True
             ).stdout.strip(),
         ),
-        "direct": direct,
+        "direct": asked,
         "conversation": talk,
         "requests": tally(summaries),
         "request_log": summaries,
