@@ -25,6 +25,8 @@ import asyncio
 import http.client
 import json
 import re
+import select
+import socket
 import subprocess
 import sys
 import tempfile
@@ -95,7 +97,12 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             conn = http.client.HTTPConnection(*proxy.upstream, timeout=1800)
             headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
             conn.request(method, self.path, body=body or None, headers=headers)
-            resp = conn.getresponse()
+            gone = threading.Event()
+            threading.Thread(target=self._hang_up_with_client, args=(conn, gone), daemon=True).start()
+            try:
+                resp = conn.getresponse()
+            finally:
+                gone.set()
             status = resp.status
             self.send_response(resp.status)
             for k, v in resp.getheaders():
@@ -107,6 +114,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                 chunks.append(block)
                 self.wfile.write(block)
                 self.wfile.flush()
+        except (OSError, http.client.HTTPException):
+            pass  # mnemo hung up (recorded with the status seen so far, 0 before any answer)
         finally:
             with proxy.lock:
                 proxy.in_flight -= 1
@@ -122,6 +131,16 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                             "ended": time.time(),
                         }
                     )
+
+    def _hang_up_with_client(self, conn: http.client.HTTPConnection, answered: threading.Event) -> None:
+        """Close the upstream request when mnemo gives up on it (a timeout) before the
+        answer starts, as a direct connection would: the server then stops generating."""
+        while not answered.wait(0.5):
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                if conn.sock is not None:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+                return
 
     def do_POST(self) -> None:
         self._forward("POST")
@@ -231,7 +250,7 @@ async def _stored(client: Any) -> dict[str, Any]:
     return {"profile": fields, "notes": texts, "facts": facts_in(json.dumps(fields) + " " + " ".join(texts))}
 
 
-async def _wait_idle(proxy: RecordingProxy, quiet_s: float = 15, cap_s: float = 900) -> None:
+async def _wait_idle(proxy: RecordingProxy, quiet_s: float = 15, cap_s: float = 300) -> None:
     deadline = time.monotonic() + cap_s
     while proxy.idle_for() < quiet_s and time.monotonic() < deadline:
         await asyncio.sleep(1)
