@@ -26,19 +26,12 @@ from pydantic import ConfigDict
 from mnemo import User, resolve_user
 from mnemo.core import InvalidInputError, clamp, run_caller
 from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
+from mnemo.models import DEFAULT_MODEL, configured_model
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
 from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
 
 logger = logging.getLogger(__name__)
-
-#: The chat model when the operator configures none (``MNEMO_MODEL``).
-DEFAULT_MODEL = "openai:gpt-4o-mini"
-
-
-def configured_model() -> str:
-    """The operator's chat model: ``MNEMO_MODEL``, else :data:`DEFAULT_MODEL`."""
-    return os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +102,9 @@ class Context:
     )
     extraction_timeout_s: float = setting(
         30.0,
-        doc="Seconds the memory extractor may take; past that the write is skipped (and retried with "
-        "the next turn), the reply is not held up.",
+        doc="Seconds the memory extractor may take; past that the messages stay pending (retried with "
+        "the next turn in smaller batches, never given up for it), the reply is not held up. Slow "
+        "local servers: docs/models.md.",
         knob=Knob(0.1, 120),
     )
     recall_limit: int = setting(

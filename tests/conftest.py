@@ -22,6 +22,17 @@ from tests.skips import (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh_structured_output(monkeypatch):
+    """Each test learns the model servers' ways of structured output anew (and
+    sees their warnings): the process-level memory of mnemo.models is emptied."""
+    from mnemo.models import structured
+
+    monkeypatch.setattr(structured, "_worked", {})
+    monkeypatch.setattr(structured, "_warned", set())
+    monkeypatch.delenv(structured.ENV, raising=False)
+
+
 @pytest.fixture(scope="session")
 def index():
     """The real bundled embedder (multilingual-e5-small), loaded once."""

@@ -187,7 +187,8 @@ def system_prompts(stub: StubServer) -> list[str]:
         r["messages"][0]["content"]
         for r in stub.requests
         if r["messages"][0]["role"] == "system"
-        and not str(r["messages"][0]["content"]).startswith("You maintain the ")
+        and not str(r["messages"][0]["content"]).startswith(("You maintain the ", "You maintain long-term memory"))
+        and "response_format" not in r
         and not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
     ]
 

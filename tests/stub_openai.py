@@ -29,6 +29,22 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
 the exact prompt the model received.
+
+Profiles (``StubServer(profile=...)``, ``stub.profile = ...``, or
+``python -m tests.stub_openai [port] [profile]``) give it the measured
+behaviour of servers users run (issue 29); the default is the above:
+
+* ``llamacpp``: llama.cpp's ``llama-server --jinja``. A named ``tool_choice``
+  or ``"required"`` is ignored: the answer is text, no call. A
+  ``response_format`` ``json_schema`` is enforced: the answer is JSON of that
+  schema (the extraction's fields as above, a rewrite, empty lists otherwise).
+  Tools offered without a forced choice are called as by default.
+* ``nostructured``: no structured output at all: ``response_format`` and
+  tools are ignored, every answer is text ("ok").
+* ``looping``: a model that never stops: it repeats a word, one every
+  :data:`LOOP_DELAY_S`, until the request's ``max_tokens`` (or
+  ``max_completion_tokens``), then ends with ``finish_reason: "length"``; a
+  request without a cap is answered never.
 """
 
 from __future__ import annotations
@@ -46,6 +62,11 @@ RECALL = re.compile(r"what do you remember about (.+?)(?:[.?!]|$)", re.IGNORECAS
 FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
 FEEDBACK = re.compile(r"feedback for (me|everyone): (.+)", re.IGNORECASE)
 QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
+ALLERGY = re.compile(r"(?:I'm|I am) allergic to (\w+)")
+
+PROFILES = ("default", "llamacpp", "nostructured", "looping")
+#: Seconds between two words of the looping model.
+LOOP_DELAY_S = 0.05
 
 
 def _rewrite_args(prompt: str) -> dict:
@@ -61,7 +82,22 @@ def _extraction_args(prompt: str) -> dict:
         args["city"] = m.group(1)
     if m := NAME.search(prompt):
         args["name"] = m.group(1)
+    if m := ALLERGY.search(prompt):
+        args["notes"] = [f"The user is allergic to {m.group(1)}."]
     return args
+
+
+def _schema_answer(body: dict, said: str) -> str:
+    """What a server enforcing the request's ``json_schema`` answers: JSON of that schema."""
+    name = body["response_format"].get("json_schema", {}).get("name", "")
+    prompt = "\n".join(str(m.get("content", "")) for m in body["messages"])
+    if name == "MemoryExtraction":
+        return json.dumps(_extraction_args(prompt))
+    if name == "InstructionRewrite":
+        return json.dumps(_rewrite_args(said))
+    if name == "Consolidation":
+        return json.dumps({"merges": [], "contradictions": []})
+    return "{}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -103,12 +139,29 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json({"error": {"message": "not found"}}, 404)
             return
         self.server.requests.append(body)
+        if self.server.refuse and self.server.refuse in body:
+            self._send_json({"error": {"message": f"unsupported parameter: {self.server.refuse}"}}, 400)
+            return
+        profile = self.server.profile
+        if profile == "looping":
+            self._loop(body)
+            return
         tools = [t["function"]["name"] for t in body.get("tools", [])]
         message: dict = {"role": "assistant", "content": "ok"}
         finish = "stop"
         last = body["messages"][-1]
         said = str(last.get("content", "")) if last["role"] == "user" else ""
-        if "linger" in said:
+        answered = False  # by the profile
+        if profile == "nostructured":
+            tools = []
+        elif profile == "llamacpp" and (body.get("response_format") or {}).get("type") == "json_schema":
+            message["content"], answered = _schema_answer(body, said), True
+        elif profile == "llamacpp" and body.get("tool_choice") not in (None, "auto", "none"):
+            # "Wrong type supplied for parameter 'tool_choice' ... using default value": a text answer.
+            message["content"], answered = "Sure, I will keep that in mind.", True
+        if answered:
+            pass
+        elif "linger" in said:
             self.server.released.wait(60)
             message["content"] = "released"
         elif "rendezvous" in said:
@@ -141,6 +194,38 @@ class _Handler(BaseHTTPRequestHandler):
             }
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             finish = "tool_calls"
+        self._answer(body, message, finish)
+
+    def _loop(self, body: dict) -> None:
+        """The looping model: the same word until the request's cap, never without one."""
+        cap = body.get("max_tokens") or body.get("max_completion_tokens")
+        if not body.get("stream"):
+            time.sleep(LOOP_DELAY_S * cap if cap else 3600)
+            self._answer(body, {"role": "assistant", "content": "again " * (cap or 0)}, "length")
+            return
+        base = {"id": f"chatcmpl-{len(self.server.requests)}", "created": int(time.time()), "model": body.get("model")}
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        sent = 0
+        try:
+            while cap is None or sent < cap:
+                delta = {"role": "assistant", "content": "again "} if sent == 0 else {"content": "again "}
+                chunk = {**base, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+                sent += 1
+                time.sleep(LOOP_DELAY_S)
+            end = {
+                **base,
+                "object": "chat.completion.chunk",
+                "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}],
+            }
+            self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+        except OSError:  # the client gave up (its deadline): the model stops with it
+            pass
+
+    def _answer(self, body: dict, message: dict, finish: str) -> None:
         base = {
             "id": f"chatcmpl-{len(self.server.requests)}",
             "created": int(time.time()),
@@ -188,8 +273,13 @@ class _Handler(BaseHTTPRequestHandler):
 class StubServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int = 0):
+    def __init__(self, port: int = 0, profile: str = "default"):
         super().__init__(("127.0.0.1", port), _Handler)
+        if profile not in PROFILES:
+            raise ValueError(f"profile is one of {PROFILES}, got {profile!r}")
+        self.profile = profile
+        #: A request parameter answered with a 400 (a server that does not know it), e.g. "response_format".
+        self.refuse: str | None = None
         self.requests: list[dict] = []
         self.rendezvous = threading.Barrier(2, timeout=30)
         self.released = threading.Event()
@@ -212,9 +302,10 @@ class StubServer(ThreadingHTTPServer):
         self.server_close()
 
 
-if __name__ == "__main__":  # manual use: python -m tests.stub_openai [port]
+if __name__ == "__main__":  # manual use: python -m tests.stub_openai [port] [profile]
     import sys
 
-    with StubServer(int(sys.argv[1]) if len(sys.argv) > 1 else 8765) as stub:
-        print(f"stub OpenAI-compatible server on {stub.base_url}", flush=True)
+    port, profile = int(sys.argv[1]) if len(sys.argv) > 1 else 8765, sys.argv[2] if len(sys.argv) > 2 else "default"
+    with StubServer(port, profile) as stub:
+        print(f"stub OpenAI-compatible server ({profile}) on {stub.base_url}", flush=True)
         threading.Event().wait()

@@ -1,5 +1,7 @@
-"""nodes.chat_models: only allowed models are built (the cache is bounded by
-the allow list), and every client gives up on a server that never answers."""
+"""mnemo.models.build (through nodes.chat_models): only allowed models are built
+(the cache is bounded by the allow list), every client gives up on a server that
+never answers, every request carries an output cap, and a call that streams
+forever ends at its deadline."""
 
 from __future__ import annotations
 
@@ -8,17 +10,28 @@ import asyncio
 import pytest
 
 from mnemo import InvalidInputError
+from mnemo.models import DEFAULT_MAX_TOKENS, ModelDeadlineError, within_deadline
 from nodes import chat_models
 from nodes.chat_models import allowed_models, aload_chat_model
 
 
 @pytest.fixture
 def env(monkeypatch):
-    monkeypatch.setattr(chat_models, "_models", {})
+    saved = dict(chat_models._models)
+    chat_models._models.clear()
     monkeypatch.setenv("OPENAI_API_KEY", "not-a-key")
-    for name in ("MNEMO_ALLOWED_MODELS", "MNEMO_MODEL", "MNEMO_EXTRACTION_MODEL", "MNEMO_MODEL_TIMEOUT_S"):
+    for name in (
+        "MNEMO_ALLOWED_MODELS",
+        "MNEMO_MODEL",
+        "MNEMO_EXTRACTION_MODEL",
+        "MNEMO_MODEL_TIMEOUT_S",
+        "MNEMO_MODEL_MAX_TOKENS",
+        "OPENAI_BASE_URL",
+    ):
         monkeypatch.delenv(name, raising=False)
-    return monkeypatch
+    yield monkeypatch
+    chat_models._models.clear()
+    chat_models._models.update(saved)
 
 
 async def test_only_models_on_the_allow_list_are_built(env):
@@ -70,3 +83,47 @@ def test_without_a_configured_model_runs_and_the_allow_list_share_one_default(en
     assert allowed_models() == {DEFAULT_MODEL}
     env.setenv("MNEMO_MODEL", "openai:model-7")
     assert Context(user_id="u").model == "openai:model-7" and allowed_models() == {"openai:model-7"}
+
+
+async def test_every_request_carries_an_output_cap(env, stub):
+    env.setenv("OPENAI_BASE_URL", stub.base_url)
+    env.setenv("MNEMO_ALLOWED_MODELS", "openai:capped")
+    await (await aload_chat_model("openai:capped")).ainvoke("hello")
+    env.setenv("MNEMO_MODEL_MAX_TOKENS", "300")
+    chat_models._models.clear()
+    model = await aload_chat_model("openai:capped")
+    await model.ainvoke("hello")
+    async for _ in model.astream("hello"):
+        pass
+    # OpenAI-compatible servers (llama.cpp, Ollama) read max_tokens, not max_completion_tokens.
+    assert [r.get("max_tokens") for r in stub.requests] == [DEFAULT_MAX_TOKENS, 300, 300]
+
+
+def test_openais_own_api_gets_its_own_cap_name(env):
+    from mnemo.models.build import cap_arguments
+
+    assert cap_arguments("openai:gpt-4o-mini", 100) == {"max_tokens": 100}  # sent as max_completion_tokens
+    env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    assert cap_arguments("openai:local", 100) == {"extra_body": {"max_tokens": 100}}
+    assert cap_arguments("anthropic:claude", 100) == {"max_tokens": 100}
+
+
+async def test_a_model_that_streams_forever_ends_at_the_deadline(env):
+    from tests.stub_openai import StubServer
+
+    env.setenv("MNEMO_ALLOWED_MODELS", "openai:looping")
+    env.setenv("MNEMO_MODEL_TIMEOUT_S", "1")
+    env.setenv("MNEMO_MODEL_MAX_TOKENS", "100000")  # the cap is far: the deadline ends it
+    with StubServer(profile="looping") as looping:
+        env.setenv("OPENAI_BASE_URL", looping.base_url)
+        model = await aload_chat_model("openai:looping")
+        chunks = []
+
+        async def stream() -> None:
+            async for chunk in model.astream("hello"):
+                chunks.append(chunk)
+
+        # The client's own timeout never fires: a word arrives every 0.05 s.
+        with pytest.raises(ModelDeadlineError, match="MNEMO_MODEL_TIMEOUT_S"):
+            await asyncio.wait_for(within_deadline(stream()), timeout=60)  # the guard ends the test otherwise
+        assert len(chunks) > 1  # the precondition: it was streaming when cut off

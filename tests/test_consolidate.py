@@ -103,10 +103,9 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
     import json
     from contextlib import asynccontextmanager
 
-    import langchain.chat_models
-
     from mnemo.cli import main
     from mnemo.cli import memory as memory_commands
+    from mnemo.models import MODELS
 
     user, ids = asyncio.run(seeded(store))
 
@@ -115,10 +114,43 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
         yield store
 
     monkeypatch.setattr(memory_commands, "open_local_store", local_store)
-    monkeypatch.setattr(langchain.chat_models, "init_chat_model", lambda spec, **kw: ScriptedChatModel(respond=judge))
+    monkeypatch.setitem(MODELS, "scripted:any", ScriptedChatModel(respond=judge))
+    # The server's one way to build a model: the allow list holds for operators too.
+    monkeypatch.setenv("MNEMO_ALLOWED_MODELS", "openai:other")
+    assert main(["consolidate", user.id, "--model", "openai:not-allowed"]) == 2
+    assert "model 'openai:not-allowed' is not allowed" in capsys.readouterr().err
+    monkeypatch.setenv("MNEMO_ALLOWED_MODELS", "scripted:any")
     assert main(["consolidate", user.id, "--model", "scripted:any"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["merged"][0]["kept"] == ids["The user is allergic to peanuts."]
     assert report["model_calls"] == 1 and len(report["contradictions"]) == 1
     records = asyncio.run(alist_audit(store, user))
     assert {r["source"] for r in records if r["action"] in ("note.update", "note.invalidate")} == {"admin"}
+
+
+@pytest.mark.parametrize("profile", ["llamacpp", "nostructured"])
+async def test_a_pass_against_the_servers_users_run_reads_their_answer_or_says_why(store, caplog, profile):
+    """llama.cpp answers the json_schema it enforces (once a pydantic
+    ValidationError on ``None``); a server with no structured output leaves
+    the notes as they are, with one WARNING naming the fix, no traceback."""
+    import logging
+
+    from langchain.chat_models import init_chat_model
+
+    from tests.stub_openai import StubServer
+
+    user, ids = await seeded(store)
+    caplog.set_level(logging.WARNING)
+    with StubServer(profile=profile) as stub:
+        model = init_chat_model("openai:stub", base_url=stub.base_url, api_key="not-a-key", max_retries=0)
+        report = await aconsolidate(store, user, model, origin=ADMIN)
+        assert report["model_calls"] == 1 and report["merged"] == [] and report["contradictions"] == []
+        assert stub.requests[0]["response_format"]["json_schema"]["name"] == "Consolidation"
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    if profile == "llamacpp":
+        assert warnings == [], [r.getMessage() for r in warnings]
+    else:
+        (warning,) = warnings
+        assert "consolidation: the model server gave no usable structured answer" in warning.getMessage()
+        assert "python -m mnemo doctor" in warning.getMessage() and warning.exc_info is None
+    assert len(await alist_notes(store, user)) == len(ids)  # nothing lost either way

@@ -77,15 +77,16 @@ def test_a_float_knob_refuses_nan_and_infinities_with_its_name(name):
 
 
 @pytest.mark.parametrize(
-    ("sent", "timeout", "retries"),
-    [(str(HUGE), 600.0, 10), (str(-HUGE), 1.0, 0), ("2.5", 2.5, 2)],
+    ("sent", "timeout", "retries", "cap"),
+    [(str(HUGE), 600.0, 10, 65536), (str(-HUGE), 1.0, 0, 16), ("2.5", 2.5, 2, 16)],
 )
-def test_the_model_client_settings_are_clamped(monkeypatch, sent, timeout, retries):
-    monkeypatch.setenv("MNEMO_MODEL_TIMEOUT_S", sent)
-    monkeypatch.setenv("MNEMO_MODEL_MAX_RETRIES", sent)
+def test_the_model_client_settings_are_clamped(monkeypatch, sent, timeout, retries, cap):
+    for name in ("MNEMO_MODEL_TIMEOUT_S", "MNEMO_MODEL_MAX_RETRIES", "MNEMO_MODEL_MAX_TOKENS"):
+        monkeypatch.setenv(name, sent)
     settings = client_settings()
-    assert settings == {"timeout": timeout, "max_retries": retries}
+    assert settings == {"timeout": timeout, "max_retries": retries, "max_tokens": cap}
     assert type(settings["timeout"]) is float and type(settings["max_retries"]) is int
+    assert type(settings["max_tokens"]) is int
 
 
 def test_a_knob_that_is_not_a_number_is_refused_with_its_name_and_type():

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from mnemo.notes import now
-from mnemo.writing.extraction import MemoryExtraction, aextract
+from mnemo.writing.extraction import TIMED_OUT, MemoryExtraction, aextract
 
 
 class Extractor:
@@ -54,14 +54,20 @@ async def test_blank_words_call_no_extractor():
 @pytest.mark.parametrize(
     ("answer", "level", "message", "traceback"),
     [
-        ("slow", "WARNING", "memory extraction timed out after 0.1s; skipping the write", None),
+        (
+            "slow",
+            "WARNING",
+            "memory extraction timed out after 0.1s; the messages stay pending (retried with the next turn). "
+            "A slow model server needs a larger extraction_timeout_s (docs/models.md)",
+            None,
+        ),
         (
             RuntimeError("the provider is down"),
             "WARNING",
             "memory extraction failed; skipping the write",
             "RuntimeError",
         ),
-        (None, "INFO", "memory extraction returned nothing; skipping the write", None),
+        (None, "WARNING", "the memory extractor gave no answer; skipping the write", None),
         (
             {"notes": "not a list"},
             "WARNING",
@@ -74,7 +80,8 @@ async def test_blank_words_call_no_extractor():
 )
 async def test_a_failed_extraction_writes_nothing_and_says_why(caplog, answer, level, message, traceback):
     caplog.set_level(logging.INFO, logger="mnemo.writing.extraction")
-    assert await aextract(Extractor(answer), ["I live in Paris."], timeout_s=0.1) is None
+    found = await aextract(Extractor(answer), ["I live in Paris."], timeout_s=0.1)
+    assert found is (TIMED_OUT if answer == "slow" else None)
     records = [r for r in caplog.records if r.name == "mnemo.writing.extraction"]
     # The traceback logged with it, by its exception's type.
     logged = [(r.levelname, r.getMessage(), r.exc_info[0].__name__ if r.exc_info else None) for r in records]
@@ -87,15 +94,19 @@ async def test_a_dict_answer_is_read_as_an_extraction():
     )
 
 
-async def test_an_extraction_through_an_openai_compatible_server_is_asked_as_a_function_call(stub):
-    # Not every OpenAI-compatible server knows response_format's json_schema (the stub, like
-    # many, answers structured output only through tools).
+async def test_an_extraction_through_an_openai_compatible_server_takes_the_way_it_honours(stub):
+    # The stub, like many servers, ignores response_format and answers structured output
+    # only through tools: json_schema is tried first, once; the function call is kept.
     from langchain.chat_models import init_chat_model
 
     from mnemo.writing.extraction import build_extractor
 
     model = init_chat_model("openai:stub", base_url=stub.base_url, api_key="not-a-key", max_retries=0)
-    found = await aextract(build_extractor(model), ["I live in Paris."], timeout_s=30)
-    assert found == MemoryExtraction(city="Paris")
-    (request,) = stub.requests
-    assert [t["function"]["name"] for t in request["tools"]] == ["MemoryExtraction"]
+    for _ in range(2):
+        found = await aextract(build_extractor(model), ["I live in Paris."], timeout_s=30)
+        assert found == MemoryExtraction(city="Paris")
+    asked = [
+        (r.get("response_format", {}).get("type"), [t["function"]["name"] for t in r.get("tools", [])])
+        for r in stub.requests
+    ]
+    assert asked == [("json_schema", []), (None, ["MemoryExtraction"]), (None, ["MemoryExtraction"])]

@@ -109,9 +109,12 @@ async def test_a_writer_run_for_another_user_never_reads_the_thread(agent, model
 
 
 async def test_the_writer_drains_a_backlog_over_runs_and_gives_up_one_failing_message(
-    agent, model, store, script, fake_platform
+    agent, model, store, script, fake_platform, monkeypatch
 ):
     from langchain_core.messages import AIMessage
+
+    # One way of structured output: one model call per extraction (a failed one would try them all).
+    monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "function_calling")
 
     from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
     from tests.agent_harness import naive_extraction

@@ -72,13 +72,12 @@ async def test_a_range_with_nothing_to_extract_moves_the_cursor_and_keeps_the_fa
     ("broken", "logged"),
     [
         ("model", "could not build the memory extractor; will retry next turn"),
-        ("extractor", "could not build the memory extractor; will retry next turn"),
         ("read", "could not read the user's memory before extracting; will retry with the next turn"),
         ("write", "memory write failed; will retry with the next turn"),
     ],
 )
 async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(index, user, caplog, broken, logged):
-    """The model not loading or giving no extractor, the store failing its read
+    """The model not loading, the store failing its read
     or its write: the reason is logged with its traceback, the cursor stays and
     no failure is counted against the message."""
 
@@ -89,14 +88,10 @@ async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(
                 raise OSError("the store is down")
             return await super().abatch(ops)
 
-    class NoExtractor(ScriptedChatModel):
-        def with_structured_output(self, *args, **kwargs):
-            raise ValueError("this model gives no structured output")
-
     def respond(messages, tool_names):
         return tool_call("MemoryExtraction", notes=["The user has a cat."])
 
-    model = (NoExtractor if broken == "extractor" else ScriptedChatModel)(respond=respond)
+    model = ScriptedChatModel(respond=respond)
 
     async def load():
         if broken == "model":
@@ -108,7 +103,7 @@ async def test_a_model_or_store_failure_is_logged_and_counts_against_no_message(
     progress = await aextract_messages(Flaky(index=index), user, load, thread, 0, failures=1, said_at=None, timeout_s=5)
     assert progress == Progress(0, 1)
     records = [r for r in caplog.records if r.name == "mnemo.writing.pipeline"]
-    error = {"model": "RuntimeError", "extractor": "ValueError", "read": "OSError", "write": "OSError"}[broken]
+    error = {"model": "RuntimeError", "read": "OSError", "write": "OSError"}[broken]
     assert [(r.levelname, r.getMessage(), r.exc_info[0].__name__ if r.exc_info else None) for r in records] == [
         ("ERROR", logged, error)
     ]
@@ -164,3 +159,33 @@ async def test_a_message_given_up_moves_the_cursor_past_it_alone(store, user, ca
     assert [r.getMessage() for r in caplog.records if r.name == "mnemo.writing.pipeline"] == [
         "the extractor failed 4 times in a row on the user message at position 1; giving it up"
     ]
+
+
+async def test_an_extraction_past_its_deadline_stays_pending_with_smaller_batches(store, user):
+    """A model too slow for the deadline gives nothing up, however many turns
+    it times out on: the batch shrinks to one message and stays there; once the
+    model answers in time, every message is written."""
+    import threading
+
+    released = threading.Event()
+    thread = [HumanMessage(f"I have {i} cats.", id=f"h{i}") for i in range(12)]
+
+    def slow(messages, tool_names):
+        released.wait(10)  # past the deadline below, until released
+        return tool_call("MemoryExtraction", notes=["The user has cats."])
+
+    model = ScriptedChatModel(respond=slow)
+
+    async def load():
+        return model
+
+    failures, shown = 0, []
+    for _ in range(6):  # more turns than it takes to give a failing message up
+        progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=0.1)
+        assert progress.cursor == 0
+        failures = progress.failures
+        shown.append(model.calls[-1]["messages"][-1].text.count("cats."))
+    assert shown == [10, 5, 2, 1, 1, 1]  # smaller batches, never none
+    released.set()
+    progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=5)
+    assert progress == Progress(len(thread), 0)  # one message, then the batches grow back

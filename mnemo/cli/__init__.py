@@ -6,7 +6,7 @@ that returns the exit status; a store command's work is an operation of
 with ``--url`` by the server itself (``POST /memory/operator/<name>``, ``$MNEMO_TOKEN``).
 """
 
-from mnemo.cli import chat, memory, tokens  # noqa: F401  (each registers its commands)
+from mnemo.cli import chat, doctor, memory, tokens  # noqa: F401  (each registers its commands)
 from mnemo.cli.operations import OPERATIONS, Target
 from mnemo.cli.registry import COMMANDS, main
 

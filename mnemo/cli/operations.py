@@ -159,11 +159,10 @@ async def audit_verify(target: Target, params: Mapping[str, Any]) -> Any:
 async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
     """Merge the user's notes that say the same thing; list likely contradictions
     (:func:`mnemo.writing.aconsolidate`), with ``model`` (default: the extraction
-    model where it runs) and at most ``max_calls`` model calls."""
+    model where it runs; one of ``MNEMO_ALLOWED_MODELS``) and at most ``max_calls`` model calls."""
     import os
 
-    from langchain.chat_models import init_chat_model
-
+    from mnemo.models import aload_chat_model
     from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
 
     spec = params.get("model") or os.environ.get("MNEMO_EXTRACTION_MODEL") or os.environ.get("MNEMO_MODEL")
@@ -172,7 +171,8 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
     max_calls = params.get("max_calls", MAX_CONSOLIDATION_CALLS)
     if isinstance(max_calls, bool) or not isinstance(max_calls, int):
         raise InvalidInputError("max_calls is a whole number")
-    model = init_chat_model(spec, temperature=0)
+    # The server's one way to build a model: its allow list, timeouts, retries and output cap.
+    model = await aload_chat_model(spec)
     return await aconsolidate(
         target.store, _user(params), model, origin=target.origin, max_calls=min(max(1, max_calls), 20)
     )

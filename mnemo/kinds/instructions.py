@@ -10,7 +10,6 @@ code) always win. Feedback reaches it only as a proposal an admin approved
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
@@ -35,6 +34,7 @@ from mnemo.core import (
     user_label,
 )
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.models import Structured, StructuredOutputError, within_deadline
 
 #: The assistant a run belongs to when the server does not say (a compiled graph in tests).
 DEFAULT_ASSISTANT = "agent"
@@ -274,11 +274,17 @@ async def arewrite(
     """
     if not feedback:
         raise InvalidInputError("the feedback is empty")
-    proposer = model.with_structured_output(InstructionRewrite, method="function_calling")
+    proposer = Structured(model, InstructionRewrite, what="instruction rewrite")
     try:
-        rewrite = await asyncio.wait_for(proposer.ainvoke(rewrite_request(current, feedback, scope)), timeout_s)
+        rewrite = await within_deadline(proposer.ainvoke(rewrite_request(current, feedback, scope)), timeout_s)
+    except StructuredOutputError:
+        raise InvalidInputError(
+            "no rewrite could be proposed: the model server gave no usable structured answer (see the server's "
+            "log, or run python -m mnemo doctor); nothing was changed"
+        ) from None
     except Exception as exc:
-        raise InvalidInputError(f"no rewrite could be proposed ({type(exc).__name__}); nothing was changed") from None
+        kind = "TimeoutError" if isinstance(exc, TimeoutError) else type(exc).__name__
+        raise InvalidInputError(f"no rewrite could be proposed ({kind}); nothing was changed") from None
     if isinstance(rewrite, dict):
         rewrite = InstructionRewrite.model_validate(rewrite)
     if not isinstance(rewrite, InstructionRewrite):

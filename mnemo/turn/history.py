@@ -7,7 +7,6 @@ what is kept starts at a user message, so a tool call never loses its result.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -16,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 
 from mnemo.core import data_block, quote
+from mnemo.models import within_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ async def asummarize(
     (never raises: the caller keeps the messages and tries again later)."""
     for chunk in transcript_chunks(dropped):
         try:
-            reply = await asyncio.wait_for(model.ainvoke(summary_request(summary, chunk)), timeout=timeout_s)
+            reply = await within_deadline(model.ainvoke(summary_request(summary, chunk)), timeout_s)
         except Exception:
             logger.warning("summarising the older messages failed; keeping them for now", exc_info=True)
             return None

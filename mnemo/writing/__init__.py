@@ -18,6 +18,7 @@ from mnemo.writing.extraction import (
     MemoryExtraction,
     aextract,
     build_extractor,
+    extraction_messages,
 )
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
@@ -42,6 +43,7 @@ __all__ = [
     "aextract_messages",
     "aschedule_extraction",
     "build_extractor",
+    "extraction_messages",
     "MAX_EXTRACTION_CALLS",
     "MESSAGES_PER_CALL",
     "Progress",

@@ -5,7 +5,6 @@ Bounded in notes, model calls and store round trips; merged notes are set aside 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any, TypedDict
 
@@ -26,6 +25,7 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.kinds import Origin
+from mnemo.models import Structured, StructuredOutputError, within_deadline
 from mnemo.notes import Revision, aapply_revisions, live, plan_revision
 from mnemo.writing.refusals import business_record_term
 
@@ -112,7 +112,7 @@ async def aconsolidate(
     revisions: list[Revision] = []
     done: set[str] = set()
     stamp = now_iso()
-    runnable = model.with_structured_output(Consolidation, method="function_calling")
+    runnable = Structured(model, Consolidation, what="consolidation")
     for call in calls[:max_calls]:
         shown = {f"n{i}": item for i, item in enumerate((it for group in call for it in group), 1)}
         report["model_calls"] += 1
@@ -199,11 +199,13 @@ async def _ajudge(
         for g, group in enumerate(call, 1)
     )
     try:
-        result = await asyncio.wait_for(
+        result = await within_deadline(
             runnable.ainvoke([SystemMessage(CONSOLIDATION_PROMPT), HumanMessage(data_block("notes", body))]),
-            timeout=timeout_s,
+            timeout_s,
         )
         return result if isinstance(result, Consolidation) else Consolidation.model_validate(result)
+    except StructuredOutputError:
+        return None  # logged where the server's answers were seen, with the fix
     except Exception:
         logger.warning("consolidation: the model call failed; these groups are left as they are", exc_info=True)
         return None

@@ -1,17 +1,19 @@
 """Turning what the user said into memory updates, with structured output.
 
-Only the user's messages reach the extractor. :func:`aextract` never raises: a failure
-returns ``None`` (skip the write), nothing found is an empty :class:`MemoryExtraction`.
+Only the user's messages reach the extractor, asked by the best way the server honours
+(:func:`mnemo.models.astructured`). :func:`aextract` never raises: a failure returns ``None``
+(skip the write), a timeout :data:`TIMED_OUT` (the messages stay pending), nothing found is an
+empty :class:`MemoryExtraction`.
 Instructions go in a system message; the user's messages and their most similar notes
 (short ids, for ``updates`` / ``invalidates``) follow as quoted data (:mod:`mnemo.core.quoting`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any
+from enum import Enum
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -19,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from mnemo.core import data_block, quote
 from mnemo.kinds import PROFILE_FIELDS, ProfileField, ResponseStyle
+from mnemo.models import Structured, StructuredOutputError, model_timeout_s, within_deadline
 from mnemo.notes import now
 
 logger = logging.getLogger(__name__)
@@ -104,9 +107,20 @@ class MemoryExtraction(BaseModel):
         return {field: getattr(self, field) for field in PROFILE_FIELDS}
 
 
+class TimedOut(Enum):
+    """The type of :data:`TIMED_OUT`."""
+
+    TIMED_OUT = "timed out"
+
+
+#: :func:`aextract`'s answer when the extractor outlived its deadline: not a
+#: fault of the messages, which stay pending (retried, never given up for it).
+TIMED_OUT: Literal[TimedOut.TIMED_OUT] = TimedOut.TIMED_OUT
+
+
 def build_extractor(model: BaseChatModel) -> Any:
-    """Structured-output runnable for :class:`MemoryExtraction` (function calling)."""
-    return model.with_structured_output(MemoryExtraction, method="function_calling")
+    """The extractor: :class:`MemoryExtraction` by the way ``model``'s server honours."""
+    return Structured(model, MemoryExtraction, what="memory extraction")
 
 
 def extraction_messages(texts: Sequence[str], existing: Sequence[tuple[str, str]]) -> list[BaseMessage]:
@@ -126,9 +140,11 @@ async def aextract(
     *,
     timeout_s: float,
     existing: Sequence[tuple[str, str]] = (),
-) -> MemoryExtraction | None:
+) -> MemoryExtraction | Literal[TimedOut.TIMED_OUT] | None:
     """Run the extractor on the user's messages, shown the ``existing`` notes
-    (short id, text) it may update or invalidate; ``None`` means "write nothing".
+    (short id, text) it may update or invalidate, within ``timeout_s`` (and
+    ``MNEMO_MODEL_TIMEOUT_S``); ``None`` means "write nothing", :data:`TIMED_OUT`
+    "not now".
 
     Never raises: memory is a side effect and must not fail the turn.
     """
@@ -137,15 +153,21 @@ async def aextract(
         return None
     prompt = extraction_messages(texts, existing)
     try:
-        result = await asyncio.wait_for(extractor.ainvoke(prompt), timeout=timeout_s)
+        result = await within_deadline(extractor.ainvoke(prompt), timeout_s)
     except TimeoutError:
-        logger.warning("memory extraction timed out after %.1fs; skipping the write", timeout_s)
-        return None
+        logger.warning(
+            "memory extraction timed out after %.1fs; the messages stay pending (retried with the next turn). "
+            "A slow model server needs a larger extraction_timeout_s (docs/models.md)",
+            min(timeout_s, model_timeout_s()),
+        )
+        return TIMED_OUT
+    except StructuredOutputError:
+        return None  # logged where the server's answers were seen (once per cause at WARNING)
     except Exception:
         logger.warning("memory extraction failed; skipping the write", exc_info=True)
         return None
     if result is None:
-        logger.info("memory extraction returned nothing; skipping the write")
+        logger.warning("the memory extractor gave no answer; skipping the write")
         return None
     if isinstance(result, dict):
         try:

@@ -3,14 +3,14 @@
 :func:`aextract_messages` serves ``write_memory``, the ``memory_writer`` graph and
 ``compact_history``: oldest messages first, in a bounded number of bounded calls;
 the cursor it returns passes only messages written (or given up after repeated
-extractor failures, never after a store failure); ``said_at`` gives each write its ``as_of``.
+extractor failures, never after a store failure or a timeout); ``said_at`` gives each write its ``as_of``.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
@@ -20,7 +20,7 @@ from mnemo.core import MAX_MESSAGE_CHARS, InvalidInputError, User, now_iso
 from mnemo.kinds import Origin
 from mnemo.notes import validate_context
 from mnemo.writing.apply import Said, aapply_extraction
-from mnemo.writing.extraction import aextract, build_extractor
+from mnemo.writing.extraction import TIMED_OUT, TimedOut, aextract, build_extractor
 from mnemo.writing.known import Known, aread_known
 
 logger = logging.getLogger(__name__)
@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 
 #: One extractor call reads at most this many user messages.
 MESSAGES_PER_CALL = 10
+
+#: Failures in a row at which a batch is one message (``batch_size``): a
+#: timeout shrinks the batch down to it, never past it (never given up).
+SLOWEST = 3
 
 #: One caller makes at most this many extractor calls per turn, oldest messages
 #: first; the rest of a backlog stays pending and drains over the next turns.
@@ -123,9 +127,11 @@ async def aextract_messages(
     Returns the new cursor (``end``, or the thread's length, when all is
     written) and the failures on the message at it. The cursor stops at the
     first message not written: when the calls of this turn are used up, when
-    the model or its extractor could not be built or the store failed (nothing is lost: those
-    messages stay pending, whatever the outage's length), or when the
-    extractor failed. ``failures`` (the caller's count from last time) shrinks
+    the model or its extractor could not be built, the store failed or the
+    extractor outlived its deadline (nothing is lost: those messages stay
+    pending, whatever the outage's length; a timeout only shrinks the next
+    batch, down to :data:`SLOWEST`), or when the extractor failed.
+    ``failures`` (the caller's count from last time) shrinks
     the batch after extractor failures (:func:`batch_size`); a message the
     extractor failed on alone is given up (logged) so later ones get written.
 
@@ -171,6 +177,9 @@ async def aextract_messages(
         )
         if written is None:
             return Progress(cursor, failures)  # the store failed: no failure of these messages
+        if written is TIMED_OUT:
+            # Too slow for this batch: a smaller one next time, never given up for it.
+            return Progress(cursor, min(failures + 1, SLOWEST))
         if not written:
             return Progress(cursor, failures + 1)
         cursor, failures, said = position[id(batch[-1])] + 1, 0, said[size:]
@@ -188,12 +197,13 @@ async def _aextract_said(
     timeout_s: float,
     origin: Origin | None,
     known: Known | None,
-) -> bool | None:
+) -> bool | Literal[TimedOut.TIMED_OUT] | None:
     """Extract memory from ``said`` (at most :data:`MESSAGES_PER_CALL`
     user messages of ``thread``) and write it, each note with what its
     message replied to as context (:func:`replied_to`). ``True`` when
     written, ``False`` when the extractor failed, ``None`` when the store did
-    (nothing counted against these messages)."""
+    (nothing counted against these messages), :data:`TIMED_OUT` when the
+    extractor outlived its deadline."""
     # Bounded: a message refused as too long may still sit in the thread.
     texts = [m.text[:MAX_MESSAGE_CHARS] for m in said]
     try:
@@ -202,8 +212,10 @@ async def _aextract_said(
         logger.exception("could not read the user's memory before extracting; will retry with the next turn")
         return None
     extraction = await aextract(extractor, texts, timeout_s=timeout_s, existing=known.shown())
+    if extraction is TIMED_OUT:
+        return TIMED_OUT
     if extraction is None:
-        return False  # failed, timed out or returned nothing: retried later
+        return False  # failed or unusable: retried later, given up after repeated failures
     try:
         await aapply_extraction(
             store,

@@ -1,0 +1,135 @@
+"""``python -m mnemo doctor``: the configured model server, checked as mnemo uses it.
+
+Each check is a call mnemo makes (a plain answer, a streamed one, tools offered,
+each way of :data:`mnemo.models.WAYS` asked for a memory extraction), built the
+one way mnemo builds models and bounded by its deadline; the table says what
+works, how long it took and the way memory will be written. Exit status 1
+when memory cannot be written with this server (docs/models.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import tool
+
+from mnemo.cli.registry import arg, command
+
+#: What the structured-output checks ask the model to extract from.
+SAID = "Hi, my name is Lin and I live in Suzhou."
+
+
+@tool
+def lookup_order(order_id: str) -> str:
+    """Look up an order by its id."""
+    return "shipped"
+
+
+async def _plain(model: BaseChatModel) -> str:
+    reply = await model.ainvoke([HumanMessage("Say hello in one word.")])
+    if not reply.text.strip():
+        raise ValueError("an empty answer")
+    return repr(reply.text.strip()[:40])
+
+
+async def _streamed(model: BaseChatModel) -> str:
+    chunks = [c async for c in model.astream([HumanMessage("Count from 1 to 5.")])]
+    if not "".join(c.text for c in chunks).strip():
+        raise ValueError("no text streamed")
+    return f"{len(chunks)} chunks"
+
+
+async def _tools(model: BaseChatModel) -> str:
+    reply = await model.bind_tools([lookup_order]).ainvoke([HumanMessage("Where is my order A-1234? Look it up.")])
+    if not getattr(reply, "tool_calls", None):
+        raise ValueError(f"answered in text, no tool call ({reply.text.strip()[:40]!r}): the agent's tools go unused")
+    return f"called {reply.tool_calls[0]['name']}"
+
+
+def _structured(way: str) -> Callable[[BaseChatModel], Awaitable[str]]:
+    async def check(model: BaseChatModel) -> str:
+        from mnemo.models import attempt
+        from mnemo.writing import MemoryExtraction, extraction_messages
+
+        parsed, cause = await attempt(model, MemoryExtraction, extraction_messages([SAID], []), way)
+        if parsed is None:
+            raise ValueError(cause)
+        found = {k: v for k, v in parsed.model_dump(exclude_defaults=True).items() if v}
+        return f"parsed {found}"[:60]
+
+    return check
+
+
+async def _run(check: Callable[[BaseChatModel], Awaitable[str]], model: BaseChatModel) -> tuple[bool, str, float]:
+    from mnemo.models import within_deadline
+
+    started = time.perf_counter()
+    try:
+        detail = await within_deadline(check(model))
+        ok = True
+    except Exception as exc:
+        ok = False
+        detail = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"  # ValueError: a check's own
+    return ok, " ".join(detail.split())[:110], time.perf_counter() - started
+
+
+def _load_dotenv() -> None:
+    # As `langgraph dev` does (python-dotenv, installed with the server); the shell's values win.
+    try:
+        from dotenv import load_dotenv
+    except ImportError:
+        return
+    load_dotenv(Path(".env"), override=False)
+
+
+@command(
+    "doctor",
+    "check the model server as mnemo uses it: answers, streaming, tools, structured output (exit 1: no memory)",
+    arg("--model", help="provider:model to check (default: $MNEMO_MODEL and $MNEMO_EXTRACTION_MODEL)"),
+)
+async def doctor(args: argparse.Namespace) -> int:
+    _load_dotenv()
+    from mnemo.models import WAYS, aload_chat_model, client_settings, configured_model, ways_for
+
+    chat = args.model or configured_model()
+    memory = args.model or os.environ.get("MNEMO_EXTRACTION_MODEL") or chat
+    settings = client_settings()
+    print(f"model server: {os.environ.get('OPENAI_BASE_URL') or '(the provider default)'}")
+    print(f"chat model {chat}, memory model {memory}; " + ", ".join(f"{k}={v:g}" for k, v in settings.items()))
+    rows: list[tuple[str, str, bool, str, float]] = []
+    checks: list[tuple[str, str, Callable[[BaseChatModel], Awaitable[str]]]] = [
+        (chat, "plain answer", _plain),
+        (chat, "streaming", _streamed),
+        (chat, "tools offered", _tools),
+        *((memory, f"structured: {way}", _structured(way)) for way in WAYS),
+    ]
+    models: dict[str, Any] = {}
+    for spec, what, check in checks:
+        if spec not in models:
+            models[spec] = await aload_chat_model(spec)
+        rows.append((spec, what, *await _run(check, models[spec])))
+    width = max(len(r[1]) for r in rows)
+    for spec, what, ok, detail, seconds in rows:
+        print(f"{'ok  ' if ok else 'FAIL'}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
+    working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] for r in rows)]
+    usable = [w for w in ways_for(models[memory]) if w in working]
+    plain_ok = rows[0][2]
+    if usable and plain_ok:
+        print(f"memory is written by: {usable[0]}")
+        return 0
+    if not plain_ok:
+        print("the model server does not answer: mnemo cannot chat or write memory with it")
+    else:
+        print(
+            "memory cannot be written with this server: no way of asking for a structured answer worked. "
+            "Serve a model with response_format json_schema or tool calls (llama.cpp: llama-server --jinja), "
+            "or pin a way with MNEMO_STRUCTURED_OUTPUT (docs/models.md)"
+        )
+    return 1

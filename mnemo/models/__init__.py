@@ -1,0 +1,47 @@
+"""Chat models as mnemo uses them: one way to build them (allow list,
+timeouts, retries, output cap), a deadline for every call, and structured
+answers from whatever server is configured (docs/models.md)."""
+
+from mnemo.models.build import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL,
+    MODELS,
+    ModelDeadlineError,
+    allowed_models,
+    aload_chat_model,
+    build_chat_model,
+    client_settings,
+    configured_model,
+    model_timeout_s,
+    within_deadline,
+)
+from mnemo.models.structured import (
+    WAYS,
+    Structured,
+    StructuredOutputError,
+    astructured,
+    attempt,
+    model_key,
+    ways_for,
+)
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_MODEL",
+    "MODELS",
+    "WAYS",
+    "ModelDeadlineError",
+    "Structured",
+    "StructuredOutputError",
+    "allowed_models",
+    "aload_chat_model",
+    "astructured",
+    "attempt",
+    "build_chat_model",
+    "client_settings",
+    "configured_model",
+    "model_key",
+    "model_timeout_s",
+    "ways_for",
+    "within_deadline",
+]

@@ -1,0 +1,134 @@
+"""The one way mnemo builds a chat model: the run's, the writer's and every
+operator command's (``init_chat_model``, built once per process).
+
+Only models of ``MNEMO_ALLOWED_MODELS`` can be built; every client has a
+request timeout (``MNEMO_MODEL_TIMEOUT_S``), a retry limit
+(``MNEMO_MODEL_MAX_RETRIES``) and an output cap (``MNEMO_MODEL_MAX_TOKENS``),
+and :func:`ainvoke_within` bounds a whole call, streamed or not (docs/models.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from langchain.chat_models import init_chat_model
+from langchain_core.language_models import BaseChatModel
+
+from mnemo.core import InvalidInputError, clamp
+
+#: The chat model when the operator configures none (``MNEMO_MODEL``).
+DEFAULT_MODEL = "openai:gpt-4o-mini"
+
+#: ``provider:model`` -> the model built for it (tests register scripted models here).
+MODELS: dict[str, BaseChatModel] = {}
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 2
+#: Tokens one answer may have: a reply, an extraction or a rewrite fits in far
+#: fewer; a model that repeats itself stops here (issue 29: 712 tokens and going).
+DEFAULT_MAX_TOKENS = 2048
+
+T = TypeVar("T")
+
+
+def configured_model() -> str:
+    """The operator's chat model: ``MNEMO_MODEL``, else :data:`DEFAULT_MODEL`."""
+    return os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL
+
+
+def allowed_models() -> set[str]:
+    """The models a run may choose (``MNEMO_ALLOWED_MODELS``, else the configured ones)."""
+    listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
+    if listed:
+        return listed
+    configured = {configured_model(), os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
+    return {m for m in configured if m}
+
+
+def _env_number(name: str, default: float, lo: float, hi: float, *, integer: bool = False) -> float:
+    return clamp(name, os.environ.get(name) or default, lo, hi, integer=integer)
+
+
+def model_timeout_s() -> float:
+    """Seconds one model call may take in all, retries and streaming included (``MNEMO_MODEL_TIMEOUT_S``)."""
+    return _env_number("MNEMO_MODEL_TIMEOUT_S", DEFAULT_TIMEOUT_S, 1, 600)
+
+
+def client_settings() -> dict[str, float | int]:
+    """``timeout``, ``max_retries`` and ``max_tokens`` for every chat client (from the environment)."""
+    return {
+        "timeout": model_timeout_s(),
+        "max_retries": int(_env_number("MNEMO_MODEL_MAX_RETRIES", DEFAULT_MAX_RETRIES, 0, 10, integer=True)),
+        "max_tokens": int(_env_number("MNEMO_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS, 16, 65536, integer=True)),
+    }
+
+
+def _openai_compatible_base() -> str:
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or ""
+
+
+def cap_arguments(spec: str, max_tokens: int) -> dict[str, Any]:
+    """The ``init_chat_model`` arguments that cap an answer at ``max_tokens``.
+
+    langchain-openai sends its ``max_tokens`` as ``max_completion_tokens``, which
+    OpenAI's own API wants but OpenAI-compatible servers (llama.cpp, Ollama,
+    older vLLM) do not read: there the cap goes in the body as ``max_tokens``."""
+    if spec.startswith("openai:") and _openai_compatible_base() and "api.openai.com" not in _openai_compatible_base():
+        return {"extra_body": {"max_tokens": max_tokens}}
+    return {"max_tokens": max_tokens}
+
+
+def build_chat_model(spec: str) -> BaseChatModel:
+    """A new client for ``spec`` with mnemo's timeout, retries and output cap
+    (no allow list: :func:`aload_chat_model` checks it)."""
+    settings = client_settings()
+    return init_chat_model(
+        spec,
+        temperature=0,
+        timeout=settings["timeout"],
+        max_retries=int(settings["max_retries"]),
+        **cap_arguments(spec, int(settings["max_tokens"])),
+    )
+
+
+async def aload_chat_model(spec: str) -> BaseChatModel:
+    """:func:`build_chat_model` for ``spec``, once per process and off the event
+    loop (client construction reads CA certificates from disk).
+
+    Raises:
+        InvalidInputError: ``spec`` is not on the allow list.
+    """
+    if spec not in MODELS:
+        if spec not in allowed_models():
+            raise InvalidInputError(
+                f"model {spec!r} is not allowed on this server; allowed: {', '.join(sorted(allowed_models()))} "
+                "(the operator sets MNEMO_ALLOWED_MODELS)"
+            )
+        MODELS[spec] = await asyncio.to_thread(build_chat_model, spec)
+    return MODELS[spec]
+
+
+class ModelDeadlineError(TimeoutError):
+    """A model call outlived its deadline (and was cancelled)."""
+
+
+async def within_deadline(call: Awaitable[T], timeout_s: float | None = None) -> T:
+    """``call``, cancelled past ``timeout_s`` or ``MNEMO_MODEL_TIMEOUT_S``,
+    whichever is sooner.
+
+    The client's own timeout bounds each wait for bytes, so a server that
+    streams forever is never timed out by it; this bounds the whole call.
+
+    Raises:
+        ModelDeadlineError: the deadline passed.
+    """
+    limit = model_timeout_s() if timeout_s is None else min(timeout_s, model_timeout_s())
+    try:
+        return await asyncio.wait_for(call, timeout=limit)
+    except TimeoutError:
+        raise ModelDeadlineError(
+            f"the model did not finish within {limit:g}s (MNEMO_MODEL_TIMEOUT_S; the call was cancelled)"
+        ) from None

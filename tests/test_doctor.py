@@ -1,0 +1,82 @@
+"""``python -m mnemo doctor`` against the stub's profiles of real servers: the
+table of what works, the way memory will be written, and exit status 1 when
+memory cannot be written with the server (it reads ``./.env`` as the server does)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from mnemo.cli import main
+from mnemo.models import MODELS
+from tests.stub_openai import StubServer
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A user's checkout: a ``.env`` and nothing in the shell; the environment
+    the command loads from ``.env`` is put back afterwards."""
+    saved = dict(os.environ)
+    for name in [n for n in os.environ if n.startswith(("OPENAI_", "MNEMO_"))]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    saved_models = dict(MODELS)
+    MODELS.clear()
+    yield tmp_path
+    os.environ.clear()
+    os.environ.update(saved)
+    MODELS.clear()
+    MODELS.update(saved_models)
+
+
+def doctor(checkout, stub: StubServer, capsys, **settings: str) -> tuple[int, str]:
+    lines = [f"OPENAI_BASE_URL={stub.base_url}", "OPENAI_API_KEY=stub-key", "MNEMO_MODEL=openai:stub-model"]
+    (checkout / ".env").write_text("\n".join([*lines, *(f"{k}={v}" for k, v in settings.items())]) + "\n")
+    status = main(["doctor"])
+    return status, capsys.readouterr().out
+
+
+def row(out: str, check: str) -> str:
+    """The table's line of ``check``."""
+    (line,) = [line for line in out.splitlines() if re.match(rf"(ok  |FAIL)  {re.escape(check)}\s", line)]
+    return line
+
+
+@pytest.mark.parametrize(
+    ("profile", "status", "way", "failing"),
+    [
+        ("default", 0, "function_calling", ["structured: json_schema", "structured: text"]),
+        (
+            "llamacpp",
+            0,
+            "json_schema",
+            ["structured: function_calling", "structured: tool_required", "structured: text"],
+        ),
+        ("nostructured", 1, None, ["tools offered", "structured: json_schema", "structured: function_calling"]),
+    ],
+)
+def test_the_doctor_says_what_the_server_honours_and_the_way_memory_is_written(
+    checkout, capsys, profile, status, way, failing
+):
+    with StubServer(profile=profile) as stub:
+        got, out = doctor(checkout, stub, capsys)
+        assert stub.requests  # the precondition: it asked the configured server
+    assert got == status, out
+    assert row(out, "plain answer").startswith("ok"), out
+    assert row(out, "streaming").startswith("ok"), out
+    for check in failing:
+        assert row(out, check).startswith("FAIL"), out
+    if way:
+        assert row(out, f"structured: {way}").startswith("ok") and f"memory is written by: {way}" in out, out
+    else:
+        assert "memory cannot be written with this server" in out, out
+
+
+def test_the_doctor_reports_a_model_that_never_stops_within_the_deadline(checkout, capsys):
+    with StubServer(profile="looping") as stub:
+        got, out = doctor(checkout, stub, capsys, MNEMO_MODEL_TIMEOUT_S="1")
+        assert all(r.get("max_tokens") for r in stub.requests)
+    assert got == 1, out
+    assert "ModelDeadlineError" in row(out, "plain answer") and "the model server does not answer" in out, out

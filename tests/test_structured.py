@@ -1,0 +1,106 @@
+"""mnemo.models.structured: a structured answer by the way the server honours,
+learned per model, pinned by MNEMO_STRUCTURED_OUTPUT, and a WARNING (once per
+cause, with what the server did and the fix) when no way gives one; against
+the stub's profiles of real servers (tests/stub_openai.py)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from langchain.chat_models import init_chat_model
+
+from mnemo import InvalidInputError
+from mnemo.models import StructuredOutputError, astructured, ways_for
+from mnemo.writing import MemoryExtraction, extraction_messages
+from tests.stub_openai import StubServer
+
+SAID = extraction_messages(["I'm Lin and I live in Suzhou. I am allergic to peanuts."], [])
+
+
+def client(stub: StubServer):
+    return init_chat_model("openai:stub", base_url=stub.base_url, api_key="not-a-key", max_retries=0)
+
+
+def asked(stub: StubServer) -> list[str]:
+    """How each request asked for structure."""
+    out = []
+    for r in stub.requests:
+        if r.get("response_format"):
+            out.append(r["response_format"]["type"])
+        elif isinstance(r.get("tool_choice"), dict):
+            out.append("named tool_choice")
+        else:
+            out.append(str(r.get("tool_choice") or "text"))
+    return out
+
+
+async def test_llama_cpp_is_asked_by_the_json_schema_it_enforces():
+    with StubServer(profile="llamacpp") as stub:
+        model = client(stub)
+        found = await astructured(model, MemoryExtraction, SAID, what="memory extraction")
+        assert (found.name, found.city, found.notes) == ("Lin", "Suzhou", ["The user is allergic to peanuts."])
+        assert asked(stub) == ["json_schema"]
+
+
+async def test_a_way_the_server_ignores_is_left_for_the_next_and_the_one_that_worked_is_kept(monkeypatch):
+    # The default stub ignores response_format (answers "ok") and honours a named tool_choice.
+    with StubServer() as stub:
+        model = client(stub)
+        assert ways_for(model)[0] == "json_schema"
+        for _ in range(2):
+            assert (await astructured(model, MemoryExtraction, SAID, what="x")).city == "Suzhou"
+        assert asked(stub) == ["json_schema", "named tool_choice", "named tool_choice"]
+        assert ways_for(model)[0] == "function_calling"
+
+
+async def test_a_named_tool_choice_answered_in_text_is_told_apart(monkeypatch, caplog):
+    monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "function_calling")
+    with StubServer(profile="llamacpp") as stub:
+        with pytest.raises(StructuredOutputError) as raised:
+            await astructured(client(stub), MemoryExtraction, SAID, what="memory extraction")
+        assert asked(stub) == ["named tool_choice"]  # pinned: nothing else tried
+    assert raised.value.causes == [
+        ("function_calling", "answered in text instead of calling the function ('Sure, I will keep that in mind.')")
+    ]
+
+
+async def test_a_server_with_no_structured_output_is_warned_about_once_per_cause(caplog):
+    caplog.set_level(logging.DEBUG, logger="mnemo.models.structured")
+    with StubServer(profile="nostructured") as stub:
+        model = client(stub)
+        for _ in range(2):
+            with pytest.raises(StructuredOutputError):
+                await astructured(model, MemoryExtraction, SAID, what="memory extraction")
+        assert asked(stub) == ["json_schema", "named tool_choice", "required", "text"] * 2
+    records = [r for r in caplog.records if r.name == "mnemo.models.structured"]
+    assert [r.levelname for r in records] == ["WARNING", "DEBUG"]
+    message = records[0].getMessage()
+    for said in (
+        "memory extraction: the model server gave no usable structured answer",
+        "json_schema: answered, but not with the schema ('ok')",
+        "function_calling: answered in text instead of calling the function ('ok')",
+        "tool_required: answered in text instead of calling the function ('ok')",
+        "text: answered with text that is not JSON of the schema ('ok')",
+        "python -m mnemo doctor",
+        "MNEMO_STRUCTURED_OUTPUT",
+    ):
+        assert said in message, message
+    assert "returned nothing" not in message
+
+
+async def test_a_way_the_server_refuses_with_a_4xx_is_left_for_the_next(caplog):
+    caplog.set_level(logging.INFO, logger="mnemo.models.structured")
+    with StubServer() as stub:
+        stub.refuse = "response_format"  # a server that rejects the parameter outright (400)
+        found = await astructured(client(stub), MemoryExtraction, SAID, what="x")
+        assert found.city == "Suzhou" and asked(stub) == ["json_schema", "named tool_choice"]
+    assert "('json_schema', 'refused: OpenAIInvalidRequestError: Error code: 400" in caplog.text
+
+
+def test_a_pinned_way_that_is_no_way_is_refused_with_the_choices(monkeypatch):
+    monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "xml")
+    with pytest.raises(
+        InvalidInputError, match="MNEMO_STRUCTURED_OUTPUT is one of auto, json_schema, function_calling"
+    ):
+        ways_for(init_chat_model("openai:x", api_key="k"))
