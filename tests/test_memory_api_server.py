@@ -51,7 +51,7 @@ def peer(tmp_path: Path, server_env):
     port = free_port()
     log = open(tmp_path / "peer.log", "w")
     proc = subprocess.Popen(
-        [str(ROOT / ".venv" / "bin" / "langgraph"), "dev", "--port", str(port), "--no-browser", "--no-reload"],
+        [str(ROOT / ".venv" / "bin" / "langgraph"), "dev", "--port", str(port), "--no-browser"],
         cwd=app,
         env=server_env,
         stdout=log,
