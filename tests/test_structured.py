@@ -104,3 +104,17 @@ def test_a_pinned_way_that_is_no_way_is_refused_with_the_choices(monkeypatch):
         InvalidInputError, match="MNEMO_STRUCTURED_OUTPUT is one of auto, json_schema, function_calling"
     ):
         ways_for(init_chat_model("openai:x", api_key="k"))
+
+
+async def test_an_answer_cut_at_the_output_cap_is_a_cause_not_a_crash(monkeypatch):
+    # A real llama.cpp server with a small model: under the json_schema grammar it
+    # repeated itself to the cap, and the client's LengthFinishReasonError failed the write.
+    monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "json_schema")
+    with StubServer(profile="looping") as stub:
+        model = init_chat_model("openai:stub", base_url=stub.base_url, api_key="k", max_retries=0, max_tokens=4)
+        with pytest.raises(StructuredOutputError) as raised:
+            await astructured(model, MemoryExtraction, SAID, what="memory extraction")
+        cap = stub.requests[0].get("max_tokens") or stub.requests[0].get("max_completion_tokens")
+        assert asked(stub) == ["json_schema"] and cap == 4
+    ((way, cause),) = raised.value.causes
+    assert way == "json_schema" and cause.startswith("the answer reached the output cap before it ended")

@@ -106,6 +106,17 @@ def _refused(exc: Exception) -> bool:
     return isinstance(status, int) and 400 <= status < 500 and status not in (401, 403, 404, 408, 429)
 
 
+def _cut_at_cap(exc: Exception) -> bool:
+    """The answer reached the request's output cap before it ended: the OpenAI
+    client refuses to parse it (``finish_reason: "length"``), an answer that
+    cannot be used, not a failure of the server."""
+    try:
+        from openai import LengthFinishReasonError
+    except ImportError:  # another provider's client
+        return False
+    return isinstance(exc, LengthFinishReasonError)
+
+
 def _from_tool_call(raw: Any, schema: type[M]) -> Attempt:
     calls = [c for c in getattr(raw, "tool_calls", None) or [] if c.get("name") == schema.__name__]
     if not calls:
@@ -172,6 +183,12 @@ async def attempt(model: BaseChatModel, schema: type[M], messages: Sequence[Base
     except Exception as exc:
         if _refused(exc):
             return Attempt(None, f"refused: {type(exc).__name__}: {str(exc)[:120]}")
+        if _cut_at_cap(exc):
+            return Attempt(
+                None,
+                "the answer reached the output cap before it ended (MNEMO_MODEL_MAX_TOKENS; "
+                "a model that repeats itself never ends)",
+            )
         raise
     if way in ("json_schema", "function_calling"):
         return _read(out, schema, way)
