@@ -23,11 +23,11 @@ def operator_app(monkeypatch, store):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     import langgraph_sdk
 
-    import mnemo.stores
+    import web.memory
     from web.operator import operator
 
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
-    monkeypatch.setattr(mnemo.stores, "ServerStore", lambda client: store)
+    monkeypatch.setattr(web.memory, "_store", lambda: store)
     return Starlette(routes=[Route("/memory/operator/{name}", operator, methods=["POST"])])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.store.base import BaseStore
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -18,12 +19,15 @@ from mnemo.kinds import Origin
 from web.caller import caller, json_object
 
 
-def _store() -> Any:
-    from langgraph_sdk import get_client
+def _store() -> BaseStore:
+    """The server's own store, as a run's nodes have it: one mnemo write is one
+    ``abatch`` (one transaction on PostgreSQL), all or nothing. The platform sets
+    it for custom routes (``langgraph.config.get_store``); the route checked the caller."""
+    from langgraph.config import get_store
 
-    from mnemo.stores import ServerStore
+    from mnemo.stores import guarded
 
-    return ServerStore(get_client())
+    return guarded(get_store())
 
 
 def _origin(who: Caller) -> Origin:

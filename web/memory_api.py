@@ -2,31 +2,29 @@
 
 ``POST /memory/notes``, ``GET|PATCH /memory/notes/{id}``, ``POST /memory/notes/{id}/invalidate``,
 ``PATCH /memory/profile``, ``GET /memory/search``. Each goes through mnemo's own write path
-(dedupe, the note index and sparse vectors, expiry, one audited batch), its audit records naming
-the route and the caller. A user token acts on its own memory, an admin token on the ``user_id``
-it names (:func:`web.caller.caller`). A bad body is a 4xx naming the field, with nothing written;
-a failed store call is 503 with ``Retry-After``. The routes and their precedence: docs/memory.md.
+(dedupe, the note index and sparse vectors, expiry), its writes one audited batch on the
+server's own store (:func:`web.memory._store`: one transaction on PostgreSQL), its audit records
+naming the route and the caller. A user token acts on its own memory, an admin token on the
+``user_id`` it names (:func:`web.caller.caller`). A bad body is a 4xx naming the field, with
+nothing written; a failed store call is 503 with ``Retry-After``, nothing of the request written.
+The routes and their precedence: docs/memory.md.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError, StoreUnavailableError
+from mnemo import MnemoError
 from mnemo.access import InvalidTokenError
 from mnemo.core import MAX_MEMORY_BODY_BYTES, Caller, InvalidInputError, NoteLimitError, User, check_message
 from mnemo.kinds import PROFILE_FIELDS, Origin
 from web import memory
 from web.caller import BodyError, bounded_json, caller
-from web.memory import unavailable
-
-logger = logging.getLogger(__name__)
+from web.memory import refusal
 
 
 class FieldError(InvalidInputError):
@@ -78,13 +76,8 @@ def memory_route(route: str, handler: Handler, *, body: bool = True) -> Callable
             return JSONResponse({"error": str(exc)}, status_code=401)
         except FieldError as exc:
             return JSONResponse({"error": str(exc), "field": exc.field}, status_code=exc.status)
-        except StoreUnavailableError as exc:
-            return unavailable(exc)
-        except httpx.HTTPError as exc:  # the server's store API failed: nothing was written (one batch)
-            logger.exception("%s: the store call failed", route)
-            return unavailable(exc)
-        except MnemoError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        except MnemoError as exc:  # a failed store call is 503: the write was one batch, nothing of it stayed
+            return refusal(exc)
 
     return endpoint
 

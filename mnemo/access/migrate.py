@@ -12,7 +12,8 @@ value is: a memory becomes a note (its context kept as the note's context), a pr
 becomes the profile fields mnemo has (``user_name`` -> name, ``home`` -> city when it is one)
 and notes for the rest. A model wrote all of it, so the source is ``inferred``: what the user
 says, or an application sets, replaces it. Through mnemo's write path (dedupe, index, audit),
-so running it twice adds nothing; the items read are left in place.
+as one write (profile and notes in one batch), so running it twice adds nothing; the items read
+are left in place.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.core import InvalidInputError, User, alist_all
-from mnemo.kinds import MAX_FIELD_CHARS, Origin, aupdate_profile
+from mnemo.kinds import MAX_FIELD_CHARS, Origin, abatch_audited, aprofile_ops
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 #: The placeholder of the user's id in a namespace template.
@@ -149,10 +150,11 @@ async def amigrate_langgraph(
     report = MigrationReport(**plan, dry_run=dry_run, notes_written={}, profile_changes=[])
     if dry_run:
         return report
+    # One write: the profile's puts go in the notes' batch (all of it or nothing).
+    profile_ops: list[PutOp] = []
     if plan["profile"]:
-        report["profile_changes"] = list(
-            await aupdate_profile(store, user, plan["profile"], source="inferred", origin=origin)
-        )
+        profile_ops, changes, head = await aprofile_ops(store, user, plan["profile"], source="inferred", origin=origin)
+        report["profile_changes"] = list(changes)
     if plan["notes"]:
         results = await aremember_many(
             store,
@@ -161,7 +163,10 @@ async def amigrate_langgraph(
             contexts=[n["context"] for n in plan["notes"]],
             source="inferred",
             origin=origin,
+            extra=profile_ops,
         )
         for result in results:
             report["notes_written"][result["status"]] = report["notes_written"].get(result["status"], 0) + 1
+    elif profile_ops:
+        await abatch_audited(store, profile_ops, heads={user.label: head})
     return report

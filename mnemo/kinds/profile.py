@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
-from langgraph.store.base import BaseStore, PutOp
+from langgraph.store.base import BaseStore, PutOp, Result
 
 from mnemo.core import (
     PROFILE,
@@ -236,6 +236,26 @@ async def aupdate_profile(
     appends one audit record per change (:mod:`mnemo.kinds.audit`; ``origin``
     defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
+    ops, diff, head = await aprofile_ops(store, user, changes, forget=forget, source=source, origin=origin, as_of=as_of)
+    if ops:
+        await abatch_audited(store, ops, heads={user.label: head})
+    return diff
+
+
+async def aprofile_ops(
+    store: BaseStore,
+    user: User,
+    changes: Mapping[str, Any],
+    *,
+    forget: Iterable[str] = (),
+    source: Source = "user_said",
+    origin: Origin | None = None,
+    as_of: str | None = None,
+) -> tuple[list[PutOp], list[ProfileChange], Result]:
+    """The write :func:`aupdate_profile` makes, not made: the profile's puts
+    with their audit records (none when nothing changes), the changes, and the
+    audit chain's head read with the listing; for a caller that writes them in
+    one batch with writes of its own (:func:`abatch_audited`)."""
     # The listing's first page and the audit chain's head in one round trip.
     head, first = await store.abatch([head_op(user), list_op(user.namespace(PROFILE))])
     current = profile_from_items(await alist_rest(store, user.namespace(PROFILE), search_result(first)))
@@ -243,12 +263,8 @@ async def aupdate_profile(
         user.namespace(PROFILE), current, changes, forget=forget, source=source, as_of=as_of
     )
     if ops:
-        await abatch_audited(
-            store,
-            [*ops, *profile_audit_ops(user, diff, origin or default_origin(source))],
-            heads={user.label: head},
-        )
-    return diff
+        ops += profile_audit_ops(user, diff, origin or default_origin(source))
+    return ops, diff, head
 
 
 def default_origin(source: Source) -> Origin:

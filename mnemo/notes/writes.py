@@ -7,9 +7,10 @@ the same batch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, Op
 
 from mnemo.core import User, require_index
 from mnemo.kinds import Origin, Source, abatch_audited, head_op
@@ -66,6 +67,7 @@ async def aremember_many(
     refers_to: list[str | None] | None = None,
     max_notes: int | None = MAX_NOTES_PER_USER,
     at_limit: Literal["refuse", "drop"] = "refuse",
+    extra: Sequence[Op] = (),
 ) -> list[RememberResult]:
     """:func:`aremember` for several notes in two store round trips (one batch
     of duplicate lookups, one batch of writes). A text repeated within
@@ -86,7 +88,10 @@ async def aremember_many(
     ``max_notes``: when the user already has that many notes, a new note is
     refused (``at_limit="refuse"``: :class:`NoteLimitError`, nothing written)
     or left out (``"drop"``: reported as ``over_limit``); duplicates and
-    refinements still apply. ``None``: no cap."""
+    refinements still apply. ``None``: no cap.
+
+    ``extra``: writes of the caller's own (with their audit records) put in the
+    same batch, so the whole is one write (a migration's profile)."""
     plan = NotesPlan.of(user, texts, expires_at=expires_at, contexts=contexts, refers_to=refers_to, source=source)
     if not plan.texts:
         return []
@@ -97,5 +102,5 @@ async def aremember_many(
         lookups, threshold=dedupe_threshold, origin=origin, max_notes=max_notes, at_limit=at_limit
     )
     ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
-    await abatch_audited(store, ops, heads={user.label: head})
+    await abatch_audited(store, [*ops, *extra], heads={user.label: head})
     return results

@@ -98,6 +98,14 @@ class MnemoPostgresStore(AsyncPostgresStore):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # One call, one transaction: upstream's ``_cursor(pipeline=True)`` runs
+        # a batch in ``conn.transaction()`` when pipelining is off. Pipelined
+        # (upstream's default), a call interrupted between its statements (a
+        # cancelled run or request) had its pipeline synced on exit, which
+        # committed what was sent: a note without its vector or its audit record.
+        # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
+        # tests/test_upstream_private_api.py); rationale: docs/postgres.md.
+        self.supports_pipeline = False
         self._closed = False
         self._down = False
         self._probe: asyncio.Future[bool] | None = None
