@@ -20,7 +20,7 @@ run or request) leaves nothing either: the last test.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -47,7 +47,8 @@ class FailsAtPut(BaseStore):
     given (counted over calls; ``None``: never)."""
 
     def __init__(self, inner: BaseStore) -> None:
-        self.inner, self.at, self.puts = inner, None, 0
+        self.inner, self.puts = inner, 0
+        self.at: int | None = None
         self.supports_ttl, self.ttl_config = inner.supports_ttl, getattr(inner, "ttl_config", None)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -86,7 +87,9 @@ HOW = {
 class Backend:
     """A store as the server has it, how to fail it at a put, and all it holds."""
 
-    def __init__(self, store: BaseStore, arm: Callable[[int | None], Any], dump: Callable[[], Any]) -> None:
+    def __init__(
+        self, store: BaseStore, arm: Callable[[int | None], Awaitable[None]], dump: Callable[[], Awaitable[Any]]
+    ) -> None:
         self.store, self.arm, self.dump = store, arm, dump
 
 
@@ -99,7 +102,7 @@ async def backend(request, cached_index, tmp_path_factory, tmp_path) -> AsyncIte
             failing = FailsAtPut(platform)
             inner = platform._store  # type: ignore[attr-defined]  # the BatchedStore's InMemoryStore
 
-            def arm(n: int | None) -> None:
+            async def arm(n: int | None) -> None:
                 failing.at, failing.puts = n, 0
 
             async def dump() -> Any:
@@ -163,12 +166,6 @@ def auth(*, admin: bool = False) -> dict[str, str]:
     return {"authorization": f"Bearer {who}"}
 
 
-async def _armed(backend: Backend, n: int | None) -> None:
-    armed = backend.arm(n)
-    if asyncio.iscoroutine(armed):
-        await armed
-
-
 #: Each route's request: (method, path, body, admin), with ``{id}`` the id of a note alice has.
 REQUESTS = {
     "add note": ("POST", "/memory/notes", {"text": "Prefers e-mail over phone."}, False),
@@ -207,13 +204,13 @@ async def test_a_write_failing_at_any_of_its_puts_is_503_keeps_nothing_and_a_ret
     async with routes(monkeypatch, store) as http:
         before = await backend.dump()
         for n in range(1, 200):
-            await _armed(backend, n)
+            await backend.arm(n)
             res = await http.request(method, path, json=body, headers=auth(admin=admin))
             if res.status_code != 503:
                 break
             assert res.headers["retry-after"] == "5", res.text
             assert await backend.dump() == before, f"put {n} failed and part of the request stayed"
-        await _armed(backend, None)
+        await backend.arm(None)
         assert res.status_code in (200, 201), res.text
         assert n > 2, f"the request wrote {n - 1} puts: the failure was not in the middle of it"
         after = await backend.dump()
