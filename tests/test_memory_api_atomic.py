@@ -149,7 +149,10 @@ async def routes(monkeypatch, store: BaseStore) -> AsyncIterator[httpx.AsyncClie
     from web.memory_api import ROUTES
     from web.operator import operator
 
-    monkeypatch.setattr(web.memory, "_store", lambda: store)
+    async def server_store():
+        return store
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
     app = Starlette(
         routes=[

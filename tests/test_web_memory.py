@@ -27,7 +27,10 @@ def export_app(monkeypatch):
         calls.append(user.id)
         raise ListingChangedError("the namespace kept changing while it was listed")
 
-    monkeypatch.setattr(web.memory, "_store", lambda: object())
+    async def server_store():
+        return object()
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
     monkeypatch.setattr(mnemo.access, "aexport_user", always_moving)
     app = Starlette(routes=[Route("/memory/export", web.memory.export_memory, methods=["GET"])])
     return app, calls

@@ -29,7 +29,10 @@ def app_for(monkeypatch, store) -> TestClient:
     import web.memory
     from web.memory_api import ROUTES
 
-    monkeypatch.setattr(web.memory, "_store", lambda: store)
+    async def server_store():
+        return store
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
     return TestClient(Starlette(routes=[Route(p, e, methods=m) for p, e, m in ROUTES]))
 
 

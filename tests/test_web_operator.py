@@ -27,7 +27,11 @@ def operator_app(monkeypatch, store):
     from web.operator import operator
 
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
-    monkeypatch.setattr(web.memory, "_store", lambda: store)
+
+    async def server_store():
+        return store
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
     return Starlette(routes=[Route("/memory/operator/{name}", operator, methods=["POST"])])
 
 

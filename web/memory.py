@@ -19,15 +19,21 @@ from mnemo.kinds import Origin
 from web.caller import caller, json_object
 
 
-def _store() -> BaseStore:
-    """The server's own store, as a run's nodes have it: one mnemo write is one
-    ``abatch`` (one transaction on PostgreSQL), all or nothing. The platform sets
-    it for custom routes (``langgraph.config.get_store``); the route checked the caller."""
-    from langgraph.config import get_store
+async def _store() -> BaseStore:
+    """The server's own store, as its store API routes and a run's nodes have it
+    (behind :mod:`mnemo.stores.guard`): one mnemo write is one ``abatch`` (one
+    transaction on PostgreSQL), all or nothing. The route checked the caller.
+
+    Private API of langgraph-api 0.16.7 (guarded by
+    tests/test_upstream_private_api.py): ``langgraph_api.store.get_store`` is
+    what the server's own routes call. Not ``langgraph.config.get_store()``: in
+    a custom route it gave a store created before the server configured its
+    index (a store the runs never read)."""
+    from langgraph_api.store import get_store
 
     from mnemo.stores import guarded
 
-    return guarded(get_store())
+    return guarded(await get_store())
 
 
 def _origin(who: Caller) -> Origin:
@@ -55,7 +61,7 @@ async def export_memory(request: Request) -> JSONResponse:
 
     try:
         user, _ = caller(request, request.query_params.get("user_id"))
-        document = await aexport_user(_store(), user)
+        document = await aexport_user(await _store(), user)
     except MnemoError as exc:
         return refusal(exc)
     return JSONResponse(
@@ -77,7 +83,7 @@ async def forget_memory(request: Request) -> JSONResponse:
     try:
         user, who = caller(request, body.get("user_id"))
         origin = _origin(who)
-        store = _store()
+        store = await _store()
         if kind == "profile":
             changes = await aupdate_profile(store, user, {}, forget=[key], origin=origin)
             forgotten: list[Any] = [c["field"] for c in changes]

@@ -114,7 +114,7 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
     expires_at = _expiry(_text(body, "expires_at"))
     try:
         result = await aremember(
-            memory._store(), user, text, source="app", origin=origin, expires_at=expires_at, refers_to=refers_to
+            await memory._store(), user, text, source="app", origin=origin, expires_at=expires_at, refers_to=refers_to
         )
     except NoteLimitError as exc:
         raise FieldError("text", str(exc), status=409) from None
@@ -125,7 +125,7 @@ async def get_note(request: Request, user: User, origin: Origin, body: dict[str,
     from mnemo.notes import aget_note
 
     note_id = request.path_params["note_id"]
-    found = await aget_note(memory._store(), user, note_id)
+    found = await aget_note(await memory._store(), user, note_id)
     if found is None:
         return JSONResponse({"error": f"no note {note_id!r}", "field": "note_id"}, status_code=404)
     note, invalidated = found
@@ -136,7 +136,7 @@ async def _revise(request: Request, user: User, origin: Origin, text: str | None
     from mnemo.notes import arevise
 
     note_id = request.path_params["note_id"]
-    note = await arevise(memory._store(), user, note_id, text=text, origin=origin, source="app")
+    note = await arevise(await memory._store(), user, note_id, text=text, origin=origin, source="app")
     if note is None:
         return JSONResponse({"error": f"no note {note_id!r} in recall", "field": "note_id"}, status_code=404)
     return JSONResponse({"note": note, "invalidated": text is None})
@@ -172,7 +172,7 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
             raise FieldError(field, f"{field} {value!r} says nothing; send null to delete the field")
         changes[field] = value
     forget = [f for f, v in changes.items() if v is None]
-    store = memory._store()
+    store = await memory._store()
     diff = await aupdate_profile(
         store, user, {f: v for f, v in changes.items() if v is not None}, forget=forget, source="app", origin=origin
     )
@@ -191,7 +191,7 @@ async def search(request: Request, user: User, origin: Origin, body: dict[str, A
         raise FieldError(unknown[0], f"unknown parameter {unknown[0]!r}; this route takes q, user_id")
     query = request.query_params.get("q", "")
     _checked("q", check_message, query)  # the chat path's bound: q stands for a user's message
-    return JSONResponse(dict(await aexplain(memory._store(), user, query)))
+    return JSONResponse(dict(await aexplain(await memory._store(), user, query)))
 
 
 ROUTES: list[tuple[str, Callable[[Request], Awaitable[JSONResponse]], list[str]]] = [

@@ -44,7 +44,7 @@ async def operator(request: Request) -> JSONResponse:
     client = get_client()  # in-process: the server's own API (threads), no auth in between
     try:
         route = f"POST /memory/operator/{request.path_params['name']}"
-        document = await run(Target(store=memory._store(), client=client, actor=who.user_id, route=route), params)
+        document = await run(Target(store=await memory._store(), client=client, actor=who.user_id, route=route), params)
     except MnemoError as exc:
         return refusal(exc)
     return JSONResponse(document)
