@@ -119,7 +119,7 @@ def split_tables(d: dict[str, Any]) -> list[str]:
             )
     sparse = d.get("sparse_grid")
     if sparse:
-        gain = sparse["chosen_vs_off"] or {}
+        gain = sparse.get("chosen_vs_baseline", sparse.get("chosen_vs_off")) or {}
         interval = gain.get("bootstrap_95")
         lines += [
             "",
