@@ -176,7 +176,7 @@ class QuestionResult:
 def stored_text(text: str) -> str:
     """The note text mnemo stores for ``text`` (whitespace collapsed), so the
     embedding cache is warmed with exactly what the store will embed."""
-    from mnemo.notes.model import validate_note
+    from mnemo.notes import validate_note
 
     return validate_note(text[:1000])
 
@@ -196,7 +196,7 @@ def credited(note_text: str, turns: list[tuple[str, str]]) -> frozenset[str]:
     touched it would count turns whose words it no longer has. A turn counts
     when each of its content words (:func:`mnemo.core.text.content_tokens`) is
     in the note's final text."""
-    from mnemo.core.text import content_tokens
+    from mnemo.core import content_tokens
 
     held = content_tokens(note_text)
     return frozenset(dia for dia, text in turns if content_tokens(text) <= held)
@@ -483,7 +483,8 @@ def record_agent(
 
 async def _snapshot(q: Any, user: Any, written: Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.turn.snapshot import aload_snapshot, fit_snapshot, render_snapshot
+    from mnemo.turn import aload_snapshot, render_snapshot
+    from mnemo.turn.snapshot import fit_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
@@ -591,8 +592,8 @@ def run(
     names = METHODS + (tuning.methods if tuning else ())
     methods = _method_tables(results, ks, names, {**_DESCRIPTIONS, **(tuning.descriptions if tuning else {})})
 
+    from mnemo.notes import RECALL_MARGIN
     from mnemo.notes.model import DEDUPE_THRESHOLD
-    from mnemo.notes.recall import RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")

@@ -175,6 +175,15 @@ def _hit(r: QuestionResult, grid: str, setting: Any, k: int) -> float:
     return _recall(r.evidence, set().union(*top) if top else set())
 
 
+def _json(setting: Any) -> Any:
+    """A grid's setting as JSON holds it (a tuple as a list)."""
+    return list(setting) if isinstance(setting, tuple) else setting
+
+
+def _label(setting: Any) -> str:
+    return str(_json(setting))
+
+
 def paired_gain(diffs: list[float]) -> dict[str, Any]:
     """The mean of paired differences and its bootstrap 95 % interval
     (questions resampled with replacement, :data:`BOOTSTRAP_SAMPLES` times, seed 0)."""
@@ -219,18 +228,19 @@ def grid_table(
     out: dict[str, Any] = {
         "rule": "chosen = best tune recall@10 (then recall@5); report is held out",
         "rows": rows,
-        "chosen_on_tune": list(chosen) if isinstance(chosen, tuple) else chosen,
-        "shipped": list(shipped) if isinstance(shipped, tuple) else shipped,
+        "chosen_on_tune": _json(chosen),
+        "shipped": _json(shipped),
     }
     if baseline is not None:
         gain = None
         if chosen is not None and parts["report"]:
             gain = paired_gain([_hit(r, grid, chosen, 10) - _hit(r, grid, baseline, 10) for r in parts["report"]])
         out["chosen_vs_baseline"] = gain
+        report = parts["report"]
         out["per_category_report_recall@10"] = {
             c: {
-                str(list(s) if isinstance(s, tuple) else s): _mean([_hit(r, grid, s, 10) for r in parts["report"] if r.category == c])
-                for s in {baseline, chosen}
+                _label(s): _mean([_hit(r, grid, s, 10) for r in report if r.category == c])
+                for s in dict.fromkeys([baseline, chosen])
                 if s is not None
             }
             for c in MAIN_CATEGORIES
