@@ -84,6 +84,7 @@ class CachingEmbeddings(Embeddings):
         self.seconds = 0.0
         self.path = path
         self.loaded = 0
+        self._saved = 0  # vectors in the file at :attr:`path`
         self._fingerprint: str | None = None
         if path is not None and path.exists():
             self._load(path)
@@ -105,16 +106,18 @@ class CachingEmbeddings(Embeddings):
             print(f"{path}: vectors of another model ({saved.get('model')}), not used", file=sys.stderr)
             return
         self._vectors.update(saved["vectors"])
-        self.loaded = len(saved["vectors"])
+        self.loaded = self._saved = len(saved["vectors"])
 
     def save(self) -> None:
-        """Write the cache to :attr:`path` (atomically), if one was given."""
-        if self.path is None:
+        """Write the cache to :attr:`path` (atomically), if one was given and
+        it gained vectors (a warm run leaves the file as another run wrote it)."""
+        if self.path is None or len(self._vectors) == self._saved:
             return
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
         with tmp.open("wb") as f:
             pickle.dump({"model": self._model_id(), "vectors": self._vectors}, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(self.path)
+        self._saved = len(self._vectors)
 
     # -- cache management -------------------------------------------------
 

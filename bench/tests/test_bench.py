@@ -283,9 +283,13 @@ def test_an_embedding_cache_makes_a_rerun_embed_nothing_and_change_nothing(
 
     monkeypatch.setattr(common, "CACHE_DIR", tmp_path / "cache")  # by default, one file per fingerprint there
     first, second = tmp_path / "first", tmp_path / "second"
+    written = []
     for out in (first, second):
         assert main(["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25", "--quiet"]) == 0
-    assert [p.name for p in (tmp_path / "cache").iterdir()] == [f"embeddings-{common.embedder_fingerprint()}.pkl"]
+        (cache,) = (tmp_path / "cache").iterdir()
+        written.append(cache.stat().st_mtime_ns)
+    assert cache.name == f"embeddings-{common.embedder_fingerprint()}.pkl"
+    assert written[1] == written[0]  # a run that embedded nothing leaves the file alone
     runs = [json.loads((out / "locomo.json").read_text()) for out in (first, second)]
     assert runs[0]["embedding_cache"]["misses"] > 0 and runs[0]["embedding_cache"]["loaded_from_disk"] == 0
     assert runs[1]["embedding_cache"]["misses"] == 0
