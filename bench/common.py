@@ -81,6 +81,7 @@ class CachingEmbeddings(Embeddings):
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self.hits = 0
         self.misses = 0
+        self.unwarmed = 0  # texts the store asked for that no warm() had embedded
         self.seconds = 0.0
         self.path = path
         self.loaded = 0
@@ -165,6 +166,7 @@ class CachingEmbeddings(Embeddings):
             "loaded_from_disk": self.loaded,
             "hits": self.hits,
             "misses": self.misses,
+            "misses_outside_warm": self.unwarmed,
             "embedding_seconds": round(self.seconds, 2),
         }
 
@@ -173,6 +175,7 @@ class CachingEmbeddings(Embeddings):
     def _lookup(self, kind: str, texts: list[str]) -> list[list[float]]:
         missing = [t for t in texts if (kind, t) not in self._vectors]
         self.hits += len(texts) - len(missing)
+        self.unwarmed += len(missing)
         if missing:
             self.warm(kind, missing, desc="embedding (cache miss)")
         return [self._vectors[(kind, t)].tolist() for t in texts]

@@ -293,6 +293,8 @@ def test_an_embedding_cache_makes_a_rerun_embed_nothing_and_change_nothing(
     runs = [json.loads((out / "locomo.json").read_text()) for out in (first, second)]
     assert runs[0]["embedding_cache"]["misses"] > 0 and runs[0]["embedding_cache"]["loaded_from_disk"] == 0
     assert runs[1]["embedding_cache"]["misses"] == 0
+    # the first run embedded every text up front, in batches: the store asked for none it lacked
+    assert runs[0]["embedding_cache"]["misses_outside_warm"] == 0
     assert runs[1]["embedding_cache"]["loaded_from_disk"] == runs[0]["embedding_cache"]["cached_vectors"]
     for run in runs:  # the same results as the run without a cache
         assert run["methods"]["mnemo"]["turn"] == golden_json["methods"]["mnemo"]["turn"]
