@@ -96,7 +96,7 @@ async def prepare(
     bare_store, bare_covers = await write_mnemo(conv, written.texts, None, user, emb, Counter(), timing)
     plain_store = await _write_memory_agent(conv, written.texts, emb, written, timing, fields=("content",))
     notes = [(n["id"], n["text"]) for n in await alist_notes(written.store, user)]
-    words = Bm25Index([text for _, text in notes])  # the second round's words (mnemo's BM25 tokens)
+    words = Bm25Index([text for _, text in notes])  # the second round's ranking: bm25s over the notes' texts
 
     limit = max(ks)
 
@@ -139,7 +139,8 @@ def _second_round(
 ) -> None:
     """The attempt: a second, bounded round of recall by words. The words of
     mnemo's ``m`` best hits that the question lacks (mnemo's BM25 tokens)
-    rank the user's notes by BM25, and that ranking joins mnemo's by
+    rank the user's notes by BM25 (``bm25s`` over their texts, a stand-in
+    for mnemo's word index), and that ranking joins mnemo's by
     reciprocal rank fusion with weight ``w``: a multi-hop question's second
     note shares words with its first, not with the question. No model call,
     no embedding: one more index read in the product."""
