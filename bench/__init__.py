@@ -3,9 +3,10 @@
 Run from the repository root (``bench`` is a development tool, not part of
 the installed package)::
 
-    python -m bench all --out bench/results            # everything, < 15 min on 2 cores
-    python -m bench all --out /tmp/b --smoke           # the quick check CI runs
-    python -m bench locomo --data PATH --out DIR [--k 5,10,25] [--smoke]
+    python -m bench all --out bench/results            # everything but tune, < 15 min on 2 cores
+    python -m bench all --out /tmp/b --smoke --quiet   # the quick check CI runs
+    python -m bench locomo --data PATH --out DIR [--k 5,10,25] [--smoke]   # the headline table
+    python -m bench tune --data PATH --out DIR [--smoke]   # ablations and setting grids, tune / held out
     python -m bench turn-cost --out DIR [--smoke]
     python -m bench embedders --out DIR [--smoke]
     python -m bench thresholds --out DIR [--smoke]
@@ -21,6 +22,8 @@ Modules:
 * :mod:`bench.locomo_data` - the LoCoMo loader (public split and the
   original ``locomo10.json`` share one layout);
 * :mod:`bench.locomo` - recall@k of mnemo and of the alternatives;
+* :mod:`bench.tune` - mnemo's ablations and the grids its settings are
+  chosen with (tune conversations apart from held-out ones);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
   chat model, measured per turn;
 * :mod:`bench.embedders` - throughput and latency of the embedders that

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from bench import common
-from bench.common import DEFAULT_LOCOMO, DEFAULT_OUT
+from bench.common import CACHE_DIR, DEFAULT_LOCOMO, DEFAULT_OUT, display_path
 from bench.locomo_data import NOTE_FORMATS
 
 
@@ -39,12 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
             "--embedding-cache",
             type=Path,
             default=None,
-            help="a file keeping the vectors between runs (same model only): a re-run embeds only new texts",
+            help="the file keeping the vectors between runs (same embedder arithmetic only), so that a re-run "
+            f"embeds only new texts (default: {display_path(CACHE_DIR)}/embeddings-<embedder fingerprint>.pkl)",
         )
+        p.add_argument("--no-embedding-cache", action="store_true", help="keep the vectors in memory only")
 
     def common_args(p: argparse.ArgumentParser, *, data: bool) -> None:
         p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
         p.add_argument("--smoke", action="store_true", help="a quick run that only proves the harness works")
+        p.add_argument("--quiet", action="store_true", help="no progress bars (CI, logs)")
         if data:
             p.add_argument(
                 "--data",
@@ -53,17 +56,26 @@ def build_parser() -> argparse.ArgumentParser:
                 help=f"a LoCoMo-layout JSON file (default {DEFAULT_LOCOMO})",
             )
 
-    p = sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context")
-    common_args(p, data=True)
-    embedding_cache(p)
-    p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
-    # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
-    p.add_argument(
-        "--note-format",
-        choices=NOTE_FORMATS,
-        default="said",
-        help='how a turn becomes a note: "said" = the LoCoMo paper\'s \'Name said, "text"\' (default), '
-        '"colon" = "Name: text"',
+    def locomo_args(p: argparse.ArgumentParser) -> None:
+        common_args(p, data=True)
+        embedding_cache(p)
+        p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values (default 5,10,25)")
+        # Default: the LoCoMo paper's wording, so the DRAGON reference compares like with like.
+        p.add_argument(
+            "--note-format",
+            choices=NOTE_FORMATS,
+            default="said",
+            help='how a turn becomes a note: "said" = the LoCoMo paper\'s \'Name said, "text"\' (default), '
+            '"colon" = "Name: text"',
+        )
+
+    locomo_args(sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context"))
+    locomo_args(
+        sub.add_parser(
+            "tune",
+            help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round), "
+            "tune conversations apart from held-out ones",
+        )
     )
     p = sub.add_parser(
         "turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph"
@@ -100,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
     )
-    p = sub.add_parser("all", help="every benchmark above but load and real-model, then the plots")
+    p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
     p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
@@ -123,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     value in ``meta.env``.
     """
     args = build_parser().parse_args(argv)
+    common.QUIET = getattr(args, "quiet", False)
     common.COMMAND_LINE = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
     out: Path = args.out
     started = time.time()
@@ -164,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             direct=not args.no_direct,
         )
         return 0
-    if args.command in ("locomo", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
+    if args.command in ("locomo", "tune", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
         if args.command not in ("embedders", "sparse"):  # they fall back to the bundled texts
             return 2
@@ -172,15 +185,24 @@ def main(argv: list[str] | None = None) -> int:
 
     # One embedding cache and one token counter for the whole process: the
     # threshold analysis reuses the LoCoMo vectors instead of embedding again.
-    from bench.common import CachingEmbeddings, TokenCounter
+    from bench.common import CachingEmbeddings, TokenCounter, default_cache_path
     from mnemo.stores.embeddings import embeddings
 
-    emb = CachingEmbeddings(embeddings, path=getattr(args, "embedding_cache", None))
+    cache = None
+    if hasattr(args, "embedding_cache") and not args.no_embedding_cache:
+        cache = args.embedding_cache or default_cache_path(embeddings)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+    emb = CachingEmbeddings(embeddings, path=cache)
     counter = TokenCounter()
 
-    if args.command in ("locomo", "all"):
+    if args.command in ("locomo", "tune", "all"):
         from bench import locomo
 
+        tuning = None
+        if args.command == "tune":
+            from bench.tune import TUNING
+
+            tuning = TUNING
         locomo.run(
             args.data,
             out,
@@ -189,6 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             note_format=getattr(args, "note_format", "said"),
             emb=emb,
             counter=counter,
+            tuning=tuning,
         )
     if args.command in ("thresholds", "all"):
         from bench import thresholds
@@ -206,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench import embedders
 
         embedders.run(out, smoke=args.smoke, data=args.data if args.data.exists() else None)
+    emb.save()
     plots.plot_all(out)
     print(f"done in {time.time() - started:.0f} s; results in {out}", file=sys.stderr)
     return 0

@@ -49,6 +49,18 @@ DEFAULT_LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo-publi
 COMMAND_LINE: str | None = None
 #: Hand-written paraphrase pairs (no third-party data), kept in the repo.
 PARAPHRASES = REPO_ROOT / "bench" / "data" / "paraphrases.json"
+#: Where the embedding cache lives by default (git-ignored): one file per
+#: embedder fingerprint (:func:`default_cache_path`).
+CACHE_DIR = REPO_ROOT / "bench" / ".cache"
+#: No progress bars (``--quiet``, set by :mod:`bench.cli`): for CI and logs.
+QUIET = False
+
+
+def progress(iterable: Iterable[Any] | None = None, **kwargs: Any) -> Any:
+    """A tqdm bar on stderr (count, rate and time left), off under ``--quiet``."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, disable=QUIET, **kwargs)
 
 
 # --------------------------------------------------------------------------
@@ -69,9 +81,11 @@ class CachingEmbeddings(Embeddings):
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self.hits = 0
         self.misses = 0
+        self.unwarmed = 0  # texts the store asked for that no warm() had embedded
         self.seconds = 0.0
         self.path = path
         self.loaded = 0
+        self._saved = 0  # vectors in the file at :attr:`path`
         self._fingerprint: str | None = None
         if path is not None and path.exists():
             self._load(path)
@@ -93,16 +107,18 @@ class CachingEmbeddings(Embeddings):
             print(f"{path}: vectors of another model ({saved.get('model')}), not used", file=sys.stderr)
             return
         self._vectors.update(saved["vectors"])
-        self.loaded = len(saved["vectors"])
+        self.loaded = self._saved = len(saved["vectors"])
 
     def save(self) -> None:
-        """Write the cache to :attr:`path` (atomically), if one was given."""
-        if self.path is None:
+        """Write the cache to :attr:`path` (atomically), if one was given and
+        it gained vectors (a warm run leaves the file as another run wrote it)."""
+        if self.path is None or len(self._vectors) == self._saved:
             return
         tmp = self.path.with_suffix(self.path.suffix + ".tmp")
         with tmp.open("wb") as f:
             pickle.dump({"model": self._model_id(), "vectors": self._vectors}, f, protocol=pickle.HIGHEST_PROTOCOL)
         tmp.replace(self.path)
+        self._saved = len(self._vectors)
 
     # -- cache management -------------------------------------------------
 
@@ -114,19 +130,11 @@ class CachingEmbeddings(Embeddings):
         query API takes one text per call through the ``Embeddings``
         interface.
         """
-        from tqdm import tqdm
-
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
         if not todo:
             return
-        with tqdm(
-            total=len(todo),
-            desc=desc or f"embedding {'queries' if kind == 'q' else 'passages'}",
-            unit="text",
-            leave=False,
-            file=sys.stderr,
-            disable=None,
-        ) as bar:
+        label = desc or f"embedding {'queries' if kind == 'q' else 'passages'}"
+        with progress(total=len(todo), desc=label, unit="text", leave=False) as bar:
             for i in range(0, len(todo), self.batch_size):
                 chunk = todo[i : i + self.batch_size]
                 start = time.perf_counter()
@@ -139,7 +147,8 @@ class CachingEmbeddings(Embeddings):
                     self._vectors[(kind, text)] = np.asarray(vec, dtype=np.float32)
                 self.misses += len(chunk)
                 bar.update(len(chunk))
-        self.save()
+        if len(todo) >= self.batch_size:  # a lone miss waits for the next save (bench.cli saves at the end)
+            self.save()
 
     def vector(self, kind: str, text: str) -> np.ndarray:
         """The vector of ``text`` (embedding it now if needed), as numpy."""
@@ -157,6 +166,7 @@ class CachingEmbeddings(Embeddings):
             "loaded_from_disk": self.loaded,
             "hits": self.hits,
             "misses": self.misses,
+            "misses_outside_warm": self.unwarmed,
             "embedding_seconds": round(self.seconds, 2),
         }
 
@@ -165,6 +175,7 @@ class CachingEmbeddings(Embeddings):
     def _lookup(self, kind: str, texts: list[str]) -> list[list[float]]:
         missing = [t for t in texts if (kind, t) not in self._vectors]
         self.hits += len(texts) - len(missing)
+        self.unwarmed += len(missing)
         if missing:
             self.warm(kind, missing, desc="embedding (cache miss)")
         return [self._vectors[(kind, t)].tolist() for t in texts]
@@ -444,6 +455,11 @@ def embedder_fingerprint(inner: Embeddings | None = None) -> str:
     return hashlib.sha256(np.asarray(vectors, dtype=np.float32).tobytes()).hexdigest()[:16]
 
 
+def default_cache_path(inner: Embeddings | None = None) -> Path:
+    """The embedding cache of this embedder's arithmetic, under :data:`CACHE_DIR`."""
+    return CACHE_DIR / f"embeddings-{embedder_fingerprint(inner)}.pkl"
+
+
 def machine() -> dict[str, Any]:
     """What ran a benchmark, and how busy it was (the load average: on a
     shared 2-core machine, latencies are only comparable at similar load)."""
@@ -493,6 +509,12 @@ def display_path(path: str | Path) -> str:
 
 
 def write_json(path: Path, data: Any) -> Path:
+    """Write a result file (every benchmark's, one layout); returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def read_json(path: Path) -> Any:
+    """A result file written by :func:`write_json`, or ``None`` when there is none."""
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None

@@ -50,23 +50,20 @@ of them.
 from __future__ import annotations
 
 import asyncio
-import functools
 import re
-import sys
 import time
 import uuid
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from langgraph.store.base import PutOp
 from langgraph.store.base.embed import get_text_at_path
 from langgraph.store.memory import InMemoryStore
-from tqdm import tqdm
 
-from bench.common import CachingEmbeddings, TokenCounter, display_path, meta, write_json
+from bench.common import CachingEmbeddings, TokenCounter, display_path, meta, progress, write_json
 from bench.locomo_data import ALL_CATEGORIES, CATEGORY_NAMES, MAIN_CATEGORIES, Conversation, load_locomo, truncate
 
 #: LoCoMo paper (Maharana et al., 2024), Table 3: DRAGON retriever, dialog
@@ -75,16 +72,9 @@ DRAGON_REFERENCE = {"recall@5": 0.567, "recall@10": 0.662, "recall@25": 0.767, "
 #: The memory-agent template's search limit.
 MEMORY_AGENT_LIMIT = 10
 
-METHODS = (
-    "mnemo",
-    "mnemo_thresholded",
-    "mnemo_dense",
-    "mnemo_no_context",
-    "memory_agent",
-    "memory_agent_plain",
-    "bm25",
-    "full_context",
-)
+#: The headline table's methods (``python -m bench locomo``); ``python -m bench
+#: tune`` adds mnemo's ablations (:data:`bench.tune.ABLATIONS`).
+METHODS = ("mnemo", "memory_agent", "bm25", "full_context")
 #: Settings may be chosen looking at these conversations of the public split
 #: (the first two); every other conversation is reported as held out
 #: (``split`` in the JSON): a reader sees what is fit and what generalises.
@@ -93,16 +83,6 @@ TUNE_CONVERSATIONS = ("conv-26", "conv-30")
 _DESCRIPTIONS = {
     "mnemo": (
         "mnemo.arecall(limit=max k, margin=None) over notes written with mnemo.aremember_many, one call per turn"
-    ),
-    "mnemo_thresholded": (
-        "mnemo.arecall(limit=max k) with the default relevance rule: dense hits at least RECALL_MARGIN "
-        "above the median score of the user's candidates in their script, fused with BM25"
-    ),
-    "mnemo_no_context": "mnemo.arecall(limit=max k, margin=None) over the same turns written without a context",
-    "mnemo_dense": "the dense half of mnemo alone: store.asearch(notes, query=question, limit=max k) on the same notes",
-    "memory_agent_plain": (
-        "the memory-agent template's search with only the plain content embedded (fields "
-        "['content']): retrieval like the template, without its JSON-value layout"
     ),
     "memory_agent": (
         "LangChain memory-agent template: value {content, context} embedded whole (fields ['$']), "
@@ -155,8 +135,9 @@ class Bm25Index:
         if texts:  # bm25s cannot index an empty corpus (a conversation without turns)
             self.retriever.index([bm25_tokens(t) for t in texts], show_progress=False)
 
-    def search(self, query: str, k: int) -> list[int]:
-        tokens = bm25_tokens(query)
+    def search(self, query: str | list[str], k: int) -> list[int]:
+        """The best ``k`` texts for ``query`` (a text, or its tokens already)."""
+        tokens = bm25_tokens(query) if isinstance(query, str) else query
         if not tokens or not self.size:
             return []
         docs, scores = self.retriever.retrieve([tokens], k=min(k, self.size), show_progress=False)
@@ -181,10 +162,10 @@ class QuestionResult:
     ranked: dict[str, list[frozenset[str]]] = field(default_factory=dict)
     #: method -> k -> tokens of the top-k items as they would be injected
     tokens: dict[str, dict[int, int]] = field(default_factory=dict)
-    #: (FUSION_K, LEXICAL_WEIGHT) -> mnemo's ranking with those settings (FUSION_GRID)
-    grid: dict[tuple[int, float], list[frozenset[str]]] = field(default_factory=dict)
-    #: SPARSE_WEIGHT -> mnemo's ranking with that weight (SPARSE_GRID; 0: two rankings)
-    sparse_grid: dict[float, list[frozenset[str]]] = field(default_factory=dict)
+    #: mnemo's ranking as note ids and texts (what a second round starts from)
+    mnemo_notes: list[tuple[str, str]] = field(default_factory=list)
+    #: grid name -> setting -> mnemo's ranking with that setting (``python -m bench tune``)
+    grids: dict[str, dict[Any, list[frozenset[str]]]] = field(default_factory=lambda: defaultdict(dict))
     #: mnemo_snapshot: turns covered by what load_memory would inject, and its tokens
     snapshot_covers: frozenset[str] = frozenset()
     snapshot_tokens: int = 0
@@ -195,7 +176,7 @@ class QuestionResult:
 def stored_text(text: str) -> str:
     """The note text mnemo stores for ``text`` (whitespace collapsed), so the
     embedding cache is warmed with exactly what the store will embed."""
-    from mnemo.notes.model import validate_note
+    from mnemo.notes import validate_note
 
     return validate_note(text[:1000])
 
@@ -215,7 +196,7 @@ def credited(note_text: str, turns: list[tuple[str, str]]) -> frozenset[str]:
     touched it would count turns whose words it no longer has. A turn counts
     when each of its content words (:func:`mnemo.core.text.content_tokens`) is
     in the note's final text."""
-    from mnemo.core.text import content_tokens
+    from mnemo.core import content_tokens
 
     held = content_tokens(note_text)
     return frozenset(dia for dia, text in turns if content_tokens(text) <= held)
@@ -245,25 +226,49 @@ def render_full_context(conv: Conversation) -> str:
 
 
 @dataclass
-class _Written:
+class Written:
     """One conversation written through mnemo and through the memory-agent layout."""
 
+    conv: Conversation
+    user: Any  # mnemo.User
+    texts: list[str]  # the turns' note texts
+    contexts: list[str | None]  # each turn's context (turn_contexts)
     store: InMemoryStore
     covers: dict[str, frozenset[str]]  # mnemo note id -> dialog turns it holds
     statuses: Counter
-    bare_store: InMemoryStore  # mnemo's notes written without a context
-    bare_covers: dict[str, frozenset[str]]
     agent_store: InMemoryStore
     agent_ns: tuple[str, ...]
     dia_of_key: dict[str, str]  # memory-agent key -> dialog turn
-    plain_store: InMemoryStore | None = None  # the template's layout, only "content" embedded
+
+
+#: What ``python -m bench tune`` runs for one question, beside the headline methods.
+QuestionHook = Callable[[Any, QuestionResult], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """What ``python -m bench tune`` adds to the headline run (:mod:`bench.tune`)."""
+
+    name: str  # the result file's stem
+    methods: tuple[str, ...]  # beside METHODS
+    descriptions: dict[str, str]
+    #: once per conversation, after the headline writes: returns the per-question hook
+    prepare: Callable[[Written, CachingEmbeddings, Timing, TokenCounter, list[int]], Awaitable[QuestionHook]]
+    #: the grids' tables, from every question's result
+    tables: Callable[[list[QuestionResult], list[int]], dict[str, Any]]
 
 
 async def evaluate_conversation(
-    conv: Conversation, emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
+    conv: Conversation,
+    emb: CachingEmbeddings,
+    ks: list[int],
+    counter: TokenCounter,
+    timing: Timing,
+    tuning: Tuning | None = None,
 ) -> tuple[list[QuestionResult], Counter]:
     """Write the conversation through mnemo and through the memory-agent
-    layout, then retrieve for every question with every method."""
+    layout, then retrieve for every question with every method (and what
+    ``tuning`` adds)."""
     from mnemo import User
 
     user = User.of(f"locomo-{conv.sample_id}")
@@ -273,14 +278,15 @@ async def evaluate_conversation(
     agent_queries = [str([q.question]) for q in questions]
     _warm_cache(conv, emb, texts, contexts, questions, agent_queries, timing)
     statuses: Counter = Counter()
-    store, covers = await _write_mnemo(conv, texts, contexts, user, emb, statuses, timing)
-    bare_store, bare_covers = await _write_mnemo(conv, texts, None, user, emb, Counter(), timing)
-    written = _Written(
+    store, covers = await write_mnemo(conv, texts, contexts, user, emb, statuses, timing)
+    written = Written(
+        conv=conv,
+        user=user,
+        texts=texts,
+        contexts=contexts,
         store=store,
         covers=covers,
         statuses=statuses,
-        bare_store=bare_store,
-        bare_covers=bare_covers,
         agent_store=InMemoryStore(),
         agent_ns=("memories", user.label),
         dia_of_key={},
@@ -289,11 +295,12 @@ async def evaluate_conversation(
     start = time.perf_counter()
     bm25 = Bm25Index(texts)
     timing["bm25_index_s"] += time.perf_counter() - start
+    hook = await tuning.prepare(written, emb, timing, counter, ks) if tuning else None
 
     full_tokens = counter.count(render_full_context(conv))
     results: list[QuestionResult] = []
     for q, agent_query in zip(
-        tqdm(questions, desc=f"{conv.sample_id}: questions", unit="q", leave=False, file=sys.stderr, disable=None),
+        progress(questions, desc=f"{conv.sample_id}: questions asked", unit="q", leave=False),
         agent_queries,
         strict=False,
     ):
@@ -304,10 +311,10 @@ async def evaluate_conversation(
             conversation=conv.sample_id,
             full_context_tokens=full_tokens,
         )
-        await _retrieve(conv, q, agent_query, texts, user, written, bm25, r, ks, counter, timing)
+        await _retrieve(q, agent_query, written, bm25, r, ks, counter, timing)
         await _snapshot(q, user, written, r, counter)
-        await _fusion_grid(q, user, written, r, max(ks))
-        await _sparse_grid(q, user, written, r, max(ks))
+        if hook is not None:
+            await hook(q, r)
         results.append(r)
     return results, written.statuses
 
@@ -325,15 +332,22 @@ def _warm_cache(
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     start = time.perf_counter()
-    from mnemo.notes.model import indexed_text, validate_context
-
-    emb.warm("p", texts, desc=f"{conv.sample_id}: notes (passages)")
-    in_context = [indexed_text(t, validate_context(c)) for t, c in zip(texts, contexts, strict=True) if c]
-    emb.warm("p", in_context, desc=f"{conv.sample_id}: notes in context (passages)")
+    # A note in context has two vectors: its text's and its text in context's.
+    emb.warm("p", texts + indexed_texts(texts, contexts), desc=f"{conv.sample_id}: notes (passages)")
     emb.warm("q", texts, desc=f"{conv.sample_id}: dedupe lookups (queries)")
     emb.warm("p", agent_docs, desc=f"{conv.sample_id}: memory-agent values")
     emb.warm("q", [q.question for q in questions] + agent_queries, desc=f"{conv.sample_id}: questions")
     timing["embedding_s"] += time.perf_counter() - start
+
+
+def indexed_texts(texts: list[str], contexts: list[str | None] | None) -> list[str]:
+    """What the store embeds for each turn's note: its text beside its context."""
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import indexed_text
+
+    if contexts is None:
+        return list(texts)
+    return [indexed_text(t, validate_context(c)) if c else t for t, c in zip(texts, contexts, strict=True)]
 
 
 def turn_contexts(conv: Conversation, texts: list[str]) -> list[str | None]:
@@ -345,7 +359,7 @@ def turn_contexts(conv: Conversation, texts: list[str]) -> list[str | None]:
     ]
 
 
-async def _write_mnemo(
+async def write_mnemo(
     conv: Conversation,
     texts: list[str],
     contexts: list[str | None] | None,
@@ -365,14 +379,7 @@ async def _write_mnemo(
     merged: dict[str, list[tuple[str, str]]] = defaultdict(list)  # note id -> (turn, its text)
     for i, (turn, text) in enumerate(
         zip(
-            tqdm(
-                conv.turns,
-                desc=f"{conv.sample_id}: mnemo writes",
-                unit="turn",
-                leave=False,
-                file=sys.stderr,
-                disable=None,
-            ),
+            progress(conv.turns, desc=f"{conv.sample_id}: notes written", unit="turn", leave=False),
             texts,
             strict=False,
         )
@@ -386,21 +393,29 @@ async def _write_mnemo(
 
 
 async def _write_memory_agent(
-    conv: Conversation, texts: list[str], emb: CachingEmbeddings, written: _Written, timing: Timing
-) -> None:
-    """memory-agent template layout: ("memories", user_id), uuid keys, whole value embedded."""
+    conv: Conversation,
+    texts: list[str],
+    emb: CachingEmbeddings,
+    written: Written,
+    timing: Timing,
+    fields: tuple[str, ...] = ("$",),
+) -> InMemoryStore:
+    """memory-agent template layout: ("memories", user_id), uuid keys, whole
+    value embedded (``fields``: what the index embeds; the template's is
+    ``$``, the whole value); the store (``written.agent_store`` for ``$``)."""
     from mnemo.stores.embeddings import DIMS
 
     start = time.perf_counter()
-    written.agent_store = InMemoryStore(index={"embed": emb, "dims": DIMS})  # fields default to ["$"]
-    written.plain_store = InMemoryStore(index={"embed": emb, "dims": DIMS, "fields": ["content"]})
+    store = InMemoryStore(index={"embed": emb, "dims": DIMS, "fields": list(fields)})
+    if fields == ("$",):
+        written.agent_store = store
     # Batches in which no text repeats: InMemoryStore embeds each distinct
     # text of a batch once and then fails on the count ("Number of embeddings
     # (688) does not match number of indices (689)") when two puts share one.
     batches: list[list[PutOp]] = [[]]
     in_batch: set[str] = set()
     for turn, text in zip(conv.turns, texts, strict=True):
-        key = str(uuid.uuid4())
+        key = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{conv.sample_id}/{turn.dia_id}/{len(written.dia_of_key)}"))
         written.dia_of_key[key] = turn.dia_id
         if text in in_batch:
             batches.append([])
@@ -409,196 +424,68 @@ async def _write_memory_agent(
         batches[-1].append(PutOp(written.agent_ns, key, memory_agent_value(text)))
     for puts in batches:
         if puts:
-            await written.agent_store.abatch(puts)
-            await written.plain_store.abatch(puts)
+            await store.abatch(puts)
     timing["memory_agent_write_s"] += time.perf_counter() - start
+    return store
 
 
 async def _retrieve(
-    conv: Conversation,
     q: Any,
     agent_query: str,
-    texts: list[str],
-    user: Any,
-    written: _Written,
+    written: Written,
     bm25: Bm25Index,
     r: QuestionResult,
     ks: list[int],
     counter: TokenCounter,
     timing: Timing,
 ) -> None:
-    """Rank the turns for ``q`` with every method; record the ranks and tokens in ``r``."""
+    """Rank the turns for ``q`` with every headline method; record the ranks and tokens in ``r``."""
     from mnemo import arecall
 
     max_k = max(ks)
     t0 = time.perf_counter()
-    notes = await arecall(written.store, user, q.question, limit=max_k, margin=None)
+    notes = await arecall(written.store, written.user, q.question, limit=max_k, margin=None)
     t1 = time.perf_counter()
     timing["mnemo_recall_s"] += t1 - t0
-    kept = await arecall(written.store, user, q.question, limit=max_k)
-    bare = await arecall(written.bare_store, user, q.question, limit=max_k, margin=None)
-    t2 = time.perf_counter()
     items = await written.agent_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
-    timing["memory_agent_search_s"] += time.perf_counter() - t2
-    assert written.plain_store is not None
-    plain = await written.plain_store.asearch(written.agent_ns, query=agent_query, limit=MEMORY_AGENT_LIMIT)
-    dense = [
-        it
-        for it in await written.store.asearch(user.namespace("notes"), query=q.question, limit=max_k)
-        if it.score is not None
-    ]
-    t3 = time.perf_counter()
+    t2 = time.perf_counter()
+    timing["memory_agent_search_s"] += t2 - t1
     lexical = bm25.search(q.question, max_k)
-    timing["bm25_search_s"] += time.perf_counter() - t3
+    timing["bm25_search_s"] += time.perf_counter() - t2
 
-    for name, found in (("mnemo", notes), ("mnemo_thresholded", kept)):
-        r.ranked[name] = [written.covers[n["id"]] for n in found]
-        r.tokens[name] = {k: counter.count(render_notes([(n["id"], n["text"]) for n in found[:k]])) for k in ks}
-    r.ranked["mnemo_no_context"] = [written.bare_covers[n["id"]] for n in bare]
-    r.tokens["mnemo_no_context"] = {
-        k: counter.count(render_notes([(n["id"], n["text"]) for n in bare[:k]])) for k in ks
-    }
-    r.ranked["mnemo_dense"] = [written.covers[it.key] for it in dense]
-    r.tokens["mnemo_dense"] = {
-        k: counter.count(render_notes([(it.key, it.value["text"]) for it in dense[:k]])) for k in ks
-    }
-    for name, found_items in (("memory_agent", items), ("memory_agent_plain", plain)):
-        r.ranked[name] = [frozenset({written.dia_of_key[it.key]}) for it in found_items]
-        r.tokens[name] = {k: counter.count(render_memory_agent(found_items[:k])) for k in ks}
-    r.ranked["bm25"] = [frozenset({conv.turns[i].dia_id}) for i in lexical]
-    r.tokens["bm25"] = {k: counter.count("\n".join(f"- {texts[i]}" for i in lexical[:k])) for k in ks}
+    r.mnemo_notes = [(n["id"], n["text"]) for n in notes]
+    record_notes(r, "mnemo", r.mnemo_notes, written.covers, ks, counter)
+    record_agent(r, "memory_agent", items, written, ks, counter)
+    r.ranked["bm25"] = [frozenset({written.conv.turns[i].dia_id}) for i in lexical]
+    r.tokens["bm25"] = {k: counter.count("\n".join(f"- {written.texts[i]}" for i in lexical[:k])) for k in ks}
     r.tokens["full_context"] = {k: r.full_context_tokens for k in ks}
 
 
-#: Fusion settings tried, (k, BM25 weight): the shipped ones
-#: (mnemo.notes.recall.FUSION_K, LEXICAL_WEIGHT) must be the best of these on the
-#: tune conversations (``fusion_grid`` in the JSON says which won).
-FUSION_GRID = [(k, w) for k in (10, 30, 60) for w in (0.1, 0.2, 0.3, 0.5, 1.0)]
+def record_notes(
+    r: QuestionResult,
+    method: str,
+    notes: list[tuple[str, str]],
+    covers: dict[str, frozenset[str]],
+    ks: list[int],
+    counter: TokenCounter,
+) -> None:
+    """A mnemo method's ranking (note ids and texts, best first) and its tokens at every k, into ``r``."""
+    r.ranked[method] = [covers[nid] for nid, _ in notes]
+    r.tokens[method] = {k: counter.count(render_notes(notes[:k])) for k in ks}
 
 
-async def _fusion_grid(q: Any, user: Any, written: _Written, r: QuestionResult, limit: int) -> None:
-    """mnemo's ranking for ``q`` under every setting of :data:`FUSION_GRID`."""
-    from unittest import mock
-
-    from mnemo import arecall
-
-    for k, weight in FUSION_GRID:
-        with mock.patch("mnemo.notes.recall.FUSION_K", k), mock.patch("mnemo.notes.recall.LEXICAL_WEIGHT", weight):
-            notes = await arecall(written.store, user, q.question, limit=limit, margin=None)
-        r.grid[(k, weight)] = [written.covers[n["id"]] for n in notes]
+def record_agent(
+    r: QuestionResult, method: str, items: list, written: Written, ks: list[int], counter: TokenCounter
+) -> None:
+    """A memory-agent layout's search results and their tokens at every k, into ``r``."""
+    r.ranked[method] = [frozenset({written.dia_of_key[it.key]}) for it in items]
+    r.tokens[method] = {k: counter.count(render_memory_agent(items[:k])) for k in ks}
 
 
-def fusion_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
-    """Turn recall (categories 1-4) of every fusion setting on the tune and
-    the held-out conversations, and the setting the tune part chooses (best
-    R@10, then R@5): the held-out figures are reported, never used to choose."""
-    from mnemo.notes.recall import FUSION_K, LEXICAL_WEIGHT
-
-    def recall_at(part: list[QuestionResult], setting: tuple[int, float], k: int) -> float | None:
-        values = [
-            _recall(r.evidence, set().union(*r.grid[setting][:k]) if r.grid[setting][:k] else set())
-            for r in part
-            if r.category in MAIN_CATEGORIES
-        ]
-        return _mean(values)
-
-    parts = {
-        "tune": [r for r in results if r.conversation in TUNE_CONVERSATIONS],
-        "report": [r for r in results if r.conversation not in TUNE_CONVERSATIONS],
-    }
-    at = sorted(set(ks) | {5, 10})
-    rows = [
-        {
-            "fusion_k": k,
-            "lexical_weight": w,
-            **{f"{name}_recall@{n}": recall_at(part, (k, w), n) for name, part in parts.items() for n in at},
-        }
-        for k, w in FUSION_GRID
-    ]
-    tuned = [row for row in rows if row["tune_recall@10"] is not None]
-    chosen = max(tuned, key=lambda row: (row["tune_recall@10"], row["tune_recall@5"])) if tuned else None
-    return {
-        "rule": "chosen = best tune recall@10 (then recall@5); report is held out",
-        "rows": rows,
-        "chosen_on_tune": None if chosen is None else [chosen["fusion_k"], chosen["lexical_weight"]],
-        "shipped": [FUSION_K, LEXICAL_WEIGHT],
-    }
-
-
-#: Weights of the learned sparse ranking tried (mnemo.notes.recall.SPARSE_WEIGHT;
-#: 0 is recall with two rankings): the shipped one is chosen on the tune
-#: conversations (``sparse_grid`` in the JSON), held out reported beside it.
-SPARSE_GRID = (0.0, 0.3, 0.5, 0.8, 1.0, 1.5)
-#: Paired bootstrap resamples of the held-out questions (sparse_grid_table).
-BOOTSTRAP_SAMPLES = 10_000
-
-
-async def _sparse_grid(q: Any, user: Any, written: _Written, r: QuestionResult, limit: int) -> None:
-    """mnemo's ranking for ``q`` with every weight of :data:`SPARSE_GRID`."""
-    from unittest import mock
-
-    from mnemo import arecall
-
-    for weight in SPARSE_GRID:
-        with mock.patch("mnemo.notes.recall.SPARSE_WEIGHT", weight):
-            notes = await arecall(written.store, user, q.question, limit=limit, margin=None)
-        r.sparse_grid[weight] = [written.covers[n["id"]] for n in notes]
-
-
-def sparse_grid_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
-    """Turn recall (categories 1-4) of every sparse weight on the tune and the
-    held-out conversations, the weight the tune part chooses (best R@10, then
-    R@5), and the held-out R@10 gain of that weight over two rankings with a
-    paired bootstrap 95 % interval (questions resampled)."""
-    import random
-
-    from mnemo.notes.recall import SPARSE_WEIGHT
-    from mnemo.stores.sparse import weights_dir
-
-    main = [r for r in results if r.category in MAIN_CATEGORIES]
-    parts = {
-        "tune": [r for r in main if r.conversation in TUNE_CONVERSATIONS],
-        "report": [r for r in main if r.conversation not in TUNE_CONVERSATIONS],
-    }
-
-    def hit(r: QuestionResult, weight: float, k: int) -> float:
-        top = r.sparse_grid[weight][:k]
-        return _recall(r.evidence, set().union(*top) if top else set())
-
-    at = sorted(set(ks) | {5, 10})
-    rows = [
-        {
-            "sparse_weight": w,
-            **{f"{name}_recall@{n}": _mean([hit(r, w, n) for r in part]) for name, part in parts.items() for n in at},
-        }
-        for w in SPARSE_GRID
-    ]
-    tuned = [row for row in rows if row["tune_recall@10"] is not None]
-    chosen = (
-        max(tuned, key=lambda row: (row["tune_recall@10"], row["tune_recall@5"]))["sparse_weight"] if tuned else None
-    )
-    gain = None
-    if chosen is not None and parts["report"]:
-        diffs = [hit(r, chosen, 10) - hit(r, 0.0, 10) for r in parts["report"]]
-        rng = random.Random(0)
-        means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(BOOTSTRAP_SAMPLES))
-        gain = {
-            "report_recall@10_gain": round(sum(diffs) / len(diffs), 4),
-            "bootstrap_95": [round(means[int(0.025 * len(means))], 4), round(means[int(0.975 * len(means)) - 1], 4)],
-        }
-    return {
-        "rule": "chosen = best tune recall@10 (then recall@5); report is held out; weight 0 = two rankings",
-        "weights_installed": weights_dir() is not None,
-        "rows": rows,
-        "chosen_on_tune": chosen,
-        "shipped": SPARSE_WEIGHT,
-        "chosen_vs_off": gain,
-    }
-
-
-async def _snapshot(q: Any, user: Any, written: _Written, r: QuestionResult, counter: TokenCounter) -> None:
+async def _snapshot(q: Any, user: Any, written: Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.turn.snapshot import aload_snapshot, fit_snapshot, render_snapshot
+    from mnemo.turn import aload_snapshot, render_snapshot
+    from mnemo.turn.snapshot import fit_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
@@ -683,8 +570,11 @@ def run(
     note_format: str = "said",
     emb: CachingEmbeddings | None = None,
     counter: TokenCounter | None = None,
+    tuning: Tuning | None = None,
 ) -> dict[str, Any]:
-    """Run the LoCoMo benchmark and write ``out/locomo.json``; returns the result."""
+    """Run the LoCoMo benchmark and write ``out/locomo.json`` (with
+    ``tuning``: its methods and grids too, into ``out/<tuning.name>.json``);
+    returns the result."""
     started = time.time()
     ks = sorted(set(ks))
     conversations = load_locomo(data, note_format=note_format)
@@ -697,22 +587,19 @@ def run(
     counter = counter or TokenCounter()
 
     timing: Timing = defaultdict(float)
-    # A question's sparse vector is the same in every recall of the grids: computed once.
-    from mnemo.notes import sparse
-
-    with mock.patch.object(sparse, "_query_vector", functools.lru_cache(maxsize=None)(sparse._query_vector)):
-        results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing)
+    results, statuses, per_conversation = _evaluate_all(conversations, emb, ks, counter, timing, tuning)
     questions_total = Counter(q.category for c in conversations for q in c.questions)
     evaluated = Counter(r.category for r in results)
-    methods = _method_tables(results, ks)
+    names = METHODS + (tuning.methods if tuning else ())
+    methods = _method_tables(results, ks, names, {**_DESCRIPTIONS, **(tuning.descriptions if tuning else {})})
 
+    from mnemo.notes import RECALL_MARGIN
     from mnemo.notes.model import DEDUPE_THRESHOLD
-    from mnemo.notes.recall import RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")
     result = {
-        "benchmark": "locomo",
+        "benchmark": tuning.name if tuning else "locomo",
         "data": {
             "path": display_path(data),
             "conversations": len(conversations),
@@ -756,34 +643,36 @@ def run(
                 "turn": snapshot_recall(results, "turn"),
                 "session": snapshot_recall(results, "session"),
             },
-            **{f"{m}@{k}": methods[m]["tokens"][f"recall@{k}"] for m in METHODS if m != "full_context" for k in ks},
+            **{f"{m}@{k}": methods[m]["tokens"][f"recall@{k}"] for m in names if m != "full_context" for k in ks},
         },
-        "split": split_tables(results, ks),
-        "fusion_grid": fusion_grid_table(results, ks),
-        "sparse_grid": sparse_grid_table(results, ks),
+        "split": split_tables(results, ks, names),
+        **(tuning.tables(results, ks) if tuning else {}),
         "per_conversation": per_conversation,
         "embedding_cache": emb.stats(),
         "timing_s": {k: round(v, 1) for k, v in sorted(timing.items())},
     }
-    result["meta"] = meta("locomo", started, tokenizer=counter.name)
-    write_json(out / "locomo.json", result)
+    name = tuning.name if tuning else "locomo"
+    result["meta"] = meta(name, started, tokenizer=counter.name)
+    write_json(out / f"{name}.json", result)
     print_table(result)
     return result
 
 
 def _evaluate_all(
-    conversations: list[Conversation], emb: CachingEmbeddings, ks: list[int], counter: TokenCounter, timing: Timing
+    conversations: list[Conversation],
+    emb: CachingEmbeddings,
+    ks: list[int],
+    counter: TokenCounter,
+    timing: Timing,
+    tuning: Tuning | None,
 ) -> tuple[list[QuestionResult], Counter, dict[str, Any]]:
     """Every conversation evaluated: the per-question results, the write
     statuses, and a summary per conversation."""
     statuses: Counter = Counter()
     results: list[QuestionResult] = []
     per_conversation = {}
-    # The outer bar is always shown (a handful of updates), so that a run
-    # logged to a file still tells where it is.
-    bar = tqdm(conversations, desc="LoCoMo conversations", unit="conv", file=sys.stderr, disable=False)
-    for conv in bar:
-        conv_results, conv_statuses = asyncio.run(evaluate_conversation(conv, emb, ks, counter, timing))
+    for conv in progress(conversations, desc="LoCoMo conversations", unit="conv"):
+        conv_results, conv_statuses = asyncio.run(evaluate_conversation(conv, emb, ks, counter, timing, tuning))
         results.extend(conv_results)
         statuses.update(conv_statuses)
         per_conversation[conv.sample_id] = {
@@ -798,15 +687,17 @@ def _evaluate_all(
     return results, statuses, per_conversation
 
 
-def _method_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+def _method_tables(
+    results: list[QuestionResult], ks: list[int], names: tuple[str, ...], descriptions: dict[str, str]
+) -> dict[str, Any]:
     """Recall at every k, turn and session level, and tokens, per method."""
     methods: dict[str, Any] = {}
-    for m in METHODS:
+    for m in names:
         methods[m] = {
             "turn": recall_table(results, m, "turn", ks),
             "session": recall_table(results, m, "session", ks),
             "tokens": {f"recall@{k}": _mean_main(results, lambda r, m=m, k=k: r.tokens[m][k]) for k in ks},
-            "description": _DESCRIPTIONS[m],
+            "description": descriptions[m],
         }
         if m != "full_context":
             methods[m]["items_returned"] = {
@@ -816,7 +707,7 @@ def _method_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, An
     return methods
 
 
-def split_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+def split_tables(results: list[QuestionResult], ks: list[int], names: tuple[str, ...] = METHODS) -> dict[str, Any]:
     """Turn-level recall of every method on the conversations settings may be
     chosen on (:data:`TUNE_CONVERSATIONS`) and on the others, held out."""
     parts = {
@@ -831,7 +722,7 @@ def split_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]
     for name, part in parts.items():
         out[name] = {
             "questions": sum(1 for r in part if r.category in MAIN_CATEGORIES),
-            "turn": {m: recall_table(part, m, "turn", ks) for m in METHODS},
+            "turn": {m: recall_table(part, m, "turn", ks) for m in names},
             "snapshot_turn": snapshot_recall(part, "turn"),
         }
     return out
@@ -865,11 +756,9 @@ def print_table(result: dict[str, Any]) -> None:
             + f"{row['tokens'][f'recall@{ks[-1]}'] or 0:>12.0f}"
         )
     ref = result["reference"]["turn"]
-    grid = result["fusion_grid"]
-    print(f"fusion (k, BM25 weight) chosen on the tune conversations: {grid['chosen_on_tune']}", end="")
-    print(f", shipped: {grid['shipped']}")
-    sparse = result["sparse_grid"]
-    print(f"sparse weight chosen on the tune conversations: {sparse['chosen_on_tune']}, shipped: {sparse['shipped']}")
+    for name, grid in result.items():
+        if isinstance(grid, dict) and "chosen_on_tune" in grid:
+            print(f"{name}: chosen on the tune conversations {grid['chosen_on_tune']}, shipped {grid['shipped']}")
     print(f"{'DRAGON (paper, all cat.)':<22}" + "".join(f"{_pct(ref.get(f'recall@{k}')):>8}" for k in ks))
     snap = result["token_cost"]["mnemo_snapshot"]
     print(

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 from langgraph.store.base import PutOp
 
-from bench.common import result_header
+from bench.common import result_header, write_json
 from bench.store_scale import DIMS, SyntheticEmbeddings, percentiles
 from bench.turn_cost import seed_notes
 
@@ -108,7 +108,7 @@ async def measure(
     store: Any, emb: SyntheticEmbeddings, sizes: list[int], picks: list[int], queries: int
 ) -> dict[str, Any]:
     from mnemo import User, arecall
-    from mnemo.turn.snapshot import aload_snapshot
+    from mnemo.turn import aload_snapshot
 
     search_t, recall_t, load_t, overlap, plans = [], [], [], [], {"hnsw": 0, "exact": 0}
     for u in picks:
@@ -246,10 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         **result,
         "duration_s": round(time.time() - started, 1),
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "many_users.json"
-    path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    print(f"wrote {write_json(args.out / 'many_users.json', result)}")
     return 0
 
 

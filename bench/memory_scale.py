@@ -41,7 +41,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, PutOp
 
-from bench.common import result_header
+from bench.common import result_header, write_json
 from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency, percentiles
 from bench.turn_cost import seed_notes
 
@@ -109,7 +109,7 @@ async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[s
 
 async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> dict[str, Any]:
     from mnemo import arecall
-    from mnemo.turn.snapshot import aload_snapshot
+    from mnemo.turn import aload_snapshot
 
     out: dict[str, Any] = {}
     picks = [(size * (j + 1)) // (queries + 1) for j in range(queries)]
@@ -201,7 +201,6 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import json
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
@@ -212,10 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")
     args = parser.parse_args(argv)
     result = asyncio.run(main_async(args))
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / "memory_scale.json"
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {path}")
+    print(f"wrote {write_json(args.out / 'memory_scale.json', result)}")
     return 0
 
 

@@ -6,9 +6,10 @@ single command (or ``python -m bench plots``) can (re)draw what it has.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from bench.common import read_json
 
 COLORS = {
     "mnemo": "#1f77b4",
@@ -17,10 +18,6 @@ COLORS = {
     "bm25": "#2ca02c",
     "full_context": "#7f7f7f",
 }
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def plot_all(out: Path) -> list[Path]:
@@ -36,7 +33,7 @@ def plot_all(out: Path) -> list[Path]:
         ("embedders.json", plot_embedders),
         ("load.json", plot_load),
     ):
-        data = _load(out / name)
+        data = read_json(out / name)
         if data is not None:
             written.extend(fn(data, out))
     return written
@@ -171,36 +168,15 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
     ax = axes[0][0]
     sweep = data["dedupe"]["sweep"]
     ts = [r["threshold"] for r in sweep]
-    ax.plot(
-        ts, [100 * r["same_deduped"] for r in sweep], marker="o", color="#2ca02c", label="same fact deduped (guard)"
-    )
-    ax.plot(
-        ts,
-        [100 * r["different_merged"] for r in sweep],
-        marker="o",
-        color="#d62728",
-        label="different facts merged (guard)",
-    )
-    ax.plot(
-        ts,
-        [100 * r["same_deduped_similarity_only"] for r in sweep],
-        linestyle="--",
-        color="#2ca02c",
-        label="same, similarity only",
-    )
-    ax.plot(
-        ts,
-        [100 * r["different_merged_similarity_only"] for r in sweep],
-        linestyle="--",
-        color="#d62728",
-        label="different, similarity only",
-    )
+    for key, line, color, label in (
+        ("same_deduped", {"marker": "o"}, "#2ca02c", "same fact deduped (guard)"),
+        ("different_merged", {"marker": "o"}, "#d62728", "different facts merged (guard)"),
+        ("same_deduped_similarity_only", {"linestyle": "--"}, "#2ca02c", "same, similarity only"),
+        ("different_merged_similarity_only", {"linestyle": "--"}, "#d62728", "different, similarity only"),
+    ):
+        ax.plot(ts, [100 * r[key] for r in sweep], color=color, label=label, **line)
     ax.axvline(data["dedupe"]["default_threshold"], color="black", linestyle=":", label="DEDUPE_THRESHOLD")
-    ax.set_xlabel("similarity threshold")
-    ax.set_ylabel("% of pairs")
-    ax.set_title("dedupe on paraphrases.json")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    _label(ax, "similarity threshold", "% of pairs", "dedupe on paraphrases.json", legend=7)
     if recall:
         ax = axes[0][1]
         edges = recall["histogram"]["edges"]
@@ -213,11 +189,7 @@ def plot_thresholds(data: dict[str, Any], out: Path) -> list[Path]:
             total = sum(counts) or 1
             ax.plot(centers, [100 * c / total for c in counts], color=color, label=label)
         ax.axvline(recall["former_min_score"], color="black", linestyle=":", label="former fixed cut")
-        ax.set_xlabel("cosine similarity (multilingual-e5-small)")
-        ax.set_ylabel("% of pairs")
-        ax.set_title("LoCoMo question similarity")
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
+        _label(ax, "cosine similarity (multilingual-e5-small)", "% of pairs", "LoCoMo question similarity")
     if relevance:
         ax = axes[0][2]
         rows = [r for r in relevance["rows"] if r["rule"].startswith("margin ")]
@@ -322,6 +294,15 @@ def plot_load(data: dict[str, Any], out: Path) -> list[Path]:
     right.set_title("cross-user reads: " + ", ".join(str(s["cross_user_reads"]) for s in scenarios))
     right.legend()
     return [_save(fig, out / "load.png")]
+
+
+def _label(ax: Any, x: str, y: str, title: str, *, legend: int = 8) -> None:
+    """An axis's labels, title, legend and grid."""
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title)
+    ax.legend(fontsize=legend)
+    ax.grid(alpha=0.3)
 
 
 def _save(fig: Any, path: Path) -> Path:

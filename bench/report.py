@@ -6,15 +6,11 @@ what the JSON says; rerun it after a new ``python -m bench all``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from bench.common import read_json
 from bench.locomo_data import CATEGORY_NAMES
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
 def _p(x: float | None) -> str:
@@ -25,33 +21,43 @@ def _n(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
 
 
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A markdown table's lines."""
+    return ["| " + " | ".join(header) + " |", "|---" * len(header) + "|", *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _recall_rows(d: dict[str, Any], pick: Any, methods: list[str]) -> list[list[str]]:
+    """One row per method: its name, then ``pick(method)``'s cells."""
+    return [[m, *pick(m)] for m in methods]
+
+
 def locomo_tables(d: dict[str, Any]) -> str:
-    ks = d["k"]
-    lines = []
+    """``locomo.json``: the headline table, recall per category, the write path, tune / held out."""
+    ks, methods = d["k"], d["methods"]
     n = sum(d["questions"][c] for c in ("1", "2", "3", "4"))
-    lines.append(
+    lines = [
         f"**Turn-level recall@k, categories 1-4** ({d['data']['conversations']} conversations, "
         f"{d['data']['turns']:,} turns, {n} questions; tokens = mean prompt tokens of the top-{ks[-1]} "
         f"as injected, {d['token_cost']['tokenizer'].split(';')[0]})\n"
-    )
-    lines.append(
-        "| method | " + " | ".join(f"R@{k}" for k in ks) + f" | session R@{ks[0]} | session R@{ks[-1]} | "
-        f"tokens@{ks[0]} | tokens@{ks[-1]} |"
-    )
-    lines.append("|---" * (len(ks) + 5) + "|")
-    for m, row in d["methods"].items():
-        lines.append(
-            f"| {m} | "
-            + " | ".join(_p(row["turn"][f"recall@{k}"]["overall"]) for k in ks)
-            + f" | {_p(row['session'][f'recall@{ks[0]}']['overall'])}"
-            + f" | {_p(row['session'][f'recall@{ks[-1]}']['overall'])}"
-            + f" | {_n(row['tokens'][f'recall@{ks[0]}'])} | {_n(row['tokens'][f'recall@{ks[-1]}'])} |"
-        )
+    ]
+
+    def headline(m: str) -> list[str]:
+        row = methods[m]
+        return [
+            *(_p(row["turn"][f"recall@{k}"]["overall"]) for k in ks),
+            *(_p(row["session"][f"recall@{k}"]["overall"]) for k in (ks[0], ks[-1])),
+            *(_n(row["tokens"][f"recall@{k}"]) for k in (ks[0], ks[-1])),
+        ]
+
     ref = d["reference"]["turn"]
-    lines.append(
-        "| *DRAGON, LoCoMo paper (all 10 conv., all categories)* | "
-        + " | ".join(_p(ref.get(f"recall@{k}")) for k in ks)
-        + " | | | | |"
+    lines += _table(
+        ["method", *(f"R@{k}" for k in ks), f"session R@{ks[0]}", f"session R@{ks[-1]}", f"tokens@{ks[0]}"]
+        + [f"tokens@{ks[-1]}"],
+        _recall_rows(d, headline, list(methods))
+        + [
+            ["*DRAGON, LoCoMo paper (all 10 conv., all categories)*", *(_p(ref.get(f"recall@{k}")) for k in ks)]
+            + [""] * 4
+        ],  # no session or token figures
     )
     snap = d["token_cost"]["mnemo_snapshot"]
     lines.append("")
@@ -61,17 +67,7 @@ def locomo_tables(d: dict[str, Any]) -> str:
         f"{_n(snap['notes_shown'], 1)} notes, {_n(snap['tokens'])} tokens per question, against "
         f"{_n(d['token_cost']['full_context'])} tokens for the full conversation.\n"
     )
-
-    k = ks[len(ks) // 2]
-    cats = ["1", "2", "3", "4", "5"]
-    lines.append(f"**Turn-level recall@{k} per category** (5 = adversarial, not in the overall)\n")
-    lines.append("| method | " + " | ".join(f"{c} {CATEGORY_NAMES[c]} (n={d['questions'][c]})" for c in cats) + " |")
-    lines.append("|---" * (len(cats) + 1) + "|")
-    for m, row in d["methods"].items():
-        if m == "full_context":
-            continue
-        lines.append(f"| {m} | " + " | ".join(_p(row["turn"][f"recall@{k}"][c]) for c in cats) + " |")
-    lines.append("")
+    lines += [*_category_table(d), ""]
     w = d["mnemo_write"]
     lines.append(
         f"mnemo's write path: {w['turns']:,} turns -> {w['notes']:,} notes "
@@ -85,57 +81,96 @@ def locomo_tables(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _category_table(d: dict[str, Any]) -> list[str]:
+    ks = d["k"]
+    k = ks[len(ks) // 2]
+    cats = ["1", "2", "3", "4", "5"]
+    methods = [m for m in d["methods"] if m != "full_context"]
+    return [
+        f"**Turn-level recall@{k} per category** (5 = adversarial, not in the overall)\n",
+        *_table(
+            ["method", *(f"{c} {CATEGORY_NAMES[c]} (n={d['questions'][c]})" for c in cats)],
+            _recall_rows(d, lambda m: [_p(d["methods"][m]["turn"][f"recall@{k}"][c]) for c in cats], methods),
+        ),
+    ]
+
+
 def split_tables(d: dict[str, Any]) -> list[str]:
-    """Recall on the tune conversations beside the held-out ones, and the
-    fusion settings the tune part chose."""
+    """Recall on the tune conversations beside the held-out ones."""
     ks, split = d["k"], d["split"]
-    lines = [
+    methods = [m for m in d["methods"] if m != "full_context"]
+    return [
         f"**Tune / held out** (settings chosen on {', '.join(split['tune_conversations']) or 'none'}, "
         f"{split['tune']['questions']} questions; held out: {', '.join(split['report_conversations'])}, "
         f"{split['report']['questions']} questions; turn recall, categories 1-4)\n",
-        "| method | " + " | ".join([*(f"tune R@{k}" for k in ks), *(f"held out R@{k}" for k in ks)]) + " |",
-        "|---" * (2 * len(ks) + 1) + "|",
+        *_table(
+            ["method", *(f"tune R@{k}" for k in ks), *(f"held out R@{k}" for k in ks)],
+            _recall_rows(
+                d,
+                lambda m: [_p(split[p]["turn"][m][f"recall@{k}"]["overall"]) for p in ("tune", "report") for k in ks],
+                methods,
+            ),
+        ),
     ]
-    for m in d["methods"]:
-        if m == "full_context":
-            continue
-        cells = [_p(split[part]["turn"][m][f"recall@{k}"]["overall"]) for part in ("tune", "report") for k in ks]
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    grid = d.get("fusion_grid")
-    if grid:
+
+
+def _grid_rows(grid: dict[str, Any], keys: list[str], at: tuple[int, ...]) -> list[list[str]]:
+    """A grid's rows: its setting's columns, then tune and held-out recall at ``at``."""
+    return [
+        [*(str(row[key]) for key in keys), *(_p(row.get(f"{p}_recall@{k}")) for p in ("tune", "report") for k in at)]
+        for row in grid["rows"]
+    ]
+
+
+def _gain(grid: dict[str, Any], against: str) -> str:
+    gain = grid.get("chosen_vs_baseline", grid.get("chosen_vs_off")) or {}
+    interval = gain.get("bootstrap_95")
+    return (
+        f"Held-out R@10 gain of the chosen setting over {against}: {_p(gain.get('report_recall@10_gain'))} points"
+        + (f", paired bootstrap 95 % [{_p(interval[0])}, {_p(interval[1])}]" if interval else "")
+        + "."
+    )
+
+
+def tune_tables(d: dict[str, Any]) -> str:
+    """``tune.json``: every method on the tune and held-out conversations, and the grids."""
+    at = (5, 10, 25)
+    recall_cols = [f"{part} R@{k}" for part in ("tune", "held out") for k in at]
+    lines = [*split_tables(d), "", *_category_table(d)]
+    grid = d["fusion_grid"]
+    lines += [
+        "",
+        f"**Fusion settings** (reciprocal rank fusion constant k, BM25 weight; dense weighs 1). "
+        f"Chosen on the tune conversations: {grid['chosen_on_tune']}; shipped "
+        f"(`mnemo.notes.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}. The held-out columns are "
+        "reported, never used to choose.\n",
+        *_table(["k", "BM25 weight", *recall_cols], _grid_rows(grid, ["fusion_k", "lexical_weight"], at)),
+    ]
+    sparse = d["sparse_grid"]
+    lines += [
+        "",
+        f"**Learned sparse ranking** (SPLADE weight in the fusion; 0 = two rankings; weights installed: "
+        f"{sparse['weights_installed']}). Chosen on the tune conversations: {sparse['chosen_on_tune']}; "
+        f"shipped (`mnemo.notes.recall.SPARSE_WEIGHT`): {sparse['shipped']}. " + _gain(sparse, "two rankings") + "\n",
+        *_table(["weight", *recall_cols], _grid_rows(sparse, ["sparse_weight"], at)),
+    ]
+    rounds = d.get("second_round")
+    if rounds:
+        per_cat = rounds["per_category_report_recall@10"]
         lines += [
             "",
-            f"**Fusion settings** (reciprocal rank fusion constant k, BM25 weight; dense weighs 1). "
-            f"Chosen on the tune conversations: {grid['chosen_on_tune']}; shipped "
-            f"(`mnemo.notes.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}. The held-out columns are "
-            "reported, never used to choose.\n",
-            "| k | BM25 weight | tune R@5 | tune R@10 | held out R@5 | held out R@10 |",
-            "|---|---|---|---|---|---|",
-        ]
-        for row in grid["rows"]:
-            lines.append(
-                f"| {row['fusion_k']} | {row['lexical_weight']} | {_p(row['tune_recall@5'])} | "
-                f"{_p(row['tune_recall@10'])} | {_p(row['report_recall@5'])} | {_p(row['report_recall@10'])} |"
-            )
-    sparse = d.get("sparse_grid")
-    if sparse:
-        gain = sparse["chosen_vs_off"] or {}
-        interval = gain.get("bootstrap_95")
-        lines += [
-            "",
-            f"**Learned sparse ranking** (SPLADE weight in the fusion; 0 = two rankings; weights installed: "
-            f"{sparse['weights_installed']}). Chosen on the tune conversations: {sparse['chosen_on_tune']}; "
-            f"shipped (`mnemo.notes.recall.SPARSE_WEIGHT`): {sparse['shipped']}. Held-out R@10 gain of the "
-            f"chosen weight over two rankings: {_p(gain.get('report_recall@10_gain'))} points"
-            + (f", paired bootstrap 95 % [{_p(interval[0])}, {_p(interval[1])}]" if interval else "")
+            "**Second round by words** (an attempt, not shipped: the words of mnemo's best hits that the "
+            "question lacks rank the notes by BM25, fused with weight w; (0, 0) = recall as it ships). "
+            f"Chosen on the tune conversations: {rounds['chosen_on_tune']}. "
+            + _gain(rounds, "recall as it ships")
+            + " Held-out R@10 per category: "
+            + "; ".join(f"{c} {CATEGORY_NAMES[c]} " + " -> ".join(_p(v) for v in per_cat[c].values()) for c in per_cat)
             + ".\n",
-            "| weight | tune R@5 | tune R@10 | tune R@25 | held out R@5 | held out R@10 | held out R@25 |",
-            "|---|---|---|---|---|---|---|",
+            *_table(
+                ["best hits followed", "w", *recall_cols], _grid_rows(rounds, ["best_hits_followed", "weight"], at)
+            ),
         ]
-        for row in sparse["rows"]:
-            cells = [_p(row.get(f"{part}_recall@{k}")) for part in ("tune", "report") for k in (5, 10, 25)]
-            lines.append(f"| {row['sparse_weight']} | " + " | ".join(cells) + " |")
-    return lines
+    return "\n".join(lines)
 
 
 def turn_cost_tables(d: dict[str, Any]) -> str:
@@ -269,28 +304,36 @@ def thresholds_tables(d: dict[str, Any]) -> str:
             f"**Recall threshold** on LoCoMo ({r['questions']} questions of categories 1-4, "
             f"{r['evidence_pairs']} question-evidence pairs)\n"
         )
-        lines.append("| similarity | p5 | p25 | p50 | p75 | p95 |")
-        lines.append("|---|---|---|---|---|---|")
-        for label, key in (
-            ("question -> evidence turn", "question_to_evidence"),
-            ("question -> other turns", "question_to_other_turns"),
-            ("question -> best other turn", "question_to_best_other_turn"),
-        ):
-            row = r[key]
-            lines.append(
-                f"| {label} | " + " | ".join(f"{row[p]:.3f}" for p in ("p5", "p25", "p50", "p75", "p95")) + " |"
-            )
-        lines.append("")
-        lines.append(
-            "| fixed cut (former rule) | evidence above | questions with some evidence above | "
-            "other turns above per question |"
+        quantiles = ("p5", "p25", "p50", "p75", "p95")
+        lines += _table(
+            ["similarity", *quantiles],
+            [
+                [label, *(f"{r[key][q]:.3f}" for q in quantiles)]
+                for label, key in (
+                    ("question -> evidence turn", "question_to_evidence"),
+                    ("question -> other turns", "question_to_other_turns"),
+                    ("question -> best other turn", "question_to_best_other_turn"),
+                )
+            ],
         )
-        lines.append("|---|---|---|---|")
-        for row in r["sweep"]:
-            lines.append(
-                f"| {row['min_score']:.2f} | {_p(row['evidence_kept'])} % | "
-                f"{_p(row['questions_with_some_evidence_kept'])} % | {row['other_turns_passing_per_question']} |"
-            )
+        lines.append("")
+        lines += _table(
+            [
+                "fixed cut (former rule)",
+                "evidence above",
+                "questions with some evidence above",
+                "other turns above per question",
+            ],
+            [
+                [
+                    f"{row['min_score']:.2f}",
+                    f"{_p(row['evidence_kept'])} %",
+                    f"{_p(row['questions_with_some_evidence_kept'])} %",
+                    str(row["other_turns_passing_per_question"]),
+                ]
+                for row in r["sweep"]
+            ],
+        )
         rel = r.get("relevance")
         if rel:
             lines.append("")
@@ -368,11 +411,12 @@ def markdown(out: Path) -> str:
     parts = []
     for name, title, fn in (
         ("locomo.json", "LoCoMo recall", locomo_tables),
+        ("tune.json", "LoCoMo: ablations and settings (`python -m bench tune`)", tune_tables),
         ("turn_cost.json", "Per-turn cost", turn_cost_tables),
         ("embedders.json", "Embedders", embedders_table),
         ("thresholds.json", "Thresholds", thresholds_tables),
     ):
-        d = _load(out / name)
+        d = read_json(out / name)
         if d is not None:
             parts.append(f"### {title}\n\n{fn(d)}\n")
     return "\n".join(parts)

@@ -11,7 +11,7 @@ does to the probe users' ranks and what it costs.
   questions as the queries), and the size of a note's vector (non-zero
   terms, JSON bytes). Per-turn figures are in ``turn_cost``.
 
-Its recall on LoCoMo is ``sparse_grid`` in ``locomo.json``.
+Its recall on LoCoMo is ``sparse_grid`` in ``tune.json``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
 
     from mnemo import User, arecall, aremember_many
     from mnemo.core import script_of
-    from mnemo.notes.recall import RECALL_MARGIN, SPARSE_WEIGHT
+    from mnemo.notes import RECALL_MARGIN
+    from mnemo.notes.recall import SPARSE_WEIGHT
     from mnemo.stores.embeddings import index_config
 
     users = json.loads(path.read_text("utf-8"))["users"]
@@ -78,16 +79,16 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
 async def locomo_grid(
     data: Path, emb: CachingEmbeddings, *, smoke: bool = False, note_format: str = "said"
 ) -> dict[str, Any]:
-    """``sparse_grid`` of ``locomo.json`` on a replay of mnemo's write path that
+    """``sparse_grid`` of ``tune.json`` on a replay of mnemo's write path that
     skips dedupe (a repeated text is one note crediting every turn that said
     it): each turn a note with the turn before it as context, put as mnemo
     puts it, recalled by the real :func:`mnemo.arecall` (``margin=None``, limit
-    25) under each weight of :data:`bench.locomo.SPARSE_GRID`. Cheaper than
+    25) under each weight of :data:`bench.tune.SPARSE_GRID`. Cheaper than
     the full benchmark (no dedupe lookups to embed, no other methods)."""
-    from bench.locomo import sparse_grid_table
+    from bench.tune import sparse_table
 
     results = await locomo_results(data, emb, smoke=smoke, note_format=note_format)
-    return {"note_format": note_format, **sparse_grid_table(results, [5, 10, 25])}
+    return {"note_format": note_format, **sparse_table(results, [5, 10, 25])}
 
 
 async def locomo_results(
@@ -125,7 +126,8 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
     from bench.locomo import stored_text, turn_contexts
     from mnemo import User
     from mnemo.notes import sparse as note_sparse
-    from mnemo.notes.model import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key, validate_context
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key
     from mnemo.stores.embeddings import index_config
 
     user = User.of(f"locomo-{conv.sample_id}")
@@ -156,13 +158,13 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
 async def _grid(store: Any, user: Any, question: str, covers: dict, r: Any) -> None:
     from unittest import mock
 
-    from bench.locomo import SPARSE_GRID
+    from bench.tune import SPARSE_GRID
     from mnemo import arecall
 
     for weight in SPARSE_GRID:
         with mock.patch("mnemo.notes.recall.SPARSE_WEIGHT", weight):
             notes = await arecall(store, user, question, limit=25, margin=None)
-        r.sparse_grid[weight] = [covers[n["id"]] for n in notes]
+        r.grids["sparse"][weight] = [covers[n["id"]] for n in notes]
 
 
 def _pair(script_of: Any, question: str, target: str) -> str:
@@ -256,7 +258,7 @@ def print_summary(result: dict[str, Any]) -> None:
     if grid := result.get("locomo_replay"):
         for row in grid["rows"]:
             print(f"  weight {row['sparse_weight']}: " + ", ".join(f"{k} {v}" for k, v in row.items() if "@" in k))
-        print(f"  chosen on tune: {grid['chosen_on_tune']}, vs off: {grid['chosen_vs_off']}")
+        print(f"  chosen on tune: {grid['chosen_on_tune']}, vs off: {grid['chosen_vs_baseline']}")
     c = result["cost"]
     if c.get("weights_installed"):
         print(

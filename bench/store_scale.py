@@ -45,7 +45,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
-from bench.common import result_header
+from bench.common import result_header, write_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DIMS = 384
@@ -298,9 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")
     args = parser.parse_args(argv)
     result = asyncio.run(main_async(args))
-    args.out.mkdir(parents=True, exist_ok=True)
-    json_path = args.out / "store_scale.json"
-    json_path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    json_path = write_json(args.out / "store_scale.json", result)
     plot(result, args.out / "store_scale.png")
     print(f"wrote {json_path} and {args.out / 'store_scale.png'}")
     return 0

@@ -67,7 +67,7 @@ def _percentiles(values) -> dict[str, float | None]:
 
 
 def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: bool = False) -> dict[str, Any]:
-    from mnemo.core.text import adds_nothing
+    from mnemo.core import adds_nothing
     from mnemo.notes.model import DEDUPE_THRESHOLD
 
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -179,9 +179,9 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
 def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[str, Any]:
     from bench.locomo import TUNE_CONVERSATIONS, stored_text
     from bench.locomo_data import MAIN_CATEGORIES, load_locomo, truncate
-    from mnemo.core.text import adds_nothing
+    from mnemo.core import adds_nothing
+    from mnemo.notes import RECALL_MARGIN
     from mnemo.notes.model import DEDUPE_THRESHOLD
-    from mnemo.notes.recall import RECALL_MARGIN
 
     conversations = load_locomo(data, note_format="said")
     if smoke:
@@ -285,7 +285,7 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
 def _rules() -> dict[str, Any]:
     """Rule name -> the dense hits it keeps from one user's candidates (best
     first): the former fixed cut and the relevance rule at each margin."""
-    from mnemo.core.reads import semantic_hits
+    from mnemo.core import semantic_hits
     from mnemo.notes.recall import relevant_hits
 
     rules: dict[str, Any] = {
@@ -399,7 +399,7 @@ def probe_analysis(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]
     """The hand-written users of ``path``, every rule: the note each question
     is about (recalled? first?) and what an unrelated message brings; for the
     default margin, the real :func:`mnemo.arecall` against the replay."""
-    from mnemo.notes.recall import RECALL_MARGIN
+    from mnemo.notes import RECALL_MARGIN
 
     data = json.loads(path.read_text(encoding="utf-8"))
     rules = _rules()
@@ -462,8 +462,8 @@ async def _real_recall(
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, arecall
+    from mnemo.notes import aremember_many
     from mnemo.notes.recall import relevant_hits
-    from mnemo.notes.writes import aremember_many
     from mnemo.stores.embeddings import index_config
 
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bench import tune
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -197,11 +198,43 @@ def golden_json(locomo_file, tmp_path_factory) -> dict:
     return json.loads((out / "locomo.json").read_text())
 
 
-def test_golden_a_known_question_finds_its_turn(golden_json):
+@pytest.fixture(scope="module")
+def tune_json(locomo_file, tmp_path_factory) -> dict:
+    """``python -m bench tune`` on the whole synthetic conversation."""
+    out = tmp_path_factory.mktemp("tune")
+    assert main(["tune", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25", "--quiet"]) == 0
+    assert not (out / "locomo.json").exists()  # tune writes its own file
+    return json.loads((out / "tune.json").read_text())
+
+
+def test_locomo_runs_the_headline_methods_and_no_grid(golden_json):
+    assert list(golden_json["methods"]) == ["mnemo", "memory_agent", "bm25", "full_context"]
+    assert not {"fusion_grid", "sparse_grid", "second_round"} & set(golden_json)
+    assert golden_json["meta"]["command"] == "locomo"
+
+
+def test_tune_adds_the_ablations_and_the_grids(golden_json, tune_json):
+    assert list(tune_json["methods"]) == [*golden_json["methods"], *tune.ABLATIONS]
+    assert tune_json["meta"]["command"] == "tune"
+    for name in golden_json["methods"]:  # the headline methods come out as in locomo.json
+        assert tune_json["methods"][name]["turn"] == golden_json["methods"][name]["turn"], name
+    assert len(tune_json["sparse_grid"]["rows"]) == len(tune.SPARSE_GRID)
+    rounds = tune_json["second_round"]
+    assert [[row["best_hits_followed"], row["weight"]] for row in rounds["rows"]] == [
+        list(s) for s in tune.SECOND_ROUND_GRID
+    ]
+    # setting (0, 0) is recall as it ships: the same figures as mnemo's
+    shipped = rounds["rows"][0]
+    assert shipped["report_recall@10"] == tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    assert rounds["chosen_on_tune"] is None and rounds["chosen_vs_baseline"] is None  # nothing to tune on
+
+
+def test_golden_a_known_question_finds_its_turn(golden_json, tune_json):
     # the only temporal question: "When is Ben's marathon?", evidence D1:4
     assert golden_json["questions"]["2"] == 1
-    for method in ("mnemo", "mnemo_dense", "memory_agent"):
+    for method in ("mnemo", "memory_agent"):
         assert golden_json["methods"][method]["turn"]["recall@1"]["2"] == 1.0, method
+    assert tune_json["methods"]["mnemo_dense"]["turn"]["recall@1"]["2"] == 1.0
 
 
 def test_golden_recall_never_drops_as_k_grows(golden_json):
@@ -213,9 +246,9 @@ def test_golden_recall_never_drops_as_k_grows(golden_json):
                 assert values == sorted(values), (name, level, cat, values)
 
 
-def test_golden_the_template_returns_ten_at_most(golden_json):
+def test_golden_the_template_returns_ten_at_most(tune_json):
     for name in ("memory_agent", "memory_agent_plain"):
-        method = golden_json["methods"][name]
+        method = tune_json["methods"][name]
         assert method["items_returned"]["recall@10"] == 10.0  # 14 turns: the limit binds
         assert method["items_returned"]["recall@25"] == method["items_returned"]["recall@10"]
         assert method["turn"]["recall@25"] == method["turn"]["recall@10"], name
@@ -235,23 +268,33 @@ def test_golden_what_load_memory_injects_is_credited(golden_json):
     assert snapshot["turn"]["2"] == 1.0  # "When is Ben's marathon?": its turn is shown
 
 
-def test_golden_fusion_grid_chooses_on_tune_only(golden_json):
-    grid = golden_json["fusion_grid"]
+def test_golden_fusion_grid_chooses_on_tune_only(tune_json):
+    grid = tune_json["fusion_grid"]
     assert len(grid["rows"]) == 15 and grid["shipped"] == [10, 0.3]
     # The synthetic file has no tune conversation: nothing may be chosen on it.
     assert grid["chosen_on_tune"] is None
     assert all(row["tune_recall@10"] is None and row["report_recall@10"] is not None for row in grid["rows"])
 
 
-def test_an_embedding_cache_makes_a_rerun_embed_nothing_and_change_nothing(locomo_file, golden_json, tmp_path):
-    cache = tmp_path / "vectors.pkl"
+def test_an_embedding_cache_makes_a_rerun_embed_nothing_and_change_nothing(
+    locomo_file, golden_json, tmp_path, monkeypatch
+):
+    from bench import common
+
+    monkeypatch.setattr(common, "CACHE_DIR", tmp_path / "cache")  # by default, one file per fingerprint there
     first, second = tmp_path / "first", tmp_path / "second"
+    written = []
     for out in (first, second):
-        args = ["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25"]
-        assert main([*args, "--embedding-cache", str(cache)]) == 0
+        assert main(["locomo", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25", "--quiet"]) == 0
+        (cache,) = (tmp_path / "cache").iterdir()
+        written.append(cache.stat().st_mtime_ns)
+    assert cache.name == f"embeddings-{common.embedder_fingerprint()}.pkl"
+    assert written[1] == written[0]  # a run that embedded nothing leaves the file alone
     runs = [json.loads((out / "locomo.json").read_text()) for out in (first, second)]
     assert runs[0]["embedding_cache"]["misses"] > 0 and runs[0]["embedding_cache"]["loaded_from_disk"] == 0
     assert runs[1]["embedding_cache"]["misses"] == 0
+    # the first run embedded every text up front, in batches: the store asked for none it lacked
+    assert runs[0]["embedding_cache"]["misses_outside_warm"] == 0
     assert runs[1]["embedding_cache"]["loaded_from_disk"] == runs[0]["embedding_cache"]["cached_vectors"]
     for run in runs:  # the same results as the run without a cache
         assert run["methods"]["mnemo"]["turn"] == golden_json["methods"]["mnemo"]["turn"]
@@ -283,7 +326,11 @@ def all_out(locomo_file, tmp_path_factory) -> Path:
     # other jobs, spinning makes the embedder several times slower.
     env = {**os.environ, "OMP_WAIT_POLICY": "passive"}
     run = subprocess.run(
-        [sys.executable, "-m", "bench", "all", "--smoke", "--data", str(locomo_file), "--out", str(out)],
+        [
+            sys.executable,
+            *("-m", "bench", "all", "--smoke", "--quiet", "--no-embedding-cache"),
+            *("--data", str(locomo_file), "--out", str(out)),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -333,6 +380,22 @@ def test_thresholds_json(all_out):
     # the replay that chooses the margin returns what mnemo.arecall returns
     check = data["probe"]["real_path_check"]
     assert check["queries"] > 0 and check["queries_agreeing_with_replay"] == check["queries"]
+
+
+def test_quiet_shows_no_progress(locomo_file, tmp_path):
+    def stderr(*flags: str) -> str:
+        args = ["locomo", "--smoke", "--no-embedding-cache", "--data", str(locomo_file), "--out", str(tmp_path)]
+        run = subprocess.run(
+            [sys.executable, "-m", "bench", *args, *flags], cwd=REPO, capture_output=True, text=True, timeout=600
+        )
+        assert run.returncode == 0, run.stderr[-3000:]
+        return run.stderr
+
+    shown = stderr()
+    assert "notes written" in shown and "questions asked" in shown and "q/s" in shown  # the bars, by default
+    quiet = stderr("--quiet")
+    assert "done in" in quiet  # the run's last line still comes
+    assert "notes written" not in quiet and "questions asked" not in quiet and "q/s" not in quiet
 
 
 def test_a_missing_data_file_is_a_clear_error(tmp_path):

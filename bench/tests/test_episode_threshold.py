@@ -4,7 +4,7 @@ bench/episode_threshold.py picks on its labelled pairs, not a guess."""
 from __future__ import annotations
 
 from bench.episode_threshold import load_pairs, measure, rates, scores
-from mnemo.kinds.episodes import EPISODE_MIN_SCORE
+from mnemo.kinds import EPISODE_MIN_SCORE
 
 
 def test_the_threshold_is_the_measured_one():

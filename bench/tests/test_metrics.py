@@ -128,7 +128,7 @@ def refined_run(tmp_path_factory) -> dict:
     conversation = {"speaker_a": "Ana", "speaker_b": "Ben", "session_1": session, "session_1_date_time": "1 May, 2023"}
     data = tmp / "refined.json"
     data.write_text(json.dumps([{"sample_id": "refined-1", "conversation": conversation, "qa": qa}]), encoding="utf-8")
-    assert main(["locomo", "--data", str(data), "--out", str(tmp), "--k", "1,2,10"]) == 0
+    assert main(["locomo", "--data", str(data), "--out", str(tmp), "--k", "1,2,10", "--quiet"]) == 0
     return json.loads((tmp / "locomo.json").read_text())
 
 
