@@ -112,7 +112,7 @@ async def test_memory_calls_carry_their_own_smaller_cap_and_a_registered_model_s
     assert DEFAULT_MEMORY_MAX_TOKENS < DEFAULT_MAX_TOKENS
     assert [r.get("max_tokens") for r in stub.requests] == [DEFAULT_MAX_TOKENS, DEFAULT_MEMORY_MAX_TOKENS]
     registered = object()
-    chat_models._models["openai:mine"] = registered  # type: ignore[assignment]
+    chat_models._models["openai:mine"] = registered
     assert await aload_chat_model("openai:mine", memory=True) is registered
 
 
