@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from mnemo.kinds import Origin
 from mnemo.turn import asummarize, plan_compaction
 from mnemo.writing import aextract_messages
-from nodes.chat_models import aload_chat_model
+from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
@@ -37,7 +37,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
             cursor, failures = await aextract_messages(
                 memory_store(runtime),
                 current_user(runtime.context),
-                lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+                lambda: aload_memory_model(ctx),
                 messages,
                 cursor,
                 cut,
@@ -51,7 +51,7 @@ async def compact_history(state: State, runtime: Runtime[Context]) -> dict:
                 return {"memory_cursor": cursor, "memory_failures": failures}
         if ctx.history_strategy == "summarize":
             summary = await asummarize(
-                await aload_chat_model(ctx.extraction_model or ctx.model),
+                await aload_memory_model(ctx),
                 summary,
                 dropped,
                 timeout_s=ctx.extraction_timeout_s,

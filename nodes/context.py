@@ -10,7 +10,6 @@ and tool gets the user of the run from :func:`current_user`, never from the mode
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 import typing
@@ -26,7 +25,7 @@ from pydantic import ConfigDict
 from mnemo import User, resolve_user
 from mnemo.core import InvalidInputError, clamp, run_caller
 from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
-from mnemo.models import DEFAULT_MODEL, configured_model
+from mnemo.models import DEFAULT_MODEL, configured_extraction_model, configured_model
 from mnemo.notes import RECALL_MARGIN
 from mnemo.stores import guarded
 from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
@@ -95,7 +94,7 @@ class Context:
         shown_range="``MNEMO_ALLOWED_MODELS``",
     )
     extraction_model: str = setting(
-        factory=lambda: os.environ.get("MNEMO_EXTRACTION_MODEL", ""),
+        factory=configured_extraction_model,
         doc="Model for memory work: extraction, summaries, instruction rewrites; empty = same as ``model``.",
         shown_default="same as ``model``",
         shown_range="``MNEMO_ALLOWED_MODELS``",

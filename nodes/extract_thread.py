@@ -13,7 +13,7 @@ from mnemo.core import ForeignThreadError
 from mnemo.kinds import Origin
 from mnemo.notes import asweep_user
 from mnemo.writing import aextract_messages, pending, start_after
-from nodes.chat_models import aload_chat_model
+from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import WriterState
 
@@ -40,7 +40,7 @@ async def extract_thread(state: WriterState, runtime: Runtime[Context]) -> dict:
     cursor, failures = await aextract_messages(
         memory_store(runtime),
         user,
-        lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+        lambda: aload_memory_model(ctx),
         messages,
         start,
         failures=failures,

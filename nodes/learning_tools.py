@@ -14,7 +14,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from mnemo import aget_profile
 from mnemo.kinds import Origin, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
-from nodes.chat_models import aload_chat_model
+from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 
 
@@ -59,7 +59,7 @@ async def improve_instructions(feedback: str, scope: Literal["me", "everyone"], 
     """
     user = current_user(runtime.context, runtime.config)
     store, ctx = memory_store(runtime), runtime.context
-    model = await aload_chat_model(ctx.extraction_model or ctx.model)
+    model = await aload_memory_model(ctx)
     origin = Origin.from_config(runtime.config, "tool")
     if scope == "me":
         mine = await alearn_for_user(store, model, user, feedback, origin=origin, timeout_s=ctx.extraction_timeout_s)

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from mnemo.kinds import Origin
 from mnemo.writing import aextract_messages, aschedule_extraction, on_platform
-from nodes.chat_models import aload_chat_model
+from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
@@ -46,7 +46,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     progress = await aextract_messages(
         memory_store(runtime),
         user,
-        lambda: aload_chat_model(ctx.extraction_model or ctx.model),
+        lambda: aload_memory_model(ctx),
         messages,
         state.get("memory_cursor", 0),
         failures=state.get("memory_failures", 0),

@@ -372,7 +372,8 @@ def test_concurrent_writes_after_the_turn_verify_on_postgres(pg, cached_index, m
             await truncate(pg.uri)
             await aupdate_profile(store, user, {"name": "Ann"})  # a chain to extend
             extractions = [
-                MemoryExtraction(city=f"City {i}", notes=[f"The user owns item number {i}."]) for i in range(6)
+                MemoryExtraction.model_validate({"city": f"City {i}", "notes": [f"The user owns item number {i}."]})
+                for i in range(6)
             ]
             await asyncio.gather(
                 *(aapply_extraction(store, user, e) for e in extractions),

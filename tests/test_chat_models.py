@@ -99,6 +99,23 @@ async def test_every_request_carries_an_output_cap(env, stub):
     assert [r.get("max_tokens") for r in stub.requests] == [DEFAULT_MAX_TOKENS, 300, 300]
 
 
+async def test_memory_calls_carry_their_own_smaller_cap_and_a_registered_model_serves_them(env, stub):
+    from mnemo.models.build import DEFAULT_MEMORY_MAX_TOKENS
+    from nodes.chat_models import aload_memory_model
+
+    env.setenv("OPENAI_BASE_URL", stub.base_url)
+    env.setenv("MNEMO_ALLOWED_MODELS", "openai:capped")
+    reply = await aload_chat_model("openai:capped")
+    memory = await aload_memory_model(type("Ctx", (), {"model": "openai:capped", "extraction_model": ""})())
+    await reply.ainvoke("hello")
+    await memory.ainvoke("hello")
+    assert DEFAULT_MEMORY_MAX_TOKENS < DEFAULT_MAX_TOKENS
+    assert [r.get("max_tokens") for r in stub.requests] == [DEFAULT_MAX_TOKENS, DEFAULT_MEMORY_MAX_TOKENS]
+    registered = object()
+    chat_models._models["openai:mine"] = registered
+    assert await aload_chat_model("openai:mine", memory=True) is registered
+
+
 def test_openais_own_api_gets_its_own_cap_name(env):
     from mnemo.models.build import cap_arguments
 

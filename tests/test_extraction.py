@@ -110,3 +110,54 @@ async def test_an_extraction_through_an_openai_compatible_server_takes_the_way_i
         for r in stub.requests
     ]
     assert asked == [("json_schema", []), (None, ["MemoryExtraction"]), (None, ["MemoryExtraction"])]
+
+
+def _schema_nodes(schema: dict) -> list[dict]:
+    """Every sub-schema of ``schema`` (its ``$defs`` included)."""
+    found, todo = [], [schema, *schema.get("$defs", {}).values()]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for value in node.values():
+            todo.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict))
+    return found
+
+
+def test_every_string_and_list_of_the_extraction_schema_is_bounded():
+    """A grammar-constrained server (llama.cpp, vLLM) cannot generate without end."""
+    nodes = _schema_nodes(MemoryExtraction.model_json_schema())
+    strings = [n for n in nodes if n.get("type") == "string" and "enum" not in n]
+    lists = [n for n in nodes if n.get("type") == "array"]
+    assert len(strings) >= 10 and len(lists) == 6  # the precondition: every field was seen
+    assert [n for n in strings if not isinstance(n.get("maxLength"), int)] == []
+    assert [n for n in lists if not isinstance(n.get("maxItems"), int)] == []
+
+
+def test_an_answer_past_the_bounds_is_cut_to_them_not_refused():
+    from mnemo.kinds import MAX_FIELD_CHARS
+    from mnemo.writing.extraction import MAX_DATED, MAX_ID_CHARS, MAX_NOTE_TEXT, MAX_NOTES
+
+    long = "The user repeats " * 100
+    found = MemoryExtraction.model_validate(
+        {
+            "city": "x" * 5000,
+            "notes": [long] * 50,
+            "dated_notes": [{"text": long, "refers_to": "2026-01-01" * 10}] * 9,
+            "invalidates": ["y" * 100],
+        }
+    )
+    assert found.profile_changes()["city"] == "x" * MAX_FIELD_CHARS
+    assert found.notes == [long[:MAX_NOTE_TEXT]] * MAX_NOTES
+    assert len(found.dated_notes) == MAX_DATED and found.dated_notes[0].text == long[:MAX_NOTE_TEXT]
+    assert found.invalidates == ["y" * MAX_ID_CHARS]
+
+
+def test_the_profile_fields_of_the_schema_are_the_profiles_own():
+    from mnemo.kinds import FIELD_PROMPTS, PROFILE_FIELDS
+    from mnemo.kinds.profile import RESPONSE_STYLES
+
+    properties = MemoryExtraction.model_json_schema()["properties"]
+    assert list(properties)[: len(PROFILE_FIELDS)] == list(PROFILE_FIELDS)
+    assert {f: properties[f]["description"] for f in PROFILE_FIELDS} == FIELD_PROMPTS
+    style = next(a for a in properties["response_style"]["anyOf"] if a.get("type") == "string")
+    assert tuple(style["enum"]) == RESPONSE_STYLES

@@ -14,7 +14,6 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
@@ -96,10 +95,17 @@ def _load_dotenv() -> None:
 )
 async def doctor(args: argparse.Namespace) -> int:
     _load_dotenv()
-    from mnemo.models import WAYS, aload_chat_model, client_settings, configured_model, ways_for
+    from mnemo.models import (
+        WAYS,
+        aload_chat_model,
+        client_settings,
+        configured_memory_model,
+        configured_model,
+        ways_for,
+    )
 
     chat = args.model or configured_model()
-    memory = args.model or os.environ.get("MNEMO_EXTRACTION_MODEL") or chat
+    memory = args.model or configured_memory_model()
     settings = client_settings()
     print(f"model server: {os.environ.get('OPENAI_BASE_URL') or '(the provider default)'}")
     print(f"chat model {chat}, memory model {memory}; " + ", ".join(f"{k}={v:g}" for k, v in settings.items()))
@@ -110,16 +116,14 @@ async def doctor(args: argparse.Namespace) -> int:
         (chat, "tools offered", _tools),
         *((memory, f"structured: {way}", _structured(way)) for way in WAYS),
     ]
-    models: dict[str, Any] = {}
-    for spec, what, check in checks:
-        if spec not in models:
-            models[spec] = await aload_chat_model(spec)
-        rows.append((spec, what, *await _run(check, models[spec])))
+    for spec, what, check in checks:  # structured answers as memory calls ask them (their output cap)
+        model = await aload_chat_model(spec, memory=what.startswith("structured"))
+        rows.append((spec, what, *await _run(check, model)))
     width = max(len(r[1]) for r in rows)
     for spec, what, ok, detail, seconds in rows:
         print(f"{'ok  ' if ok else 'FAIL'}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
     working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] for r in rows)]
-    usable = [w for w in ways_for(models[memory]) if w in working]
+    usable = [w for w in ways_for(await aload_chat_model(memory, memory=True)) if w in working]
     plain_ok = rows[0][2]
     if usable and plain_ok:
         print(f"memory is written by: {usable[0]}")

@@ -237,19 +237,17 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
     """Merge the user's notes that say the same thing; list likely contradictions
     (:func:`mnemo.writing.aconsolidate`), with ``model`` (default: the extraction
     model where it runs; one of ``MNEMO_ALLOWED_MODELS``) and at most ``max_calls`` model calls."""
-    import os
-
-    from mnemo.models import aload_chat_model
+    from mnemo.models import aload_chat_model, configured_memory_model
     from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
 
-    spec = params.get("model") or os.environ.get("MNEMO_EXTRACTION_MODEL") or os.environ.get("MNEMO_MODEL")
+    spec = params.get("model") or configured_memory_model()
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidInputError("no model: pass --model or set MNEMO_EXTRACTION_MODEL / MNEMO_MODEL")
     max_calls = params.get("max_calls", MAX_CONSOLIDATION_CALLS)
     if isinstance(max_calls, bool) or not isinstance(max_calls, int):
         raise InvalidInputError("max_calls is a whole number")
     # The server's one way to build a model: its allow list, timeouts, retries and output cap.
-    model = await aload_chat_model(spec)
+    model = await aload_chat_model(spec, memory=True)
     return await aconsolidate(
         target.store, _user(params), model, origin=target.origin, max_calls=min(max(1, max_calls), 20)
     )

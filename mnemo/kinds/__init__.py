@@ -55,6 +55,8 @@ from mnemo.kinds.policies import (
     load_policy_file,
 )
 from mnemo.kinds.profile import (
+    FIELD_CHOICES,
+    FIELD_PROMPTS,
     MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
@@ -88,6 +90,8 @@ __all__ = [
     "AUDIT_HEAD",
     "AuditCheck",
     "averify",
+    "FIELD_CHOICES",
+    "FIELD_PROMPTS",
     "MAX_FIELD_CHARS",
     "MAX_HISTORY",
     "aensure_policies",

@@ -27,7 +27,8 @@ from mnemo.core import (
 )
 from mnemo.kinds.audit import Origin, abatch_audited, audit_op, head_op
 
-#: The profile's fields: the one list (the extractor's schema is built from it).
+#: The profile's fields: the one list (the extractor's schema is built from it,
+#: with :data:`FIELD_PROMPTS` and :data:`FIELD_CHOICES`).
 ProfileField = Literal["name", "city", "language", "response_style"]
 PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
 
@@ -38,6 +39,16 @@ SOURCES: tuple[str, ...] = get_args(Source)
 
 ResponseStyle = Literal["concise", "detailed"]
 RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
+
+#: What the extractor is asked of each field (its schema is built from these).
+FIELD_PROMPTS: dict[str, str] = {
+    "name": "The user's name, only if the user said it.",
+    "city": "City where the user lives, only if the user said it.",
+    "language": "Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request.",
+    "response_style": "How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked.",
+}
+#: A field's values when not free text (the extractor's schema says them).
+FIELD_CHOICES: dict[str, Any] = {"response_style": ResponseStyle}
 
 #: Higher outranks lower: a value is replaced only by a source of at least its rank.
 #: What an application set and what the user says rank alike: the later

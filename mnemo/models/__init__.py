@@ -2,6 +2,7 @@
 timeouts, retries, output cap), a deadline for every call, and structured
 answers from whatever server is configured (docs/models.md)."""
 
+from mnemo.models.bounds import Bound
 from mnemo.models.build import (
     DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL,
@@ -11,6 +12,8 @@ from mnemo.models.build import (
     aload_chat_model,
     build_chat_model,
     client_settings,
+    configured_extraction_model,
+    configured_memory_model,
     configured_model,
     model_timeout_s,
     within_deadline,
@@ -26,6 +29,7 @@ from mnemo.models.structured import (
 )
 
 __all__ = [
+    "Bound",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_MODEL",
     "MODELS",
@@ -39,6 +43,8 @@ __all__ = [
     "attempt",
     "build_chat_model",
     "client_settings",
+    "configured_extraction_model",
+    "configured_memory_model",
     "configured_model",
     "model_key",
     "model_timeout_s",

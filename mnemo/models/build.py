@@ -30,6 +30,16 @@ DEFAULT_MAX_RETRIES = 2
 #: Tokens one answer may have: a reply, an extraction or a rewrite fits in far
 #: fewer; a model that repeats itself stops here (issue 29: 712 tokens and going).
 DEFAULT_MAX_TOKENS = 2048
+#: Tokens one memory call's answer may have (extraction, consolidation,
+#: rewrites, summaries): above what the bounded schemas allow (about 3,700
+#: characters for an extraction, :mod:`mnemo.models.bounds`), below the reply's,
+#: so a model that loops costs half the time before its cause is logged.
+DEFAULT_MEMORY_MAX_TOKENS = 1024
+
+#: The key of a spec's memory-call client in :data:`MODELS`.
+MEMORY_SUFFIX = " (memory calls)"
+#: Key -> the client mnemo built for it (any other in MODELS was registered).
+_built: dict[str, BaseChatModel] = {}
 
 T = TypeVar("T")
 
@@ -39,12 +49,22 @@ def configured_model() -> str:
     return os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL
 
 
+def configured_extraction_model() -> str:
+    """The operator's model for memory calls (``MNEMO_EXTRACTION_MODEL``; ``""``: the chat model)."""
+    return os.environ.get("MNEMO_EXTRACTION_MODEL", "").strip()
+
+
+def configured_memory_model() -> str:
+    """The model memory calls use when a run chooses none: :func:`configured_extraction_model`, else the chat model."""
+    return configured_extraction_model() or configured_model()
+
+
 def allowed_models() -> set[str]:
     """The models a run may choose (``MNEMO_ALLOWED_MODELS``, else the configured ones)."""
     listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
     if listed:
         return listed
-    configured = {configured_model(), os.environ.get("MNEMO_EXTRACTION_MODEL", "")}
+    configured = {configured_model(), configured_extraction_model()}
     return {m for m in configured if m}
 
 
@@ -57,12 +77,16 @@ def model_timeout_s() -> float:
     return _env_number("MNEMO_MODEL_TIMEOUT_S", DEFAULT_TIMEOUT_S, 1, 600)
 
 
-def client_settings() -> dict[str, float | int]:
-    """``timeout``, ``max_retries`` and ``max_tokens`` for every chat client (from the environment)."""
+def client_settings(*, memory: bool = False) -> dict[str, float | int]:
+    """``timeout``, ``max_retries`` and ``max_tokens`` for every chat client (from the
+    environment); ``memory``: the cap of memory calls (``MNEMO_MEMORY_MAX_TOKENS``)."""
+    cap = ("MNEMO_MEMORY_MAX_TOKENS", DEFAULT_MEMORY_MAX_TOKENS)
+    if not memory:
+        cap = ("MNEMO_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS)
     return {
         "timeout": model_timeout_s(),
         "max_retries": int(_env_number("MNEMO_MODEL_MAX_RETRIES", DEFAULT_MAX_RETRIES, 0, 10, integer=True)),
-        "max_tokens": int(_env_number("MNEMO_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS, 16, 65536, integer=True)),
+        "max_tokens": int(_env_number(*cap, 16, 65536, integer=True)),
     }
 
 
@@ -81,10 +105,10 @@ def cap_arguments(spec: str, max_tokens: int) -> dict[str, Any]:
     return {"max_tokens": max_tokens}
 
 
-def build_chat_model(spec: str) -> BaseChatModel:
+def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
     """A new client for ``spec`` with mnemo's timeout, retries and output cap
-    (no allow list: :func:`aload_chat_model` checks it)."""
-    settings = client_settings()
+    (the memory calls' cap with ``memory``; no allow list: :func:`aload_chat_model` checks it)."""
+    settings = client_settings(memory=memory)
     return init_chat_model(
         spec,
         temperature=0,
@@ -94,21 +118,26 @@ def build_chat_model(spec: str) -> BaseChatModel:
     )
 
 
-async def aload_chat_model(spec: str) -> BaseChatModel:
-    """:func:`build_chat_model` for ``spec``, once per process and off the event
-    loop (client construction reads CA certificates from disk).
+async def aload_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
+    """:func:`build_chat_model` for ``spec`` (``memory``: the client of memory
+    calls), once per process and off the event loop (client construction reads
+    CA certificates from disk). A model registered in :data:`MODELS` under
+    ``spec`` by an application or a test serves both.
 
     Raises:
         InvalidInputError: ``spec`` is not on the allow list.
     """
-    if spec not in MODELS:
+    if memory and spec in MODELS and MODELS[spec] is not _built.get(spec):
+        return MODELS[spec]
+    key = f"{spec}{MEMORY_SUFFIX}" if memory else spec
+    if key not in MODELS:
         if spec not in allowed_models():
             raise InvalidInputError(
                 f"model {spec!r} is not allowed on this server; allowed: {', '.join(sorted(allowed_models()))} "
                 "(the operator sets MNEMO_ALLOWED_MODELS)"
             )
-        MODELS[spec] = await asyncio.to_thread(build_chat_model, spec)
-    return MODELS[spec]
+        MODELS[key] = _built[key] = await asyncio.to_thread(build_chat_model, spec, memory=memory)
+    return MODELS[key]
 
 
 class ModelDeadlineError(TimeoutError):

@@ -13,15 +13,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from mnemo.core import data_block, quote
-from mnemo.kinds import PROFILE_FIELDS, ProfileField, ResponseStyle
-from mnemo.models import Structured, StructuredOutputError, model_timeout_s, within_deadline
+from mnemo.kinds import FIELD_CHOICES, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
+from mnemo.models import Bound, Structured, StructuredOutputError, model_timeout_s, within_deadline
 from mnemo.notes import now
 
 logger = logging.getLogger(__name__)
@@ -49,58 +49,80 @@ Extract only what the user stated about themselves, in their own words' meaning:
 If nothing qualifies, return all fields null and empty lists."""
 
 
+#: Bounds of one extraction (``maxLength`` / ``maxItems`` in its schema, cut to
+#: by validation: :mod:`mnemo.models.bounds`). A turn states a few facts; at
+#: these bounds a whole answer is about 3,700 characters, under the memory
+#: calls' output cap (``MNEMO_MEMORY_MAX_TOKENS``), so a model that repeats
+#: itself inside a server's grammar ends a parseable answer (docs/models.md).
+MAX_NOTE_TEXT = 200
+MAX_NOTES = 6
+MAX_DATED = 2
+MAX_UPDATES = 3
+MAX_IDS = 6
+MAX_ID_CHARS = 16
+MAX_DATE_CHARS = 32
+MAX_LANGUAGE_CHARS = 35
+
+NoteText = Annotated[str, Bound(MAX_NOTE_TEXT)]
+NoteId = Annotated[str, Bound(MAX_ID_CHARS)]
+Date = Annotated[str, Bound(MAX_DATE_CHARS)]
+
+
 class NoteUpdate(BaseModel):
     """New text for an existing note."""
 
-    id: str = Field(description="The id of the existing note, as shown.")
-    text: str = Field(description="Its new full text, one short self-contained sentence in third person.")
+    id: NoteId = Field(description="The id of the existing note, as shown.")
+    text: NoteText = Field(description="Its new full text, one short self-contained sentence in third person.")
 
 
 class TemporaryNote(BaseModel):
     """A fact about the user that stops being true at a known time."""
 
-    text: str = Field(description="The fact, one short self-contained sentence in third person.")
-    expires: str = Field(description="ISO date (YYYY-MM-DD) or datetime when it stops being true.")
+    text: NoteText = Field(description="The fact, one short self-contained sentence in third person.")
+    expires: Date = Field(description="ISO date (YYYY-MM-DD) or datetime when it stops being true.")
 
 
 class DatedNote(BaseModel):
     """A durable fact about something at a known time."""
 
-    text: str = Field(description="The fact, one short self-contained sentence in third person.")
-    refers_to: str = Field(description="The date it is about: YYYY-MM-DD, YYYY-MM or YYYY.")
+    text: NoteText = Field(description="The fact, one short self-contained sentence in third person.")
+    refers_to: Date = Field(description="The date it is about: YYYY-MM-DD, YYYY-MM or YYYY.")
 
 
-class MemoryExtraction(BaseModel):
+def _profile_field(field: str) -> Any:
+    """One profile field of the schema: its choices (else bounded text), ``None`` when not stated."""
+    limit = MAX_LANGUAGE_CHARS if field == "language" else MAX_FIELD_CHARS
+    value = FIELD_CHOICES.get(field, Annotated[str, Bound(limit)])
+    return (value | None, Field(default=None, description=FIELD_PROMPTS[field]))
+
+
+if TYPE_CHECKING:
+    _ProfileValues = BaseModel
+else:  # one field per name of ProfileField, in its order (mnemo.kinds.profile)
+    _ProfileValues = create_model("ProfileValues", **{f: _profile_field(f) for f in PROFILE_FIELDS})
+
+
+class MemoryExtraction(_ProfileValues):
     """Memory updates stated by the user in this conversation turn."""
 
-    name: str | None = Field(default=None, description="The user's name, only if the user said it.")
-    city: str | None = Field(default=None, description="City where the user lives, only if the user said it.")
-    language: str | None = Field(
-        default=None,
-        description="Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request.",
-    )
-    response_style: ResponseStyle | None = Field(
-        default=None,
-        description="How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked.",
-    )
-    forget_fields: list[ProfileField] = Field(
+    forget_fields: Annotated[list[ProfileField], Bound(len(PROFILE_FIELDS))] = Field(
         default_factory=list, description="Profile fields the user asked to forget."
     )
-    notes: list[str] = Field(default_factory=list, description="Durable facts the user stated about themselves.")
-    temporary_notes: list[TemporaryNote] = Field(
+    notes: Annotated[list[NoteText], Bound(MAX_NOTES)] = Field(
+        default_factory=list, description="Durable facts the user stated about themselves."
+    )
+    temporary_notes: Annotated[list[TemporaryNote], Bound(MAX_DATED)] = Field(
         default_factory=list, description="Facts the user stated that are only true until a known date."
     )
-    dated_notes: list[DatedNote] = Field(
+    dated_notes: Annotated[list[DatedNote], Bound(MAX_DATED)] = Field(
         default_factory=list, description="Durable facts the user stated about something at a known date."
     )
-    updates: list[NoteUpdate] = Field(
+    updates: Annotated[list[NoteUpdate], Bound(MAX_UPDATES)] = Field(
         default_factory=list, description="Existing notes (by id) the user's words change, with their new text."
     )
-    invalidates: list[str] = Field(
+    invalidates: Annotated[list[NoteId], Bound(MAX_IDS)] = Field(
         default_factory=list, description="Ids of existing notes the user said are no longer true."
     )
-
-    # One field above per name in mnemo.kinds.profile.PROFILE_FIELDS (tests/test_profile.py checks it).
 
     def profile_changes(self) -> dict[str, str | None]:
         """Profile field -> the value stated (``None``: not mentioned)."""
