@@ -147,6 +147,18 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
             await aforget(store, user, **neither_or_both)
 
 
+async def test_the_callers_own_writes_are_made_in_the_batch_even_with_no_notes(store, user):
+    from mnemo.kinds import aget_profile, aprofile_ops, averify
+    from mnemo.kinds.audit import alist_audit
+
+    ops, changes, _ = await aprofile_ops(store, user, {"city": "Hangzhou"}, source="app")
+    assert [c["field"] for c in changes] == ["city"] and await aget_profile(store, user) == {}
+    assert await aremember_many(store, user, [], extra=ops) == []
+    assert (await aget_profile(store, user))["city"]["value"] == "Hangzhou"
+    assert [(r["action"], r["target"]) for r in await alist_audit(store, user)] == [("profile.set", "city")]
+    assert (await averify(store, user))["ok"]
+
+
 class ScoredStore(InMemoryStore):
     """A store whose search for ``query`` (``None``: any text) scores each note as
     ``scores`` says (by its text, best first, cut to the search's limit): boundaries exactly."""

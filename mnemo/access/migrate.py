@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, TypedDict
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.core import InvalidInputError, User, alist_all
-from mnemo.kinds import MAX_FIELD_CHARS, Origin, abatch_audited, aprofile_ops
+from mnemo.kinds import MAX_FIELD_CHARS, Origin, aprofile_ops
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 #: The placeholder of the user's id in a namespace template.
@@ -153,20 +153,17 @@ async def amigrate_langgraph(
     # One write: the profile's puts go in the notes' batch (all of it or nothing).
     profile_ops: list[PutOp] = []
     if plan["profile"]:
-        profile_ops, changes, head = await aprofile_ops(store, user, plan["profile"], source="inferred", origin=origin)
+        profile_ops, changes, _ = await aprofile_ops(store, user, plan["profile"], source="inferred", origin=origin)
         report["profile_changes"] = list(changes)
-    if plan["notes"]:
-        results = await aremember_many(
-            store,
-            user,
-            [str(n["text"]) for n in plan["notes"]],
-            contexts=[n["context"] for n in plan["notes"]],
-            source="inferred",
-            origin=origin,
-            extra=profile_ops,
-        )
-        for result in results:
-            report["notes_written"][result["status"]] = report["notes_written"].get(result["status"], 0) + 1
-    elif profile_ops:
-        await abatch_audited(store, profile_ops, heads={user.label: head})
+    results = await aremember_many(
+        store,
+        user,
+        [str(n["text"]) for n in plan["notes"]],
+        contexts=[n["context"] for n in plan["notes"]],
+        source="inferred",
+        origin=origin,
+        extra=profile_ops,
+    )
+    for result in results:
+        report["notes_written"][result["status"]] = report["notes_written"].get(result["status"], 0) + 1
     return report

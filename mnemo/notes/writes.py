@@ -94,6 +94,8 @@ async def aremember_many(
     same batch, so the whole is one write (a migration's profile)."""
     plan = NotesPlan.of(user, texts, expires_at=expires_at, contexts=contexts, refers_to=refers_to, source=source)
     if not plan.texts:
+        if extra:  # no notes, but the caller's own writes are still made
+            await abatch_audited(store, extra)
         return []
     require_index(store)
     # The audit chain's head is read with the lookups: no round trip of its own.
