@@ -256,3 +256,23 @@ def test_one_wrapper_per_store_showing_the_stores_ttl_support():
     wrapper = guarded(inner)
     assert isinstance(wrapper, GuardedStore) and wrapper is guarded(inner) and guarded(wrapper) is wrapper
     assert (wrapper.supports_ttl, wrapper.ttl_config) == (True, {"default_ttl": 5.0})
+
+
+async def test_the_guard_refuses_what_postgresql_cannot_store_before_the_platform_store_sees_it(platform):
+    """The platform's InMemoryStore keeps (or answers "not found" for) a key or
+    filter that is not text; through the guard it is refused, saying why."""
+    from langgraph.store.base import SearchOp
+
+    from mnemo import UnstorableValueError, aforget
+
+    user = User.of("u_surrogate")
+    store = guarded(platform)
+    await aremember(store, user, "The user likes tea.")
+    assert len(await alist_notes(store, user)) == 1  # the store answers this user's reads
+    with pytest.raises(UnstorableValueError, match="not valid Unicode"):
+        await aforget(store, user, note_id="\ud800")
+    with pytest.raises(UnstorableValueError, match="not valid Unicode"):
+        await store.abatch([SearchOp(user.namespace("notes"), filter={"id": "\ud800"})])
+    with pytest.raises(UnstorableValueError, match="NUL"):
+        await store.abatch([PutOp(user.namespace("notes"), "k", {"text": "a\x00b"}, index=False)])
+    assert len(await alist_notes(store, user)) == 1

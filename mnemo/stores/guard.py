@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 
+from mnemo.core import checked_ops
 from mnemo.stores.embeddings import INDEXED_FIELDS
 
 logger = logging.getLogger(__name__)
@@ -54,9 +55,10 @@ def indexed_texts(ops: Iterable[Op]) -> list[str]:
 
 
 class GuardedStore(BaseStore):
-    """``store``, with batches that put the same indexed text never in flight
-    together, and retried (bounded, jittered) when they failed on the upstream
-    duplicate-text error; any other error is raised at once."""
+    """``store``, with every op checked by :func:`mnemo.core.checked_ops`, batches
+    that put the same indexed text never in flight together, and retried
+    (bounded, jittered) when they failed on the upstream duplicate-text error;
+    any other error is raised at once."""
 
     def __init__(self, store: BaseStore) -> None:
         self._store = store  # the name mnemo.core.reads.require_index looks through
@@ -67,7 +69,10 @@ class GuardedStore(BaseStore):
         return self._store.batch(ops)  # mnemo is async; the sync path is the store's own
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
+        # PostgreSQL's rules on the platform's store too (its InMemoryStore under
+        # `langgraph dev` keeps anything): a key or filter that is not text is
+        # refused here, saying why, not answered as "not found".
+        ops = checked_ops(ops)
         async with contextlib.AsyncExitStack() as held:
             for text in indexed_texts(ops):
                 lock = _text_locks.get(text)
