@@ -186,7 +186,7 @@ async def attempt(model: BaseChatModel, schema: type[M], messages: Sequence[Base
         if _cut_at_cap(exc):
             return Attempt(
                 None,
-                "the answer reached the output cap before it ended (MNEMO_MODEL_MAX_TOKENS; "
+                "the answer reached the output cap before it ended (MNEMO_MEMORY_MAX_TOKENS; "
                 "a model that repeats itself never ends)",
             )
         raise
