@@ -64,3 +64,25 @@ def tool_call(name: str, /, **args: Any) -> AIMessage:
     return AIMessage(
         content="", tool_calls=[{"name": name, "args": args, "id": f"call_{next(_ids)}", "type": "tool_call"}]
     )
+
+
+def schema_nodes(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every sub-schema of the JSON schema ``schema`` once (its ``$defs`` included)."""
+    found, todo = [], [schema]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for value in node.values():
+            todo.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict))
+    return found
+
+
+def unbounded(schema: dict[str, Any]) -> tuple[int, int, list[dict[str, Any]]]:
+    """How many free strings (no ``enum``) and lists ``schema`` has, and those
+    of them without a ``maxLength`` / ``maxItems``."""
+    nodes = schema_nodes(schema)
+    strings = [n for n in nodes if n.get("type") == "string" and "enum" not in n]
+    lists = [n for n in nodes if n.get("type") == "array"]
+    missing = [n for n in strings if not isinstance(n.get("maxLength"), int)]
+    missing += [n for n in lists if not isinstance(n.get("maxItems"), int)]
+    return len(strings), len(lists), missing

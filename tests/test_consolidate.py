@@ -16,7 +16,7 @@ from mnemo.kinds.audit import alist_audit
 from mnemo.notes import alist_notes, aremember
 from mnemo.writing import aconsolidate
 from mnemo.writing import consolidate as consolidation
-from tests.scripted import ScriptedChatModel, tool_call
+from tests.scripted import ScriptedChatModel, tool_call, unbounded
 
 ADMIN = Origin(source="admin", actor="test")
 NOTES = [
@@ -77,6 +77,36 @@ async def test_merges_what_says_the_same_and_lists_contradictions_keeping_everyt
     (moved,) = (await aexport_user(counting_store, user))["other"][INVALIDATED_NOTES]
     assert (moved["key"], moved["value"]["merged_into"]) == (merged, kept)
     assert moved["value"]["history"][0]["text"] == "The user cannot eat peanuts because of an allergy."
+
+
+def test_every_string_and_list_of_the_consolidation_schema_is_bounded():
+    """A grammar-constrained server (llama.cpp, vLLM) cannot generate without end."""
+    assert unbounded(consolidation.Consolidation.model_json_schema()) == (4, 4, [])  # ids x2, text, why; 4 lists
+
+
+async def test_an_answer_past_the_bounds_is_cut_to_them_not_refused(store):
+    """Lists and reasons are cut; a merged text is kept whole (the notes it
+    replaces are set aside), up to a note's own limit."""
+    user, ids = await seeded(store)
+    merged = " ".join(["The user is allergic to peanuts and cannot eat them."] * 7)
+    assert consolidation.MAX_MERGED_TEXT < len(merged) < 1000  # past the schema's bound, within a note's
+
+    def overlong(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
+        shown = dict(SHOWN.findall(messages[-1].text))
+        peanuts, cats = [shown[NOTES[0]], shown[NOTES[1]]], [shown[NOTES[2]], shown[NOTES[3]]]
+        return tool_call(
+            "Consolidation",
+            merges=[{"ids": [*peanuts, *["n99"] * 30], "text": merged}],
+            contradictions=[{"ids": cats, "why": "w" * 1000}] * 9,
+        )
+
+    report = await aconsolidate(store, user, ScriptedChatModel(respond=overlong), origin=ADMIN)
+    assert report["merged"] == [
+        {"kept": ids[NOTES[0]], "text": merged, "merged": [ids[NOTES[1]]]}
+    ]  # the ids cut to the first ones
+    assert len(report["contradictions"]) == consolidation.MAX_CONTRADICTIONS
+    assert {c["why"] for c in report["contradictions"]} == {"w" * consolidation.MAX_WHY_CHARS}
+    assert merged in {n["text"] for n in await alist_notes(store, user)}
 
 
 async def test_model_calls_are_bounded_and_the_rest_is_left_for_later(store, monkeypatch):
@@ -146,6 +176,7 @@ async def test_a_pass_against_the_servers_users_run_reads_their_answer_or_says_w
         report = await aconsolidate(store, user, model, origin=ADMIN)
         assert report["model_calls"] == 1 and report["merged"] == [] and report["contradictions"] == []
         assert stub.requests[0]["response_format"]["json_schema"]["name"] == "Consolidation"
+        assert unbounded(stub.requests[0]["response_format"]["json_schema"]["schema"]) == (4, 4, [])  # bounds sent
     warnings = [r for r in caplog.records if r.levelname == "WARNING"]
     if profile == "llamacpp":
         assert warnings == [], [r.getMessage() for r in warnings]

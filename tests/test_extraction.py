@@ -12,6 +12,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from mnemo.notes import now
 from mnemo.writing.extraction import TIMED_OUT, MemoryExtraction, aextract
+from tests.scripted import unbounded
 
 
 class Extractor:
@@ -112,25 +113,11 @@ async def test_an_extraction_through_an_openai_compatible_server_takes_the_way_i
     assert asked == [("json_schema", []), (None, ["MemoryExtraction"]), (None, ["MemoryExtraction"])]
 
 
-def _schema_nodes(schema: dict) -> list[dict]:
-    """Every sub-schema of ``schema`` (its ``$defs`` included)."""
-    found, todo = [], [schema, *schema.get("$defs", {}).values()]
-    while todo:
-        node = todo.pop()
-        found.append(node)
-        for value in node.values():
-            todo.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, dict))
-    return found
-
-
 def test_every_string_and_list_of_the_extraction_schema_is_bounded():
     """A grammar-constrained server (llama.cpp, vLLM) cannot generate without end."""
-    nodes = _schema_nodes(MemoryExtraction.model_json_schema())
-    strings = [n for n in nodes if n.get("type") == "string" and "enum" not in n]
-    lists = [n for n in nodes if n.get("type") == "array"]
-    assert len(strings) >= 10 and len(lists) == 6  # the precondition: every field was seen
-    assert [n for n in strings if not isinstance(n.get("maxLength"), int)] == []
-    assert [n for n in lists if not isinstance(n.get("maxItems"), int)] == []
+    strings, lists, missing = unbounded(MemoryExtraction.model_json_schema())
+    assert strings >= 10 and lists == 6  # the precondition: every field was seen
+    assert missing == []
 
 
 def test_an_answer_past_the_bounds_is_cut_to_them_not_refused():

@@ -52,7 +52,7 @@ from mnemo.kinds.instructions import (
 )
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
-from tests.scripted import ScriptedChatModel, tool_call
+from tests.scripted import ScriptedChatModel, tool_call, unbounded
 
 LEARNED = "Learned instructions"
 HARD = "Hard rules"
@@ -437,6 +437,19 @@ async def test_a_rewrite_through_an_openai_compatible_server_takes_the_way_it_ho
     asked, called = stub.requests
     assert asked["response_format"]["json_schema"]["name"] == "InstructionRewrite" and "tools" not in asked
     assert [t["function"]["name"] for t in called["tools"]] == ["InstructionRewrite"]
+    # Both ways send the bounds: a grammar-constrained server cannot generate without end.
+    assert unbounded(asked["response_format"]["json_schema"]["schema"]) == (2, 0, [])
+    assert unbounded(called["tools"][0]["function"]["parameters"]) == (2, 0, [])
+
+
+async def test_a_rewrite_past_the_bounds_keeps_its_instructions_whole_for_the_guardrails_to_refuse():
+    long = "Be brief. " * 200
+    assert len(long.strip()) > MAX_INSTRUCTIONS_CHARS  # precondition: past the schema's bound
+    rewrite = await arewrite(rewriter(long, "c" * 300), None, "shorter", "me", timeout_s=30)
+    assert rewrite.instructions == long.strip() and rewrite.change == "c" * 200  # not cut; the change cut
+    assert check_rewrite(rewrite.instructions, shared=False) == (
+        f"too long: {len(long.strip())} characters, the limit is {MAX_INSTRUCTIONS_CHARS}"
+    )
 
 
 def test_a_runs_assistant_is_the_one_its_config_names():

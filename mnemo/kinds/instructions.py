@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -34,7 +34,7 @@ from mnemo.core import (
     user_label,
 )
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
-from mnemo.models import Structured, StructuredOutputError, within_deadline
+from mnemo.models import Bound, Structured, StructuredOutputError, within_deadline
 
 #: The assistant a run belongs to when the server does not say (a compiled graph in tests).
 DEFAULT_ASSISTANT = "agent"
@@ -217,11 +217,22 @@ def clean(text: object, what: str) -> str:
     return text
 
 
+#: Longest account of a rewrite's change kept, in characters (longer is cut).
+MAX_CHANGE_CHARS = 200
+
+
+# Both strings are bounded in the schema (mnemo.models.bounds), so a model that
+# repeats itself inside a server's grammar ends its answer. The instructions are
+# not cut: a cut text could end halfway through a rule, so a longer one is left
+# for hard_rules.check_rewrite to refuse as too long (the class docstring is
+# the schema's description the model reads: it stays about the answer).
 class InstructionRewrite(BaseModel):
     """A rewrite of learned instructions after feedback."""
 
-    instructions: str = Field(description="The complete new learned instructions (plain text, short imperative lines).")
-    change: str = Field(description="One sentence: what changed and why.")
+    instructions: Annotated[str, Bound(MAX_INSTRUCTIONS_CHARS, cut=False)] = Field(
+        description="The complete new learned instructions (plain text, short imperative lines)."
+    )
+    change: Annotated[str, Bound(MAX_CHANGE_CHARS)] = Field(description="One sentence: what changed and why.")
 
 
 Scope = Literal["me", "everyone"]
@@ -289,7 +300,7 @@ async def arewrite(
         rewrite = InstructionRewrite.model_validate(rewrite)
     if not isinstance(rewrite, InstructionRewrite):
         raise InvalidInputError("no rewrite could be proposed; nothing was changed")
-    return InstructionRewrite(instructions=clean(rewrite.instructions, "the instructions"), change=rewrite.change[:200])
+    return InstructionRewrite(instructions=clean(rewrite.instructions, "the instructions"), change=rewrite.change)
 
 
 async def amigrate_legacy(store: BaseStore) -> dict[str, int]:

@@ -6,7 +6,7 @@ Bounded in notes, model calls and store round trips; merged notes are set aside 
 from __future__ import annotations
 
 import logging
-from typing import Any, TypedDict
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -25,7 +25,7 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.kinds import Origin
-from mnemo.models import Structured, StructuredOutputError, within_deadline
+from mnemo.models import Bound, Structured, StructuredOutputError, within_deadline
 from mnemo.notes import Revision, aapply_revisions, live, plan_revision
 from mnemo.writing.refusals import business_record_term
 
@@ -53,26 +53,49 @@ Within each group:
   Do not resolve them: only the user can.
 Leave everything else out. Return empty lists when nothing applies."""
 
+#: Bounds of one judgement (``maxLength`` / ``maxItems`` in its schema:
+#: :mod:`mnemo.models.bounds`), so a model that repeats itself inside a
+#: server's grammar ends a parseable answer: at these bounds a whole answer is
+#: about 4,000 characters, under the memory calls' output cap
+#: (``MNEMO_MEMORY_MAX_TOKENS``). Merges and contradictions past them, and ids
+#: past a merge's first ones, are left for a later pass (docs/models.md).
+MAX_MERGES = 6
+MAX_CONTRADICTIONS = 4
+MAX_IDS_PER_FINDING = 10
+#: The ids shown are ``n1`` .. ``n40`` (:data:`MAX_NOTES_PER_CALL`).
+MAX_ID_CHARS = 8
+MAX_WHY_CHARS = 200
+#: The schema's bound of a merged text, which validation does not cut: the
+#: notes it replaces are set aside, so a cut text would lose what they said. A
+#: longer one (from a server that does not enforce the schema) is kept up to
+#: :data:`~mnemo.notes.MAX_NOTE_CHARS`; past it the note's own check refuses
+#: that merge (logged) and the rest of the answer is used.
+MAX_MERGED_TEXT = 300
+
+ShownIds = Annotated[list[Annotated[str, Bound(MAX_ID_CHARS)]], Bound(MAX_IDS_PER_FINDING)]
+
 
 class Merge(BaseModel):
     """Notes that say the same thing, and the one text that says it."""
 
-    ids: list[str] = Field(description="Ids of the notes that say the same thing (two or more).")
-    text: str = Field(description="One short sentence that says everything they say.")
+    ids: ShownIds = Field(description="Ids of the notes that say the same thing (two or more).")
+    text: Annotated[str, Bound(MAX_MERGED_TEXT, cut=False)] = Field(
+        description="One short sentence that says everything they say."
+    )
 
 
 class Contradiction(BaseModel):
     """Notes that cannot all be true."""
 
-    ids: list[str] = Field(description="Ids of the notes that contradict each other.")
-    why: str = Field(description="Why they cannot all be true, in a few words.")
+    ids: ShownIds = Field(description="Ids of the notes that contradict each other.")
+    why: Annotated[str, Bound(MAX_WHY_CHARS)] = Field(description="Why they cannot all be true, in a few words.")
 
 
 class Consolidation(BaseModel):
     """What the model found in the groups of notes it was shown."""
 
-    merges: list[Merge] = Field(default_factory=list)
-    contradictions: list[Contradiction] = Field(default_factory=list)
+    merges: Annotated[list[Merge], Bound(MAX_MERGES)] = Field(default_factory=list)
+    contradictions: Annotated[list[Contradiction], Bound(MAX_CONTRADICTIONS)] = Field(default_factory=list)
 
 
 class ConsolidationReport(TypedDict):
