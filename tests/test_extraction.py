@@ -140,7 +140,7 @@ def test_an_answer_past_the_bounds_is_cut_to_them_not_refused():
 
 
 def test_the_profile_fields_of_the_schema_are_the_profiles_own():
-    from mnemo.kinds import FIELD_PROMPTS, PROFILE_FIELDS
+    from mnemo.kinds import FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS
     from mnemo.kinds.profile import RESPONSE_STYLES
 
     properties = MemoryExtraction.model_json_schema()["properties"]
@@ -148,3 +148,6 @@ def test_the_profile_fields_of_the_schema_are_the_profiles_own():
     assert {f: properties[f]["description"] for f in PROFILE_FIELDS} == FIELD_PROMPTS
     style = next(a for a in properties["response_style"]["anyOf"] if a.get("type") == "string")
     assert tuple(style["enum"]) == RESPONSE_STYLES
+    limits = {f: a["maxLength"] for f in PROFILE_FIELDS for a in properties[f]["anyOf"] if "maxLength" in a}
+    assert limits == {f: FIELD_MAX_CHARS.get(f, MAX_FIELD_CHARS) for f in PROFILE_FIELDS if f != "response_style"}
+    assert limits["language"] == 35 and limits["city"] == MAX_FIELD_CHARS  # the profile's own per-field limit

@@ -56,6 +56,7 @@ from mnemo.kinds.policies import (
 )
 from mnemo.kinds.profile import (
     FIELD_CHOICES,
+    FIELD_MAX_CHARS,
     FIELD_PROMPTS,
     MAX_FIELD_CHARS,
     MAX_HISTORY,
@@ -91,6 +92,7 @@ __all__ = [
     "AuditCheck",
     "averify",
     "FIELD_CHOICES",
+    "FIELD_MAX_CHARS",
     "FIELD_PROMPTS",
     "MAX_FIELD_CHARS",
     "MAX_HISTORY",

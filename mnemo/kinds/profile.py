@@ -28,7 +28,7 @@ from mnemo.core import (
 from mnemo.kinds.audit import Origin, abatch_audited, audit_op, head_op
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
-#: with :data:`FIELD_PROMPTS` and :data:`FIELD_CHOICES`).
+#: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
 ProfileField = Literal["name", "city", "language", "response_style"]
 PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
 
@@ -60,6 +60,10 @@ MAX_HISTORY = 10
 
 #: Longest accepted value of a profile field, in characters.
 MAX_FIELD_CHARS = 200
+#: A free-text field's ``maxLength`` in the extractor's schema where it is not
+#: :data:`MAX_FIELD_CHARS` (a longer extracted value is cut to it:
+#: :mod:`mnemo.models.bounds`). A language is a tag or a name ("zh", "Brazilian Portuguese").
+FIELD_MAX_CHARS: dict[str, int] = {"language": 35}
 
 
 class HistoryEntry(TypedDict):

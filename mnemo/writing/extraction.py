@@ -20,7 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
 from mnemo.core import data_block, quote
-from mnemo.kinds import FIELD_CHOICES, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
+from mnemo.kinds import FIELD_CHOICES, FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
 from mnemo.models import Bound, Structured, StructuredOutputError, model_timeout_s, within_deadline
 from mnemo.notes import now
 
@@ -61,7 +61,6 @@ MAX_UPDATES = 3
 MAX_IDS = 6
 MAX_ID_CHARS = 16
 MAX_DATE_CHARS = 32
-MAX_LANGUAGE_CHARS = 35
 
 NoteText = Annotated[str, Bound(MAX_NOTE_TEXT)]
 NoteId = Annotated[str, Bound(MAX_ID_CHARS)]
@@ -91,8 +90,7 @@ class DatedNote(BaseModel):
 
 def _profile_field(field: str) -> Any:
     """One profile field of the schema: its choices (else bounded text), ``None`` when not stated."""
-    limit = MAX_LANGUAGE_CHARS if field == "language" else MAX_FIELD_CHARS
-    value = FIELD_CHOICES.get(field, Annotated[str, Bound(limit)])
+    value = FIELD_CHOICES.get(field, Annotated[str, Bound(FIELD_MAX_CHARS.get(field, MAX_FIELD_CHARS))])
     return (value | None, Field(default=None, description=FIELD_PROMPTS[field]))
 
 
