@@ -31,11 +31,11 @@ from mnemo.stores.sparse import (
 __all__ = [
     "CONNECT_TIMEOUT_S",
     "DEFAULT_DATA_DIR",
-    "guarded",
-    "open_postgres_store",
     "PGDATA_ENV",
     "ServerStore",
+    "SparseVector",
+    "guarded",
+    "open_postgres_store",
     "sparse_dot",
     "sparse_encoder",
-    "SparseVector",
 ]

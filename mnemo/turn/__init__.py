@@ -19,17 +19,17 @@ from mnemo.turn.snapshot import (
 )
 
 __all__ = [
-    "aexplain",
+    "MAX_SUMMARY_CHARS",
+    "MEMORY_CHAR_BUDGET",
+    "RECALL_LIMIT",
+    "RECENT_LIMIT",
     "Explanation",
-    "summary_lines",
+    "aexplain",
     "aload_snapshot",
     "asummarize",
     "fit_to_budget",
-    "MAX_SUMMARY_CHARS",
-    "MEMORY_CHAR_BUDGET",
     "note_line",
     "plan_compaction",
-    "RECALL_LIMIT",
-    "RECENT_LIMIT",
     "render_snapshot",
+    "summary_lines",
 ]
