@@ -11,9 +11,19 @@ from mnemo.notes.expiry import (
     now,
 )
 from mnemo.notes.index import (
+    HEAD_KEY,
+    IndexState,
+    NoteChange,
     arebuild,
+    bm25_ranking,
+    query_terms,
+    term_key,
+    terms_touched,
+    write_ops,
 )
 from mnemo.notes.model import (
+    DEDUPE_THRESHOLD,
+    INDEXED_TEXT_FIELD,
     MAX_NOTE_CHARS,
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -22,7 +32,10 @@ from mnemo.notes.model import (
     aforget,
     alist_notes,
     arecent,
+    indexed_text,
+    normalize_note,
     note_dates,
+    note_key,
     to_note,
     validate_context,
     validate_note,
@@ -30,9 +43,15 @@ from mnemo.notes.model import (
 )
 from mnemo.notes.plan import NotesPlan
 from mnemo.notes.recall import (
+    FUSION_CANDIDATES,
+    FUSION_K,
+    LEXICAL_WEIGHT,
     RECALL_MARGIN,
+    SPARSE_WEIGHT,
     aread_notes,
     arecall,
+    rank_keys,
+    relevant_hits,
 )
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
@@ -43,11 +62,20 @@ from mnemo.notes.writes import (
 )
 
 __all__ = [
+    "DEDUPE_THRESHOLD",
+    "FUSION_CANDIDATES",
+    "FUSION_K",
+    "HEAD_KEY",
+    "INDEXED_TEXT_FIELD",
+    "LEXICAL_WEIGHT",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
     "RECALL_MARGIN",
+    "SPARSE_WEIGHT",
+    "IndexState",
     "Note",
+    "NoteChange",
     "NotesPlan",
     "RememberResult",
     "Revision",
@@ -66,17 +94,27 @@ __all__ = [
     "arestore",
     "arevise",
     "asweep_user",
+    "bm25_ranking",
     "expiry_from",
+    "indexed_text",
     "is_expired",
     "live",
+    "normalize_note",
     "note_dates",
+    "note_key",
     "note_value",
     "now",
     "plan_revision",
+    "query_terms",
+    "rank_keys",
+    "relevant_hits",
     "revision_terms",
     "same_note",
+    "term_key",
+    "terms_touched",
     "to_note",
     "validate_context",
     "validate_note",
     "validate_refers_to",
+    "write_ops",
 ]

@@ -14,6 +14,7 @@ from mnemo.turn.snapshot import (
     RECALL_LIMIT,
     RECENT_LIMIT,
     aload_snapshot,
+    fit_snapshot,
     note_line,
     render_snapshot,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "aexplain",
     "aload_snapshot",
     "asummarize",
+    "fit_snapshot",
     "fit_to_budget",
     "note_line",
     "plan_compaction",
