@@ -342,8 +342,7 @@ def _warm_cache(
 
 def indexed_texts(texts: list[str], contexts: list[str | None] | None) -> list[str]:
     """What the store embeds for each turn's note: its text beside its context."""
-    from mnemo.notes import validate_context
-    from mnemo.notes.model import indexed_text
+    from mnemo.notes import indexed_text, validate_context
 
     if contexts is None:
         return list(texts)
@@ -372,7 +371,7 @@ async def write_mnemo(
     (with the turn's context, or none); the store and the turns each note is
     credited for."""
     from mnemo import alist_notes, aremember_many
-    from mnemo.stores.embeddings import index_config
+    from mnemo.stores import index_config
 
     start = time.perf_counter()
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
@@ -403,7 +402,7 @@ async def _write_memory_agent(
     """memory-agent template layout: ("memories", user_id), uuid keys, whole
     value embedded (``fields``: what the index embeds; the template's is
     ``$``, the whole value); the store (``written.agent_store`` for ``$``)."""
-    from mnemo.stores.embeddings import DIMS
+    from mnemo.stores import DIMS
 
     start = time.perf_counter()
     store = InMemoryStore(index={"embed": emb, "dims": DIMS, "fields": list(fields)})
@@ -484,8 +483,7 @@ def record_agent(
 
 async def _snapshot(q: Any, user: Any, written: Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.turn import aload_snapshot, render_snapshot
-    from mnemo.turn.snapshot import fit_snapshot
+    from mnemo.turn import aload_snapshot, fit_snapshot, render_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)
@@ -581,7 +579,7 @@ def run(
     if smoke:
         conversations = [truncate(conversations[0], sessions=2, questions=12)]
     if emb is None:
-        from mnemo.stores.embeddings import embeddings as default_embeddings
+        from mnemo.stores import default_embeddings
 
         emb = CachingEmbeddings(default_embeddings)
     counter = counter or TokenCounter()
@@ -593,8 +591,7 @@ def run(
     names = METHODS + (tuning.methods if tuning else ())
     methods = _method_tables(results, ks, names, {**_DESCRIPTIONS, **(tuning.descriptions if tuning else {})})
 
-    from mnemo.notes import RECALL_MARGIN
-    from mnemo.notes.model import DEDUPE_THRESHOLD
+    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MARGIN
     from nodes.context import Context
 
     ctx = Context(user_id="x")

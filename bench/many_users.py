@@ -151,7 +151,7 @@ async def measure(
 
 
 async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores.factory import open_store
+    from mnemo.stores import open_store
 
     emb = SyntheticEmbeddings()
     sizes = user_sizes(args.notes, args.users)
@@ -210,7 +210,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{name:>11} {band:>6}: {json.dumps(result[band])}", flush=True)
             out["settings"][name] = result
         # back to mnemo's own settings for later users of the pool
-        from mnemo.stores.postgres_setup import configure_connection
+        from mnemo.stores import configure_connection
 
         async with store.conn.connection() as conn:  # type: ignore[attr-defined]
             await conn.execute("RESET ALL")

@@ -146,7 +146,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import User
     from mnemo.notes import index as note_index
-    from mnemo.stores.factory import open_store
+    from mnemo.stores import open_store
 
     user = User.of("u_scale")
     index = {"embed": SyntheticEmbeddings(), "dims": DIMS, "fields": ["text"]}

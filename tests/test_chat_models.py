@@ -10,7 +10,8 @@ import asyncio
 import pytest
 
 from mnemo import InvalidInputError
-from mnemo.models import DEFAULT_MAX_TOKENS, ModelDeadlineError, within_deadline
+from mnemo.models import ModelDeadlineError, within_deadline
+from mnemo.models.build import DEFAULT_MAX_TOKENS
 from nodes import chat_models
 from nodes.chat_models import allowed_models, aload_chat_model
 

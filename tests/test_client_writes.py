@@ -11,8 +11,8 @@ from mnemo.core import (
     UnsupportedContentError,
     check_client_update,
     check_command,
-    client_message_text,
 )
+from mnemo.core.client_writes import client_message_text
 from mnemo.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS
 
 

@@ -236,7 +236,8 @@ async def test_a_backlog_left_by_a_store_outage_is_written_oldest_first_over_tur
 ):
     """However long the store was down, every pending message is written once
     it is back: oldest first, at most MAX_EXTRACTION_CALLS bounded calls per turn."""
-    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL, pipeline
+    from mnemo.writing import pipeline
+    from mnemo.writing.pipeline import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
 
     async def store_down(*args, **kwargs):
         raise RuntimeError("the store is down")

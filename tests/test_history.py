@@ -205,7 +205,8 @@ async def test_a_backlog_leaving_the_window_is_extracted_over_turns_then_removed
     """After a store outage, what is to leave the window is extracted oldest
     first, a few bounded calls per turn; the compaction waits until it is all
     written, and every message is extracted once."""
-    from mnemo.writing import MAX_EXTRACTION_CALLS, pipeline
+    from mnemo.writing import pipeline
+    from mnemo.writing.pipeline import MAX_EXTRACTION_CALLS
     from tests.agent_harness import said_in
 
     async def store_down(*args, **kwargs):

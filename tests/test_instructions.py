@@ -25,9 +25,7 @@ from mnemo.core.quoting import data_block, quote
 from mnemo.kinds import (
     Origin,
     aapprove,
-    aget_own,
     alearn_for_user,
-    alist_own,
     alist_proposals,
     apropose,
     areject,
@@ -50,6 +48,7 @@ from mnemo.kinds.instructions import (
     history_namespace,
     instructions_namespace,
 )
+from mnemo.kinds.own_instructions import aget_own, alist_own
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
 from tests.scripted import ScriptedChatModel, tool_call, unbounded

@@ -11,7 +11,8 @@ import pytest
 from langchain.chat_models import init_chat_model
 
 from mnemo import InvalidInputError
-from mnemo.models import StructuredOutputError, astructured, ways_for
+from mnemo.models import StructuredOutputError, ways_for
+from mnemo.models.structured import astructured
 from mnemo.writing import MemoryExtraction, extraction_messages
 from tests.stub_openai import StubServer
 

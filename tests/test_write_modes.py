@@ -116,7 +116,7 @@ async def test_the_writer_drains_a_backlog_over_runs_and_gives_up_one_failing_me
     # One way of structured output: one model call per extraction (a failed one would try them all).
     monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "function_calling")
 
-    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
+    from mnemo.writing.pipeline import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
     from tests.agent_harness import naive_extraction
 
     def picky(messages, tool_names):

@@ -135,7 +135,7 @@ def _extractor(answer):
 
 async def test_a_backlog_of_user_messages_in_a_row_resumes_at_the_first_one_not_extracted(store, user):
     """Three calls of ten messages: the cursor stops right after the thirtieth."""
-    from mnemo.writing import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
+    from mnemo.writing.pipeline import MAX_EXTRACTION_CALLS, MESSAGES_PER_CALL
 
     thread = [HumanMessage(f"Message {i}.", id=f"h{i}") for i in range(MAX_EXTRACTION_CALLS * MESSAGES_PER_CALL + 1)]
     model, load = _extractor({})

@@ -8,6 +8,6 @@ with ``--url`` by the server itself (``POST /memory/operator/<name>``, ``$MNEMO_
 
 from mnemo.cli import app_memory, chat, doctor, memory, tokens  # noqa: F401  (each registers its commands)
 from mnemo.cli.operations import OPERATIONS, Target
-from mnemo.cli.registry import COMMANDS, main
+from mnemo.cli.registry import main
 
-__all__ = ["COMMANDS", "main", "OPERATIONS", "Target"]
+__all__ = ["OPERATIONS", "Target", "main"]

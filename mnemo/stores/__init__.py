@@ -7,8 +7,11 @@ the index and recall's sparse ranking, and the guard the run's store goes throug
 from mnemo.stores.embedded_postgres import (
     DEFAULT_DATA_DIR,
 )
+from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config
+from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.factory import (
     open_postgres_store,
+    open_store,
 )
 from mnemo.stores.guard import (
     guarded,
@@ -18,24 +21,37 @@ from mnemo.stores.platform import (
 )
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
+    HNSW_EF_SEARCH,
+    configure_connection,
 )
 from mnemo.stores.remote import (
     ServerStore,
 )
 from mnemo.stores.sparse import (
     SparseVector,
+    SpladeEncoder,
     sparse_dot,
     sparse_encoder,
+    weights_dir,
 )
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
     "DEFAULT_DATA_DIR",
-    "guarded",
-    "open_postgres_store",
+    "DIMS",
+    "HNSW_EF_SEARCH",
     "PGDATA_ENV",
+    "LocalE5Embeddings",
     "ServerStore",
+    "SparseVector",
+    "SpladeEncoder",
+    "configure_connection",
+    "default_embeddings",
+    "guarded",
+    "index_config",
+    "open_postgres_store",
+    "open_store",
     "sparse_dot",
     "sparse_encoder",
-    "SparseVector",
+    "weights_dir",
 ]

@@ -22,8 +22,6 @@ from mnemo.writing.extraction import (
 )
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
-    MAX_EXTRACTION_CALLS,
-    MESSAGES_PER_CALL,
     Progress,
     aextract_messages,
     pending,
@@ -35,19 +33,17 @@ from mnemo.writing.refusals import (
 )
 
 __all__ = [
-    "MAX_EXISTING_NOTES",
     "MAX_CONSOLIDATION_CALLS",
-    "aconsolidate",
+    "MAX_EXISTING_NOTES",
     "ConsolidationReport",
+    "MemoryExtraction",
+    "Progress",
+    "aconsolidate",
     "aextract",
     "aextract_messages",
     "aschedule_extraction",
     "build_extractor",
     "extraction_messages",
-    "MAX_EXTRACTION_CALLS",
-    "MESSAGES_PER_CALL",
-    "Progress",
-    "MemoryExtraction",
     "on_platform",
     "pending",
     "refuse_business_record",
