@@ -112,6 +112,10 @@ def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
         "cpu_ms": summary([t["cpu"] * ms for t in turns]),
         "cpu_net_ms": summary([(t["cpu"] - idle_per_s * t["wall"]) * ms for t in turns]),
         "wall_ms": summary([t["wall"] * ms for t in turns]),
+        # The profile turn (the model answers at once) apart from the "Remember ..." ones (a tool call).
+        "cpu_ms_by_turn": {
+            kind: summary([t["cpu"] * ms for t in turns if t["kind"] == kind]) for kind in ("profile", "remember")
+        },
         "step_wall_ms": {node: summary(v) for node, v in sorted(steps.items())},
         "hot_path_wall_ms": summary(hot),
     }
@@ -155,7 +159,8 @@ async def _run(users: int, turns: int, idle_seconds: float) -> tuple[dict[str, A
                     shift = (turn * len(sims) + user.index) % len(GRAPHS)  # each graph goes first in turn
                     order = list(GRAPHS)[shift:] + list(GRAPHS)[:shift]
                     for g in order:
-                        results[g].append(await _turn(c, g, threads[(g, user.uid)], user.message(turn), user, sid))
+                        done = await _turn(c, g, threads[(g, user.uid)], user.message(turn), user, sid)
+                        results[g].append({**done, "kind": "profile" if turn == 0 else "remember"})
             trouble = len(server.trouble())
         finally:
             server.stop()

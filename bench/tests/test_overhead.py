@@ -18,6 +18,7 @@ def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
         assert g["turns"] == 2 and g["turns_failed"] == 0, (name, g)
         assert g["cpu_ms"]["p50"] > 0 and g["wall_ms"]["p50"] > 0, (name, g)
         assert g["step_wall_ms"]["call_model"]["n"] >= 2, (name, g)
+        assert g["cpu_ms_by_turn"]["profile"]["n"] == g["cpu_ms_by_turn"]["remember"]["n"] == 1, (name, g)
     # mnemo's memory steps are timed; the bare agent has none.
     for name in ("mnemo", "mnemo_hot_path"):
         assert {"load_memory", "compact_history", "write_memory"} <= set(data["graphs"][name]["step_wall_ms"])
