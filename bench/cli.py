@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seconds", type=float, default=900, help="no new turn starts after this (default 900)")
     p.add_argument("--no-postgres", action="store_true", help="the default store only")
     p = sub.add_parser(
+        "overhead",
+        help="CPU and wall time per turn through ./scripts/dev: mnemo's graph next to a bare agent; not part of `all`",
+    )
+    common_args(p, data=False)
+    p.add_argument("--users", type=int, default=5)
+    p.add_argument("--turns", type=int, default=10)
+    p = sub.add_parser(
         "real-model",
         help="mnemo through ./scripts/dev against llama.cpp's llama-server and SmolLM2-135M, built from the pins "
         "of bench/requirements-real-model.txt (on demand; not part of `all`)",
@@ -164,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
             postgres=not args.no_postgres,
         )
         plots.plot_all(out)
+        return 0
+    if args.command == "overhead":
+        from bench import overhead
+
+        overhead.run(out, smoke=args.smoke, users=args.users, turns=args.turns)
         return 0
     if args.command == "real-model":
         from bench import llama_server, real_model

@@ -1,0 +1,29 @@
+"""``python -m bench overhead --smoke``: every graph runs through the server and the JSON has the figures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench.cli import main
+
+
+@pytest.mark.e2e
+def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
+    assert main(["overhead", "--smoke", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "overhead.json").read_text())
+    assert set(data["graphs"]) == {"mnemo", "mnemo_hot_path", "bare"}
+    for name, g in data["graphs"].items():
+        assert g["turns"] == 2 and g["turns_failed"] == 0, (name, g)
+        assert g["cpu_ms"]["p50"] > 0 and g["wall_ms"]["p50"] > 0, (name, g)
+        assert g["step_wall_ms"]["call_model"]["n"] >= 2, (name, g)
+        assert g["cpu_ms_by_turn"]["profile"]["n"] == g["cpu_ms_by_turn"]["remember"]["n"] == 1, (name, g)
+    # mnemo's memory steps are timed; the bare agent has none.
+    for name in ("mnemo", "mnemo_hot_path"):
+        assert {"load_memory", "compact_history", "write_memory"} <= set(data["graphs"][name]["step_wall_ms"])
+    assert set(data["graphs"]["bare"]["step_wall_ms"]) == {"call_model"}
+    assert data["ratio_mnemo_over_bare"]["cpu_ms_p50"] > 0
+    assert data["ratio_mnemo_over_bare"]["wall_ms_p50"] > 0
+    assert data["ratio_mnemo_hot_path_over_bare"]["cpu_ms_p50"] > 0
+    assert data["server_log_trouble"] == 0
