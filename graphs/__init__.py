@@ -1,7 +1,7 @@
 """Graph wiring only: the steps live in ``nodes/``, the memory model in ``mnemo/``.
 
 Imports run one way: ``graphs`` -> ``nodes`` -> (``nodes.context``,
-``nodes.state``) -> ``mnemo`` (tests/test_import_layers.py), so importing the
+``nodes.state``) -> ``mnemo`` (tests/project/test_import_layers.py), so importing the
 graph from here is safe whichever module a process imports first.
 """
 

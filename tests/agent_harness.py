@@ -95,7 +95,7 @@ class FakeServer:
     """What the writer needs from the LangGraph server: scheduling (each
     request recorded with its arguments, nothing run: the server's
     ``rollback`` debounce, in which the latest schedule replaces a waiting
-    one, is exercised end to end by tests/test_e2e_background.py) and reading
+    one, is exercised end to end by tests/e2e/test_background.py) and reading
     a thread's state (from the agent's checkpointer)."""
 
     def __init__(self, agent):

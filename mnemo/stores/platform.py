@@ -24,7 +24,7 @@ PGDATA_ENV = "MNEMO_PGDATA"
 
 
 # Private API of langgraph-api 0.16.7, in one place (guarded by
-# tests/test_upstream_private_api.py): the server calls ``generate_store()``
+# tests/project/test_upstream_private_api.py): the server calls ``generate_store()``
 # with no argument, so the only way to read the ``store`` section of the
 # config it runs (index, ttl) is its module-level ``config.STORE_CONFIG``, and
 # ``graph.resolve_embeddings`` is how it turns ``"embed": "./path.py:attr"``

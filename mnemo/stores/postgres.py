@@ -104,7 +104,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
         # cancelled run or request) had its pipeline synced on exit, which
         # committed what was sent: a note without its vector or its audit record.
         # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
-        # tests/test_upstream_private_api.py); rationale: docs/postgres.md.
+        # tests/project/test_upstream_private_api.py); rationale: docs/postgres.md.
         self.supports_pipeline = False
         self._closed = False
         self._down = False
@@ -114,7 +114,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
             self.embeddings = QueryAwareEmbeddings(self.embeddings)
 
     # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
-    # tests/test_upstream_private_api.py): upstream's search path calls
+    # tests/project/test_upstream_private_api.py): upstream's search path calls
     # ``self.embeddings.aembed_documents`` for the *queries* (it should call
     # ``aembed_query``, as InMemoryStore does). Overriding the one method that
     # embeds queries is the narrowest fix until upstream changes.
@@ -150,7 +150,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
                 await cur.execute("RESET enable_indexscan")
 
     # Private API of langgraph-checkpoint-postgres 3.2.0 (guarded by
-    # tests/test_upstream_private_api.py): upstream orders a search without a
+    # tests/project/test_upstream_private_api.py): upstream orders a search without a
     # query by ``updated_at DESC`` alone. Every item of one batch shares its
     # ``updated_at`` (the transaction's time), and PostgreSQL's top-N sort
     # returns such ties in an order that differs between LIMIT/OFFSET windows,
@@ -286,7 +286,7 @@ async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]
 
     Reads through ``store.conn`` (the pool ``from_conn_string`` made; an
     undocumented attribute of ``AsyncPostgresStore``, guarded by
-    tests/test_upstream_private_api.py): the same pool, no second connection.
+    tests/project/test_upstream_private_api.py): the same pool, no second connection.
 
     Raises:
         DimsMismatchError: the database was indexed with another model.

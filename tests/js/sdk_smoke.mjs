@@ -3,7 +3,7 @@
 // (sent as X-Api-Key), a thread, a streamed run (values + messages-tuple), the
 // thread's history, the user's threads found by metadata, the user's memory
 // read through the store API.
-// tests/test_js_sdk.py starts the server and runs this script:
+// tests/e2e/test_js_sdk.py starts the server and runs this script:
 //   MNEMO_URL=http://127.0.0.1:2024 MNEMO_TOKEN=<user token> MNEMO_USER=<its user> node sdk_smoke.mjs
 // It prints one JSON object of what it saw; the test checks it.
 import { Client } from "@langchain/langgraph-sdk";

@@ -1,0 +1,51 @@
+"""Shared examples through a real ``./scripts/dev``: a case a user closed
+(``POST /feedback``) with their phone number in it, promoted by an admin with
+``python -m mnemo promote-episode --url``, reaches other users (the store API,
+their prompt) without one digit of the number."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.devserver import DevServer, chat, client, system_prompts, token
+from tests.e2e.test_privacy_server import cli
+
+pytestmark = pytest.mark.e2e
+
+SAID = "My purifier makes no air; my phone is +33 6 12 34 56 78."
+
+
+async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(workdir, server_env, stub):
+    import json
+
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        zhou, li = client(server, "u_zhou"), client(server, "u_li")
+        run = await chat(zhou, SAID, user_id="u_zhou")
+        assert run["status"] == "success", server.output()
+        closed = httpx.post(
+            f"{server.url}/feedback",
+            json={"thread_id": run["thread_id"], "outcome": "resolved"},
+            headers={"Authorization": f"Bearer {token('u_zhou')}"},
+            timeout=30,
+        )
+        assert closed.status_code == 200, closed.text
+        assert closed.json()["episode"]["text"] == SAID  # the user's own copy, as said
+
+        done = cli("promote-episode", "u_zhou", closed.json()["episode"]["id"], url=server.url)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["text"] == "My purifier makes no air; my phone is [phone]."
+
+        (shared,) = (await li.store.search_items(["org", "episodes"], limit=10))["items"]
+        assert shared["value"]["text"] == "My purifier makes no air; my phone is [phone]."
+        assert not any(c.isdigit() for c in json.dumps(shared["value"]["text"]))
+
+        run = await chat(li, "My purifier makes no air, what should I do?", user_id="u_li")
+        assert run["status"] == "success", server.output()
+        (customer,) = [line for line in system_prompts(stub)[-1].splitlines() if "Customer:" in line]
+        assert "my phone is [phone]." in customer  # the shared case is the example Li's model reads
+        assert not any(c.isdigit() for c in customer.split("Customer:")[1])
+    finally:
+        server.stop()

@@ -1,0 +1,53 @@
+"""The console's memory routes (web/memory.py) without a server: how a
+store-side failure reaches the caller. The routes through a real
+`langgraph dev` are in tests/e2e/test_memory_routes.py."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from mnemo import ListingChangedError
+from mnemo.access.tokens import mint_token
+
+SECRET = "m" * 40
+
+
+@pytest.fixture
+def export_app(monkeypatch):
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    import mnemo.access
+    import web.memory
+
+    calls: list[str] = []
+
+    async def always_moving(store, user):
+        calls.append(user.id)
+        raise ListingChangedError("the namespace kept changing while it was listed")
+
+    async def server_store():
+        return object()
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
+    monkeypatch.setattr(mnemo.access, "aexport_user", always_moving)
+    app = Starlette(routes=[Route("/memory/export", web.memory.export_memory, methods=["GET"])])
+    return app, calls
+
+
+def test_an_export_that_could_not_list_consistently_says_retry_not_a_crash(export_app):
+    app, calls = export_app
+    with TestClient(app) as tc:
+        res = tc.get("/memory/export", headers={"authorization": f"Bearer {mint_token('alice', secret=SECRET)}"})
+    assert calls == ["alice"]  # the export really ran for the token's user
+    assert res.status_code == 503
+    assert res.headers["retry-after"] == "5"
+    assert "kept changing" in res.json()["error"]
+
+
+def test_an_export_without_a_token_is_refused_before_any_store_work(export_app):
+    app, calls = export_app
+    with TestClient(app) as tc:
+        res = tc.get("/memory/export")
+    assert res.status_code == 401 and calls == []

@@ -1,0 +1,83 @@
+"""``POST /memory/operator/<name>`` (web/operator.py) without a server: the
+server's store stood in by an in-memory one. Through a real `langgraph dev`:
+tests/e2e/test_privacy_server.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from mnemo import User, aremember, aupdate_profile
+from mnemo.access.tokens import mint_token
+from mnemo.kinds.audit import alist_audit
+
+SECRET = "o" * 40
+
+
+@pytest.fixture
+def operator_app(monkeypatch, store):
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    import langgraph_sdk
+
+    import web.memory
+    from web.operator import operator
+
+    monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
+
+    async def server_store():
+        return store
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
+    return Starlette(routes=[Route("/memory/operator/{name}", operator, methods=["POST"])])
+
+
+def post(app, name: str, body, token: str | None):
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    with TestClient(app) as tc:
+        return tc.post(f"/memory/operator/{name}", json=body, headers=headers)
+
+
+def test_an_admin_erases_a_user_through_mnemo_and_the_trail_says_who(operator_app, store):
+    alice = User.of("alice")
+    asyncio.run(aupdate_profile(store, alice, {"city": "Paris"}))
+    asyncio.run(aremember(store, alice, "The user likes green tea."))
+    admin = mint_token("backend", secret=SECRET, role="admin")
+    assert post(operator_app, "erase", {"user_id": "alice"}, admin).status_code == 400  # no yes: nothing erased
+    assert len(asyncio.run(alist_audit(store, alice))) == 2
+    res = post(operator_app, "erase", {"user_id": "alice", "yes": True}, admin)
+    assert res.status_code == 200 and res.json()["deleted"]["notes"] == 1
+    (record,) = asyncio.run(alist_audit(store, alice))
+    assert (record["action"], record["source"], record["actor"]) == ("erase", "admin", "backend")
+    verified = post(operator_app, "audit-verify", {"user_id": "alice"}, admin)
+    assert verified.status_code == 200 and verified.json()["ok"] and verified.json()["records"] == 1
+
+
+def test_operator_commands_are_for_admins_only(operator_app, store):
+    alice = User.of("alice")
+    asyncio.run(aremember(store, alice, "The user likes green tea."))
+    assert post(operator_app, "erase", {"user_id": "alice", "yes": True}, None).status_code == 401
+    user_token = mint_token("alice", secret=SECRET)
+    res = post(operator_app, "erase", {"user_id": "alice", "yes": True}, user_token)
+    assert res.status_code == 403 and "admin" in res.json()["error"]
+    assert len(asyncio.run(alist_audit(store, alice))) == 1  # nothing erased
+    admin = mint_token("backend", secret=SECRET, role="admin")
+    assert post(operator_app, "drop-tables", {}, admin).status_code == 404
+    assert post(operator_app, "erase", ["alice"], admin).status_code == 400
+    assert post(operator_app, "reindex", {"user_id": 42}, admin).status_code == 400
+
+
+def test_an_operator_write_is_audited_with_its_route_and_an_oversized_body_is_refused(operator_app, store, monkeypatch):
+    import web.operator
+
+    admin = mint_token("backend", secret=SECRET, role="admin")
+    res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a dog."}, admin)
+    assert res.status_code == 200 and res.json()["status"] == "stored"
+    (record,) = asyncio.run(alist_audit(store, User.of("alice")))
+    assert (record["route"], record["actor"]) == ("POST /memory/operator/remember", "backend")
+    monkeypatch.setattr(web.operator, "MAX_OPERATOR_BODY_BYTES", 100)
+    res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 200}, admin)
+    assert res.status_code == 413 and len(asyncio.run(alist_audit(store, User.of("alice")))) == 1
