@@ -26,6 +26,8 @@ import psycopg
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, Op, Result
 
+from mnemo.stores.factory import open_store
+
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = ["memory", "postgres", "platform"]
 
@@ -168,6 +170,14 @@ async def open_platform_store(index: Mapping[str, Any], datadir: Path) -> AsyncI
             _persistence._stores.pop(str(name), None)
         _persistence.stop_flush_loop()
         batched.close()
+
+
+def open_backend(backend: str, uri: str | None, index, tmp_path, request):
+    """A fresh store of ``backend`` with ``index``, opened as in use."""
+    if backend == "platform":
+        request.getfixturevalue("platform_dir")
+        return open_platform_store(platform_index(index["embed"]) | {"dims": index["dims"]}, tmp_path)
+    return open_store(postgres_uri=uri, index=index)
 
 
 def import_platform_store_module(workdir: Path) -> None:

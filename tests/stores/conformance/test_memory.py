@@ -51,66 +51,14 @@ from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index
 from mnemo.notes import sparse
-from mnemo.stores.factory import open_store
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
-from tests.store_backends import (
-    BACKENDS,
-    RacingWriter,
-    import_platform_store_module,
-    open_platform_store,
-    platform_index,
-    truncate,
-)
-
-#: Sweep every second so TTL tests take seconds, not minutes.
-FAST_TTL = {"sweep_interval_minutes": 1 / 60}
+from tests.store_backends import BACKENDS, RacingWriter, open_backend, truncate
 
 
 def on_platform(reason: str):
     """Mark: this case does not hold on the platform's store (``reason``)."""
     return pytest.mark.platform_gap(reason)
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request) -> str:
-    gap = request.node.get_closest_marker("platform_gap")
-    if request.param == "platform" and gap is not None:
-        request.applymarker(pytest.mark.xfail(reason=f"platform store: {gap.args[0]}", strict=True))
-    return request.param
-
-
-@pytest.fixture
-def uri(backend, request) -> str | None:
-    """The PostgreSQL URI on the ``postgres`` backend, else ``None``."""
-    return request.getfixturevalue("pg").uri if backend == "postgres" else None
-
-
-@pytest.fixture(scope="session")
-def platform_dir(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("langgraph_api")
-    import_platform_store_module(workdir)
-    return workdir
-
-
-@pytest.fixture
-async def store(backend, uri, cached_index, request, tmp_path):
-    if backend == "platform":
-        async with open_backend(backend, uri, cached_index, tmp_path, request) as opened:
-            yield opened
-        return
-    async with open_store(postgres_uri=uri, index=cached_index, ttl=FAST_TTL) as opened:
-        if uri is not None:
-            await truncate(uri)
-        yield opened
-
-
-def open_backend(backend: str, uri: str | None, index, tmp_path, request):
-    """A fresh store of ``backend`` with ``index``, opened as in use."""
-    if backend == "platform":
-        request.getfixturevalue("platform_dir")
-        return open_platform_store(platform_index(index["embed"]) | {"dims": index["dims"]}, tmp_path)
-    return open_store(postgres_uri=uri, index=index)
 
 
 async def raw_count(store, uri: str | None, namespace: tuple[str, ...]) -> int:

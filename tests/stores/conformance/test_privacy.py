@@ -25,7 +25,6 @@ from mnemo.core import PAGE_SIZE
 from mnemo.core.errors import ListingChangedError
 from mnemo.kinds.audit import Origin, alist_audit
 from tests.store_backends import ROOT, RacingWriter
-from tests.stores.conformance.test_memory import backend, platform_dir, store, uri  # noqa: F401  (fixtures)
 
 ADMIN = Origin(source="admin", actor="admin_1")
 #: A user whose id is not its namespace label (the export names both).
