@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -171,6 +172,15 @@ def server_environment() -> dict[str, str]:
 def token(user_id: str, *, admin: bool = False, **kwargs) -> str:
     """A token the test servers accept (see :func:`mnemo.access.tokens.mint_token`)."""
     return mint_token(user_id, secret=TEST_SECRET, role="admin" if admin else "user", **kwargs)
+
+
+def cli(*args: str, url: str) -> subprocess.CompletedProcess:
+    """``python -m mnemo *args`` against the server at ``url``, as an operator runs it: an
+    admin token, as an app backend holds."""
+    env = {**os.environ, "MNEMO_URL": url, "MNEMO_TOKEN": token("ops", admin=True)}
+    return subprocess.run(
+        [sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def client(server: DevServer, user_id: str, *, admin: bool = False):

@@ -8,8 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, client, system_prompts, token
-from tests.e2e.test_privacy_server import cli
+from tests.devserver import DevServer, chat, cli, client, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

@@ -6,24 +6,13 @@ model server as the model."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from mnemo.access.privacy import aerase_threads
-from tests.devserver import ROOT, DevServer, chat, client, token
+from tests.devserver import DevServer, chat, cli, client
 
 pytestmark = pytest.mark.e2e
-
-
-def cli(*args: str, url: str) -> subprocess.CompletedProcess:
-    # An operator's command line: an admin token, as an app backend holds.
-    env = {**os.environ, "MNEMO_URL": url, "MNEMO_TOKEN": token("ops", admin=True)}
-    return subprocess.run(
-        [sys.executable, "-m", "mnemo", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
 
 
 async def test_export_audit_entitle_and_erase_through_the_server(workdir, server_env, stub):
