@@ -9,7 +9,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo.kinds import Origin
+from mnemo.audit import Origin
 from mnemo.turn import asummarize, plan_compaction
 from mnemo.writing import aextract_messages
 from nodes.chat_models import aload_memory_model

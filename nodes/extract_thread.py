@@ -9,8 +9,8 @@ from typing import Any, cast
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
+from mnemo.audit import Origin
 from mnemo.core import ForeignThreadError
-from mnemo.kinds import Origin
 from mnemo.notes import asweep_user
 from mnemo.writing import aextract_messages, pending, start_after
 from nodes.chat_models import aload_memory_model

@@ -13,7 +13,8 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
 from mnemo import aget_profile
-from mnemo.kinds import Origin, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
+from mnemo.audit import Origin
+from mnemo.kinds import alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 

@@ -13,7 +13,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from mnemo.access import aadmit
-from mnemo.kinds import Origin
+from mnemo.audit import Origin
 from nodes.context import current_user, memory_store
 
 

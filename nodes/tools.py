@@ -17,8 +17,8 @@ from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
+from mnemo.audit import Origin
 from mnemo.core import data_block
-from mnemo.kinds import Origin
 from mnemo.notes import Note, arevise, expiry_from
 from mnemo.turn import note_line
 from mnemo.writing import refuse_business_record, replied_to

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo.kinds import Origin
+from mnemo.audit import Origin
 from mnemo.writing import aextract_messages, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store

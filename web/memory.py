@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse
 
 from mnemo import ListingChangedError, MnemoError, StoreOperationError, StoreUnavailableError
 from mnemo.access import InvalidTokenError
+from mnemo.audit import Origin
 from mnemo.core import Caller
-from mnemo.kinds import Origin
 from web.caller import caller, json_object
 
 

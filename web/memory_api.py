@@ -20,8 +20,9 @@ from starlette.responses import JSONResponse
 
 from mnemo import MnemoError
 from mnemo.access import InvalidTokenError
+from mnemo.audit import Origin
 from mnemo.core import MAX_MEMORY_BODY_BYTES, Caller, InvalidInputError, NoteLimitError, User, check_message
-from mnemo.kinds import PROFILE_FIELDS, Origin
+from mnemo.kinds import PROFILE_FIELDS
 from web import memory
 from web.caller import BodyError, bounded_json, caller
 from web.memory import refusal

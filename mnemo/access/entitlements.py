@@ -15,8 +15,8 @@ from typing import Any, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
+from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import ENTITLEMENTS, USAGE, InvalidInputError, User, alist_all
-from mnemo.kinds import Origin, abatch_audited, audit_op
 
 logger = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
+from mnemo.audit import SOURCES, Origin, abatch_audited, audit_op
 from mnemo.core import (
     APP,
     EPISODES,
@@ -31,7 +32,7 @@ from mnemo.core import (
     check_storable_text,
     json_value,
 )
-from mnemo.kinds import MAX_HISTORY, SOURCES, Origin, abatch_audited, audit_op, normalize_field
+from mnemo.kinds import MAX_HISTORY, normalize_field
 from mnemo.notes import MAX_NOTES_PER_USER, arestore, is_expired, note_value, same_note
 
 #: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).

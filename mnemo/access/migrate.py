@@ -23,8 +23,9 @@ from typing import Any, NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp
 
+from mnemo.audit import Origin
 from mnemo.core import InvalidInputError, User, alist_all
-from mnemo.kinds import MAX_FIELD_CHARS, Origin, aprofile_ops
+from mnemo.kinds import MAX_FIELD_CHARS, aprofile_ops
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 #: The placeholder of the user's id in a namespace template.

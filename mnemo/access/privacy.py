@@ -12,6 +12,7 @@ from typing import Any, Literal, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp
 
 from mnemo.access.entitlements import Entitlements, Usage
+from mnemo.audit import AUDIT_HEAD, AuditRecord, Origin, abatch_audited, audit_op
 from mnemo.core import (
     AUDIT,
     ENTITLEMENTS,
@@ -26,7 +27,7 @@ from mnemo.core import (
     most_recent,
     now_iso,
 )
-from mnemo.kinds import AUDIT_HEAD, AuditRecord, Origin, Profile, abatch_audited, audit_op, profile_from_items
+from mnemo.kinds import Profile, profile_from_items
 from mnemo.notes import Note, to_note
 
 #: Identifies the document's shape; bumped when it changes incompatibly.

@@ -20,8 +20,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from mnemo.audit import Origin
 from mnemo.core import InvalidInputError, User
-from mnemo.kinds import Origin
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -227,7 +227,7 @@ async def reindex(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("audit-verify")
 async def audit_verify(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import averify
+    from mnemo.audit import averify
 
     return await averify(target.store, _user(params))
 

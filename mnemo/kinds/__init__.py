@@ -1,20 +1,9 @@
 """The memory kinds besides notes: the user's profile, episodes, the
 learned instructions (the assistant's, approved by an admin; each user's own;
-proposals) and their hard rules, shared policies, and the audit trail every
-write appends to. Plain functions over ``BaseStore``.
+proposals) and their hard rules, and shared policies (the audit trail they
+write is :mod:`mnemo.audit`). Plain functions over ``BaseStore``.
 """
 
-from mnemo.kinds.audit import (
-    AUDIT_HEAD,
-    AuditAction,
-    AuditCheck,
-    AuditRecord,
-    Origin,
-    abatch_audited,
-    audit_op,
-    averify,
-    head_op,
-)
 from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
     EPISODE_LIMIT,
@@ -58,15 +47,12 @@ from mnemo.kinds.profile import (
     MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
-    SOURCES,
     Profile,
     ProfileChange,
     ProfileField,
-    Source,
     aget_profile,
     aprofile_ops,
     aupdate_profile,
-    default_origin,
     format_profile,
     normalize_field,
     plan_profile_update,
@@ -82,7 +68,6 @@ from mnemo.kinds.proposals import (
 )
 
 __all__ = [
-    "AUDIT_HEAD",
     "DEFAULT_ASSISTANT",
     "EPISODE_CHAR_BUDGET",
     "EPISODE_LIMIT",
@@ -94,22 +79,15 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_HISTORY",
     "PROFILE_FIELDS",
-    "SOURCES",
-    "AuditAction",
-    "AuditCheck",
-    "AuditRecord",
     "Episode",
     "InstructionVersion",
     "Learned",
-    "Origin",
     "OwnResult",
     "Profile",
     "ProfileChange",
     "ProfileField",
     "Proposal",
-    "Source",
     "aapprove",
-    "abatch_audited",
     "aensure_policies",
     "aget_profile",
     "alearn_for_user",
@@ -127,13 +105,9 @@ __all__ = [
     "asearch_policies",
     "aseed_policies",
     "assistant_of",
-    "audit_op",
     "aupdate_profile",
-    "averify",
     "build_episode",
-    "default_origin",
     "format_profile",
-    "head_op",
     "load_policy_file",
     "normalize_field",
     "pick_similar",

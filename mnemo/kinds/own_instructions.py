@@ -14,8 +14,8 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, PutOp
 
+from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import INSTRUCTIONS, User, alist_all, now_iso
-from mnemo.kinds.audit import Origin, abatch_audited, audit_op
 from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import HEAD, arewrite, clean, head_op, head_text
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
 from langgraph.store.base import BaseStore, PutOp, Result
 
+from mnemo.audit import SOURCES, Origin, Source, abatch_audited, audit_op, default_origin, head_op
 from mnemo.core import (
     PROFILE,
     InvalidInputError,
@@ -25,17 +26,11 @@ from mnemo.core import (
     quote,
     search_result,
 )
-from mnemo.kinds.audit import Origin, abatch_audited, audit_op, head_op
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
 ProfileField = Literal["name", "city", "language", "response_style"]
 PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
-
-#: Where a value came from: the user's words, a tool call of the model, the
-#: extractor's inference, or an application (the ``/memory`` REST routes).
-Source = Literal["user_said", "tool", "inferred", "app"]
-SOURCES: tuple[str, ...] = get_args(Source)
 
 ResponseStyle = Literal["concise", "detailed"]
 RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
@@ -248,7 +243,7 @@ async def aupdate_profile(
     Returns the changes actually made (empty when nothing changed, in which
     case nothing was written). One listing (the audit chain's head read with
     it) plus one batched write, which also
-    appends one audit record per change (:mod:`mnemo.kinds.audit`; ``origin``
+    appends one audit record per change (:mod:`mnemo.audit`; ``origin``
     defaults to ``source``, with ``inferred`` recorded as ``extractor``).
     """
     ops, diff, head = await aprofile_ops(store, user, changes, forget=forget, source=source, origin=origin, as_of=as_of)
@@ -280,12 +275,6 @@ async def aprofile_ops(
     if ops:
         ops += profile_audit_ops(user, diff, origin or default_origin(source))
     return ops, diff, head
-
-
-def default_origin(source: Source) -> Origin:
-    """The audit origin of a write from ``source`` when the caller names none
-    (``inferred`` is the extractor's; ``app`` an admin's)."""
-    return Origin(source={"inferred": "extractor", "app": "admin"}.get(source, source))  # type: ignore[arg-type]
 
 
 def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin) -> list[PutOp]:

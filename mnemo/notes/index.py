@@ -17,8 +17,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
+from mnemo.audit import abatch_audited
 from mnemo.core import NOTE_INDEX, NOTES, User, bm25_tokens
-from mnemo.kinds import abatch_audited
 
 logger = logging.getLogger(__name__)
 

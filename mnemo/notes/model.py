@@ -17,6 +17,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
 
+from mnemo.audit import Origin, Source, audit_op
 from mnemo.core import (
     INVALIDATED_NOTES,
     NOTES,
@@ -31,7 +32,6 @@ from mnemo.core import (
     score_of,
     semantic_hits,
 )
-from mnemo.kinds import Origin, Source, audit_op
 from mnemo.notes import index as note_index
 from mnemo.notes.expiry import live
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
 
+from mnemo.audit import SOURCES, AuditAction, Origin, Source, audit_op, default_origin
 from mnemo.core import NOTES, InvalidInputError, NoteLimitError, User, now_iso, search_result
-from mnemo.kinds import SOURCES, AuditAction, Origin, Source, audit_op, default_origin
 from mnemo.notes import index as note_index
 from mnemo.notes import sparse
 from mnemo.notes.dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note

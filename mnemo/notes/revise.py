@@ -11,8 +11,9 @@ from typing import Any, NamedTuple
 
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
+from mnemo.audit import Origin, Source, audit_op
 from mnemo.core import INVALIDATED_NOTES, NOTES, User, now_iso, search_result
-from mnemo.kinds import MAX_HISTORY, Origin, Source, audit_op
+from mnemo.kinds import MAX_HISTORY
 from mnemo.notes import index as note_index
 from mnemo.notes.expiry import live
 from mnemo.notes.index import NoteChange

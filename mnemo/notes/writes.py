@@ -12,8 +12,8 @@ from typing import Literal
 
 from langgraph.store.base import BaseStore, Op
 
+from mnemo.audit import Origin, Source, abatch_audited, head_op
 from mnemo.core import User, require_index
-from mnemo.kinds import Origin, Source, abatch_audited, head_op
 from mnemo.notes.model import DEDUPE_THRESHOLD, MAX_NOTES_PER_USER, RememberResult
 from mnemo.notes.plan import NotesPlan
 
@@ -75,7 +75,7 @@ async def aremember_many(
     validated before anything is written.
 
     A stored or refined note appends an audit record in the same batch
-    (:mod:`mnemo.kinds.audit`); a duplicate only refreshes recency and is not audited.
+    (:mod:`mnemo.audit`); a duplicate only refreshes recency and is not audited.
     ``origin`` defaults to ``source`` (``inferred`` recorded as ``extractor``).
     ``expires_at``: one entry per text (``None`` = durable), or ``None`` for
     all durable; the store TTL is set too, as a backstop for backends that

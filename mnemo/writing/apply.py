@@ -10,6 +10,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
+from mnemo.audit import Origin, abatch_audited, head_op
 from mnemo.core import (
     AUDIT,
     PROFILE,
@@ -21,16 +22,7 @@ from mnemo.core import (
     now_iso,
     search_result,
 )
-from mnemo.kinds import (
-    Origin,
-    ProfileChange,
-    abatch_audited,
-    head_op,
-    normalize_field,
-    plan_profile_update,
-    profile_audit_ops,
-    profile_from_items,
-)
+from mnemo.kinds import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.notes import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,

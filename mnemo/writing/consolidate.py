@@ -13,6 +13,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.store.base import BaseStore, Item, SearchOp
 from pydantic import BaseModel, Field
 
+from mnemo.audit import Origin
 from mnemo.core import (
     NOTES,
     InvalidInputError,
@@ -24,7 +25,6 @@ from mnemo.core import (
     quote,
     search_result,
 )
-from mnemo.kinds import Origin
 from mnemo.models import Bound, Structured, StructuredOutputError, within_deadline
 from mnemo.notes import Revision, aapply_revisions, live, plan_revision
 from mnemo.writing.refusals import business_record_term

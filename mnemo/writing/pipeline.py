@@ -16,8 +16,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 
+from mnemo.audit import Origin
 from mnemo.core import MAX_MESSAGE_CHARS, InvalidInputError, User, now_iso
-from mnemo.kinds import Origin
 from mnemo.notes import validate_context
 from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import TIMED_OUT, TimedOut, aextract, build_extractor

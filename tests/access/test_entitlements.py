@@ -22,7 +22,8 @@ from mnemo.access.entitlements import (
     ausage_today,
     today,
 )
-from mnemo.kinds.audit import Origin, alist_audit
+from mnemo.audit import Origin
+from mnemo.audit.chain import alist_audit
 from tests.agent_harness import say
 from tests.scripted import tool_call
 

@@ -10,9 +10,10 @@ import pytest
 
 from mnemo import InvalidInputError, User, aget_profile, aremember, aupdate_profile
 from mnemo.access import aerase_user, aexport_user, aimport_user
+from mnemo.audit import Origin, averify
+from mnemo.audit.chain import alist_audit
 from mnemo.core import EPISODES, NOTES, NoteLimitError
-from mnemo.kinds import Origin, averify, build_episode
-from mnemo.kinds.audit import alist_audit
+from mnemo.kinds import build_episode
 from mnemo.notes import aforget, alist_notes, arevise, expiry_from
 from mnemo.notes.sparse import SPARSE_FIELD
 from mnemo.turn import aload_snapshot

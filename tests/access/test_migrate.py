@@ -11,8 +11,8 @@ import pytest
 from mnemo import InvalidInputError, User, aget_profile, aupdate_profile
 from mnemo.access import amigrate_langgraph
 from mnemo.access.migrate import namespace_of
-from mnemo.kinds import Origin
-from mnemo.kinds.audit import alist_audit
+from mnemo.audit import Origin
+from mnemo.audit.chain import alist_audit
 from mnemo.notes import alist_notes
 from mnemo.turn import aload_snapshot
 

@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage
 from langgraph.store.base import PutOp
 
 from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
-from mnemo.kinds.audit import Origin, alist_audit, audit_op, averify, digest, sealed_key
+from mnemo.audit import Origin, audit_op, averify
+from mnemo.audit.chain import alist_audit, digest, sealed_key
 from mnemo.writing.apply import aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction
 from tests.agent_harness import say
@@ -127,7 +128,7 @@ async def test_a_record_from_a_clock_behind_chains_by_its_number_not_its_time(st
     """Two servers' clocks differ: a record written later under an earlier
     time still follows the head it read (none passed: it is read first), and
     the trail verifies in the order of the chain."""
-    from mnemo.kinds.audit import abatch_audited
+    from mnemo.audit import abatch_audited
 
     origin = Origin(source="admin", actor="root")
     await abatch_audited(store, [audit_op(user, origin, "profile.set", "city", after="Paris")])
@@ -269,7 +270,7 @@ def test_a_key_is_the_utc_time_in_any_server_zone(monkeypatch):
 
 
 def test_only_a_record_under_the_key_its_content_seals_is_sealed():
-    from mnemo.kinds.audit import is_sealed
+    from mnemo.audit.chain import is_sealed
 
     op = audit_op(User.of("u1"), Origin(source="admin", actor="root"), "profile.set", "city", after="Paris")
     assert op.value is not None and is_sealed(op.key, op.value)

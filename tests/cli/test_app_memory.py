@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager
 import pytest
 
 from mnemo import User, aget_profile
+from mnemo.audit.chain import alist_audit
 from mnemo.cli import main
-from mnemo.kinds.audit import alist_audit
 from mnemo.notes import alist_notes
 
 ALICE = User.of("alice")

@@ -20,18 +20,11 @@ from langgraph.store.memory import InMemoryStore
 
 from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
+from mnemo.audit import Origin, averify
+from mnemo.audit.chain import alist_audit
 from mnemo.cli import OPERATIONS, Target
 from mnemo.core.quoting import data_block, quote
-from mnemo.kinds import (
-    Origin,
-    aapprove,
-    alearn_for_user,
-    alist_proposals,
-    apropose,
-    areject,
-    averify,
-)
-from mnemo.kinds.audit import alist_audit
+from mnemo.kinds import aapprove, alearn_for_user, alist_proposals, apropose, areject
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import (
     InstructionVersion,

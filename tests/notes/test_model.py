@@ -50,7 +50,8 @@ async def test_store_without_index_is_a_loud_error_not_a_listing(user):
 
 
 async def test_remember_writes_with_the_source_origin_and_threshold_given(store, user):
-    from mnemo.kinds.audit import Origin, alist_audit
+    from mnemo.audit import Origin
+    from mnemo.audit.chain import alist_audit
 
     origin = Origin(source="tool", thread_id="t3", run_id="r3")
     stored = await aremember(store, user, "The user is allergic to peanuts.", source="inferred", origin=origin)
@@ -148,8 +149,9 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
 
 
 async def test_the_callers_own_writes_are_made_in_the_batch_even_with_no_notes(store, user):
-    from mnemo.kinds import aget_profile, aprofile_ops, averify
-    from mnemo.kinds.audit import alist_audit
+    from mnemo.audit import averify
+    from mnemo.audit.chain import alist_audit
+    from mnemo.kinds import aget_profile, aprofile_ops
 
     ops, changes, _ = await aprofile_ops(store, user, {"city": "Hangzhou"}, source="app")
     assert [c["field"] for c in changes] == ["city"] and await aget_profile(store, user) == {}
@@ -519,7 +521,7 @@ async def test_a_refinement_is_the_note_in_the_new_words_said_now_under_its_id(s
 
 
 async def test_a_write_whose_lists_do_not_match_its_texts_or_of_an_unknown_source_is_refused_whole(store, user):
-    from mnemo.kinds import SOURCES
+    from mnemo.audit import SOURCES
 
     texts = ["The user plays go.", "The user plays chess."]
     for name, what in [("expires_at", "expiries"), ("contexts", "contexts"), ("refers_to", "refers_to dates")]:
@@ -533,7 +535,7 @@ async def test_a_write_whose_lists_do_not_match_its_texts_or_of_an_unknown_sourc
 
 
 async def test_a_fact_said_twice_in_one_write_is_one_note_in_its_first_words(store, user):
-    from mnemo.kinds.audit import alist_audit
+    from mnemo.audit.chain import alist_audit
 
     results = await aremember_many(store, user, ["The user has a cat.", "the user has a CAT!", "The user likes tea."])
     assert [r["status"] for r in results] == ["stored", "duplicate", "stored"]
@@ -544,7 +546,7 @@ async def test_a_fact_said_twice_in_one_write_is_one_note_in_its_first_words(sto
 
 
 async def test_a_refinement_is_not_undone_by_a_repeat_of_the_old_words_in_the_same_write(store, user):
-    from mnemo.kinds.audit import alist_audit
+    from mnemo.audit.chain import alist_audit
 
     first = (await aremember(store, user, "The user has a cat."))["note"]
     results = await aremember_many(store, user, ["The user has a cat named Mochi.", "The user has a cat."])

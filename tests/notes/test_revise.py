@@ -14,9 +14,9 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from mnemo.access import aexport_user
+from mnemo.audit import Origin
+from mnemo.audit.chain import alist_audit
 from mnemo.core import INVALIDATED_NOTES, User
-from mnemo.kinds import Origin
-from mnemo.kinds.audit import alist_audit
 from mnemo.notes import aforget, alist_notes, arecall, aremember
 from mnemo.turn import aload_snapshot, render_snapshot
 from mnemo.writing import aextract_messages

@@ -67,7 +67,7 @@ def api_types(module) -> set[str]:
 
 
 def test_faces_are_found():
-    assert {"core", "kinds", "notes", "stores", "writing"} <= set(FACES)
+    assert {"audit", "core", "kinds", "notes", "stores", "writing"} <= set(FACES)
 
 
 @pytest.mark.parametrize("face", ["mnemo", *(f"mnemo.{f}" for f in FACES)])

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
 #: mnemo's sub-packages, lowest first: each may import only those before it
 #: (``stores`` and ``kinds`` are beside each other: neither imports the other).
-MNEMO_LAYERS = ("core", "models", "stores", "kinds", "notes", "turn", "writing", "access", "cli")
+MNEMO_LAYERS = ("core", "audit", "models", "stores", "kinds", "notes", "turn", "writing", "access", "cli")
 #: The product's code (bench/ measures it from outside and may read internals).
 PRODUCT = ("graphs", "nodes", "mnemo", "server", "web")
 MAX_MODULE_LINES = 350

@@ -15,8 +15,8 @@ from starlette.testclient import TestClient
 
 from mnemo import StoreUnavailableError, User, aupdate_profile
 from mnemo.access.tokens import mint_token
+from mnemo.audit.chain import alist_audit
 from mnemo.core import MAX_MEMORY_BODY_BYTES
-from mnemo.kinds.audit import alist_audit
 from mnemo.notes import alist_notes
 from mnemo.turn import aload_snapshot, render_snapshot
 

@@ -34,7 +34,7 @@ from starlette.routing import Route
 from mnemo import StoreUnavailableError, User, aremember
 from mnemo.access import aexport_user
 from mnemo.access.tokens import mint_token
-from mnemo.kinds import averify
+from mnemo.audit import averify
 from mnemo.stores.factory import open_store
 from tests.store_backends import import_platform_store_module, open_platform_store, platform_index, truncate
 

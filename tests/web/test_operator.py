@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from mnemo import User, aremember, aupdate_profile
 from mnemo.access.tokens import mint_token
-from mnemo.kinds.audit import alist_audit
+from mnemo.audit.chain import alist_audit
 
 SECRET = "o" * 40
 

@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
 from mnemo.access import aexport_user
+from mnemo.audit import Origin
+from mnemo.audit.chain import alist_audit
 from mnemo.core import INVALIDATED_NOTES, User
-from mnemo.kinds import Origin
-from mnemo.kinds.audit import alist_audit
 from mnemo.notes import alist_notes, aremember
 from mnemo.writing import aconsolidate
 from mnemo.writing import consolidate as consolidation

@@ -21,9 +21,10 @@ from langgraph.store.base import PutOp
 from mnemo import User, alist_notes, arecall, aremember, aremember_many, aupdate_profile
 from mnemo.access.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
 from mnemo.access.privacy import ERASE_PASSES, aerase_threads, aerase_user, aexport_user
+from mnemo.audit import Origin
+from mnemo.audit.chain import alist_audit
 from mnemo.core import PAGE_SIZE
 from mnemo.core.errors import ListingChangedError
-from mnemo.kinds.audit import Origin, alist_audit
 from tests.store_backends import ROOT, RacingWriter
 
 ADMIN = Origin(source="admin", actor="admin_1")

@@ -15,20 +15,17 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
-from mnemo.core import AUDIT, InvalidInputError, User, alist_all
+from mnemo.audit.origin import AuditSource, Origin
+from mnemo.core import AUDIT, User, alist_all
 
 #: Namespace kind of the chain head (``(label, AUDIT_HEAD)``, key :data:`HEAD_KEY`).
 AUDIT_HEAD = "audit_head"
 HEAD_KEY = "head"
-
-AuditSource = Literal["user_said", "tool", "extractor", "admin"]
-AUDIT_SOURCES: tuple[str, ...] = ("user_said", "tool", "extractor", "admin")
 
 AuditAction = Literal[
     "profile.set",
@@ -78,47 +75,6 @@ class AuditRecord(TypedDict):
     """:func:`digest` of the record before it (``""`` for the first)."""
     route: NotRequired[str]
     """The REST route the write came through (``PATCH /memory/profile``), when it came through one."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Origin:
-    """Where a memory write comes from, recorded with it in the audit trail."""
-
-    source: AuditSource
-    """``user_said`` (the user asked directly), ``tool`` (a tool call of the
-    model), ``extractor`` (extraction after a turn) or ``admin``."""
-
-    thread_id: str | None = None
-    """Thread of the agent run that made the write, if any."""
-
-    run_id: str | None = None
-    """Run of the agent that made the write, if any."""
-
-    actor: str | None = None
-    """Identity of whoever acted for the user (an admin), if not the user; on a
-    REST route, the caller's (the admin's or the user's own)."""
-
-    route: str | None = None
-    """The REST route of the write (``POST /memory/notes``), when it came through one."""
-
-    def __post_init__(self) -> None:
-        if self.source not in AUDIT_SOURCES:
-            raise InvalidInputError(f"audit source must be one of {AUDIT_SOURCES}, got {self.source!r}")
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any] | None, source: AuditSource) -> Origin:
-        """The origin of a write made inside a graph run whose ``RunnableConfig``
-        is ``config``: thread id from ``configurable``, run id from
-        ``configurable`` or ``metadata`` (where the LangGraph server puts it)."""
-        config = config or {}
-        configurable = config.get("configurable") or {}
-        metadata = config.get("metadata") or {}
-
-        def pick(name: str) -> str | None:
-            value = configurable.get(name) or metadata.get(name) or config.get(name)
-            return str(value) if value else None
-
-        return cls(source=source, thread_id=pick("thread_id"), run_id=pick("run_id"))
 
 
 def digest(record: Mapping[str, Any]) -> str:
