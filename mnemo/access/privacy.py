@@ -12,9 +12,10 @@ from typing import Any, Literal, TypedDict
 from langgraph.store.base import BaseStore, Item, PutOp
 
 from mnemo.access.entitlements import Entitlements, Usage
-from mnemo.audit import AUDIT_HEAD, AuditRecord, Origin, abatch_audited, audit_op
+from mnemo.audit import AuditRecord, Origin, abatch_audited, audit_op
 from mnemo.core import (
     AUDIT,
+    AUDIT_HEAD,
     ENTITLEMENTS,
     NOTE_INDEX,
     NOTES,

@@ -4,7 +4,6 @@ value). Below the memory kinds and notes, which all write it.
 """
 
 from mnemo.audit.chain import (
-    AUDIT_HEAD,
     AuditAction,
     AuditCheck,
     AuditRecord,
@@ -16,7 +15,6 @@ from mnemo.audit.chain import (
 from mnemo.audit.origin import SOURCES, Origin, Source, default_origin
 
 __all__ = [
-    "AUDIT_HEAD",
     "SOURCES",
     "AuditAction",
     "AuditCheck",

@@ -21,10 +21,9 @@ from typing import Any, Literal, NotRequired, TypedDict
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 from mnemo.audit.origin import AuditSource, Origin
-from mnemo.core import AUDIT, User, alist_all
+from mnemo.core import AUDIT, AUDIT_HEAD, User, alist_all
 
-#: Namespace kind of the chain head (``(label, AUDIT_HEAD)``, key :data:`HEAD_KEY`).
-AUDIT_HEAD = "audit_head"
+#: Key of the chain head in ``(label, AUDIT_HEAD)``.
 HEAD_KEY = "head"
 
 AuditAction = Literal[

@@ -21,6 +21,8 @@ INVALIDATED_NOTES = "notes_invalidated"
 NOTE_INDEX = "note_index"
 EPISODES = "episodes"
 AUDIT = "audit"
+#: The head of a user's audit chain: the place and digest of its last record.
+AUDIT_HEAD = "audit_head"
 ENTITLEMENTS = "entitlements"
 USAGE = "usage"
 #: The user's own learned instructions (how the agent treats them), versioned.

@@ -83,13 +83,13 @@ def history_namespace(assistant_id: str) -> tuple[str, str, str]:
     return (ADMIN_ROOT, INSTRUCTIONS, user_label(str(assistant_id)))
 
 
-def head_op(namespace: tuple[str, ...]) -> SearchOp:
+def instructions_head_op(namespace: tuple[str, ...]) -> SearchOp:
     """The read of a ``head``: a filter on ``kind``, never ``get`` (no ghost namespaces)."""
     return SearchOp(namespace, filter={"kind": HEAD}, limit=1)
 
 
 def head_text(namespace: tuple[str, ...], found: Any) -> tuple[str, int] | None:
-    """The text and version of the ``head`` a :func:`head_op` found (``None``: none)."""
+    """The text and version of the ``head`` a :func:`instructions_head_op` found (``None``: none)."""
     heads = [it for it in found or [] if tuple(it.namespace) == namespace]
     return (heads[0].value["text"], int(heads[0].value.get("version", 0))) if heads else None
 
@@ -97,7 +97,7 @@ def head_text(namespace: tuple[str, ...], found: Any) -> tuple[str, int] | None:
 async def aload_learned(store: BaseStore, assistant_id: str, user: User) -> Learned:
     """The assistant's approved instructions and the user's own, in one round trip."""
     shared_ns, own_ns = instructions_namespace(assistant_id), user.namespace(INSTRUCTIONS)
-    found, own = await store.abatch([head_op(shared_ns), head_op(own_ns)])
+    found, own = await store.abatch([instructions_head_op(shared_ns), instructions_head_op(own_ns)])
     # A head with an author is from before approvals: never approved, never applied (amigrate_legacy).
     shared = [it for it in found or [] if "author" not in it.value]  # type: ignore[union-attr]
     s, o = head_text(shared_ns, shared), head_text(own_ns, own)

@@ -17,7 +17,7 @@ from langgraph.store.base import BaseStore, PutOp
 from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import INSTRUCTIONS, User, alist_all, now_iso
 from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
-from mnemo.kinds.instructions import HEAD, arewrite, clean, head_op, head_text
+from mnemo.kinds.instructions import HEAD, arewrite, clean, head_text, instructions_head_op
 
 
 class OwnVersion(TypedDict):
@@ -40,7 +40,7 @@ class OwnResult(TypedDict):
 async def aget_own(store: BaseStore, user: User) -> tuple[str, int] | None:
     """The user's current own instructions and their version (``None``: none)."""
     ns = user.namespace(INSTRUCTIONS)
-    (found,) = await store.abatch([head_op(ns)])
+    (found,) = await store.abatch([instructions_head_op(ns)])
     return head_text(ns, found)
 
 
