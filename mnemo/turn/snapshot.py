@@ -9,32 +9,12 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Op
+from langgraph.store.base import BaseStore
 
-from mnemo.core import (
-    EPISODES,
-    NOTES,
-    PROFILE,
-    SHARED_EPISODES_NAMESPACE,
-    User,
-    alist_rest,
-    bounded_query,
-    list_op,
-    only_in_namespace,
-    query_op,
-    quote,
-    search_result,
-)
-from mnemo.kinds import (
-    EPISODE_MIN_SCORE,
-    Episode,
-    Profile,
-    format_profile,
-    pick_similar,
-    profile_from_items,
-    similar_ops,
-)
-from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, live, note_dates, to_note
+from mnemo.core import User, bounded_query, quote
+from mnemo.kinds import EPISODE_MIN_SCORE, Episode, Profile, format_profile
+from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
+from mnemo.turn.registry import Ask, aparse_parts, part_ops
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -73,24 +53,11 @@ async def aload_snapshot(
     episode_min_score: float = EPISODE_MIN_SCORE,
     similar_limit: int = 0,
 ) -> MemorySnapshot:
-    query = bounded_query(query)
-    profile_ns = user.namespace(PROFILE)
-    with_episodes = bool(query.strip()) and episode_limit > 0
-    with_similar = bool(query.strip()) and similar_limit > 0
-    extra: list[Op] = [list_op(profile_ns)]
-    if with_episodes:
-        extra += similar_ops(user, query, limit=episode_limit)  # same batch: the query is embedded once
-    if with_similar:
-        extra.append(query_op(user.namespace(NOTES), query, limit=similar_limit))
-    read = await aread_notes(store, user, query, limit=recall_limit, margin=recall_margin, extra=extra)
-    episodes: list[Episode] = []
-    if with_episodes:
-        found = [
-            only_in_namespace(search_result(read.extra[1]), user.namespace(EPISODES)),
-            only_in_namespace(search_result(read.extra[2]), SHARED_EPISODES_NAMESPACE),
-        ]
-        episodes = pick_similar(found, user, limit=episode_limit, min_score=episode_min_score)
-    profile_items = await alist_rest(store, profile_ns, search_result(read.extra[0]))
+    ask = Ask(user, bounded_query(query), episode_limit, episode_min_score, similar_limit)
+    planned = part_ops(ask)
+    extra = [op for _, ops in planned for op in ops]  # one batch: the query is embedded once
+    read = await aread_notes(store, user, ask.query, limit=recall_limit, margin=recall_margin, extra=extra)
+    parts = await aparse_parts(store, ask, planned, read.extra)
     # Expired notes met on the way go now, index entries included (two more
     # round trips, only when something expired); the rest when met, or by
     # mnemo.notes.expiry.asweep_all.
@@ -98,17 +65,12 @@ async def aload_snapshot(
     relevant = read.relevant
     seen = {n["id"] for n in relevant}
     recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
-    similar = (
-        [to_note(it) for it in live(only_in_namespace(search_result(read.extra[-1]), user.namespace(NOTES)))]
-        if with_similar
-        else []
-    )
     return MemorySnapshot(
-        profile=profile_from_items(profile_items),
+        profile=parts["profile"],
         relevant=relevant,
         recent=recent,
-        episodes=episodes,
-        similar=similar,
+        episodes=parts["episodes"],
+        similar=parts["similar"],
         found_by=read.found_by,
     )
 

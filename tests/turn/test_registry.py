@@ -1,0 +1,40 @@
+"""The snapshot's parts (mnemo.turn.registry): every key of a snapshot besides
+the notes' recall is one registered part, and each part reads its own results
+by name, so their order in the batch does not matter."""
+
+from __future__ import annotations
+
+from mnemo import aupdate_profile
+from mnemo.kinds.episodes import arecord_episode, build_episode
+from mnemo.notes.writes import aremember_many
+from mnemo.turn import registry
+from mnemo.turn.snapshot import MemorySnapshot, aload_snapshot
+from tests.kinds.test_episodes import case_messages
+
+#: The snapshot's keys the notes' recall fills (mnemo.notes.recall.aread_notes).
+RECALL_KEYS = {"relevant", "recent", "found_by"}
+
+
+def test_every_key_of_a_snapshot_besides_recall_is_a_registered_part():
+    keys = MemorySnapshot.__required_keys__ | MemorySnapshot.__optional_keys__
+    assert RECALL_KEYS <= keys
+    assert [p.name for p in registry.PARTS] == ["profile", "episodes", "similar"]
+    assert {p.name for p in registry.PARTS} == keys - RECALL_KEYS
+
+
+async def test_each_part_reads_its_own_results_whatever_their_place_in_the_batch(store, user, monkeypatch):
+    await aupdate_profile(store, user, {"name": "Ann", "city": "Suzhou"})
+    await aremember_many(store, user, ["The user owns an air purifier.", "The user has two cats."])
+    episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
+    assert episode is not None
+    await arecord_episode(store, user, episode)
+    query = "空气净化器不出风了。"
+    limits = {"episode_limit": 2, "episode_min_score": 0.0, "similar_limit": 2}
+
+    before = await aload_snapshot(store, user, query, **limits)
+    assert before["profile"]["city"]["value"] == "Suzhou"
+    assert [e["id"] for e in before["episodes"]] == [episode["id"]]
+    assert before["similar"] and all(n["text"].startswith("The user") for n in before["similar"])
+
+    monkeypatch.setattr(registry, "PARTS", registry.PARTS[::-1])
+    assert await aload_snapshot(store, user, query, **limits) == before
