@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 
 from mnemo import MnemoError, user_label
 from mnemo.access import mint_token, secret_from_env
+from mnemo.core import env
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"
 CODE_ENV = "MNEMO_DEV_LOGIN_CODE"
@@ -28,7 +29,7 @@ _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 def refusal(request: Request) -> str | None:
     """Why this request may not get a development token (``None``: it may)."""
-    if os.environ.get(ENABLE_ENV) != "1":
+    if not env.flag(ENABLE_ENV):
         return "Development sign-in is off (it is on only under ./scripts/dev with its local secret)"
     client = request.client.host if request.client else ""
     try:
