@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 from datetime import timedelta
 from urllib.parse import urlsplit
 
@@ -57,7 +56,7 @@ async def dev_token(request: Request) -> JSONResponse:
         body = await request.json()
         if not isinstance(body, dict):
             raise ValueError("Send the user id and the code as a JSON object")
-        expected = os.environ.get(CODE_ENV)  # unset or empty: nobody signs in
+        expected = env.raw(CODE_ENV)  # unset or empty: nobody signs in
         if not expected or not hmac.compare_digest(str(body.get("code") or "").encode(), expected.encode()):
             return JSONResponse(
                 {"error": "Development sign-in needs this start's code: open the console URL ./scripts/dev printed"},

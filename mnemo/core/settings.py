@@ -46,6 +46,7 @@ _DECLARED = (
     Setting("MNEMO_TOKEN", "", "the CLI's bearer token"),
     Setting("MNEMO_MAX_RUNS_PER_USER", "3", "runs one user may have in progress (1-100)"),
     Setting("MNEMO_DEV_LOGIN", "", "1: development sign-in is on"),
+    Setting("MNEMO_DEV_LOGIN_CODE", "", "the code development sign-in asks for (empty: nobody signs in)"),
     Setting("MNEMO_DEV_CORS_ORIGINS", "", "more development CORS origins"),
     Setting("CORS_CONFIG", "", "the langgraph server's own CORS configuration"),
 )
