@@ -53,9 +53,14 @@ def configured_extraction_model() -> str:
     return env.text("MNEMO_EXTRACTION_MODEL", strip=True)
 
 
+def memory_model(chat: str, extraction: str) -> str:
+    """The model of memory calls: ``extraction``, else the chat model (the one place this is chosen)."""
+    return extraction or chat
+
+
 def configured_memory_model() -> str:
     """The model memory calls use when a run chooses none: :func:`configured_extraction_model`, else the chat model."""
-    return configured_extraction_model() or configured_model()
+    return memory_model(configured_model(), configured_extraction_model())
 
 
 def allowed_models() -> set[str]:
