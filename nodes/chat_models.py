@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from mnemo.models import MODELS as _models  # tests and benchmarks register scripted models here
-from mnemo.models import allowed_models, aload_chat_model, client_settings
+from mnemo.models import allowed_models, aload_chat_model, client_settings, memory_model
 
 __all__ = ["_models", "allowed_models", "aload_chat_model", "aload_memory_model", "client_settings"]
 
@@ -17,4 +17,4 @@ __all__ = ["_models", "allowed_models", "aload_chat_model", "aload_memory_model"
 async def aload_memory_model(ctx: Any) -> BaseChatModel:
     """The client of the run's memory calls (extraction, summaries, rewrites):
     ``ctx.extraction_model``, else the chat model, with the memory calls' output cap."""
-    return await aload_chat_model(ctx.extraction_model or ctx.model, memory=True)
+    return await aload_chat_model(memory_model(ctx.model, ctx.extraction_model), memory=True)

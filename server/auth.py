@@ -8,12 +8,15 @@ refuse anything without a handler. The server does not start without ``MNEMO_JWT
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from langgraph_sdk import Auth
 
 from mnemo.access import InvalidTokenError, secret_from_env
 from mnemo.core import Caller, InvalidInputError
 from server.access import (
     Forbidden,
+    StoreAction,
     authorize_assistants,
     authorize_store,
     check_item_size,
@@ -38,7 +41,7 @@ def _unauthorized(detail: str) -> Auth.exceptions.HTTPException:
     return Auth.exceptions.HTTPException(status_code=401, detail=detail)
 
 
-async def authenticate(headers: dict[bytes, bytes]) -> Auth.types.MinimalUserDict:
+async def authenticate(headers: dict[bytes, bytes]) -> dict[str, Any]:
     try:
         caller = caller_from_headers(headers)
     except InvalidTokenError as exc:
@@ -124,7 +127,8 @@ async def on_store(ctx: Auth.types.AuthContext, value: dict) -> None:
     """The platform uses ``value["namespace"]`` after this handler: a user's
     empty search prefix is narrowed here to their own label."""
     try:
-        namespace = authorize_store(_caller(ctx), ctx.action, value.get("namespace"))
+        # Registered for the store alone, so the action is a store action.
+        namespace = authorize_store(_caller(ctx), cast(StoreAction, ctx.action), value.get("namespace"))
     except Forbidden as exc:
         raise _forbidden(exc) from None
     if ctx.action == "put":

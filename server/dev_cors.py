@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from mnemo.core import env
 
 #: Further origins the developer allows (environment or ``.env``), comma-separated.
 EXTRA_ENV = "MNEMO_DEV_CORS_ORIGINS"
@@ -30,8 +31,8 @@ def dev_cors(config: dict[str, Any], origins: str) -> dict[str, Any]:
 def _setting(name: str, config: dict[str, Any], config_path: Path) -> str:
     """``name`` from the environment, else from the config's env file, as
     ``langgraph dev`` will see it (it loads that file with python-dotenv)."""
-    if os.environ.get(name):
-        return os.environ[name]
+    if value := env.raw(name):
+        return value
     env_file = config.get("env")
     if not isinstance(env_file, str):
         return ""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-import os
 from datetime import timedelta
 from urllib.parse import urlsplit
 
@@ -19,6 +18,7 @@ from starlette.responses import JSONResponse
 
 from mnemo import MnemoError, user_label
 from mnemo.access import mint_token, secret_from_env
+from mnemo.core import env
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"
 CODE_ENV = "MNEMO_DEV_LOGIN_CODE"
@@ -28,7 +28,7 @@ _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 def refusal(request: Request) -> str | None:
     """Why this request may not get a development token (``None``: it may)."""
-    if os.environ.get(ENABLE_ENV) != "1":
+    if not env.flag(ENABLE_ENV):
         return "Development sign-in is off (it is on only under ./scripts/dev with its local secret)"
     client = request.client.host if request.client else ""
     try:
@@ -56,7 +56,7 @@ async def dev_token(request: Request) -> JSONResponse:
         body = await request.json()
         if not isinstance(body, dict):
             raise ValueError("Send the user id and the code as a JSON object")
-        expected = os.environ.get(CODE_ENV)  # unset or empty: nobody signs in
+        expected = env.raw(CODE_ENV)  # unset or empty: nobody signs in
         if not expected or not hmac.compare_digest(str(body.get("code") or "").encode(), expected.encode()):
             return JSONResponse(
                 {"error": "Development sign-in needs this start's code: open the console URL ./scripts/dev printed"},

@@ -11,16 +11,15 @@ not atomic (two runs created at once may both pass it; the lease holds them).
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-from mnemo.core import Caller
+from mnemo.core import Caller, env
 from server.access import OWNER
 
 #: Environment variable that sets the cap (default :data:`DEFAULT_MAX_RUNS_PER_USER`).
 MAX_RUNS_ENV = "MNEMO_MAX_RUNS_PER_USER"
-DEFAULT_MAX_RUNS_PER_USER = 3
+DEFAULT_MAX_RUNS_PER_USER = int(env.SETTINGS[MAX_RUNS_ENV].default)
 #: Seconds a refused client is told to wait (``Retry-After``).
 RETRY_AFTER_S = 5
 #: Set while a request whose route cannot carry a 429 (it answers 500) creates runs.
@@ -29,10 +28,7 @@ _NO_EARLY_429: ContextVar[bool] = ContextVar("mnemo_no_early_429", default=False
 
 def max_runs_per_user() -> int:
     """The cap from ``MNEMO_MAX_RUNS_PER_USER`` (1-100; unset or unreadable: the default)."""
-    try:
-        return min(max(int(os.environ.get(MAX_RUNS_ENV, DEFAULT_MAX_RUNS_PER_USER)), 1), 100)
-    except ValueError:
-        return DEFAULT_MAX_RUNS_PER_USER
+    return env.bounded_int(MAX_RUNS_ENV, 1, 100)
 
 
 async def abusy_threads(owner: str, *, limit: int) -> int:

@@ -17,7 +17,7 @@ from typing import TypedDict
 
 import jwt
 
-from mnemo.core import ROLES, Caller, InvalidTokenError, Role, SecretError, user_label
+from mnemo.core import ROLES, Caller, InvalidTokenError, Role, SecretError, env, user_label
 
 ALGORITHM = "HS256"
 SECRET_ENV = "MNEMO_JWT_SECRET"
@@ -53,7 +53,7 @@ def check_secret(secret: str | None) -> str:
 
 def secret_from_env() -> str:
     """The configured secret (``MNEMO_JWT_SECRET``), checked."""
-    return check_secret(os.environ.get(SECRET_ENV))
+    return check_secret(env.raw(SECRET_ENV))
 
 
 def ensure_dev_secret(path: Path = DEV_SECRET_PATH) -> str:

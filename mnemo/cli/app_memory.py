@@ -12,7 +12,7 @@ from typing import Any
 
 from mnemo.cli.memory import TARGET, _write_json, run
 from mnemo.cli.registry import arg, command
-from mnemo.core import InvalidInputError
+from mnemo.core import InvalidInputError, env
 
 
 def _read_json(path: str) -> Any:
@@ -29,7 +29,6 @@ SOURCE_TOKEN_ENV = "MNEMO_SOURCE_TOKEN"
 
 async def _aread_source(url: str, template: str, user_id: str) -> list[dict[str, Any]]:
     """The items of the namespace ``template`` names for ``user_id`` on the LangGraph server at ``url``."""
-    import os
 
     from langgraph_sdk import get_client
 
@@ -37,7 +36,7 @@ async def _aread_source(url: str, template: str, user_id: str) -> list[dict[str,
     from mnemo.core import alist_all
     from mnemo.stores import ServerStore
 
-    token = os.environ.get(SOURCE_TOKEN_ENV, "").strip()
+    token = env.text(SOURCE_TOKEN_ENV, strip=True)
     client = get_client(url=url, headers={"Authorization": f"Bearer {token}"} if token else None)
     items = await alist_all(ServerStore(client), namespace_of(template, user_id))
     return [{"key": it.key, "value": it.value, "created_at": it.created_at.isoformat()} for it in items]

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from typing import Any
 
 from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
 from mnemo.cli.tokens import signing_secret
-from mnemo.core import MnemoError
+from mnemo.core import MnemoError, env
 
 #: Where ``./scripts/dev`` serves.
 DEV_URL = "http://127.0.0.1:2024"
@@ -24,7 +23,7 @@ def _chat_credentials(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     from mnemo.access import mint_token
 
     context = {"user_id": args.user} if args.user else {}
-    if token := os.environ.get(TOKEN_ENV, "").strip():
+    if token := env.text(TOKEN_ENV, strip=True):
         return token, context
     if not args.user:
         raise MnemoError(f"say whom to chat as: --user <id> (or set ${TOKEN_ENV} to a user's token)")
@@ -78,7 +77,7 @@ async def _stream_turn(client: Any, thread_id: str, args: argparse.Namespace, te
         help=f"the user to chat as; without ${TOKEN_ENV}, a user token for them is minted with the signing "
         "secret (development: ./scripts/dev's secret)",
     ),
-    arg("--url", default=os.environ.get(URL_ENV) or DEV_URL, help=f"the server (default ${URL_ENV}, else {DEV_URL})"),
+    arg("--url", default=env.text(URL_ENV) or DEV_URL, help=f"the server (default ${URL_ENV}, else {DEV_URL})"),
     arg("--assistant", default="agent", help="assistant id or graph name (default: agent)"),
     arg("--thread", help="continue this thread (default: a new one)"),
 )

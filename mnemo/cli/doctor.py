@@ -10,7 +10,6 @@ when memory cannot be written with this server (docs/models.md).
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +19,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from mnemo.cli.registry import arg, command
+from mnemo.core import env
 
 #: What the structured-output checks ask the model to extract from.
 SAID = "Hi, my name is Lin and I live in Suzhou."
@@ -107,7 +107,7 @@ async def doctor(args: argparse.Namespace) -> int:
     chat = args.model or configured_model()
     memory = args.model or configured_memory_model()
     settings = client_settings()
-    print(f"model server: {os.environ.get('OPENAI_BASE_URL') or '(the provider default)'}")
+    print(f"model server: {env.text('OPENAI_BASE_URL') or '(the provider default)'}")
     print(f"chat model {chat}, memory model {memory}; " + ", ".join(f"{k}={v:g}" for k, v in settings.items()))
     rows: list[tuple[str, str, bool, str, float]] = []
     checks: list[tuple[str, str, Callable[[BaseChatModel], Awaitable[str]]]] = [

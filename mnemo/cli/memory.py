@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,12 +21,12 @@ from langgraph.store.base import BaseStore
 
 from mnemo.cli.operations import OPERATIONS, Target
 from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
-from mnemo.core import MnemoError
+from mnemo.core import MnemoError, env
 
 #: The ``--url`` of every store command.
 TARGET = arg(
     "--url",
-    default=os.environ.get(URL_ENV) or None,
+    default=env.text(URL_ENV) or None,
     help=f"LangGraph server to go through (default ${URL_ENV}); token from ${TOKEN_ENV}. "
     "Without it: PostgreSQL ($POSTGRES_URI, else the embedded server of $MNEMO_PGDATA)",
 )
@@ -44,7 +43,7 @@ async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> An
     if args.url:
         import httpx
 
-        token = os.environ.get(TOKEN_ENV, "").strip()
+        token = env.text(TOKEN_ENV, strip=True)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         async with httpx.AsyncClient(base_url=args.url, headers=headers, timeout=600) as http:
             res = await http.post(f"/memory/operator/{name}", json=params)
@@ -61,7 +60,7 @@ async def open_local_store() -> AsyncIterator[BaseStore]:
     """PostgreSQL: ``$POSTGRES_URI``, else the embedded server of ``$MNEMO_PGDATA``."""
     from mnemo.stores import DEFAULT_DATA_DIR, PGDATA_ENV, open_postgres_store
 
-    datadir = os.environ.get(PGDATA_ENV, "").strip() or DEFAULT_DATA_DIR
+    datadir = env.text(PGDATA_ENV, strip=True) or DEFAULT_DATA_DIR
     async with open_postgres_store(datadir=datadir, sweep=False) as store:
         yield store
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from mnemo.cli.registry import arg, command
+from mnemo.core import env
 
 
 def signing_secret() -> str:
@@ -14,7 +14,7 @@ def signing_secret() -> str:
     then ``./.env``), else the development secret ``./scripts/dev`` created."""
     from mnemo.access import DEV_SECRET_PATH, SECRET_ENV, SecretError, check_secret, ensure_dev_secret
 
-    secret = os.environ.get(SECRET_ENV) or _dotenv(SECRET_ENV)
+    secret = env.raw(SECRET_ENV) or _dotenv(SECRET_ENV)
     if secret:
         return check_secret(secret)
     if DEV_SECRET_PATH.exists():

@@ -5,6 +5,7 @@ discipline (reads that avoid the store's traps, values every backend keeps).
 Imports nothing else of mnemo.
 """
 
+from mnemo.core import settings as env  # noqa: E402  (the settings module, by the face)
 from mnemo.core.client_writes import (
     check_client_update,
     check_command,
@@ -187,6 +188,7 @@ __all__ = [
     "collapse_whitespace",
     "content_tokens",
     "data_block",
+    "env",
     "find_personal_data",
     "json_size",
     "json_value",

@@ -13,6 +13,7 @@ from mnemo.models.build import (
     configured_extraction_model,
     configured_memory_model,
     configured_model,
+    memory_model,
     model_timeout_s,
     within_deadline,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "configured_extraction_model",
     "configured_memory_model",
     "configured_model",
+    "memory_model",
     "model_timeout_s",
     "ways_for",
     "within_deadline",

@@ -10,14 +10,13 @@ and :func:`ainvoke_within` bounds a whole call, streamed or not (docs/models.md)
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
-from mnemo.core import InvalidInputError, clamp
+from mnemo.core import InvalidInputError, env
 
 #: The chat model when the operator configures none (``MNEMO_MODEL``).
 DEFAULT_MODEL = "openai:gpt-4o-mini"
@@ -46,22 +45,27 @@ T = TypeVar("T")
 
 def configured_model() -> str:
     """The operator's chat model: ``MNEMO_MODEL``, else :data:`DEFAULT_MODEL`."""
-    return os.environ.get("MNEMO_MODEL") or DEFAULT_MODEL
+    return env.text("MNEMO_MODEL") or DEFAULT_MODEL
 
 
 def configured_extraction_model() -> str:
     """The operator's model for memory calls (``MNEMO_EXTRACTION_MODEL``; ``""``: the chat model)."""
-    return os.environ.get("MNEMO_EXTRACTION_MODEL", "").strip()
+    return env.text("MNEMO_EXTRACTION_MODEL", strip=True)
+
+
+def memory_model(chat: str, extraction: str) -> str:
+    """The model of memory calls: ``extraction``, else the chat model (the one place this is chosen)."""
+    return extraction or chat
 
 
 def configured_memory_model() -> str:
     """The model memory calls use when a run chooses none: :func:`configured_extraction_model`, else the chat model."""
-    return configured_extraction_model() or configured_model()
+    return memory_model(configured_model(), configured_extraction_model())
 
 
 def allowed_models() -> set[str]:
     """The models a run may choose (``MNEMO_ALLOWED_MODELS``, else the configured ones)."""
-    listed = {m.strip() for m in os.environ.get("MNEMO_ALLOWED_MODELS", "").split(",") if m.strip()}
+    listed = env.names("MNEMO_ALLOWED_MODELS")
     if listed:
         return listed
     configured = {configured_model(), configured_extraction_model()}
@@ -69,7 +73,7 @@ def allowed_models() -> set[str]:
 
 
 def _env_number(name: str, default: float, lo: float, hi: float, *, integer: bool = False) -> float:
-    return clamp(name, os.environ.get(name) or default, lo, hi, integer=integer)
+    return env.number(name, default, lo, hi, integer=integer)
 
 
 def model_timeout_s() -> float:
@@ -91,7 +95,7 @@ def client_settings(*, memory: bool = False) -> dict[str, float | int]:
 
 
 def _openai_compatible_base() -> str:
-    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or ""
+    return env.text("OPENAI_BASE_URL") or env.text("OPENAI_API_BASE")
 
 
 def cap_arguments(spec: str, max_tokens: int) -> dict[str, Any]:

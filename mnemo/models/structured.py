@@ -14,7 +14,6 @@ the server did and the fix (docs/models.md).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -23,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.output_parsers import PydanticOutputParser
 from pydantic import BaseModel
 
-from mnemo.core import InvalidInputError
+from mnemo.core import env
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +75,8 @@ def pinned_way() -> str | None:
     Raises:
         InvalidInputError: not one of :data:`WAYS` (or ``auto``).
     """
-    value = (os.environ.get(ENV) or "auto").strip()
-    if value == "auto":
-        return None
-    if value not in WAYS:
-        raise InvalidInputError(f"{ENV} is one of auto, {', '.join(WAYS)}; got {value!r}")
-    return value
+    value = env.choice(ENV, ("auto", *WAYS))
+    return None if value == "auto" else value
 
 
 def ways_for(model: BaseChatModel) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemo.core import EmbeddedPostgresError
+from mnemo.core import EmbeddedPostgresError, env
 from mnemo.stores.embedded_socket import make_socket_private
 
 logger = logging.getLogger(__name__)
@@ -229,7 +229,7 @@ def server_info(datadir: str | os.PathLike[str] = DEFAULT_DATA_DIR) -> Any | Non
 
 def env_uri() -> str | None:
     """``$POSTGRES_URI`` when set and not blank, else ``None``."""
-    uri = os.environ.get(POSTGRES_URI_ENV, "").strip()
+    uri = env.text(POSTGRES_URI_ENV, strip=True)
     return uri or None
 
 

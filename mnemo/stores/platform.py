@@ -7,13 +7,13 @@ the embedded PostgreSQL, with the index of the config file and its own TTL sweep
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from mnemo.core import env
 from mnemo.stores import embedded_postgres as pgserver
 from mnemo.stores.factory import open_postgres_store
 
@@ -60,7 +60,7 @@ async def generate_store() -> AsyncIterator[BaseStore]:
     """The server's store: ``AsyncPostgresStore`` (pool, HNSW/cosine index,
     ``setup()`` once, TTL sweeper), closed when the server shuts down."""
     store_config = _server_store_config()
-    datadir = os.environ.get(PGDATA_ENV, "").strip() or pgserver.DEFAULT_DATA_DIR
+    datadir = env.text(PGDATA_ENV, strip=True) or pgserver.DEFAULT_DATA_DIR
     where = "POSTGRES_URI" if pgserver.env_uri() else f"embedded PostgreSQL in {datadir}"
     logger.info("mnemo store: PostgreSQL (%s)", where)
     async with open_postgres_store(datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")) as store:
