@@ -1,7 +1,8 @@
 """The small core every memory kind stands on: errors, whose memory
 (user ids and labels, who acts for whom), the
-namespaces, input bounds, quoting, text rules, personal data, and the store
-discipline (reads that avoid the store's traps, values every backend keeps).
+namespaces, input bounds, quoting, text rules, personal data, the store
+discipline (reads that avoid the store's traps, values every backend keeps),
+and the environment variables mnemo reads (:mod:`mnemo.core.settings`, as ``env``).
 Imports nothing else of mnemo.
 """
 
