@@ -53,7 +53,10 @@ def test_an_admin_decides_proposals_and_rolls_back_from_the_page(browser, workdi
         zoe = page.locator("#proposals tr:has-text('u_zoe')")  # a locator: found again after each refresh
         assert "onerror" in zoe.inner_text() and SHARED_TEXT in zoe.inner_text()  # the feedback, as text...
         assert page.query_selector("#proposals img") is None and page.title() == "mnemo admin"  # ...never markup
-        assert "(no learned instructions yet)" in page.inner_text("#versions")
+        # The versions are fetched apart from the proposals: wait for them, not for the proposals.
+        page.wait_for_function(
+            "document.querySelector('#versions').textContent.includes('(no learned instructions yet)')"
+        )
 
         # Before approval, another user's prompt has none of it.
         say(server, "u_li", "hello")
