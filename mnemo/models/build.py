@@ -72,13 +72,9 @@ def allowed_models() -> set[str]:
     return {m for m in configured if m}
 
 
-def _env_number(name: str, default: float, lo: float, hi: float, *, integer: bool = False) -> float:
-    return env.number(name, default, lo, hi, integer=integer)
-
-
 def model_timeout_s() -> float:
     """Seconds one model call may take in all, retries and streaming included (``MNEMO_MODEL_TIMEOUT_S``)."""
-    return _env_number("MNEMO_MODEL_TIMEOUT_S", DEFAULT_TIMEOUT_S, 1, 600)
+    return env.number("MNEMO_MODEL_TIMEOUT_S", DEFAULT_TIMEOUT_S, 1, 600)
 
 
 def client_settings(*, memory: bool = False) -> dict[str, float | int]:
@@ -89,8 +85,8 @@ def client_settings(*, memory: bool = False) -> dict[str, float | int]:
         cap = ("MNEMO_MODEL_MAX_TOKENS", DEFAULT_MAX_TOKENS)
     return {
         "timeout": model_timeout_s(),
-        "max_retries": int(_env_number("MNEMO_MODEL_MAX_RETRIES", DEFAULT_MAX_RETRIES, 0, 10, integer=True)),
-        "max_tokens": int(_env_number(*cap, 16, 65536, integer=True)),
+        "max_retries": int(env.number("MNEMO_MODEL_MAX_RETRIES", DEFAULT_MAX_RETRIES, 0, 10, integer=True)),
+        "max_tokens": int(env.number(*cap, 16, 65536, integer=True)),
     }
 
 
