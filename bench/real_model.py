@@ -173,12 +173,11 @@ def request_summary(record: dict[str, Any]) -> dict[str, Any]:
     ok = record["status"] == 200
     got = answer_of(record["answer"], stream=bool(body.get("stream"))) if ok else {}
     calls = got.get("tool_calls", [])
-    parsed = None
+    parsed, answer = None, None
     if way != "chat":
-        parsed = ok and (
-            any((name is None or n == name) and json_object(a) is not None for n, a in calls)
-            or json_object(got.get("content", "")) is not None
-        )
+        objects = [json_object(a) for n, a in calls if name is None or n == name]
+        answer = next((o for o in [*objects, json_object(got.get("content", ""))] if o is not None), None)
+        parsed = ok and answer is not None
     return {
         "way": way,
         "schema": name,
@@ -190,6 +189,8 @@ def request_summary(record: dict[str, Any]) -> dict[str, Any]:
         "finish_reason": got.get("finish_reason"),
         "completion_tokens": got.get("completion_tokens"),
         "structured_parsed": parsed,
+        # What the model answered: what the write then kept of it is in "memory".
+        "structured_answer": answer,
         "seconds": round(record["ended"] - record["started"], 2),
     }
 

@@ -44,6 +44,10 @@ FIELD_PROMPTS: dict[str, str] = {
 }
 #: A field's values when not free text (the extractor's schema says them).
 FIELD_CHOICES: dict[str, Any] = {"response_style": ResponseStyle}
+#: Fields whose value is the user's own words: extracted, one is kept only when
+#: every word of it is in what the user said (:mod:`mnemo.writing.grounding`).
+#: ``language`` may be inferred from how the user writes, a choice is not words.
+SAID_FIELDS: frozenset[str] = frozenset({"name", "city"})
 
 #: Higher outranks lower: a value is replaced only by a source of at least its rank.
 #: What an application set and what the user says rank alike: the later

@@ -16,13 +16,21 @@ from mnemo.core import (
     PROFILE,
     InvalidInputError,
     User,
+    adds_nothing,
     alist_rest,
     content_tokens,
     list_op,
     now_iso,
     search_result,
 )
-from mnemo.kinds import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
+from mnemo.kinds import (
+    SAID_FIELDS,
+    ProfileChange,
+    normalize_field,
+    plan_profile_update,
+    profile_audit_ops,
+    profile_from_items,
+)
 from mnemo.notes import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -36,6 +44,7 @@ from mnemo.notes import (
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.grounding import all_words_said, log_ungrounded, said_words, shares_a_word
 from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
@@ -71,7 +80,11 @@ async def aapply_extraction(
     after it are not overwritten (:func:`mnemo.kinds.profile.aupdate_profile`).
 
     ``said``: the user messages extracted, each with what it replied to: a
-    note gets the context of the message it came from (:func:`source_message`).
+    note gets the context of the message it came from (:func:`source_message`),
+    and what they do not support is dropped (logged): a note, a revision's text
+    sharing no word with them, a name or city with a word not in them
+    (:mod:`mnemo.writing.grounding`). Empty: nothing is checked (an
+    application's own extraction).
 
     ``known``: the notes the extractor was shown (:mod:`mnemo.writing.known`):
     the extraction's ``updates`` and ``invalidates`` name notes by their short
@@ -99,11 +112,25 @@ async def aapply_extraction(
         for note in notes
         if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
     ]
+    if said:
+        # Only what the user's own words support (mnemo.writing.grounding).
+        words = said_words(m.text for m in said)
+        unsaid = {f: v for f, v in changes.items() if f in SAID_FIELDS and not all_words_said(v, words)}
+        log_ungrounded("profile value(s)", [f"{f}={v}" for f, v in unsaid.items()])
+        changes = {f: v for f, v in changes.items() if f not in unsaid}
+        log_ungrounded("note(s)", [n.text for n in notes if not shares_a_word(n.text, words)])
+        notes = [n for n in notes if shares_a_word(n.text, words)]
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
     requests = known.requests(extraction) if known is not None else []
+    if said and requests:
+        # A revision is the user's word on a note: its new text, or (an
+        # invalidation) the note itself, shares a word with what they said.
+        unsaid_requests = [r for r in requests if not shares_a_word(r.text if r.text is not None else r.shown, words)]
+        log_ungrounded("note revision(s)", [r.text or f"invalidate {r.shown}" for r in unsaid_requests])
+        requests = [r for r in requests if r not in unsaid_requests]
     if not with_profile and not notes and not requests:
         return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
@@ -139,7 +166,9 @@ async def aapply_extraction(
     results = results[int(read_profile) :]
     values = known.values if known is not None and known.values is not None else {}
     values = {**values, **{it.key: it.value for r in results[len(lookups) :] for it in search_result(r)}}
-    revisions = _revisions(user, requests, values, origin=origin, as_of=as_of)
+    revisions = _revisions(
+        user, requests, values, origin=origin, as_of=as_of, shown=known.shown_notes() if known is not None else {}
+    )
     added: list[RememberResult] = []
     if lookups:
         results = results[: len(lookups)]
@@ -173,12 +202,23 @@ def _revisions(
     *,
     origin: Origin,
     as_of: str | None,
+    shown: Mapping[str, str],
 ) -> list[Revision]:
     """The revisions asked for, of notes that still exist (``values``): a
-    note gone since, an invalid or business-record text is ignored (logged)."""
+    note gone since, an invalid or business-record text is ignored (logged).
+    A new text that another note ``shown`` (id -> text) already says, one
+    the extraction keeps, invalidates the note as merged into that one:
+    never two notes saying the same."""
     stamp = now_iso()
     revisions: list[Revision] = []
+    dropped = {r.key for r in requests if r.text is None}
     for request in requests:
+        text, merged_into = request.text, None
+        if text is not None:
+            same = (k for k, t in shown.items() if k != request.key and k not in dropped and adds_nothing(text, t))
+            if (merged_into := next(same, None)) is not None:
+                logger.info("note %s's new text is note %s's; merged into it", request.key[:8], merged_into[:8])
+                text = None
         value = values.get(request.key)
         if value is None:
             logger.warning("note %s is gone since the extractor saw it; not revised", request.key[:8])
@@ -188,7 +228,7 @@ def _revisions(
             continue
         try:
             revision = plan_revision(
-                user, request.key, value, text=request.text, origin=origin, stamp=stamp, as_of=as_of
+                user, request.key, value, text=text, origin=origin, stamp=stamp, as_of=as_of, merged_into=merged_into
             )
         except InvalidInputError:
             logger.warning("extraction's update of note %s is not a valid note; ignored", request.key[:8])

@@ -48,6 +48,10 @@ class Known:
         """The notes (``id``, ``text``) found before, e.g. by the turn's ``load_memory``."""
         return cls(notes={f"n{i}": (n["id"], n["text"]) for i, n in enumerate(notes[:MAX_EXISTING_NOTES], 1)})
 
+    def shown_notes(self) -> dict[str, str]:
+        """Note id -> text shown, of each note shown to the extractor."""
+        return dict(self.notes.values())
+
     def shown(self) -> list[tuple[str, str]]:
         """(short id, text) of each note shown to the extractor."""
         return [(short, text) for short, (_, text) in self.notes.items()]

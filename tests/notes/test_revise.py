@@ -191,7 +191,9 @@ async def test_an_update_naming_an_unknown_or_another_users_note_is_ignored_and_
         )
 
     with caplog.at_level(logging.WARNING, logger="mnemo.writing.known"):
-        await turn(store, user, ScriptedChatModel(respond=malformed), "I got a hamster.")
+        await turn(
+            store, user, ScriptedChatModel(respond=malformed), "I got a hamster; the cats live with my sister now."
+        )
     ignored = [r.getMessage() for r in caplog.records if "ignored" in r.getMessage()]
     assert len(ignored) == 3  # n99, their id (the first word on it), the made-up one
     assert [n["text"] for n in await alist_notes(store, other)] == ["The user has two cats."]

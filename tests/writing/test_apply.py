@@ -66,7 +66,7 @@ async def test_each_note_gets_the_context_of_the_message_it_came_from(store, use
     said = [
         Said("Yes, a cat called Mia.", in_reply_to="Do you have any pets at home?"),
         Said("I can't eat peanuts, I'm allergic.", in_reply_to="Any dietary restrictions for the hamper?"),
-        Said("Thanks!", in_reply_to=None),
+        Said("Thanks! Jazz on hold is lovely.", in_reply_to=None),
     ]
     extraction = MemoryExtraction(
         notes=["The user has a cat called Mia.", "The user is allergic to peanuts.", "The user likes jazz."]
@@ -77,7 +77,7 @@ async def test_each_note_gets_the_context_of_the_message_it_came_from(store, use
     assert contexts == {
         "The user has a cat called Mia.": "Do you have any pets at home?",
         "The user is allergic to peanuts.": "Any dietary restrictions for the hamper?",
-        "The user likes jazz.": None,  # no message shares its words: no context rather than a wrong one
+        "The user likes jazz.": None,  # its message replied to nothing: no context rather than a wrong one
     }
 
 

@@ -1,0 +1,65 @@
+"""Whether an extracted value is the user's own: supported by the words of the
+user messages it was extracted from.
+
+A model can fill the extraction's schema with what the user never said: the
+ids of the notes it was shown (``"n1"``), its prompt's example ("I'm in
+Suzhou."), a note it was shown, copied back. Measured with a small model on
+llama.cpp's server (docs/bench.md, the real-model check), every turn did.
+The schema cannot catch it (the values have the right shape), so the write
+does: a note is kept only when it shares a content word with what the user
+said, a profile field of the user's own words (:data:`mnemo.kinds.SAID_FIELDS`)
+only when every word of it is there. Content words are
+:func:`mnemo.core.content_tokens` (function words out, five-letter stems,
+whole numbers, CJK characters), so a third-person restatement ("The user is
+allergic to peanuts." of "I'm allergic to peanuts") is grounded while a value
+in other words than the user's (a translated city) is not: the cost of never
+storing what the user did not say (docs/memory.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from mnemo.core import content_tokens
+
+logger = logging.getLogger(__name__)
+
+#: Causes already logged at WARNING (later ones at INFO): a small model drops
+#: values every turn, and one warning says what to do about it.
+_warned: set[str] = set()
+
+
+def said_words(texts: Iterable[str]) -> frozenset[str]:
+    """The content words of the user's messages ``texts``."""
+    return frozenset().union(*(content_tokens(t) for t in texts))
+
+
+def shares_a_word(text: str, said: frozenset[str]) -> bool:
+    """Whether ``text`` (a note) has a content word of ``said``."""
+    return not content_tokens(text).isdisjoint(said)
+
+
+def all_words_said(text: str, said: frozenset[str]) -> bool:
+    """Whether every content word of ``text`` (a name, a city) is in ``said``;
+    a value with no content word is not."""
+    words = content_tokens(text)
+    return bool(words) and words <= said
+
+
+def log_ungrounded(what: str, values: Iterable[str]) -> None:
+    """Log the ``what`` values dropped as not said by the user: at WARNING
+    once per ``what``, at INFO after."""
+    values = list(values)
+    if not values:
+        return
+    level = logging.INFO if what in _warned else logging.WARNING
+    _warned.add(what)
+    logger.log(
+        level,
+        "memory extraction: %d %s not stored, sharing no word with what the user said (%s); the model may be "
+        "copying its prompt or the note ids it was shown: run `python -m mnemo doctor` and see docs/models.md",
+        len(values),
+        what,
+        "; ".join(repr(v[:60]) for v in values[:3]),
+    )

@@ -1,0 +1,118 @@
+"""mnemo.writing.grounding: what the user's own words do not support is never
+stored, whatever the extractor returned (a small model copies its prompt's
+example and the ids of the notes it was shown: docs/bench.md)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from mnemo import aget_profile, alist_notes, aremember
+from mnemo.audit import Origin
+from mnemo.writing import aextract_messages
+from mnemo.writing import grounding as grounding_module
+from mnemo.writing.apply import Said, aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
+from mnemo.writing.grounding import all_words_said, said_words, shares_a_word
+from mnemo.writing.known import Known
+from tests.scripted import ScriptedChatModel, tool_call
+
+#: What SmolLM2-135M said on llama.cpp's server in the real-model check (docs/bench.md).
+THREAD = ["Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts."]
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    monkeypatch.setattr(grounding_module, "_warned", set())
+
+
+def test_a_note_is_grounded_by_one_shared_content_word():
+    words = said_words(THREAD)
+    assert shares_a_word("The user is allergic to peanuts.", words)  # a third-person restatement
+    assert shares_a_word("用户对花生过敏。", said_words(["我对花生过敏"]))
+    assert not shares_a_word("n1", words)  # a note id it was shown
+    assert not shares_a_word("I'm in Suzhou.", words)  # the extraction prompt's example
+    assert not shares_a_word("The user is here.", words)  # function words only
+
+
+def test_a_name_or_city_is_grounded_only_when_every_word_of_it_was_said():
+    words = said_words(THREAD)
+    assert all_words_said("Ingrid", words) and all_words_said("Lisbon", words)
+    assert not all_words_said("Ingrid Larsen", words)  # a surname never said
+    assert not all_words_said("n2", words)
+    assert not all_words_said("?", words)  # no word at all
+
+
+async def test_what_a_model_copied_is_dropped_and_what_the_user_said_is_stored(store, user, caplog):
+    said = [Said(t, None) for t in THREAD]
+    extraction = MemoryExtraction(
+        name="n2", city="Suzhou", language="en", notes=["n1", "I'm in Suzhou.", "The user is allergic to peanuts."]
+    )
+    with caplog.at_level(logging.INFO, logger="mnemo.writing.grounding"):
+        applied = await aapply_extraction(store, user, extraction, said=said)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
+    profile = await aget_profile(store, user)
+    assert profile["language"]["value"] == "en"  # the profile was written: language is not the user's words
+    assert "name" not in profile and "city" not in profile
+    assert [c["field"] for c in applied["profile"]] == ["language"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 2 and "'n1'" in warnings[1] and "name=n2" in warnings[0]
+
+    # The user's own values pass; the same cause is then logged at INFO only.
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="mnemo.writing.grounding"):
+        await aapply_extraction(store, user, MemoryExtraction(name="Ingrid", city="Lisbon", notes=["n4"]), said=said)
+    profile = await aget_profile(store, user)
+    assert (profile["name"]["value"], profile["city"]["value"]) == ("Ingrid", "Lisbon")
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+
+
+async def test_an_application_s_own_extraction_is_not_checked(store, user):
+    await aapply_extraction(store, user, MemoryExtraction(name="Ingrid Larsen", notes=["The user likes jazz."]))
+    assert (await aget_profile(store, user))["name"]["value"] == "Ingrid Larsen"
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user likes jazz."]
+
+
+async def test_a_revision_the_users_words_do_not_touch_is_not_applied(store, user):
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    car = (await aremember(store, user, "The user drives a red car."))["note"]
+    known = Known.of_notes([cats, car])  # n1, n2
+    junk = MemoryExtraction(updates=[NoteUpdate(id="n1", text="n3")], invalidates=["n2"])
+    applied = await aapply_extraction(store, user, junk, said=[Said("Hi, I'm Ingrid.", None)], known=known)
+    assert applied["revised"] == []
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == sorted([cats["text"], car["text"]])
+
+    applied = await aapply_extraction(
+        store, user, MemoryExtraction(invalidates=["n2"]), said=[Said("I sold my car.", None)], known=known
+    )
+    assert applied["revised"] == [car["id"]]
+    assert [n["text"] for n in await alist_notes(store, user)] == [cats["text"]]
+
+
+async def test_an_update_to_what_another_note_says_merges_into_it(store, user):
+    oslo = (await aremember(store, user, "The user lives in Oslo."))["note"]
+    lisbon = (await aremember(store, user, "The user lives in Lisbon."))["note"]
+    extraction = MemoryExtraction(updates=[NoteUpdate(id="n1", text="The user lives in Lisbon.")])
+    said = [Said("I live in Lisbon now, not Oslo.", None)]
+    applied = await aapply_extraction(store, user, extraction, said=said, known=Known.of_notes([oslo, lisbon]))
+    assert applied["revised"] == [oslo["id"]]
+    notes = await alist_notes(store, user)
+    assert [(n["id"], n["text"]) for n in notes] == [(lisbon["id"], "The user lives in Lisbon.")]  # not twice
+
+
+async def test_the_pipeline_checks_what_the_extractor_returns_against_the_users_messages(store, user):
+    def copying(messages, tool_names):
+        return tool_call("MemoryExtraction", name="n2", notes=["n1", "The user is allergic to peanuts."])
+
+    async def load():
+        return ScriptedChatModel(respond=copying)
+
+    thread = [HumanMessage(t, id=f"h{i}") for i, t in enumerate(THREAD)]
+    progress = await aextract_messages(
+        store, user, load, thread, 0, failures=0, said_at=None, timeout_s=30, origin=Origin(source="extractor")
+    )
+    assert progress == (len(thread), 0)  # written, not failed: the turn goes on
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
+    assert "name" not in await aget_profile(store, user)
