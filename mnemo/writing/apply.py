@@ -95,7 +95,9 @@ async def aapply_extraction(
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
     changes = {
-        f: v for f, v in extraction.profile_changes().items() if _validated_or_none(normalize_field, f, v) is not None
+        f: v
+        for f, v in extraction.profile_changes().items()
+        if v is not None and _validated_or_none(normalize_field, f, v) is not None
     }
     # Orders, refunds and payments are the order system's, never memory's,
     # whatever the extractor returned (mnemo.writing.refusals).
