@@ -55,6 +55,7 @@ from mnemo.notes.recall import (
 )
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
+from mnemo.notes.similar import SIMILAR_PART
 from mnemo.notes.sparse import arestamp
 from mnemo.notes.writes import (
     aremember,
@@ -72,6 +73,7 @@ __all__ = [
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
     "RECALL_MARGIN",
+    "SIMILAR_PART",
     "SPARSE_WEIGHT",
     "IndexState",
     "Note",

@@ -4,6 +4,8 @@ by name, so their order in the batch does not matter."""
 
 from __future__ import annotations
 
+import pytest
+
 from mnemo import aupdate_profile
 from mnemo.kinds.episodes import arecord_episode, build_episode
 from mnemo.notes.writes import aremember_many
@@ -38,3 +40,10 @@ async def test_each_part_reads_its_own_results_whatever_their_place_in_the_batch
 
     monkeypatch.setattr(registry, "PARTS", registry.PARTS[::-1])
     assert await aload_snapshot(store, user, query, **limits) == before
+
+
+async def test_the_snapshot_takes_the_parts_limits_by_name_and_no_other(store, user):
+    assert registry.part_limits({}) == {"episode_limit": 0, "episode_min_score": 0.88, "similar_limit": 0}
+    assert registry.part_limits({"similar_limit": 2})["similar_limit"] == 2
+    with pytest.raises(TypeError, match="episode_limt"):
+        await aload_snapshot(store, user, "hello", episode_limt=2)

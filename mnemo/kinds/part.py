@@ -1,0 +1,35 @@
+"""What a memory kind adds to the snapshot a turn reads (``mnemo.turn.snapshot``):
+a :class:`Part` names its key, the limits it takes, the reads it adds to the
+snapshot's one batch and how it reads its own results back. Each kind's module
+defines its part; ``mnemo/turn/registry.py`` lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.store.base import BaseStore, Op, Result
+
+from mnemo.core import User
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a snapshot is read for: the user, the (bounded) query and every part's limits by name."""
+
+    user: User
+    query: str
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a snapshot: its key, its limits (keyword and default), its reads
+    for an :class:`Ask`, and its reading of their results (given only its own)."""
+
+    name: str
+    ops: Callable[[Ask], list[Op]]
+    parse: Callable[[BaseStore, Ask, Sequence[Result]], Awaitable[Any]]
+    limits: Mapping[str, Any] = field(default_factory=dict)
