@@ -13,7 +13,6 @@ from mnemo.kinds.episodes import (
     apromote_episode,
     arecord_episode,
     build_episode,
-    render_episodes,
 )
 from mnemo.kinds.hard_rules import (
     HARD_RULES,
@@ -118,5 +117,4 @@ __all__ = [
     "plan_profile_update",
     "profile_audit_ops",
     "profile_from_items",
-    "render_episodes",
 ]

@@ -30,7 +30,7 @@ from mnemo.core import (
     search_result,
     semantic_hits,
 )
-from mnemo.kinds.part import Ask, Part
+from mnemo.kinds.part import Ask, Block, Part
 
 #: Similarity (new request as query, past request as passage) a case needs to
 #: be shown: 0.88 maximises F0.5 on 48 labelled pairs, precision 0.88, recall
@@ -246,11 +246,6 @@ async def _part(store: BaseStore, ask: Ask, results: Sequence[Result]) -> list[E
     return _picked(results, ask.user, ask.limits["episode_limit"], ask.limits["episode_min_score"])
 
 
-#: The snapshot's ``episodes``: resolved cases similar to the query, best first
-#: (none unless ``episode_limit`` is given).
-EPISODES_PART = Part("episodes", _part_ops, _part, limits={"episode_limit": 0, "episode_min_score": EPISODE_MIN_SCORE})
-
-
 def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_CHAR_BUDGET) -> str:
     """The examples block of the prompt, at most ``char_budget`` characters
     (whole examples only; ``""`` when there are none or none fits)."""
@@ -270,3 +265,19 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
         parts.append(block)
         used += 1 + len(block)
     return "\n".join([title, *parts]) if parts else ""
+
+
+#: The snapshot's ``episodes``: resolved cases similar to the query, best first
+#: (none unless ``episode_limit`` is given), shown in the prompt's ``examples``.
+EPISODES_PART = Part(
+    "episodes",
+    _part_ops,
+    _part,
+    limits={"episode_limit": 0, "episode_min_score": EPISODE_MIN_SCORE},
+    block=Block(
+        "examples",
+        "episode_char_budget",
+        EPISODE_CHAR_BUDGET,
+        lambda episodes, budget: render_episodes(episodes, char_budget=budget),
+    ),
+)

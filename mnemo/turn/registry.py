@@ -1,7 +1,7 @@
 """The parts of a snapshot besides the notes' recall, one registration each:
-each kind's module defines its :class:`mnemo.kinds.Part` (its key, limits, reads
-and parsing); :mod:`mnemo.turn.snapshot` reads and builds the snapshot from
-:data:`PARTS` alone.
+each kind's module defines its :class:`mnemo.kinds.Part` (its key, limits, reads,
+parsing and prompt block); :mod:`mnemo.turn.snapshot` reads and builds the
+snapshot, and renders the blocks, from :data:`PARTS` alone.
 """
 
 from __future__ import annotations
@@ -32,6 +32,34 @@ def part_limits(given: dict[str, Any]) -> dict[str, Any]:
     if unknown := sorted(set(given) - set(defaults)):
         raise TypeError(f"no snapshot part takes {', '.join(unknown)}")
     return {**defaults, **given}
+
+
+def part_budgets(given: dict[str, int]) -> dict[str, int]:
+    """Every block's character budget: ``given`` over the blocks' defaults.
+
+    Raises:
+        TypeError: ``given`` names a budget no block takes.
+    """
+    defaults = {part.block.budget: part.block.default for part in PARTS if part.block is not None}
+    if unknown := sorted(set(given) - set(defaults)):
+        raise TypeError(f"no prompt block takes {', '.join(unknown)}")
+    return {**defaults, **given}
+
+
+def settings_of(context: object) -> tuple[dict[str, Any], dict[str, int]]:
+    """The parts' limits and the blocks' budgets that ``context`` (a run's
+    context, ``nodes.context.Context``) sets, each by the name the part takes."""
+    limits = {name for part in PARTS for name in part.limits}
+    budgets = {part.block.budget for part in PARTS if part.block is not None}
+    return (
+        {name: getattr(context, name) for name in sorted(limits) if hasattr(context, name)},
+        {name: getattr(context, name) for name in sorted(budgets) if hasattr(context, name)},
+    )
+
+
+def slots() -> list[str]:
+    """The prompt's slots the parts' blocks fill."""
+    return [part.block.slot for part in PARTS if part.block is not None]
 
 
 def part_ops(ask: Ask) -> list[tuple[Part, list[Op]]]:

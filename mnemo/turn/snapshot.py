@@ -14,7 +14,7 @@ from langgraph.store.base import BaseStore
 from mnemo.core import User, bounded_query, quote
 from mnemo.kinds import Ask, Episode, Profile, format_profile
 from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
-from mnemo.turn.registry import aparse_parts, part_limits, part_ops
+from mnemo.turn.registry import PARTS, aparse_parts, part_budgets, part_limits, part_ops
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -128,3 +128,19 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
     if not snapshot["relevant"] and not snapshot["recent"]:
         parts.append("Notes: (none)")
     return "\n".join(parts)
+
+
+def render_blocks(snapshot: MemorySnapshot, **budgets: int) -> dict[str, str]:
+    """The prompt blocks the parts render apart from the memory block, by slot
+    (e.g. ``examples``), each under its budget (``budgets`` by name, e.g.
+    ``episode_char_budget``, over the blocks' defaults).
+
+    Raises:
+        TypeError: a budget no block takes.
+    """
+    given = part_budgets(budgets)
+    return {
+        part.block.slot: part.block.render(snapshot[part.name], given[part.block.budget])  # type: ignore[literal-required]
+        for part in PARTS
+        if part.block is not None
+    }
