@@ -58,22 +58,11 @@ async def fill(store, user: User) -> None:
 # --------------------------------------------------------------------------- export
 
 
-async def test_export_holds_everything_of_the_user_and_nothing_else(store, user):
+async def test_export_holds_everything_of_the_user_and_nothing_else(store, user, put_raw_notes):
     other = User.of("someone_else")
     await fill(store, user)
     await aremember(store, other, "The other user likes jazz.")
-    ns = user.namespace("notes")
-    await store.abatch(
-        [
-            PutOp(
-                ns,
-                f"k{i:03d}",
-                {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T{i:06d}"},
-                index=False,
-            )
-            for i in range(120)
-        ]
-    )  # past every page size
+    await put_raw_notes(120)  # past every page size
     doc = await aexport_user(store, user)
     assert json.loads(json.dumps(doc, ensure_ascii=False)) == doc  # one JSON document as is
     assert doc["format"] == "mnemo.export/1" and doc["user_label"] == "u_zhou"
