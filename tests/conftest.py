@@ -72,12 +72,19 @@ def store(index) -> InMemoryStore:
 
 
 class CountingStore(InMemoryStore):
-    """Counts store round trips (every async method goes through ``abatch``)."""
+    """Counts store round trips (every async method goes through ``abatch``) and
+    keeps the ops they carried (``ops``; clear it with ``trips`` to watch one read)."""
 
     trips = 0
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.ops: list = []
+
     async def abatch(self, ops):
+        ops = list(ops)
         self.trips += 1
+        self.ops.extend(ops)
         return await super().abatch(ops)
 
 
