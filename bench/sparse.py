@@ -233,13 +233,10 @@ def run(out: Path, *, data: Path | None, emb: CachingEmbeddings, smoke: bool = F
     started = time.time()
     result = {"benchmark": "sparse", "probe": asyncio.run(probe(emb)), "cost": cost(data, 20 if smoke else COST_TEXTS)}
     if data is not None and data.exists():
-        from functools import lru_cache
-        from unittest import mock
-
-        from mnemo.notes import sparse as note_sparse
+        from mnemo.notes import memoized_query_vectors
 
         # A question's sparse vector is the same under every weight: computed once.
-        with mock.patch.object(note_sparse, "_query_vector", lru_cache(maxsize=None)(note_sparse._query_vector)):
+        with memoized_query_vectors():
             result["locomo_replay"] = asyncio.run(locomo_grid(data, emb, smoke=smoke))
     result["meta"] = meta("sparse", started)
     write_json(out / "sparse.json", result)

@@ -293,13 +293,13 @@ def _cached_query_vectors(prepare_fn: Callable) -> Callable:
 
     @functools.wraps(prepare_fn)
     async def wrapped(*args: Any) -> QuestionHook:
-        from mnemo.notes import sparse
+        from mnemo.notes import memoized_query_vectors
 
         hook = await prepare_fn(*args)
-        cached = functools.lru_cache(maxsize=4096)(sparse._query_vector)
+        cached: dict = {}
 
         async def per_question(q: Any, r: QuestionResult) -> None:
-            with mock.patch.object(sparse, "_query_vector", cached):
+            with memoized_query_vectors(cached):
                 await hook(q, r)
 
         return per_question

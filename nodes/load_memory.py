@@ -1,6 +1,7 @@
-"""Step 1: read what is remembered about the user, and similar past cases,
-for the model to see (one store round trip, ``mnemo.turn.snapshot``); and,
-in the same read, the notes this turn's extractor is shown."""
+"""Step 1: read what is remembered about the user, and what each memory kind
+adds (similar past cases), for the model to see (one store round trip,
+``mnemo.turn.snapshot``); and, in the same read, the notes this turn's
+extractor is shown."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from mnemo.core import ForeignThreadError, check_message
-from mnemo.kinds import render_episodes
-from mnemo.turn import aload_snapshot, render_snapshot
+from mnemo.turn import aload_snapshot, render_blocks, render_snapshot, settings_of, slots
 from mnemo.writing import MAX_EXISTING_NOTES, stamp_said_at
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -33,6 +33,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     stamped = stamp_said_at(state["messages"], state.get("said_at"))
     update = {"said_at": stamped} if stamped is not None else {}
+    limits, budgets = settings_of(ctx)  # the memory kinds' own, by name (mnemo.turn.registry)
     try:
         snapshot = await aload_snapshot(
             memory_store(runtime),
@@ -41,8 +42,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             recall_limit=ctx.recall_limit,
             recent_limit=ctx.recent_limit,
             recall_margin=ctx.recall_margin,
-            episode_limit=ctx.episode_limit,
-            episode_min_score=ctx.episode_min_score,
+            **limits,
             # The extractor of this turn's words (after this run, or the background
             # writer reading this thread) is shown these (mnemo.writing.known).
             similar_limit=MAX_EXISTING_NOTES if ctx.memory_write_mode in EXTRACTING_MODES else 0,
@@ -53,7 +53,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             **update,
             "owner": user.label,
             "similar_notes": None,
-            "examples": "",
+            **dict.fromkeys(slots(), ""),
             # The model is told, so it tells the user; what they say now stays
             # pending (write_memory's cursor) and is extracted once the store is back.
             "memory": (
@@ -70,5 +70,5 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             else None
         ),
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
-        "examples": render_episodes(snapshot["episodes"], char_budget=ctx.episode_char_budget),
+        **render_blocks(snapshot, **budgets),
     }

@@ -52,8 +52,9 @@ def render_system_prompt(
     own_instructions: str | None = None,
 ) -> str:
     """The system prompt; ``memory`` and ``examples`` as rendered by
-    ``mnemo.turn.snapshot`` / ``mnemo.kinds.episodes`` (values already quoted), ``summary``
-    and ``own_instructions`` as written (quoted here). Nothing in them can close its block."""
+    ``mnemo.turn.render_snapshot`` / ``mnemo.turn.render_blocks`` (values already quoted),
+    ``summary`` and ``own_instructions`` as written (quoted here). Nothing in them can close
+    its block."""
     context = ""
     if summary:
         context += (

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import sys
@@ -11,6 +12,8 @@ from langgraph.store.memory import InMemoryStore
 
 from graphs.agent import builder
 from mnemo import User
+from mnemo.access.entitlements import aadmit, aset_entitlement, ausage_today
+from mnemo.audit import Origin
 from mnemo.stores.embeddings import index_config
 from mnemo.writing import background
 from nodes import chat_models
@@ -69,12 +72,19 @@ def store(index) -> InMemoryStore:
 
 
 class CountingStore(InMemoryStore):
-    """Counts store round trips (every async method goes through ``abatch``)."""
+    """Counts store round trips (every async method goes through ``abatch``) and
+    keeps the ops they carried (``ops``; clear it with ``trips`` to watch one read)."""
 
     trips = 0
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.ops: list = []
+
     async def abatch(self, ops):
+        ops = list(ops)
         self.trips += 1
+        self.ops.extend(ops)
         return await super().abatch(ops)
 
 
@@ -86,6 +96,26 @@ def counting_store(index) -> CountingStore:
 @pytest.fixture
 def user() -> User:
     return User.of("u_zhou")
+
+
+@pytest.fixture
+def admit_at_once(store, user):
+    """Twenty calls of a tool by ``user`` at once, after an admin's daily quota
+    when one is given: how many were admitted, checked to be what the usage
+    counted (no lost update). The store is the test's own, so the conformance
+    suite runs it on every backend."""
+
+    async def admit(tool: str, *, daily_limit: int | None = None) -> int:
+        if daily_limit is not None:
+            await aset_entitlement(
+                store, user, tool, daily_limit=daily_limit, origin=Origin(source="admin", actor="admin_1")
+            )
+        decisions = await asyncio.gather(*(aadmit(store, user, tool) for _ in range(20)))
+        admitted = sum(d["allowed"] for d in decisions)
+        assert await ausage_today(store, user) == ({tool: admitted} if admitted else {})
+        return admitted
+
+    return admit
 
 
 @pytest.fixture

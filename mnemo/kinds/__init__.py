@@ -8,13 +8,11 @@ from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
     EPISODE_LIMIT,
     EPISODE_MIN_SCORE,
+    EPISODES_PART,
     Episode,
     apromote_episode,
     arecord_episode,
     build_episode,
-    pick_similar,
-    render_episodes,
-    similar_ops,
 )
 from mnemo.kinds.hard_rules import (
     HARD_RULES,
@@ -34,6 +32,7 @@ from mnemo.kinds.own_instructions import (
     OwnResult,
     alearn_for_user,
 )
+from mnemo.kinds.part import Ask, Part
 from mnemo.kinds.policies import (
     aensure_policies,
     asearch_policies,
@@ -47,6 +46,7 @@ from mnemo.kinds.profile import (
     MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
+    PROFILE_PART,
     SAID_FIELDS,
     Profile,
     ProfileChange,
@@ -70,6 +70,7 @@ from mnemo.kinds.proposals import (
 
 __all__ = [
     "DEFAULT_ASSISTANT",
+    "EPISODES_PART",
     "EPISODE_CHAR_BUDGET",
     "EPISODE_LIMIT",
     "EPISODE_MIN_SCORE",
@@ -80,11 +81,14 @@ __all__ = [
     "MAX_FIELD_CHARS",
     "MAX_HISTORY",
     "PROFILE_FIELDS",
+    "PROFILE_PART",
     "SAID_FIELDS",
+    "Ask",
     "Episode",
     "InstructionVersion",
     "Learned",
     "OwnResult",
+    "Part",
     "Profile",
     "ProfileChange",
     "ProfileField",
@@ -112,10 +116,7 @@ __all__ = [
     "format_profile",
     "load_policy_file",
     "normalize_field",
-    "pick_similar",
     "plan_profile_update",
     "profile_audit_ops",
     "profile_from_items",
-    "render_episodes",
-    "similar_ops",
 ]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langgraph.store.base import BaseStore, PutOp, SearchOp
+from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchOp
 
 from mnemo.core import (
     EPISODES,
@@ -30,6 +30,7 @@ from mnemo.core import (
     search_result,
     semantic_hits,
 )
+from mnemo.kinds.part import Ask, Block, Part
 
 #: Similarity (new request as query, past request as passage) a case needs to
 #: be shown: 0.88 maximises F0.5 on 48 labelled pairs, precision 0.88, recall
@@ -220,16 +221,29 @@ async def asimilar_episodes(
     if not query.strip() or limit <= 0:
         return []
     require_index(store)
-    results = await store.abatch(similar_ops(user, query, limit=limit))
-    return pick_similar(
-        [
-            only_in_namespace(search_result(results[0]), user.namespace(EPISODES)),
-            only_in_namespace(search_result(results[1]), SHARED_EPISODES_NAMESPACE),
-        ],
-        user,
-        limit=limit,
-        min_score=min_score,
-    )
+    return _picked(await store.abatch(similar_ops(user, query, limit=limit)), user, limit, min_score)
+
+
+def _picked(results: Sequence[Result], user: User, limit: int, min_score: float) -> list[Episode]:
+    """:func:`pick_similar` over the store's answers to :func:`similar_ops`."""
+    found = [
+        only_in_namespace(search_result(results[0]), user.namespace(EPISODES)),
+        only_in_namespace(search_result(results[1]), SHARED_EPISODES_NAMESPACE),
+    ]
+    return pick_similar(found, user, limit=limit, min_score=min_score)
+
+
+def _part_ops(ask: Ask) -> list[Op]:
+    limit = ask.limits["episode_limit"]
+    if not ask.query.strip() or limit <= 0:
+        return []
+    return list(similar_ops(ask.user, ask.query, limit=limit))  # same batch: the query is embedded once
+
+
+async def _part(store: BaseStore, ask: Ask, results: Sequence[Result]) -> list[Episode]:
+    if not results:
+        return []
+    return _picked(results, ask.user, ask.limits["episode_limit"], ask.limits["episode_min_score"])
 
 
 def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_CHAR_BUDGET) -> str:
@@ -251,3 +265,19 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
         parts.append(block)
         used += 1 + len(block)
     return "\n".join([title, *parts]) if parts else ""
+
+
+#: The snapshot's ``episodes``: resolved cases similar to the query, best first
+#: (none unless ``episode_limit`` is given), shown in the prompt's ``examples``.
+EPISODES_PART = Part(
+    "episodes",
+    _part_ops,
+    _part,
+    limits={"episode_limit": 0, "episode_min_score": EPISODE_MIN_SCORE},
+    block=Block(
+        "examples",
+        "episode_char_budget",
+        EPISODE_CHAR_BUDGET,
+        lambda episodes, budget: render_episodes(episodes, char_budget=budget),
+    ),
+)

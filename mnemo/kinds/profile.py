@@ -7,10 +7,10 @@ never erases by omission, keeps provenance and history, lets ``user_said`` outra
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
-from langgraph.store.base import BaseStore, PutOp, Result
+from langgraph.store.base import BaseStore, Op, PutOp, Result
 
 from mnemo.audit import SOURCES, Origin, Source, abatch_audited, audit_op, default_origin, head_op
 from mnemo.core import (
@@ -26,6 +26,7 @@ from mnemo.core import (
     quote,
     search_result,
 )
+from mnemo.kinds.part import Ask, Part
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
@@ -173,6 +174,18 @@ def profile_from_items(items: Iterable[Any]) -> Profile:
     return {
         it.key: cast(ProfileEntry, it.value) for it in items if it.key in PROFILE_FIELDS and isinstance(it.value, dict)
     }
+
+
+def _part_ops(ask: Ask) -> list[Op]:
+    return [list_op(ask.user.namespace(PROFILE))]
+
+
+async def _part(store: BaseStore, ask: Ask, results: Sequence[Result]) -> Profile:
+    return profile_from_items(await alist_rest(store, ask.user.namespace(PROFILE), search_result(results[0])))
+
+
+#: The snapshot's ``profile``: the whole profile, always read.
+PROFILE_PART = Part("profile", _part_ops, _part)
 
 
 def plan_profile_update(

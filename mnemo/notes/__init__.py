@@ -55,7 +55,8 @@ from mnemo.notes.recall import (
 )
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
-from mnemo.notes.sparse import arestamp
+from mnemo.notes.similar import SIMILAR_PART
+from mnemo.notes.sparse import arestamp, memoized_query_vectors
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -72,6 +73,7 @@ __all__ = [
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
     "RECALL_MARGIN",
+    "SIMILAR_PART",
     "SPARSE_WEIGHT",
     "IndexState",
     "Note",
@@ -99,6 +101,7 @@ __all__ = [
     "indexed_text",
     "is_expired",
     "live",
+    "memoized_query_vectors",
     "normalize_note",
     "note_dates",
     "note_key",

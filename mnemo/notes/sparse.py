@@ -8,7 +8,9 @@ docs/design.md, docs/thresholds.md.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
@@ -72,12 +74,33 @@ def _stamp(values: list[dict[str, Any]]) -> None:
         value[SPARSE_FIELD] = encoder.encode(value.get(INDEXED_TEXT_FIELD) or value["text"])
 
 
+#: The memo of :func:`memoized_query_vectors` in force (``None``: none, as in a turn).
+_memo: ContextVar[dict[str, SparseVector | None] | None] = ContextVar("sparse_query_memo", default=None)
+
+
+@contextmanager
+def memoized_query_vectors(memo: dict[str, SparseVector | None] | None = None) -> Iterator[None]:
+    """Within the block, each query's sparse vector is computed once (kept in
+    ``memo``, to share it between blocks): for replays that ask the same
+    questions many times, such as the benchmarks' grids. A turn never uses it."""
+    token = _memo.set({} if memo is None else memo)
+    try:
+        yield
+    finally:
+        _memo.reset(token)
+
+
 async def aquery_vector(query: str) -> SparseVector | None:
     """The query's sparse vector, or ``None`` when there is no sparse
     ranking for it (no query, weights absent, or not in Latin script)."""
     if not readable(query):
         return None
-    return await asyncio.to_thread(_query_vector, query)
+    memo = _memo.get()
+    if memo is None:
+        return await asyncio.to_thread(_query_vector, query)
+    if query not in memo:
+        memo[query] = await asyncio.to_thread(_query_vector, query)
+    return memo[query]
 
 
 def _query_vector(query: str) -> SparseVector | None:

@@ -9,6 +9,7 @@ from mnemo.turn.history import (
     fit_to_budget,
     plan_compaction,
 )
+from mnemo.turn.registry import settings_of, slots
 from mnemo.turn.snapshot import (
     MEMORY_CHAR_BUDGET,
     RECALL_LIMIT,
@@ -16,6 +17,7 @@ from mnemo.turn.snapshot import (
     aload_snapshot,
     fit_snapshot,
     note_line,
+    render_blocks,
     render_snapshot,
 )
 
@@ -32,6 +34,9 @@ __all__ = [
     "fit_to_budget",
     "note_line",
     "plan_compaction",
+    "render_blocks",
     "render_snapshot",
+    "settings_of",
+    "slots",
     "summary_lines",
 ]

@@ -3,7 +3,7 @@ prompt for a message, with the reasons (``GET /memory/search``,
 ``python -m mnemo search``).
 
 The same read and the same rendering as a turn (:func:`aload_snapshot`,
-:func:`render_snapshot`, :func:`render_episodes`), so the answer is what the
+:func:`render_snapshot`, :func:`render_blocks`), so the answer is what the
 model is shown, not a second opinion of it.
 """
 
@@ -14,7 +14,7 @@ from typing import Any, TypedDict
 from langgraph.store.base import BaseStore
 
 from mnemo.core import User, bounded_query
-from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE, Episode, Profile, render_episodes
+from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE, Episode, Profile
 from mnemo.notes import RECALL_MARGIN, Note
 from mnemo.turn.snapshot import (
     MEMORY_CHAR_BUDGET,
@@ -22,6 +22,7 @@ from mnemo.turn.snapshot import (
     RECENT_LIMIT,
     aload_snapshot,
     fit_snapshot,
+    render_blocks,
     render_snapshot,
 )
 
@@ -89,7 +90,7 @@ async def aexplain(
     )
     shown = fit_snapshot(snapshot, char_budget=char_budget)
     memory = render_snapshot(snapshot, char_budget=char_budget)
-    examples = render_episodes(snapshot["episodes"], char_budget=episode_char_budget)
+    examples = render_blocks(snapshot, episode_char_budget=episode_char_budget)["examples"]
     found = snapshot.get("found_by", {})
 
     def explained(section: str) -> list[ExplainedNote]:

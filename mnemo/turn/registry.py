@@ -1,95 +1,65 @@
-"""The parts of a snapshot besides the notes' recall: each names its key in
-:class:`mnemo.turn.snapshot.MemorySnapshot`, the reads it adds to the snapshot's
-batch, and how it reads its own results back. A new kind is one :class:`Part`
-in :data:`PARTS`; :func:`mnemo.turn.snapshot.aload_snapshot` iterates them.
+"""The parts of a snapshot besides the notes' recall, one registration each:
+each kind's module defines its :class:`mnemo.kinds.Part` (its key, limits, reads,
+parsing and prompt block); :mod:`mnemo.turn.snapshot` reads and builds the
+snapshot, and renders the blocks, from :data:`PARTS` alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
-from mnemo.core import (
-    EPISODES,
-    NOTES,
-    PROFILE,
-    SHARED_EPISODES_NAMESPACE,
-    User,
-    alist_rest,
-    list_op,
-    only_in_namespace,
-    query_op,
-    search_result,
-)
-from mnemo.kinds import pick_similar, profile_from_items, similar_ops
-from mnemo.notes import live, to_note
-
-
-@dataclass(frozen=True)
-class Ask:
-    """What a snapshot is read for: the user, the (bounded) query and the parts' limits."""
-
-    user: User
-    query: str
-    episode_limit: int
-    episode_min_score: float
-    similar_limit: int
-
-
-@dataclass(frozen=True)
-class Part:
-    """One part of a snapshot: its key, its reads, and its reading of their results."""
-
-    name: str
-    ops: Callable[[Ask], list[Op]]
-    parse: Callable[[BaseStore, Ask, Sequence[Result]], Awaitable[Any]]
-
-
-def _profile_ops(ask: Ask) -> list[Op]:
-    return [list_op(ask.user.namespace(PROFILE))]
-
-
-async def _profile(store: BaseStore, ask: Ask, results: Sequence[Result]) -> Any:
-    return profile_from_items(await alist_rest(store, ask.user.namespace(PROFILE), search_result(results[0])))
-
-
-def _episode_ops(ask: Ask) -> list[Op]:
-    if not ask.query.strip() or ask.episode_limit <= 0:
-        return []
-    return list(similar_ops(ask.user, ask.query, limit=ask.episode_limit))  # same batch: the query is embedded once
-
-
-async def _episodes(store: BaseStore, ask: Ask, results: Sequence[Result]) -> Any:
-    if not results:
-        return []
-    found = [
-        only_in_namespace(search_result(results[0]), ask.user.namespace(EPISODES)),
-        only_in_namespace(search_result(results[1]), SHARED_EPISODES_NAMESPACE),
-    ]
-    return pick_similar(found, ask.user, limit=ask.episode_limit, min_score=ask.episode_min_score)
-
-
-def _similar_ops(ask: Ask) -> list[Op]:
-    if not ask.query.strip() or ask.similar_limit <= 0:
-        return []
-    return [query_op(ask.user.namespace(NOTES), ask.query, limit=ask.similar_limit)]
-
-
-async def _similar(store: BaseStore, ask: Ask, results: Sequence[Result]) -> Any:
-    if not results:
-        return []
-    return [to_note(it) for it in live(only_in_namespace(search_result(results[0]), ask.user.namespace(NOTES)))]
-
+from mnemo.kinds import EPISODES_PART, PROFILE_PART, Ask, Part
+from mnemo.notes import SIMILAR_PART
 
 #: The snapshot's parts besides recall, in the order their reads join the batch.
 PARTS: tuple[Part, ...] = (
-    Part("profile", _profile_ops, _profile),
-    Part("episodes", _episode_ops, _episodes),
-    Part("similar", _similar_ops, _similar),
+    PROFILE_PART,
+    EPISODES_PART,
+    SIMILAR_PART,
 )
+
+
+def part_limits(given: dict[str, Any]) -> dict[str, Any]:
+    """Every part's limits: ``given`` over the parts' defaults.
+
+    Raises:
+        TypeError: ``given`` names a limit no part takes (as for an unknown keyword).
+    """
+    defaults = {name: value for part in PARTS for name, value in part.limits.items()}
+    if unknown := sorted(set(given) - set(defaults)):
+        raise TypeError(f"no snapshot part takes {', '.join(unknown)}")
+    return {**defaults, **given}
+
+
+def part_budgets(given: dict[str, int]) -> dict[str, int]:
+    """Every block's character budget: ``given`` over the blocks' defaults.
+
+    Raises:
+        TypeError: ``given`` names a budget no block takes.
+    """
+    defaults = {part.block.budget: part.block.default for part in PARTS if part.block is not None}
+    if unknown := sorted(set(given) - set(defaults)):
+        raise TypeError(f"no prompt block takes {', '.join(unknown)}")
+    return {**defaults, **given}
+
+
+def settings_of(context: object) -> tuple[dict[str, Any], dict[str, int]]:
+    """The parts' limits and the blocks' budgets that ``context`` (a run's
+    context, ``nodes.context.Context``) sets, each by the name the part takes."""
+    limits = {name for part in PARTS for name in part.limits}
+    budgets = {part.block.budget for part in PARTS if part.block is not None}
+    return (
+        {name: getattr(context, name) for name in sorted(limits) if hasattr(context, name)},
+        {name: getattr(context, name) for name in sorted(budgets) if hasattr(context, name)},
+    )
+
+
+def slots() -> list[str]:
+    """The prompt's slots the parts' blocks fill."""
+    return [part.block.slot for part in PARTS if part.block is not None]
 
 
 def part_ops(ask: Ask) -> list[tuple[Part, list[Op]]]:

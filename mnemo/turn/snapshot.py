@@ -7,14 +7,14 @@ character budget, every remembered value quoted data.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 from langgraph.store.base import BaseStore
 
 from mnemo.core import User, bounded_query, quote
-from mnemo.kinds import EPISODE_MIN_SCORE, Episode, Profile, format_profile
+from mnemo.kinds import Ask, Episode, Profile, format_profile
 from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
-from mnemo.turn.registry import Ask, aparse_parts, part_ops
+from mnemo.turn.registry import PARTS, aparse_parts, part_budgets, part_limits, part_ops
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -25,6 +25,10 @@ MEMORY_CHAR_BUDGET = 2000
 
 
 class MemorySnapshot(TypedDict):
+    """The notes' recall (``relevant``, ``recent``, ``found_by``) and one key per
+    registered part (:data:`mnemo.turn.registry.PARTS`; tests/turn/test_registry.py
+    holds the two lists equal)."""
+
     profile: Profile
     relevant: list[Note]
     """Best first: the relevant dense hits fused with BM25 (see
@@ -49,11 +53,16 @@ async def aload_snapshot(
     recall_limit: int = RECALL_LIMIT,
     recent_limit: int = RECENT_LIMIT,
     recall_margin: float | None = RECALL_MARGIN,
-    episode_limit: int = 0,
-    episode_min_score: float = EPISODE_MIN_SCORE,
-    similar_limit: int = 0,
+    **limits: Any,
 ) -> MemorySnapshot:
-    ask = Ask(user, bounded_query(query), episode_limit, episode_min_score, similar_limit)
+    """The snapshot of ``user`` for ``query``: the notes' recall, and every
+    registered part (``limits``: the parts' own, by name, e.g. ``episode_limit``,
+    ``episode_min_score``, ``similar_limit``; :data:`mnemo.turn.registry.PARTS`).
+
+    Raises:
+        TypeError: a limit no part takes.
+    """
+    ask = Ask(user, bounded_query(query), part_limits(limits))
     planned = part_ops(ask)
     extra = [op for _, ops in planned for op in ops]  # one batch: the query is embedded once
     read = await aread_notes(store, user, ask.query, limit=recall_limit, margin=recall_margin, extra=extra)
@@ -65,14 +74,7 @@ async def aload_snapshot(
     relevant = read.relevant
     seen = {n["id"] for n in relevant}
     recent = [n for n in read.recent if n["id"] not in seen][:recent_limit]
-    return MemorySnapshot(
-        profile=parts["profile"],
-        relevant=relevant,
-        recent=recent,
-        episodes=parts["episodes"],
-        similar=parts["similar"],
-        found_by=read.found_by,
-    )
+    return cast(MemorySnapshot, {**parts, "relevant": relevant, "recent": recent, "found_by": read.found_by})
 
 
 _SECTIONS = (("relevant", "Notes relevant to the latest message:"), ("recent", "Most recent notes:"))
@@ -126,3 +128,19 @@ def render_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_
     if not snapshot["relevant"] and not snapshot["recent"]:
         parts.append("Notes: (none)")
     return "\n".join(parts)
+
+
+def render_blocks(snapshot: MemorySnapshot, **budgets: int) -> dict[str, str]:
+    """The prompt blocks the parts render apart from the memory block, by slot
+    (e.g. ``examples``), each under its budget (``budgets`` by name, e.g.
+    ``episode_char_budget``, over the blocks' defaults).
+
+    Raises:
+        TypeError: a budget no block takes.
+    """
+    given = part_budgets(budgets)
+    return {
+        part.block.slot: part.block.render(snapshot[part.name], given[part.block.budget])  # type: ignore[literal-required]
+        for part in PARTS
+        if part.block is not None
+    }

@@ -126,20 +126,11 @@ async def test_a_turn_costs_two_round_trips_and_no_listing_at_any_size(hash_stor
     await aremember_many(store, user, gadgets, max_notes=None)
     await aremember(store, user, "The user's dog is named Biscuit.", max_notes=None)
     await aremember(store, user, "The user drives an electric car.", max_notes=None)
-    ops_seen: list = []
-    original = store.abatch
-
-    async def recording(ops):
-        ops = list(ops)
-        ops_seen.extend(ops)
-        return await original(ops)
-
-    store.abatch = recording
-    store.trips = 0
+    store.trips, store.ops = 0, []
     snap = await aload_snapshot(store, user, "what is my dog Biscuit like? and model x2222?", recall_margin=math.inf)
     assert store.trips <= 2
-    listings = [op for op in ops_seen if isinstance(op, SearchOp) and op.query is None]
-    assert ops_seen and not [op for op in listings if op.namespace_prefix[1] == "notes"]
+    listings = [op for op in store.ops if isinstance(op, SearchOp) and op.query is None]
+    assert store.ops and not [op for op in listings if op.namespace_prefix[1] == "notes"]
     texts = [n["text"] for n in snap["relevant"]]
     assert "The user's dog is named Biscuit." in texts and "The user's gadget number 2222 is a model X2222." in texts
     assert snap["recent"][0]["text"] == "The user drives an electric car."

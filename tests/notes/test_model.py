@@ -425,22 +425,13 @@ async def test_recall_costs_two_round_trips_at_most_and_never_lists_notes(counti
         user,
         ["The user's dog is named Biscuit.", "The user is allergic to peanuts.", "The user prefers email contact."],
     )
-    seen_ops = []
-    original = store.abatch
-
-    async def recording(ops):
-        ops = list(ops)
-        seen_ops.extend(ops)
-        return await original(ops)
-
-    store.abatch = recording
-    store.trips = 0
+    store.trips, store.ops = 0, []
     assert [n["text"] for n in await arecall(store, user, "Biscuit", margin=math.inf)] == [
         "The user's dog is named Biscuit."
     ]
     assert store.trips == 2  # dense search + index reads, then the note only the words found
-    listings = [op for op in seen_ops if isinstance(op, SearchOp) and op.query is None]
-    assert seen_ops and listings == []
+    listings = [op for op in store.ops if isinstance(op, SearchOp) and op.query is None]
+    assert store.ops and listings == []
     store.trips = 0
     assert [n["text"] for n in await arecall(store, user, "which pets?", margin=None)][:1]
     assert store.trips <= 2

@@ -5,7 +5,9 @@ platform's store)."""
 from __future__ import annotations
 
 import pytest
+from langgraph.store.base import PutOp
 
+from mnemo.core import NOTES
 from mnemo.stores.factory import open_store
 from tests.store_backends import BACKENDS, import_platform_store_module, open_backend, truncate
 
@@ -44,3 +46,24 @@ async def store(backend, uri, cached_index, request, tmp_path):
         if uri is not None:
             await truncate(uri)
         yield opened
+
+
+@pytest.fixture
+def put_raw_notes(store, user):
+    """Puts ``count`` notes straight into ``user``'s namespace (no embedding, index or audit):
+    ``fact 0`` to ``fact count-1``, updated in that order, more than a backend's page."""
+
+    async def put(count: int) -> None:
+        await store.abatch(
+            [
+                PutOp(
+                    user.namespace(NOTES),
+                    f"k{i:03d}",
+                    {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"},
+                    index=False,
+                )
+                for i in range(count)
+            ]
+        )
+
+    return put

@@ -255,19 +255,9 @@ async def test_forget_by_id_and_by_meaning_and_never_across_users(store, user):
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user prefers email contact."]
 
 
-async def test_listing_pages_past_every_backend_limit(store, user):
+async def test_listing_pages_past_every_backend_limit(store, user, put_raw_notes):
     ns = user.namespace("notes")
-    await store.abatch(
-        [
-            PutOp(
-                ns,
-                f"k{i:03d}",
-                {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}"},
-                index=False,
-            )
-            for i in range(150)
-        ]
-    )
+    await put_raw_notes(150)
     notes = await alist_notes(store, user)
     assert len(notes) == 150  # > the store default of 10 and > mnemo's page of 100
     assert notes[0]["text"] == "fact 149" and notes[-1]["text"] == "fact 0"

@@ -58,22 +58,11 @@ async def fill(store, user: User) -> None:
 # --------------------------------------------------------------------------- export
 
 
-async def test_export_holds_everything_of_the_user_and_nothing_else(store, user):
+async def test_export_holds_everything_of_the_user_and_nothing_else(store, user, put_raw_notes):
     other = User.of("someone_else")
     await fill(store, user)
     await aremember(store, other, "The other user likes jazz.")
-    ns = user.namespace("notes")
-    await store.abatch(
-        [
-            PutOp(
-                ns,
-                f"k{i:03d}",
-                {"id": f"k{i:03d}", "text": f"fact {i}", "updated_at": f"2026-01-01T{i:06d}"},
-                index=False,
-            )
-            for i in range(120)
-        ]
-    )  # past every page size
+    await put_raw_notes(120)  # past every page size
     doc = await aexport_user(store, user)
     assert json.loads(json.dumps(doc, ensure_ascii=False)) == doc  # one JSON document as is
     assert doc["format"] == "mnemo.export/1" and doc["user_label"] == "u_zhou"
@@ -342,18 +331,13 @@ async def test_concurrent_writes_lose_no_audit_record(store, user):
     assert len(await alist_audit(store, user)) == 20
 
 
-async def test_twenty_concurrent_tool_calls_count_twenty(store, user):
-    decisions = await asyncio.gather(*(aadmit(store, user, "search_policy") for _ in range(20)))
-    assert all(d["allowed"] for d in decisions)
-    assert await ausage_today(store, user) == {"search_policy": 20}
+async def test_twenty_concurrent_tool_calls_count_twenty(admit_at_once):
+    assert await admit_at_once("search_policy") == 20
 
 
-async def test_concurrent_calls_never_exceed_a_quota(store, user):
-    await aset_entitlement(store, user, "search_policy", daily_limit=5, origin=ADMIN)
-    decisions = await asyncio.gather(*(aadmit(store, user, "search_policy") for _ in range(20)))
-    admitted = sum(d["allowed"] for d in decisions)
+async def test_concurrent_calls_never_exceed_a_quota(admit_at_once):
+    admitted = await admit_at_once("search_policy", daily_limit=5)
     assert admitted <= 5
-    assert sum((await ausage_today(store, user)).values()) == admitted
 
 
 # --------------------------------------------------------------------------- command line

@@ -1,0 +1,49 @@
+"""What a memory kind adds to the snapshot a turn reads (``mnemo.turn.snapshot``):
+a :class:`Part` names its key, the limits it takes, the reads it adds to the
+snapshot's one batch, how it reads its own results back and the prompt block
+it renders, if any. Each kind's module defines its part; ``mnemo/turn/registry.py``
+lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.store.base import BaseStore, Op, Result
+
+from mnemo.core import User
+
+
+@dataclass(frozen=True)
+class Ask:
+    """What a snapshot is read for: the user, the (bounded) query and every part's limits by name."""
+
+    user: User
+    query: str
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A prompt block a part renders on its own: the prompt's slot for it, the
+    keyword of its character budget (with its default) and its rendering."""
+
+    slot: str
+    budget: str
+    default: int
+    render: Callable[[Any, int], str]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a snapshot: its key, its limits (keyword and default), its reads
+    for an :class:`Ask`, its reading of their results (given only its own), and
+    the prompt block it renders, if it renders one apart from the memory block."""
+
+    name: str
+    ops: Callable[[Ask], list[Op]]
+    parse: Callable[[BaseStore, Ask, Sequence[Result]], Awaitable[Any]]
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    block: Block | None = None
