@@ -21,7 +21,11 @@ thread's checkpoints after the turn (the time between a step's checkpoint
 and the next one, per node; checkpoint writes included), read after the
 turn's CPU, so it costs the measurement nothing.
 
-Results: ``<out>/overhead.json``.
+``--postgres``: the same on ``langgraph.postgres.json`` (mnemo's store in the
+embedded PostgreSQL, which runs in processes of its own: its CPU is not in the
+figures, the embedder's and the server's are).
+
+Results: ``<out>/overhead.json`` (``overhead_postgres.json`` with ``--postgres``).
 """
 
 from __future__ import annotations
@@ -121,14 +125,14 @@ def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
     }
 
 
-async def _run(users: int, turns: int, idle_seconds: float) -> tuple[dict[str, Any], float, int]:
+async def _run(users: int, turns: int, idle_seconds: float, base: str) -> tuple[dict[str, Any], float, int]:
     from tests.devserver import DevServer, client, copy_project, server_environment, write_dotenv
     from tests.stub_openai import StubServer
 
     with tempfile.TemporaryDirectory(prefix="mnemo-overhead-") as tmp, StubServer() as stub:
         workdir = copy_project(Path(tmp) / "mnemo")
         (workdir / "bare_agent.py").write_text((REPO_ROOT / "bench" / "bare_agent.py").read_text())
-        config = json.loads((workdir / "langgraph.json").read_text())
+        config = json.loads((workdir / base).read_text())
         config["graphs"]["bare"] = "./bare_agent.py:graph"
         (workdir / "langgraph.bench-overhead.json").write_text(json.dumps(config, indent=2))
         write_dotenv(workdir, stub, MNEMO_PGDATA=str(Path(tmp) / "pgdata"), POSTGRES_URI="")
@@ -167,12 +171,14 @@ async def _run(users: int, turns: int, idle_seconds: float) -> tuple[dict[str, A
     return {g: _report(r, idle_per_s) for g, r in results.items()}, idle_per_s, trouble
 
 
-def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> dict[str, Any]:
-    """Both graphs, the same conversations; writes ``overhead.json``. ``smoke``: 1 user x 2 turns."""
+def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, postgres: bool = False) -> dict[str, Any]:
+    """Both graphs, the same conversations; writes ``overhead.json`` (``overhead_postgres.json``
+    on ``langgraph.postgres.json`` when ``postgres``). ``smoke``: 1 user x 2 turns."""
     if smoke:
         users, turns = 1, 2
     started = time.time()
-    graphs, idle_per_s, trouble = asyncio.run(_run(users, turns, idle_seconds=2.0 if smoke else 5.0))
+    base = "langgraph.postgres.json" if postgres else "langgraph.json"
+    graphs, idle_per_s, trouble = asyncio.run(_run(users, turns, idle_seconds=2.0 if smoke else 5.0, base=base))
     bare = graphs["bare"]
 
     def ratio(key: str, q: str = "p50", graph: str = "mnemo") -> float | None:
@@ -180,7 +186,7 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> d
         return round(a / b, 2) if a and b and b > 0 else None
 
     result = {
-        "meta": meta("overhead", started, users=users, turns=turns),
+        "meta": meta("overhead", started, users=users, turns=turns, config=base),
         "idle_cpu_ms_per_s": round(idle_per_s * 1000, 2),
         "graphs": graphs,
         "ratio_mnemo_over_bare": {
@@ -198,5 +204,5 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> d
         },
         "server_log_trouble": trouble,
     }
-    write_json(out / "overhead.json", result)
+    write_json(out / ("overhead_postgres.json" if postgres else "overhead.json"), result)
     return result
