@@ -106,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     common_args(p, data=False)
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--turns", type=int, default=10)
+    p.add_argument("--postgres", action="store_true", help="on langgraph.postgres.json (the embedded PostgreSQL)")
     p = sub.add_parser(
         "real-model",
         help="mnemo through ./scripts/dev against llama.cpp's llama-server and SmolLM2-135M, built from the pins "
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "overhead":
         from bench import overhead
 
-        overhead.run(out, smoke=args.smoke, users=args.users, turns=args.turns)
+        overhead.run(out, smoke=args.smoke, users=args.users, turns=args.turns, postgres=args.postgres)
         return 0
     if args.command == "real-model":
         from bench import llama_server, real_model

@@ -21,7 +21,17 @@ thread's checkpoints after the turn (the time between a step's checkpoint
 and the next one, per node; checkpoint writes included), read after the
 turn's CPU, so it costs the measurement nothing.
 
-Results: ``<out>/overhead.json``.
+``--postgres``: the same on ``langgraph.postgres.json`` (mnemo's store in the
+embedded PostgreSQL, which runs in processes of its own: its CPU is not in the
+figures, the embedder's and the server's are).
+
+What the turns encode (``encodings``) is counted in-process, not on the
+server (:func:`count_encodings`): the same graph on an ``InMemoryStore`` with
+``langgraph.json``'s index, a scripted model answering as the stub does; per
+kind of turn and step, the texts the embedder is given as queries and as
+passages and those the SPLADE encoder is given.
+
+Results: ``<out>/overhead.json`` (``overhead_postgres.json`` with ``--postgres``).
 """
 
 from __future__ import annotations
@@ -31,10 +41,13 @@ import json
 import os
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
 
 from bench.common import REPO_ROOT, meta, summary, write_json
 from bench.load import SimUser
@@ -99,6 +112,108 @@ async def _turn(client: Any, graph: str, thread_id: str, text: str, user: SimUse
     return {"ok": status == "success", "wall": wall, "cpu": cpu, "steps": _step_times(history, run["run_id"])}
 
 
+WriteMode = Literal["hot", "after_turn", "background"]
+
+
+class _CountingEmbeddings(Embeddings):
+    """``inner``, each text it is given recorded with the step that asked."""
+
+    def __init__(self, inner: Embeddings, log: list[tuple[str, str]]) -> None:
+        self.inner, self.log = inner, log
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.log.extend((_step(), "passage") for _ in texts)
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.log.append((_step(), "query"))
+        return self.inner.embed_query(text)
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.log.extend((_step(), "passage") for _ in texts)
+        return await self.inner.aembed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        self.log.append((_step(), "query"))
+        return await self.inner.aembed_query(text)
+
+
+def _step() -> str:
+    from langgraph.config import get_config
+
+    try:
+        return str(get_config().get("metadata", {}).get("langgraph_node", "?"))
+    except RuntimeError:  # outside a run
+        return "?"
+
+
+def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, dict[str, float]]]:
+    """Per kind of turn (``profile``, ``remember``) and step, the median number
+    of texts embedded as queries and as passages and encoded by SPLADE, over
+    ``turns`` turns of one :class:`bench.load.SimUser` (in-process, see above)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.store.memory import InMemoryStore
+
+    from graphs.agent import builder
+    from mnemo.stores import sparse_encoder
+    from mnemo.stores.embeddings import embeddings, index_config
+    from nodes import chat_models
+    from nodes.context import Context
+    from tests.scripted import ScriptedChatModel, tool_call
+    from tests.stub_openai import REMEMBER
+
+    def respond(messages: list, tools: list[str]) -> AIMessage:  # the stub's answers (tests/stub_openai.py)
+        last = messages[-1]
+        if isinstance(last, HumanMessage) and "remember_note" in tools and (m := REMEMBER.search(last.text)):
+            return tool_call("remember_note", text=m.group(1))
+        if "MemoryExtraction" in tools:
+            return tool_call("MemoryExtraction")
+        return AIMessage(content="ok: " + last.text[:200] if last.type == "tool" else "ok")
+
+    log: list[tuple[str, str]] = []
+    encoder = sparse_encoder()
+    if encoder is not None:
+        encode = encoder.encode
+
+        def counted(text: str) -> Any:
+            log.append((_step(), "sparse"))
+            return encode(text)
+
+        encoder.encode = counted  # type: ignore[method-assign]
+    name = "bench-overhead-scripted"
+    chat_models._models[name] = ScriptedChatModel(respond=respond)
+    store = InMemoryStore(index=cast(Any, index_config(_CountingEmbeddings(embeddings, log))))
+    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+    user = SimUser(0)
+    per_turn: dict[str, list[Counter[tuple[str, str]]]] = defaultdict(list)
+
+    async def converse() -> None:
+        for turn in range(turns):
+            log.clear()
+            await agent.ainvoke(
+                {"messages": [HumanMessage(user.message(turn))]},
+                cast(Any, {"configurable": {"thread_id": "t"}}),
+                context=Context(user_id=user.uid, model=name, memory_write_mode=memory_write_mode),
+            )
+            per_turn["profile" if turn == 0 else "remember"].append(Counter(log))
+
+    try:
+        asyncio.run(converse())
+    finally:
+        chat_models._models.pop(name, None)
+        if encoder is not None:
+            del encoder.encode  # the class's method again
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for kind, counts in per_turn.items():
+        steps = sorted({step for c in counts for step, _ in c})
+        out[kind] = {
+            step: {what: float(np.median([c[(step, what)] for c in counts])) for what in ("query", "passage", "sparse")}
+            for step in steps
+        }
+    return out
+
+
 def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
     ms = 1000.0
     steps: dict[str, list[float]] = defaultdict(list)
@@ -121,14 +236,14 @@ def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
     }
 
 
-async def _run(users: int, turns: int, idle_seconds: float) -> tuple[dict[str, Any], float, int]:
+async def _run(users: int, turns: int, idle_seconds: float, base: str) -> tuple[dict[str, Any], float, int]:
     from tests.devserver import DevServer, client, copy_project, server_environment, write_dotenv
     from tests.stub_openai import StubServer
 
     with tempfile.TemporaryDirectory(prefix="mnemo-overhead-") as tmp, StubServer() as stub:
         workdir = copy_project(Path(tmp) / "mnemo")
         (workdir / "bare_agent.py").write_text((REPO_ROOT / "bench" / "bare_agent.py").read_text())
-        config = json.loads((workdir / "langgraph.json").read_text())
+        config = json.loads((workdir / base).read_text())
         config["graphs"]["bare"] = "./bare_agent.py:graph"
         (workdir / "langgraph.bench-overhead.json").write_text(json.dumps(config, indent=2))
         write_dotenv(workdir, stub, MNEMO_PGDATA=str(Path(tmp) / "pgdata"), POSTGRES_URI="")
@@ -167,12 +282,14 @@ async def _run(users: int, turns: int, idle_seconds: float) -> tuple[dict[str, A
     return {g: _report(r, idle_per_s) for g, r in results.items()}, idle_per_s, trouble
 
 
-def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> dict[str, Any]:
-    """Both graphs, the same conversations; writes ``overhead.json``. ``smoke``: 1 user x 2 turns."""
+def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, postgres: bool = False) -> dict[str, Any]:
+    """Both graphs, the same conversations; writes ``overhead.json`` (``overhead_postgres.json``
+    on ``langgraph.postgres.json`` when ``postgres``). ``smoke``: 1 user x 2 turns."""
     if smoke:
         users, turns = 1, 2
     started = time.time()
-    graphs, idle_per_s, trouble = asyncio.run(_run(users, turns, idle_seconds=2.0 if smoke else 5.0))
+    base = "langgraph.postgres.json" if postgres else "langgraph.json"
+    graphs, idle_per_s, trouble = asyncio.run(_run(users, turns, idle_seconds=2.0 if smoke else 5.0, base=base))
     bare = graphs["bare"]
 
     def ratio(key: str, q: str = "p50", graph: str = "mnemo") -> float | None:
@@ -180,7 +297,7 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> d
         return round(a / b, 2) if a and b and b > 0 else None
 
     result = {
-        "meta": meta("overhead", started, users=users, turns=turns),
+        "meta": meta("overhead", started, users=users, turns=turns, config=base),
         "idle_cpu_ms_per_s": round(idle_per_s * 1000, 2),
         "graphs": graphs,
         "ratio_mnemo_over_bare": {
@@ -197,6 +314,8 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10) -> d
             "wall_ms_p50": ratio("wall_ms", graph="mnemo_hot_path"),
         },
         "server_log_trouble": trouble,
+        # In-process (count_encodings): texts embedded / encoded per step, median per turn.
+        "encodings": {mode: count_encodings(memory_write_mode=mode) for mode in ("after_turn", "hot")},
     }
-    write_json(out / "overhead.json", result)
+    write_json(out / ("overhead_postgres.json" if postgres else "overhead.json"), result)
     return result

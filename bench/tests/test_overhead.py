@@ -1,4 +1,5 @@
-"""``python -m bench overhead --smoke``: every graph runs through the server and the JSON has the figures."""
+"""``python -m bench overhead --smoke``: every graph runs through the server and the JSON has the figures;
+and what a turn encodes, counted in-process."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import pytest
 
 from bench.cli import main
+from bench.overhead import count_encodings
 
 
 @pytest.mark.e2e
@@ -27,3 +29,16 @@ def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
     assert data["ratio_mnemo_over_bare"]["wall_ms_p50"] > 0
     assert data["ratio_mnemo_hot_path_over_bare"]["cpu_ms_p50"] > 0
     assert data["server_log_trouble"] == 0
+    assert set(data["encodings"]) == {"after_turn", "hot"}
+
+
+def test_a_turn_embeds_each_text_once():
+    """The latest message once as a query (load_memory), the note once as a
+    query (the dedupe lookup) and once as each of its two passages (its text,
+    its text in context), and one SPLADE encoding of each: nothing twice."""
+    counts = count_encodings(turns=3, memory_write_mode="hot")
+    read = {"query": 1, "passage": 0, "sparse": 1}
+    assert counts["profile"] == {"load_memory": read}
+    assert counts["remember"]["load_memory"] == read
+    assert counts["remember"]["tools"] == {"query": 1, "passage": 2, "sparse": 1}
+    assert set(counts["remember"]) == {"load_memory", "tools"}  # call_model and write_memory encode nothing

@@ -48,7 +48,10 @@ logger = logging.getLogger(__name__)
 ANN_INDEX: dict[str, Any] = {"kind": "hnsw", "vector_type": "vector"}
 DISTANCE = "cosine"
 
-_EMBEDDING_QUERIES: contextvars.ContextVar[bool] = contextvars.ContextVar("mnemo_embedding_queries", default=False)
+#: While a search batch runs: its query vectors by text (``None``: not searching).
+_QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
+    "mnemo_query_vectors", default=None
+)
 
 
 def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
@@ -70,22 +73,31 @@ class QueryAwareEmbeddings(Embeddings):
     (e.g. 0.887 in memory, 0.901 on PostgreSQL) and mnemo's thresholds, measured
     with query vectors, would not hold on PostgreSQL. The store's search path
     sets a context variable (per task, so concurrent writes are unaffected).
+
+    It holds the batch's query vectors too: upstream embeds a query once per
+    search, and a turn's snapshot searches notes, episodes and similar notes
+    with the same query (4 embeddings of one text per turn, ~30 ms of CPU
+    each), and a search re-run exactly embedded it again (``_batch_search_ops``).
     """
 
     def __init__(self, inner: Embeddings) -> None:
         self.inner = inner
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if _EMBEDDING_QUERIES.get():
-            return [self.inner.embed_query(t) for t in texts]
+        if (known := _QUERY_VECTORS.get()) is not None:
+            for text in dict.fromkeys(t for t in texts if t not in known):
+                known[text] = self.inner.embed_query(text)
+            return [known[t] for t in texts]
         return self.inner.embed_documents(texts)
 
     def embed_query(self, text: str) -> list[float]:
         return self.inner.embed_query(text)
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        if _EMBEDDING_QUERIES.get():
-            return [await self.inner.aembed_query(t) for t in texts]
+        if (known := _QUERY_VECTORS.get()) is not None:
+            for text in dict.fromkeys(t for t in texts if t not in known):
+                known[text] = await self.inner.aembed_query(text)
+            return [known[t] for t in texts]
         return await self.inner.aembed_documents(texts)
 
     async def aembed_query(self, text: str) -> list[float]:
@@ -126,7 +138,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
     async def _batch_search_ops(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
     ) -> None:
-        token = _EMBEDDING_QUERIES.set(True)  # queries are embedded as queries
+        token = _QUERY_VECTORS.set({})  # queries are embedded as queries, each text once
         try:
             exact = await aexact_searches(cur, search_ops)
             rest = [(idx, op) for idx, op in search_ops if idx not in exact]
@@ -134,7 +146,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
             short = [(idx, op) for idx, op in rest if op.query and len(cast(list, results[idx])) < op.limit]
             await self._asearch([*(p for p in search_ops if p[0] in exact), *short], results, cur, exactly=True)
         finally:
-            _EMBEDDING_QUERIES.reset(token)
+            _QUERY_VECTORS.reset(token)
 
     async def _asearch(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any, *, exactly: bool

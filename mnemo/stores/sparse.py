@@ -116,6 +116,16 @@ class SpladeEncoder:
             return self._activations(text)
 
     def _activations(self, text: str) -> np.ndarray:
+        words = self.w["bert.embeddings.word_embeddings.weight"]
+        # Decoder tied to the word embeddings. Its bias is the same for every
+        # token and rounding is monotonic, so the max over tokens is taken before
+        # adding it: the same floats, one vocabulary-sized pass fewer per token
+        # (a third of a note's encoding); log1p(relu(.)) is monotonic too.
+        logits = (self.hidden(text) @ words.T).max(axis=0) + self.w["cls.predictions.bias"]
+        return np.log1p(np.maximum(logits, 0.0)).astype(np.float32)
+
+    def hidden(self, text: str) -> np.ndarray:
+        """The MLM head's transformed states of ``text``'s tokens, before the decoder."""
         enc = self.tokenizer.encode(text)
         ids = np.asarray(enc.ids, dtype=np.int64)
         words = self.w["bert.embeddings.word_embeddings.weight"]
@@ -127,10 +137,7 @@ class SpladeEncoder:
         x = self._ln(x, "bert.embeddings.LayerNorm")
         for i in range(self.layers):
             x = self._layer(x, i)
-        h = self._ln(_gelu(self._dense(x, "cls.predictions.transform.dense")), "cls.predictions.transform.LayerNorm")
-        logits = h @ words.T + self.w["cls.predictions.bias"]  # decoder tied to the word embeddings
-        # log1p(relu(.)) is monotonic: the max over tokens may be taken first.
-        return np.log1p(np.maximum(logits.max(axis=0), 0.0)).astype(np.float32)
+        return self._ln(_gelu(self._dense(x, "cls.predictions.transform.dense")), "cls.predictions.transform.LayerNorm")
 
     def encode(self, text: str) -> SparseVector:
         """The non-zero terms of ``text``'s vector, rounded to :data:`DECIMALS`."""

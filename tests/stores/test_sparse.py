@@ -58,6 +58,19 @@ def test_the_numpy_forward_pass_matches_transformers(encoder):
             assert vec[vocab[term]] == pytest.approx(weight, abs=1e-4), term
 
 
+def test_the_decoder_gives_the_floats_of_its_textbook_form(encoder):
+    """The bias added after the max over tokens (one vocabulary-sized pass
+    instead of one per token): bit for bit the textbook logits' max."""
+    import numpy as np
+
+    words, bias = encoder.w["bert.embeddings.word_embeddings.weight"], encoder.w["cls.predictions.bias"]
+    for text in [*REFERENCE, "my locker number is 10002 (in reply to: ok: Remembered it)", "x " * 300]:
+        hidden = encoder.hidden(text)
+        assert hidden.shape[0] > 2  # the precondition: several tokens, so the max chooses
+        textbook = np.log1p(np.maximum((hidden @ words.T + bias).max(axis=0), 0.0)).astype(np.float32)
+        assert np.array_equal(encoder.activations(text), textbook), text
+
+
 def test_a_question_scores_the_note_it_is_about_above_another(encoder):
     question = encoder.encode("what food allergies do I have?")
     allergy = encoder.encode("The user is allergic to peanuts.")

@@ -53,7 +53,7 @@ from mnemo.notes import index as note_index
 from mnemo.notes import sparse
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
-from tests.store_backends import BACKENDS, RacingWriter, open_backend, truncate
+from tests.store_backends import BACKENDS, HashEmbeddings, RacingWriter, open_backend, truncate
 
 
 def on_platform(reason: str):
@@ -535,6 +535,40 @@ async def test_same_top_hits_on_every_backend(cached_index, pg, tmp_path, reques
             # mnemo's QueryAwareEmbeddings, PostgreSQL embedded queries as passages
             # and these differed by ~0.015.
             assert [n["score"] for n in m] == pytest.approx([n["score"] for n in other], abs=1e-4), (backend, q)
+
+
+class CountingEmbeddings(HashEmbeddings):
+    """Hash vectors, each text embedded recorded (queries and passages apart)."""
+
+    def __init__(self, dims: int) -> None:
+        super().__init__(dims)
+        self.queries: list[str] = []
+        self.passages: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.passages.extend(texts)
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+async def test_a_turns_snapshot_embeds_its_query_once(backend, uri, tmp_path, request):
+    """The snapshot searches notes, the user's and the shared episodes and the
+    similar notes by the latest message, in one batch: one embedding of it
+    (PostgreSQL embedded it once per search)."""
+    embed = CountingEmbeddings(384)
+    user = User.of("u_once")
+    index = {"embed": embed, "dims": 384, "fields": ["text"]}
+    async with open_backend(backend, uri, index, tmp_path, request) as store:
+        if uri:
+            await truncate(uri)
+        await aremember_many(store, user, ["The user has two cats.", "The user lives in Hangzhou."])
+        embed.queries.clear()
+        snapshot = await aload_snapshot(store, user, "what pets do I have", episode_limit=3, similar_limit=5)
+        assert len(snapshot["similar"]) == 2  # the precondition: the searches ran by meaning
+        assert embed.queries == ["what pets do I have"]
 
 
 @on_platform("the server builds its store from langgraph.json without checking dims against the model")
