@@ -21,7 +21,7 @@ from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, S
 from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 
-from mnemo.core import DimsMismatchError, StoreClosedError, StoreOperationError, StoreUnavailableError, checked_ops
+from mnemo.core import StoreClosedError, StoreOperationError, StoreUnavailableError, checked_ops
 from mnemo.stores.postgres_errors import (
     CONFLICT_ATTEMPTS,
     CONFLICTS,
@@ -33,9 +33,11 @@ from mnemo.stores.postgres_errors import (
 from mnemo.stores.postgres_search import aexact_searches
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
+    DISTANCE,
     REACHABLE_CHECK_S,
     STORE_SETUP_LOCK,
     advisory_lock,
+    check_vector_table,
     configure_connection,
     ensure_mnemo_indexes,
     make_pool,
@@ -46,7 +48,6 @@ logger = logging.getLogger(__name__)
 #: pgvector index of the PostgreSQL store: HNSW over ``vector`` with cosine
 #: distance, so scores are the same cosine similarities as InMemoryStore's.
 ANN_INDEX: dict[str, Any] = {"kind": "hnsw", "vector_type": "vector"}
-DISTANCE = "cosine"
 
 #: While a search batch runs: its query vectors by text (``None``: not searching).
 _QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
@@ -64,20 +65,15 @@ def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class QueryAwareEmbeddings(Embeddings):
-    """Routes ``aembed_documents`` to ``aembed_query`` while a search runs.
+    """Routes ``aembed_documents`` to ``aembed_query`` while a search runs, each
+    text of the batch once.
 
     ``AsyncPostgresStore`` (3.2.0) embeds search *queries* with
-    ``aembed_documents``; ``InMemoryStore`` uses ``aembed_query``. For an
-    asymmetric model such as E5 (``query: `` / ``passage: `` prefixes) the two
-    give different vectors, so the same search scored differently per backend
-    (e.g. 0.887 in memory, 0.901 on PostgreSQL) and mnemo's thresholds, measured
-    with query vectors, would not hold on PostgreSQL. The store's search path
-    sets a context variable (per task, so concurrent writes are unaffected).
-
-    It holds the batch's query vectors too: upstream embeds a query once per
-    search, and a turn's snapshot searches notes, episodes and similar notes
-    with the same query (4 embeddings of one text per turn, ~30 ms of CPU
-    each), and a search re-run exactly embedded it again (``_batch_search_ops``).
+    ``aembed_documents``, ``InMemoryStore`` with ``aembed_query``: for E5
+    (``query: `` / ``passage: ``) the scores, and so mnemo's thresholds, would
+    differ per backend. And upstream embeds a query once per search, where a
+    turn's snapshot runs several with one text (docs/postgres.md). The search
+    path sets a context variable (per task: concurrent writes are unaffected).
     """
 
     def __init__(self, inner: Embeddings) -> None:
@@ -291,50 +287,6 @@ async def _reachable(conninfo: str) -> bool:
         return False
     await conn.close()
     return True
-
-
-async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
-    """The ``store_vectors.embedding`` column must hold vectors of ``dims``.
-
-    Reads through ``store.conn`` (the pool ``from_conn_string`` made; an
-    undocumented attribute of ``AsyncPostgresStore``, guarded by
-    tests/project/test_upstream_private_api.py): the same pool, no second connection.
-
-    Raises:
-        DimsMismatchError: the database was indexed with another model.
-    """
-    vector_type = index.get("ann_index_config", {}).get("vector_type", "vector")
-    expected = f"{vector_type}({index['dims']})"
-    async with cast(AsyncConnectionPool, store.conn).connection() as conn:
-        row: dict[str, Any] | None = await (  # type: ignore[assignment]  # the pool's rows are dicts (dict_row)
-            await conn.execute(
-                "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute "
-                "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding' AND NOT attisdropped"
-            )
-        ).fetchone()
-        index_row: dict[str, Any] | None = await (  # type: ignore[assignment]
-            await conn.execute(
-                "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx' "
-                "AND schemaname = ANY (current_schemas(false))"
-            )
-        ).fetchone()
-    if row is None:
-        raise DimsMismatchError("store_vectors has no 'embedding' column after setup(); is pgvector installed?")
-    if row["t"] != expected:
-        raise DimsMismatchError(
-            f"this database's vector index holds {row['t']} but the store is configured for {expected}: "
-            "it was indexed with another embedding model. Use the same model and dims, "
-            "or a new database (vectors of two models are not comparable)."
-        )
-    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(
-        index.get("distance_type", DISTANCE)
-    )
-    if index_row is not None and ops and ops not in index_row["indexdef"]:
-        logger.warning(
-            "store_vectors_embedding_idx was built for another distance (%s); searches stay correct "
-            "but cannot use it: drop the index and run setup() again",
-            index_row["indexdef"],
-        )
 
 
 @asynccontextmanager

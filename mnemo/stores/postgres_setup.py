@@ -1,6 +1,7 @@
 """Connections to PostgreSQL, shared by the store and the checkpointer: pool
-defaults, per-connection pgvector tuning, and ``setup()`` serialised across
-processes (two servers starting on one database at once)."""
+defaults, per-connection pgvector tuning, ``setup()`` serialised across
+processes (two servers starting on one database at once), and the check that
+the vector table fits the configured model."""
 
 from __future__ import annotations
 
@@ -8,9 +9,18 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from mnemo.core import DimsMismatchError
+
+if TYPE_CHECKING:
+    from langgraph.store.postgres import AsyncPostgresStore
+    from psycopg_pool import AsyncConnectionPool
 
 logger = logging.getLogger(__name__)
+
+#: Distance of the pgvector index: cosine, so scores are InMemoryStore's.
+DISTANCE = "cosine"
 
 #: Seconds a store call runs before the store checks that PostgreSQL can be
 #: reached at all (one direct connection, shared by the calls waiting), and
@@ -149,3 +159,47 @@ async def ensure_mnemo_indexes(conn: Any) -> None:
     """Create mnemo's indexes on the store table (after ``setup()``, under
     its advisory lock; ``conn`` in autocommit, as ``CONCURRENTLY`` needs)."""
     await conn.execute(NORM_INDEX_SQL)
+
+
+async def check_vector_table(store: AsyncPostgresStore, index: Mapping[str, Any]) -> None:
+    """The ``store_vectors.embedding`` column must hold vectors of ``dims``.
+
+    Reads through ``store.conn`` (the pool ``from_conn_string`` made; an
+    undocumented attribute of ``AsyncPostgresStore``, guarded by
+    tests/project/test_upstream_private_api.py): the same pool, no second connection.
+
+    Raises:
+        DimsMismatchError: the database was indexed with another model.
+    """
+    vector_type = index.get("ann_index_config", {}).get("vector_type", "vector")
+    expected = f"{vector_type}({index['dims']})"
+    async with cast("AsyncConnectionPool", store.conn).connection() as conn:
+        row: dict[str, Any] | None = await (  # type: ignore[assignment]  # the pool's rows are dicts (dict_row)
+            await conn.execute(
+                "SELECT format_type(atttypid, atttypmod) AS t FROM pg_attribute "
+                "WHERE attrelid = to_regclass('store_vectors') AND attname = 'embedding' AND NOT attisdropped"
+            )
+        ).fetchone()
+        index_row: dict[str, Any] | None = await (  # type: ignore[assignment]
+            await conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE indexname = 'store_vectors_embedding_idx' "
+                "AND schemaname = ANY (current_schemas(false))"
+            )
+        ).fetchone()
+    if row is None:
+        raise DimsMismatchError("store_vectors has no 'embedding' column after setup(); is pgvector installed?")
+    if row["t"] != expected:
+        raise DimsMismatchError(
+            f"this database's vector index holds {row['t']} but the store is configured for {expected}: "
+            "it was indexed with another embedding model. Use the same model and dims, "
+            "or a new database (vectors of two models are not comparable)."
+        )
+    ops = {"cosine": "_cosine_ops", "l2": "_l2_ops", "inner_product": "_ip_ops"}.get(
+        index.get("distance_type", DISTANCE)
+    )
+    if index_row is not None and ops and ops not in index_row["indexdef"]:
+        logger.warning(
+            "store_vectors_embedding_idx was built for another distance (%s); searches stay correct "
+            "but cannot use it: drop the index and run setup() again",
+            index_row["indexdef"],
+        )

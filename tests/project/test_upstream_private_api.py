@@ -100,7 +100,7 @@ def test_postgres_store_runs_a_batch_in_one_transaction_when_not_pipelining():
 
 
 def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
-    """``store.conn`` (mnemo.stores.postgres.check_vector_table) and
+    """``store.conn`` (mnemo.stores.postgres_setup.check_vector_table) and
     ``self.embeddings`` (replaced by QueryAwareEmbeddings) are plain attributes."""
     from langgraph.store.postgres import AsyncPostgresStore
 
