@@ -7,6 +7,7 @@ the installed package)::
     python -m bench all --out /tmp/b --smoke --quiet   # the quick check CI runs
     python -m bench locomo --data PATH --out DIR [--k 5,10,25] [--smoke]   # the headline table
     python -m bench tune --data PATH --out DIR [--smoke]   # ablations and setting grids, tune / held out
+    python -m bench tune --only dated_notes --data PATH --out DIR   # one part of tune, into tune_<part>.json
     python -m bench turn-cost --out DIR [--smoke]
     python -m bench embedders --out DIR [--smoke]
     python -m bench thresholds --out DIR [--smoke]

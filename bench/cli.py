@@ -70,12 +70,19 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     locomo_args(sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context"))
-    locomo_args(
-        sub.add_parser(
-            "tune",
-            help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round), "
-            "tune conversations apart from held-out ones",
-        )
+    p = sub.add_parser(
+        "tune",
+        help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round, dated notes), "
+        "tune conversations apart from held-out ones",
+    )
+    locomo_args(p)
+    from bench.tune import PARTS
+
+    p.add_argument(
+        "--only",
+        choices=sorted(PARTS),
+        default=None,
+        help="run one part beside the headline methods, into tune_<part>.json (default: all, into tune.json)",
     )
     p = sub.add_parser(
         "turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph"
@@ -213,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
 
         tuning = None
         if args.command == "tune":
-            from bench.tune import TUNING
+            from bench.tune import PARTS, TUNING
 
-            tuning = TUNING
+            tuning = PARTS[args.only] if args.only else TUNING
         locomo.run(
             args.data,
             out,

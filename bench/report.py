@@ -137,8 +137,39 @@ def tune_tables(d: dict[str, Any]) -> str:
     at = (5, 10, 25)
     recall_cols = [f"{part} R@{k}" for part in ("tune", "held out") for k in at]
     lines = [*split_tables(d), "", *_category_table(d)]
-    grid = d["fusion_grid"]
-    lines += [
+    grid = d.get("fusion_grid")
+    if grid:  # a `tune --only` file may hold other parts only
+        lines += _fusion_table(grid, at, recall_cols)
+    sparse = d.get("sparse_grid")
+    if sparse:
+        lines += _sparse_table(sparse, at, recall_cols)
+    rounds = d.get("second_round")
+    if rounds:
+        lines += _attempt_table(
+            rounds,
+            "**Second round by words** (an attempt, not shipped: the words of mnemo's best hits that the "
+            "question lacks rank the notes by BM25, fused with weight w; (0, 0) = recall as it ships). ",
+            ["best hits followed", "w"],
+            ["best_hits_followed", "weight"],
+            at,
+            recall_cols,
+        )
+    dated = d.get("dated_notes")
+    if dated:
+        lines += _attempt_table(
+            dated,
+            "**Notes with the day they were said** (an attempt: each note embedded with its session's day, "
+            "`bench.tune.dated_indexed_text`; none = recall as it ships). ",
+            ["notes"],
+            ["notes"],
+            at,
+            recall_cols,
+        )
+    return "\n".join(lines)
+
+
+def _fusion_table(grid: dict[str, Any], at: tuple[int, ...], recall_cols: list[str]) -> list[str]:
+    return [
         "",
         f"**Fusion settings** (reciprocal rank fusion constant k, BM25 weight; dense weighs 1). "
         f"Chosen on the tune conversations: {grid['chosen_on_tune']}; shipped "
@@ -146,31 +177,38 @@ def tune_tables(d: dict[str, Any]) -> str:
         "reported, never used to choose.\n",
         *_table(["k", "BM25 weight", *recall_cols], _grid_rows(grid, ["fusion_k", "lexical_weight"], at)),
     ]
-    sparse = d["sparse_grid"]
-    lines += [
+
+
+def _sparse_table(sparse: dict[str, Any], at: tuple[int, ...], recall_cols: list[str]) -> list[str]:
+    return [
         "",
         f"**Learned sparse ranking** (SPLADE weight in the fusion; 0 = two rankings; weights installed: "
         f"{sparse['weights_installed']}). Chosen on the tune conversations: {sparse['chosen_on_tune']}; "
         f"shipped (`mnemo.notes.recall.SPARSE_WEIGHT`): {sparse['shipped']}. " + _gain(sparse, "two rankings") + "\n",
         *_table(["weight", *recall_cols], _grid_rows(sparse, ["sparse_weight"], at)),
     ]
-    rounds = d.get("second_round")
-    if rounds:
-        per_cat = rounds["per_category_report_recall@10"]
-        lines += [
-            "",
-            "**Second round by words** (an attempt, not shipped: the words of mnemo's best hits that the "
-            "question lacks rank the notes by BM25, fused with weight w; (0, 0) = recall as it ships). "
-            f"Chosen on the tune conversations: {rounds['chosen_on_tune']}. "
-            + _gain(rounds, "recall as it ships")
-            + " Held-out R@10 per category: "
-            + "; ".join(f"{c} {CATEGORY_NAMES[c]} " + " -> ".join(_p(v) for v in per_cat[c].values()) for c in per_cat)
-            + ".\n",
-            *_table(
-                ["best hits followed", "w", *recall_cols], _grid_rows(rounds, ["best_hits_followed", "weight"], at)
-            ),
-        ]
-    return "\n".join(lines)
+
+
+def _attempt_table(
+    grid: dict[str, Any],
+    title: str,
+    header: list[str],
+    keys: list[str],
+    at: tuple[int, ...],
+    recall_cols: list[str],
+) -> list[str]:
+    """An attempt's grid: the setting chosen on tune, its held-out gain, per category, the rows."""
+    per_cat = grid["per_category_report_recall@10"]
+    return [
+        "",
+        title
+        + f"Chosen on the tune conversations: {grid['chosen_on_tune']}. "
+        + _gain(grid, "recall as it ships")
+        + " Held-out R@10 per category: "
+        + "; ".join(f"{c} {CATEGORY_NAMES[c]} " + " -> ".join(_p(v) for v in per_cat[c].values()) for c in per_cat)
+        + ".\n",
+        *_table([*header, *recall_cols], _grid_rows(grid, keys, at)),
+    ]
 
 
 def turn_cost_tables(d: dict[str, Any]) -> str:
@@ -419,4 +457,8 @@ def markdown(out: Path) -> str:
         d = read_json(out / name)
         if d is not None:
             parts.append(f"### {title}\n\n{fn(d)}\n")
+    for path in sorted(out.glob("tune_*.json")):  # python -m bench tune --only PART
+        d = read_json(path)
+        if d is not None:
+            parts.append(f"### LoCoMo: `python -m bench tune --only {path.stem[5:]}`\n\n{tune_tables(d)}\n")
     return "\n".join(parts)

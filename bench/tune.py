@@ -18,14 +18,16 @@ and the grids, each reported on the tune conversations
 setting chosen on the tune part only: ``fusion_grid`` (fusion constant and
 BM25 weight), ``sparse_grid`` (the learned sparse ranking's weight) and
 ``second_round`` (recall that follows the words of its best hits, an attempt:
-docs/bench.md).
+docs/bench.md), and ``dated_notes`` (notes embedded with the day they were
+said, an attempt: :func:`prepare_dated`). ``--only PART`` runs one part of
+:data:`PARTS` (the headline methods always run), into ``tune_<part>.json``.
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
@@ -76,6 +78,11 @@ SPARSE_GRID = (0.0, 0.3, 0.5, 0.8, 1.0, 1.5)
 #: docs/bench.md): (best hits whose words are followed, weight of the second
 #: ranking in the fusion); (0, 0) is recall as it ships.
 SECOND_ROUND_GRID = [(0, 0.0)] + [(m, w) for m in (1, 3) for w in (0.1, 0.3, 0.5)]
+#: Notes with the day they were said (an attempt, not shipped unless it
+#: clears the bar of docs/bench.md): "none" is recall as it ships, "said_on"
+#: the notes written again with the session's day in what is embedded
+#: (:func:`dated_indexed_text`).
+DATED_GRID = ("none", "said_on")
 #: Paired bootstrap resamples of the held-out questions (:func:`paired_gain`).
 BOOTSTRAP_SAMPLES = 10_000
 
@@ -157,6 +164,62 @@ def _second_round(
             second = [notes[i][0] for i in words.search(list(dict.fromkeys(followed)), FUSION_CANDIDATES)]
             fused = reciprocal_rank_fusion([first, second], k=FUSION_K, weights=[1.0, weight])
         r.grids["second_round"][(m, weight)] = [written.covers[nid] for nid in fused[: len(first)]]
+
+
+def said_on(date_time: str) -> str:
+    """The day of a LoCoMo session's date and time ("1:56 pm on 8 May, 2023" -> "8 May, 2023")."""
+    return date_time.rsplit(" on ", 1)[-1].strip()
+
+
+def dated_indexed_text(text: str, context: str | None, day: str) -> str:
+    """What the store would embed for a note carrying the day it was said:
+    :func:`mnemo.notes.indexed_text` with the day beside the context."""
+    return f"{text} (said on {day}; in reply to: {context})" if context else f"{text} (said on {day})"
+
+
+async def prepare_dated(
+    written: Written, emb: CachingEmbeddings, timing: Timing, counter: TokenCounter, ks: list[int]
+) -> QuestionHook:
+    """The attempt ``dated_notes``: the turns written again through
+    :func:`mnemo.aremember_many`, each note embedded with the day of its
+    session (``mnemo.notes.plan.indexed_text`` patched to
+    :func:`dated_indexed_text`; a session's first turn, which has no
+    context, gets its day as one so that it is embedded in context too), so
+    that a question naming a date ("on October 13, 2023", "in May 2023")
+    meets the notes of that day; in the product the day would be the note's
+    ``first_seen``. Returns the hook that records both rankings per question."""
+    from mnemo import arecall
+    from mnemo.notes import indexed_text, validate_context
+
+    conv, texts = written.conv, written.texts
+    day_of: dict[str, str] = {}  # a text's day: that of its first turn (a repeat keeps the first note)
+    for turn, text in zip(conv.turns, texts, strict=True):
+        day_of.setdefault(text, said_on(conv.session_dates.get(turn.session, "")))
+    contexts = [c or day_of[t] or None for t, c in zip(texts, written.contexts, strict=True)]
+
+    def dated(text: str, context: str | None) -> str:
+        day = day_of.get(text, "")
+        if not day:
+            return indexed_text(text, context)
+        return dated_indexed_text(text, None if context == day else context, day)
+
+    emb.warm(
+        "p",
+        [dated(t, validate_context(c)) for t, c in zip(texts, contexts, strict=True)],
+        desc=f"{conv.sample_id}: notes with their day (passages)",
+    )
+    own: Timing = defaultdict(float)
+    with mock.patch("mnemo.notes.plan.indexed_text", dated):
+        store, covers = await write_mnemo(conv, texts, contexts, written.user, emb, Counter(), own)
+    timing["dated_write_s"] += own["mnemo_write_s"]
+    limit = max(ks)
+
+    async def per_question(q: Any, r: QuestionResult) -> None:
+        r.grids["dated"]["none"] = r.ranked["mnemo"]
+        notes = await arecall(store, written.user, q.question, limit=limit, margin=None)
+        r.grids["dated"]["said_on"] = [covers[n["id"]] for n in notes]
+
+    return per_question
 
 
 # --------------------------------------------------------------------------
@@ -307,10 +370,51 @@ def _cached_query_vectors(prepare_fn: Callable) -> Callable:
     return wrapped
 
 
-TUNING = Tuning(
-    name="tune",
-    methods=ABLATIONS,
-    descriptions=DESCRIPTIONS,
-    prepare=_cached_query_vectors(prepare),
-    tables=tables,
-)
+def dated_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+    """``dated_notes``: recall with the notes embedded with their day, against recall as it ships."""
+    return {
+        "dated_notes": grid_table(
+            results, ks, "dated", list(DATED_GRID), lambda s: {"notes": s}, shipped="none", baseline="none"
+        )
+    }
+
+
+def combine(name: str, parts: list[Tuning]) -> Tuning:
+    """One :class:`Tuning` running ``parts`` in order: their methods, hooks and tables."""
+
+    async def prepare_all(*args: Any) -> QuestionHook:
+        hooks = [await part.prepare(*args) for part in parts]
+
+        async def per_question(q: Any, r: QuestionResult) -> None:
+            for hook in hooks:
+                await hook(q, r)
+
+        return per_question
+
+    def tables_all(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
+        return {key: value for part in parts for key, value in part.tables(results, ks).items()}
+
+    return Tuning(
+        name=name,
+        methods=tuple(m for part in parts for m in part.methods),
+        descriptions={k: v for part in parts for k, v in part.descriptions.items()},
+        prepare=prepare_all,
+        tables=tables_all,
+    )
+
+
+#: The parts of ``python -m bench tune`` (``--only PART`` runs one, into ``tune_<part>.json``).
+PARTS = {
+    "grids": Tuning(
+        name="tune_grids",
+        methods=ABLATIONS,
+        descriptions=DESCRIPTIONS,
+        prepare=_cached_query_vectors(prepare),
+        tables=tables,
+    ),
+    "dated_notes": Tuning(
+        name="tune_dated_notes", methods=(), descriptions={}, prepare=prepare_dated, tables=dated_tables
+    ),
+}
+#: ``python -m bench tune``: every part, into ``tune.json``.
+TUNING = combine("tune", list(PARTS.values()))

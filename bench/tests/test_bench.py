@@ -229,6 +229,42 @@ def test_tune_adds_the_ablations_and_the_grids(golden_json, tune_json):
     assert rounds["chosen_on_tune"] is None and rounds["chosen_vs_baseline"] is None  # nothing to tune on
 
 
+def test_tune_runs_the_dated_notes_attempt(tune_json):
+    dated = tune_json["dated_notes"]
+    assert [row["notes"] for row in dated["rows"]] == list(tune.DATED_GRID) == ["none", "said_on"]
+    # "none" is recall as it ships: the same figures as mnemo's
+    assert dated["rows"][0]["report_recall@10"] == tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    assert dated["shipped"] == "none" and dated["chosen_on_tune"] is None  # nothing to tune on
+
+
+def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
+    stores = []
+    write = tune.write_mnemo
+
+    async def recording(*args, **kwargs):
+        store, covers = await write(*args, **kwargs)
+        stores.append(store)
+        return store, covers
+
+    monkeypatch.setattr(tune, "write_mnemo", recording)
+    args = ["tune", "--only", "dated_notes", "--data", str(locomo_file), "--out", str(tmp_path), "--k", "1,5,10,25"]
+    assert main([*args, "--quiet"]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["tune_dated_notes.json"]
+    data = json.loads((tmp_path / "tune_dated_notes.json").read_text())
+    assert list(data["methods"]) == list(golden_json["methods"])  # no ablation
+    assert "dated_notes" in data and not {"fusion_grid", "sparse_grid", "second_round"} & set(data)
+    assert data["methods"]["mnemo"]["turn"] == golden_json["methods"]["mnemo"]["turn"]
+    # the notes of the attempt were embedded with their session's day, a session's first turn too
+    (store,) = stores
+    notes = [it.value for ns in store.list_namespaces() if ns[-1] == "notes" for it in store.search(ns, limit=100)]
+    assert len(notes) == data["mnemo_write"]["notes"]
+    embedded = {n["text"]: n["indexed_text"] for n in notes}
+    first = next(t for t in embedded if "finally adopted a puppy" in t)
+    assert embedded[first] == f"{first} (said on 1 May, 2023)"
+    knee = next(t for t in embedded if "hurt my knee" in t)
+    assert embedded[knee].startswith(f"{knee} (said on 2 May, 2023; in reply to: ")
+
+
 def test_golden_a_known_question_finds_its_turn(golden_json, tune_json):
     # the only temporal question: "When is Ben's marathon?", evidence D1:4
     assert golden_json["questions"]["2"] == 1
