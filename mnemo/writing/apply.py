@@ -120,8 +120,9 @@ async def aapply_extraction(
         unsaid = {f: v for f, v in changes.items() if f in SAID_FIELDS and not all_words_said(v, words)}
         log_ungrounded("profile value(s)", [f"{f}={v}" for f, v in unsaid.items()])
         changes = {f: v for f, v in changes.items() if f not in unsaid}
-        log_ungrounded("note(s)", [n.text for n in notes if not shares_a_word(n.text, words)])
-        notes = [n for n in notes if shares_a_word(n.text, words)]
+        unsaid_notes = [n for n in notes if not shares_a_word(n.text, words)]
+        log_ungrounded("note(s)", [n.text for n in unsaid_notes])
+        notes = [n for n in notes if n not in unsaid_notes]
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
