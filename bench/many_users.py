@@ -71,7 +71,7 @@ def vector_id(user: int, i: int) -> int:
 
 async def load(store: Any, sizes: list[int], texts: list[str], batch: int) -> None:
     from mnemo import User
-    from mnemo.notes import index as note_index
+    from mnemo.notes import IndexState, NoteChange, terms_touched, write_ops
 
     pending: list[PutOp] = []
     for u, size in enumerate(sizes):
@@ -93,10 +93,10 @@ async def load(store: Any, sizes: list[int], texts: list[str], batch: int) -> No
                 }
             )
         # The index is built from the readable words, the vector from the note id.
-        changes = [note_index.NoteChange(key=v["id"], before=None, after={**v, "text": v["words"]}) for v in values]
-        every = frozenset(note_index.terms_touched(changes))
+        changes = [NoteChange(key=v["id"], before=None, after={**v, "text": v["words"]}) for v in values]
+        every = frozenset(terms_touched(changes))
         pending += [PutOp(ns, v["id"], v) for v in values]
-        pending += note_index.write_ops(user, note_index.IndexState(head=None, postings={}, read=every), changes)
+        pending += write_ops(user, IndexState(head=None, postings={}, read=every), changes)
         while len(pending) >= batch:
             await store.abatch(pending[:batch])
             pending = pending[batch:]
@@ -219,7 +219,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mnemo.stores import embedded_postgres as pgserver
+    from mnemo.stores import running_embedded_postgres
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=200_000)
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="mnemo-users-") as tmp:
-        with pgserver.running(Path(tmp) / "pgdata", database="users", cleanup="delete") as pg:
+        with running_embedded_postgres(Path(tmp) / "pgdata", database="users", cleanup="delete") as pg:
             result = asyncio.run(run(pg.uri, args))
     result = {
         **result_header("many_users"),  # the load average at the end

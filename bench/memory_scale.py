@@ -84,26 +84,26 @@ def note_value(i: int, text: str) -> dict[str, Any]:
 
 async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
     """Write notes ``start..stop`` and their index updates; returns the new index state."""
-    from mnemo.notes import index as note_index
+    from mnemo.notes import HEAD_KEY, IndexState, NoteChange, terms_touched, write_ops
 
     ns = user.namespace("notes")
     for lo in range(start, stop, batch):
         values = [note_value(i, texts[i]) for i in range(lo, min(stop, lo + batch))]
-        changes = [note_index.NoteChange(key=v["id"], before=None, after=v) for v in values]
-        terms = frozenset(note_index.terms_touched(changes))
-        index_ops = note_index.write_ops(
-            user, note_index.IndexState(head=state.head, postings=state.postings, read=state.read | terms), changes
+        changes = [NoteChange(key=v["id"], before=None, after=v) for v in values]
+        terms = frozenset(terms_touched(changes))
+        index_ops = write_ops(
+            user, IndexState(head=state.head, postings=state.postings, read=state.read | terms), changes
         )
         ops: list[Op] = [PutOp(ns, v["id"], v) for v in values]
         await store.abatch([*ops, *index_ops])
         postings = dict(state.postings)
         head = state.head
         for op in index_ops:
-            if op.key == note_index.HEAD_KEY:
+            if op.key == HEAD_KEY:
                 head = dict(op.value or {})
             elif op.value is not None:
                 postings[op.key[2:]] = dict(op.value)
-        state = note_index.IndexState(head=head, postings=postings, read=state.read | terms)
+        state = IndexState(head=head, postings=postings, read=state.read | terms)
     return state
 
 
@@ -145,7 +145,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
 
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import User
-    from mnemo.notes import index as note_index
+    from mnemo.notes import IndexState
     from mnemo.stores import open_store
 
     user = User.of("u_scale")
@@ -154,7 +154,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
     out: dict[str, Any] = {}
     async with open_store(postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}) as store:
         counted = CountedStore(store)
-        state = note_index.IndexState(head=None, postings={}, read=frozenset())
+        state = IndexState(head=None, postings={}, read=frozenset())
         loaded = 0
         for size in sizes:
             t0 = time.perf_counter()
@@ -172,7 +172,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores import embedded_postgres as pgserver
+    from mnemo.stores import running_embedded_postgres
 
     sizes = sorted(set(args.sizes))
     started = time.time()
@@ -192,7 +192,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         result["backends"]["memory"] = await run_backend("memory", None, sizes, args)
     if "postgres" in args.backends:
         with tempfile.TemporaryDirectory(prefix="mnemo-mscale-") as tmp:
-            with pgserver.running(Path(tmp) / "pgdata", database="mscale", cleanup="delete") as pg:
+            with running_embedded_postgres(Path(tmp) / "pgdata", database="mscale", cleanup="delete") as pg:
                 result["backends"]["postgres"] = await run_backend("postgres", pg.uri, sizes, args)
     if not args.no_e5:
         result["embed_query_ms"] = await asyncio.to_thread(embed_query_latency)

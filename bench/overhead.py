@@ -156,8 +156,7 @@ def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> 
     from langgraph.store.memory import InMemoryStore
 
     from graphs.agent import builder
-    from mnemo.stores import sparse_encoder
-    from mnemo.stores.embeddings import embeddings, index_config
+    from mnemo.stores import default_embeddings, index_config, sparse_encoder
     from nodes import chat_models
     from nodes.context import Context
     from tests.scripted import ScriptedChatModel, tool_call
@@ -183,7 +182,7 @@ def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> 
         encoder.encode = counted  # type: ignore[method-assign]
     name = "bench-overhead-scripted"
     chat_models._models[name] = ScriptedChatModel(respond=respond)
-    store = InMemoryStore(index=cast(Any, index_config(_CountingEmbeddings(embeddings, log))))
+    store = InMemoryStore(index=cast(Any, index_config(_CountingEmbeddings(default_embeddings, log))))
     agent = builder.compile(checkpointer=InMemorySaver(), store=store)
     user = SimUser(0)
     per_turn: dict[str, list[Counter[tuple[str, str]]]] = defaultdict(list)

@@ -160,10 +160,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if "memory" in args.backends:
             result["backends"]["memory"] = await run_backend("memory", None, args.sizes, args.turns)
         if "postgres" in args.backends:
-            from mnemo.stores import embedded_postgres as pgserver
+            from mnemo.stores import running_embedded_postgres
 
             with tempfile.TemporaryDirectory() as tmp:
-                with pgserver.running(Path(tmp) / "pgdata", database="reindex", cleanup="delete") as pg:
+                with running_embedded_postgres(Path(tmp) / "pgdata", database="reindex", cleanup="delete") as pg:
                     result["backends"]["postgres"] = await run_backend("postgres", pg.uri, args.sizes, args.turns)
     finally:
         chat_models._models.pop(MODEL_NAME, None)

@@ -124,8 +124,7 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
 
     from bench.locomo import stored_text, turn_contexts
     from mnemo import User
-    from mnemo.notes import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key, validate_context
-    from mnemo.notes import sparse as note_sparse
+    from mnemo.notes import INDEXED_TEXT_FIELD, astamp, indexed_text, normalize_note, note_key, validate_context
     from mnemo.stores import index_config
 
     user = User.of(f"locomo-{conv.sample_id}")
@@ -145,7 +144,7 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
             if context:
                 value |= {"context": context, INDEXED_TEXT_FIELD: indexed_text(text, context)}
             values[key] = value
-    await note_sparse.astamp(values.values())
+    await astamp(values.values())
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]
     ns = user.namespace("notes")
     for key, value in values.items():  # one by one: InMemoryStore fails on a text repeated within a batch

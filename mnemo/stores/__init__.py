@@ -7,6 +7,7 @@ the index and recall's sparse ranking, and the guard the run's store goes throug
 from mnemo.stores.embedded_postgres import (
     DEFAULT_DATA_DIR,
 )
+from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config
 from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.factory import (
@@ -51,6 +52,7 @@ __all__ = [
     "index_config",
     "open_postgres_store",
     "open_store",
+    "running_embedded_postgres",
     "sparse_dot",
     "sparse_encoder",
     "weights_dir",
