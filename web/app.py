@@ -21,7 +21,7 @@ from starlette.routing import Route
 from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
 from mnemo.access import InvalidTokenError
 from mnemo.core import EPISODES
-from mnemo.kinds import DEFAULT_ASSISTANT, build_episode
+from mnemo.kinds import DEFAULT_ASSISTANT, build_episode, episode_put
 from server.access import OWNER
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
@@ -91,7 +91,8 @@ async def feedback(request: Request) -> JSONResponse:
     )
     if episode is None:
         return JSONResponse({"error": "this thread has no answered request to keep"}, status_code=409)
-    await client.store.put_item(list(user.namespace(EPISODES)), episode["id"], dict(episode), index=["text"])
+    put = episode_put(user.namespace(EPISODES), episode)
+    await client.store.put_item(list(put.namespace), put.key, dict(put.value or {}), index=put.index)
     return JSONResponse({"episode": episode})
 
 

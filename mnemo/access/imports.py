@@ -32,14 +32,14 @@ from mnemo.core import (
     check_storable_text,
     json_value,
 )
-from mnemo.kinds import MAX_HISTORY, normalize_field
+from mnemo.kinds import EPISODE_INDEX, MAX_HISTORY, normalize_field
 from mnemo.notes import MAX_NOTES_PER_USER, arestore, is_expired, note_value, same_note
 
 #: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).
 VERBATIM: dict[str, list[str] | Literal[False]] = {
     INVALIDATED_NOTES: False,
     INSTRUCTIONS: False,
-    EPISODES: ["text"],
+    EPISODES: EPISODE_INDEX,
     APP: False,
 }
 #: Items of the verbatim sections one import takes.

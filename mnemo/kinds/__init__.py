@@ -6,6 +6,7 @@ write is :mod:`mnemo.audit`). Plain functions over ``BaseStore``.
 
 from mnemo.kinds.episodes import (
     EPISODE_CHAR_BUDGET,
+    EPISODE_INDEX,
     EPISODE_LIMIT,
     EPISODE_MIN_SCORE,
     EPISODES_PART,
@@ -13,6 +14,7 @@ from mnemo.kinds.episodes import (
     apromote_episode,
     arecord_episode,
     build_episode,
+    episode_put,
 )
 from mnemo.kinds.hard_rules import (
     HARD_RULES,
@@ -72,6 +74,7 @@ __all__ = [
     "DEFAULT_ASSISTANT",
     "EPISODES_PART",
     "EPISODE_CHAR_BUDGET",
+    "EPISODE_INDEX",
     "EPISODE_LIMIT",
     "EPISODE_MIN_SCORE",
     "FIELD_CHOICES",
@@ -113,6 +116,7 @@ __all__ = [
     "assistant_of",
     "aupdate_profile",
     "build_episode",
+    "episode_put",
     "format_profile",
     "load_policy_file",
     "normalize_field",

@@ -125,9 +125,14 @@ def build_episode(
     return episode
 
 
+#: The fields of an episode the store embeds (what a similar case is found by).
+EPISODE_INDEX = ["text"]
+
+
 def episode_put(namespace: tuple[str, ...], episode: Episode) -> PutOp:
-    """The store write of ``episode`` (only ``text`` is embedded)."""
-    return PutOp(namespace, episode["id"], {k: v for k, v in episode.items() if k != "score"}, index=["text"])
+    """The store write of ``episode`` (only :data:`EPISODE_INDEX` is embedded)."""
+    value = {k: v for k, v in episode.items() if k != "score"}
+    return PutOp(namespace, episode["id"], value, index=list(EPISODE_INDEX))
 
 
 async def arecord_episode(store: BaseStore, user: User, episode: Episode) -> Episode:

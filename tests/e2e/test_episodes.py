@@ -1,7 +1,8 @@
 """Shared examples through a real ``./scripts/dev``: a case a user closed
 (``POST /feedback``) with their phone number in it, promoted by an admin with
 ``python -m mnemo promote-episode --url``, reaches other users (the store API,
-their prompt) without one digit of the number."""
+their prompt) without one digit of the number; the user's own copy is found
+by meaning in their next similar case."""
 
 from __future__ import annotations
 
@@ -32,6 +33,10 @@ async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(workdir, 
         )
         assert closed.status_code == 200, closed.text
         assert closed.json()["episode"]["text"] == SAID  # the user's own copy, as said
+        # The route's episode is indexed: the user's next similar case finds it by meaning.
+        run = await chat(zhou, "My purifier makes no air, what should I do?", user_id="u_zhou")
+        assert run["status"] == "success", server.output()
+        assert [line for line in system_prompts(stub)[-1].splitlines() if "Customer:" in line and SAID in line]
 
         done = cli("promote-episode", "u_zhou", closed.json()["episode"]["id"], url=server.url)
         assert done.returncode == 0, done.stderr
