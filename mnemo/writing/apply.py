@@ -44,7 +44,7 @@ from mnemo.notes import (
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import all_words_said, log_ungrounded, said_words, shares_a_word
+from mnemo.writing.grounding import all_words_said, grounded, said_words, shares_a_word
 from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
@@ -114,26 +114,32 @@ async def aapply_extraction(
         for note in notes
         if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
     ]
-    if said:
-        # Only what the user's own words support (mnemo.writing.grounding).
-        words = said_words(m.text for m in said)
-        unsaid = {f: v for f, v in changes.items() if f in SAID_FIELDS and not all_words_said(v, words)}
-        log_ungrounded("profile value(s)", [f"{f}={v}" for f, v in unsaid.items()])
-        changes = {f: v for f, v in changes.items() if f not in unsaid}
-        unsaid_notes = [n for n in notes if not shares_a_word(n.text, words)]
-        log_ungrounded("note(s)", [n.text for n in unsaid_notes])
-        notes = [n for n in notes if n not in unsaid_notes]
+    # Only what the user's own words support (mnemo.writing.grounding).
+    words = said_words(m.text for m in said) if said else None
+    if words is not None:
+        changes = dict(
+            grounded(
+                "profile value(s)",
+                changes.items(),
+                lambda fv: fv[0] not in SAID_FIELDS or all_words_said(fv[1], words),
+                lambda fv: f"{fv[0]}={fv[1]}",
+            )
+        )
+        notes = grounded("note(s)", notes, lambda n: shares_a_word(n.text, words), lambda n: n.text)
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
     requests = known.requests(extraction) if known is not None else []
-    if said and requests:
+    if words is not None:
         # A revision is the user's word on a note: its new text, or (an
         # invalidation) the note itself, shares a word with what they said.
-        unsaid_requests = [r for r in requests if not shares_a_word(r.text if r.text is not None else r.shown, words)]
-        log_ungrounded("note revision(s)", [r.text or f"invalidate {r.shown}" for r in unsaid_requests])
-        requests = [r for r in requests if r not in unsaid_requests]
+        requests = grounded(
+            "note revision(s)",
+            requests,
+            lambda r: shares_a_word(r.text if r.text is not None else r.shown, words),
+            lambda r: r.text or f"invalidate {r.shown}",
+        )
     if not with_profile and not notes and not requests:
         return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a

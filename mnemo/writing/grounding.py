@@ -19,11 +19,13 @@ storing what the user did not say (docs/memory.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from mnemo.core import content_tokens
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Causes already logged at WARNING (later ones at INFO): a small model drops
 #: values every turn, and one warning says what to do about it.
@@ -47,12 +49,22 @@ def all_words_said(text: str, said: frozenset[str]) -> bool:
     return bool(words) and words <= said
 
 
-def log_ungrounded(what: str, values: Iterable[str]) -> None:
-    """Log the ``what`` values dropped as not said by the user: at WARNING
-    once per ``what``, at INFO after."""
-    values = list(values)
-    if not values:
-        return
+def grounded(what: str, items: Iterable[T], supported: Callable[[T], bool], shown: Callable[[T], str]) -> list[T]:
+    """The ``items`` the user's words ``supported``; the others are dropped and
+    logged (as ``shown``) under ``what``: at WARNING once per ``what``, at INFO after."""
+    kept: list[T] = []
+    dropped: list[str] = []
+    for item in items:
+        if supported(item):
+            kept.append(item)
+        else:
+            dropped.append(shown(item))
+    if dropped:
+        _log_dropped(what, dropped)
+    return kept
+
+
+def _log_dropped(what: str, values: list[str]) -> None:
     level = logging.INFO if what in _warned else logging.WARNING
     _warned.add(what)
     logger.log(
