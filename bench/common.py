@@ -28,6 +28,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,27 +127,34 @@ class CachingEmbeddings(Embeddings):
         """Embed every text not cached yet, in batches, with a progress bar.
 
         Passages go to the model in batches (faster per text than one call
-        per store write); queries are embedded one by one, as the model's
-        query API takes one text per call through the ``Embeddings``
-        interface.
+        per store write); queries one by one, as the ``Embeddings`` interface
+        takes one query per call. mnemo's embedder runs each call on one core
+        and is safe to share between threads, so its batches run on every core
+        at once; any other embedder gets one batch at a time.
         """
+        from mnemo.stores import LocalE5Embeddings
+
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
         if not todo:
             return
         label = desc or f"embedding {'queries' if kind == 'q' else 'passages'}"
-        with progress(total=len(todo), desc=label, unit="text", leave=False) as bar:
-            for i in range(0, len(todo), self.batch_size):
-                chunk = todo[i : i + self.batch_size]
-                start = time.perf_counter()
-                if kind == "p":
-                    vectors = self.inner.embed_documents(chunk)
-                else:
-                    vectors = [self.inner.embed_query(t) for t in chunk]
-                self.seconds += time.perf_counter() - start
+
+        def embed(chunk: list[str]) -> list[list[float]]:
+            if kind == "p":
+                return self.inner.embed_documents(chunk)
+            return [self.inner.embed_query(t) for t in chunk]
+
+        workers = (os.cpu_count() or 1) if isinstance(self.inner, LocalE5Embeddings) else 1
+        chunks = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+        start = time.perf_counter()
+        bar = progress(total=len(todo), desc=label, unit="text", leave=False)
+        with bar, ThreadPoolExecutor(workers) as pool:
+            for chunk, vectors in zip(chunks, pool.map(embed, chunks), strict=True):
                 for text, vec in zip(chunk, vectors, strict=True):
                     self._vectors[(kind, text)] = np.asarray(vec, dtype=np.float32)
                 self.misses += len(chunk)
                 bar.update(len(chunk))
+        self.seconds += time.perf_counter() - start
         if len(todo) >= self.batch_size:  # a lone miss waits for the next save (bench.cli saves at the end)
             self.save()
 

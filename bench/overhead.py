@@ -29,7 +29,11 @@ What the turns encode (``encodings``) is counted in-process, not on the
 server (:func:`count_encodings`): the same graph on an ``InMemoryStore`` with
 ``langgraph.json``'s index, a scripted model answering as the stub does; per
 kind of turn and step, the texts the embedder is given as queries and as
-passages and those the SPLADE encoder is given.
+passages and those the SPLADE encoder is given; and (``encoder_cpu_ms``) the
+CPU time of those calls on the hot path's steps, each read on the thread that
+ran it, with the server's hot path less that time over the bare agent's
+(``ratio_mnemo_hot_path_without_encoders_over_bare``): what mnemo's steps and
+store work cost without a model to run.
 
 Results: ``<out>/overhead.json`` (``overhead_postgres.json`` with ``--postgres``).
 """
@@ -47,7 +51,6 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 
 from bench.common import REPO_ROOT, meta, summary, write_json
 from bench.load import SimUser
@@ -115,29 +118,6 @@ async def _turn(client: Any, graph: str, thread_id: str, text: str, user: SimUse
 WriteMode = Literal["hot", "after_turn", "background"]
 
 
-class _CountingEmbeddings(Embeddings):
-    """``inner``, each text it is given recorded with the step that asked."""
-
-    def __init__(self, inner: Embeddings, log: list[tuple[str, str]]) -> None:
-        self.inner, self.log = inner, log
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.log.extend((_step(), "passage") for _ in texts)
-        return self.inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        self.log.append((_step(), "query"))
-        return self.inner.embed_query(text)
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.log.extend((_step(), "passage") for _ in texts)
-        return await self.inner.aembed_documents(texts)
-
-    async def aembed_query(self, text: str) -> list[float]:
-        self.log.append((_step(), "query"))
-        return await self.inner.aembed_query(text)
-
-
 def _step() -> str:
     from langgraph.config import get_config
 
@@ -147,10 +127,28 @@ def _step() -> str:
         return "?"
 
 
-def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, dict[str, float]]]:
-    """Per kind of turn (``profile``, ``remember``) and step, the median number
-    of texts embedded as queries and as passages and encoded by SPLADE, over
-    ``turns`` turns of one :class:`bench.load.SimUser` (in-process, see above)."""
+#: One encoding call: the step that asked, what it encoded, how many texts, its CPU seconds.
+Encoding = tuple[str, str, int, float]
+
+
+def _timed(log: list[Encoding], what: str, fn: Any, count: Any) -> Any:
+    """``fn``, each call logged with its step, its number of texts and the
+    CPU time of the thread it ran on (exact when calls overlap in threads)."""
+
+    def call(arg: Any, *rest: Any, **kw: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return fn(arg, *rest, **kw)
+        finally:
+            log.append((_step(), what, count(arg), time.thread_time() - start))
+
+    return call
+
+
+def _encoding_log(turns: int, memory_write_mode: WriteMode) -> dict[str, list[list[Encoding]]]:
+    """Per kind of turn (``profile``, ``remember``), each turn's encodings over
+    ``turns`` turns of one :class:`bench.load.SimUser` (in-process, see above):
+    the bundled E5 model's ``query`` / ``passage`` calls and SPLADE's ``encode``."""
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.store.memory import InMemoryStore
@@ -170,22 +168,24 @@ def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> 
             return tool_call("MemoryExtraction")
         return AIMessage(content="ok: " + last.text[:200] if last.type == "tool" else "ok")
 
-    log: list[tuple[str, str]] = []
+    def texts(arg: Any) -> int:
+        return 1 if isinstance(arg, str) else len(arg)
+
+    log: list[Encoding] = []
+    model = default_embeddings._get_model()
+    patched: list[Any] = [model]
+    model.query = _timed(log, "query", model.query, texts)
+    model.passage = _timed(log, "passage", model.passage, texts)
     encoder = sparse_encoder()
     if encoder is not None:
-        encode = encoder.encode
-
-        def counted(text: str) -> Any:
-            log.append((_step(), "sparse"))
-            return encode(text)
-
-        encoder.encode = counted  # type: ignore[method-assign]
+        encoder.encode = _timed(log, "sparse", encoder.encode, texts)  # type: ignore[method-assign]
+        patched.append(encoder)
     name = "bench-overhead-scripted"
     chat_models._models[name] = ScriptedChatModel(respond=respond)
-    store = InMemoryStore(index=cast(Any, index_config(_CountingEmbeddings(default_embeddings, log))))
+    store = InMemoryStore(index=cast(Any, index_config(default_embeddings)))
     agent = builder.compile(checkpointer=InMemorySaver(), store=store)
     user = SimUser(0)
-    per_turn: dict[str, list[Counter[tuple[str, str]]]] = defaultdict(list)
+    per_turn: dict[str, list[list[Encoding]]] = defaultdict(list)
 
     async def converse() -> None:
         for turn in range(turns):
@@ -195,21 +195,47 @@ def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> 
                 cast(Any, {"configurable": {"thread_id": "t"}}),
                 context=Context(user_id=user.uid, model=name, memory_write_mode=memory_write_mode),
             )
-            per_turn["profile" if turn == 0 else "remember"].append(Counter(log))
+            per_turn["profile" if turn == 0 else "remember"].append(list(log))
 
     try:
         asyncio.run(converse())
     finally:
         chat_models._models.pop(name, None)
-        if encoder is not None:
-            del encoder.encode  # the class's method again
+        for obj in patched:  # the class's methods again
+            for method in ("query", "passage", "encode"):
+                obj.__dict__.pop(method, None)
+    return per_turn
+
+
+def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, dict[str, float]]]:
+    """Per kind of turn (``profile``, ``remember``) and step, the median number
+    of texts embedded as queries and as passages and encoded by SPLADE."""
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for kind, counts in per_turn.items():
+    for kind, logs in _encoding_log(turns, memory_write_mode).items():
+        counts = [Counter({(step, what): 0 for step, what, _, _ in log}) for log in logs]
+        for c, log in zip(counts, logs, strict=True):
+            for step, what, n, _ in log:
+                c[(step, what)] += n
         steps = sorted({step for c in counts for step, _ in c})
         out[kind] = {
             step: {what: float(np.median([c[(step, what)] for c in counts])) for what in ("query", "passage", "sparse")}
             for step in steps
         }
+    return out
+
+
+def encoder_cpu_ms(*, turns: int = 10, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, float]]:
+    """Per kind of turn, the median CPU milliseconds a turn spends in E5
+    (``e5``) and in SPLADE (``sparse``), on the hot path's steps only (not
+    ``write_memory``'s): what the server's CPU per turn would lose without them."""
+    out: dict[str, dict[str, float]] = {}
+    for kind, logs in _encoding_log(turns, memory_write_mode).items():
+        per = {"e5": [0.0] * len(logs), "sparse": [0.0] * len(logs)}
+        for i, log in enumerate(logs):
+            for step, what, _, cpu in log:
+                if step in HOT_PATH:
+                    per["sparse" if what == "sparse" else "e5"][i] += cpu * 1000.0
+        out[kind] = {k: round(float(np.median(v)), 1) for k, v in per.items()}
     return out
 
 
@@ -295,6 +321,8 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, post
         a, b = graphs[graph][key][q], bare[key][q]
         return round(a / b, 2) if a and b and b > 0 else None
 
+    encoders = encoder_cpu_ms(turns=3 if smoke else 10)
+    hot = graphs["mnemo_hot_path"]["cpu_ms_by_turn"]
     result = {
         "meta": meta("overhead", started, users=users, turns=turns, config=base),
         "idle_cpu_ms_per_s": round(idle_per_s * 1000, 2),
@@ -315,6 +343,15 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, post
         "server_log_trouble": trouble,
         # In-process (count_encodings): texts embedded / encoded per step, median per turn.
         "encodings": {mode: count_encodings(memory_write_mode=mode) for mode in ("after_turn", "hot")},
+        # In-process (encoder_cpu_ms): the hot path's CPU in E5 and SPLADE per kind of turn, and what
+        # the server's hot path would cost next to the bare agent without them (an estimate: the
+        # server's p50 less the in-process median).
+        "encoder_cpu_ms": encoders,
+        "ratio_mnemo_hot_path_without_encoders_over_bare": {
+            kind: round((hot[kind]["p50"] - sum(encoders[kind].values())) / bare["cpu_ms_by_turn"][kind]["p50"], 2)
+            for kind in encoders
+            if hot[kind]["p50"] and bare["cpu_ms_by_turn"][kind]["p50"]
+        },
     }
     write_json(out / ("overhead_postgres.json" if postgres else "overhead.json"), result)
     return result

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bench.cli import main
-from bench.overhead import count_encodings
+from bench.overhead import count_encodings, encoder_cpu_ms
 
 
 @pytest.mark.e2e
@@ -30,6 +30,8 @@ def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
     assert data["ratio_mnemo_hot_path_over_bare"]["cpu_ms_p50"] > 0
     assert data["server_log_trouble"] == 0
     assert set(data["encodings"]) == {"after_turn", "hot"}
+    assert set(data["encoder_cpu_ms"]) == set(data["ratio_mnemo_hot_path_without_encoders_over_bare"])
+    assert set(data["encoder_cpu_ms"]) == {"profile", "remember"}
 
 
 def test_a_turn_embeds_each_text_once():
@@ -42,3 +44,16 @@ def test_a_turn_embeds_each_text_once():
     assert counts["remember"]["load_memory"] == read
     assert counts["remember"]["tools"] == {"query": 1, "passage": 2, "sparse": 1}
     assert set(counts["remember"]) == {"load_memory", "tools"}  # call_model and write_memory encode nothing
+
+
+def test_the_encoders_cpu_is_read_per_call_on_the_hot_path():
+    cpu = encoder_cpu_ms(turns=3)
+    for kind in ("profile", "remember"):
+        assert cpu[kind]["e5"] > 0 and cpu[kind]["sparse"] > 0, cpu
+    # a "Remember" turn also embeds the note (a query and two passages) and encodes it
+    assert cpu["remember"]["e5"] > cpu["profile"]["e5"] and cpu["remember"]["sparse"] > cpu["profile"]["sparse"], cpu
+    # the methods are the classes' again afterwards
+    from mnemo.stores import default_embeddings, sparse_encoder
+
+    assert "query" not in vars(default_embeddings._get_model())
+    assert "encode" not in vars(sparse_encoder())

@@ -30,9 +30,15 @@ class LocalE5Embeddings(Embeddings):
     The model is loaded on first use, not at import, and the async methods run
     it in a worker thread: loading reads ~30 MB from disk and embedding is
     CPU-bound, and neither may block the server's event loop.
+
+    Each call runs on ``num_threads`` cores (default 1); concurrency comes from
+    the callers: :meth:`aembed_documents` spreads a batch over worker threads,
+    and the server runs its users' calls side by side. One thread per call costs
+    a quarter less CPU per text than two, and gives the same vectors bit for
+    bit (docs/bench.md, "Overhead next to a bare agent").
     """
 
-    def __init__(self, *, num_threads: int | None = None) -> None:
+    def __init__(self, *, num_threads: int | None = 1) -> None:
         self._num_threads = num_threads
         self._model: Any = None
         self._lock = threading.Lock()
@@ -63,7 +69,15 @@ class LocalE5Embeddings(Embeddings):
         return self._get_model().query(text[:MAX_EMBED_CHARS]).reshape(-1).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await asyncio.to_thread(self.embed_documents, texts)
+        # A share of the batch per core, each in its own worker thread (a note
+        # and its text in context: one thread each).
+        workers = min(len(texts), os.cpu_count() or 1) if self._num_threads == 1 else 1
+        if workers <= 1:
+            return await asyncio.to_thread(self.embed_documents, texts)
+        size = -(-len(texts) // workers)
+        shares = [texts[i : i + size] for i in range(0, len(texts), size)]
+        done = await asyncio.gather(*(asyncio.to_thread(self.embed_documents, share) for share in shares))
+        return [vector for share in done for vector in share]
 
     async def aembed_query(self, text: str) -> list[float]:
         return await asyncio.to_thread(self.embed_query, text)
