@@ -172,14 +172,12 @@ def _encoding_log(turns: int, memory_write_mode: WriteMode) -> dict[str, list[li
         return 1 if isinstance(arg, str) else len(arg)
 
     log: list[Encoding] = []
-    model = default_embeddings._get_model()
-    patched: list[Any] = [model]
-    model.query = _timed(log, "query", model.query, texts)
-    model.passage = _timed(log, "passage", model.passage, texts)
-    encoder = sparse_encoder()
-    if encoder is not None:
-        encoder.encode = _timed(log, "sparse", encoder.encode, texts)  # type: ignore[method-assign]
-        patched.append(encoder)
+    model, encoder = default_embeddings._get_model(), sparse_encoder()
+    # (object, method, what it encodes): each method wrapped on the instance, the class's again after.
+    patches = [(model, "query", "query"), (model, "passage", "passage")]
+    patches += [(encoder, "encode", "sparse")] if encoder is not None else []
+    for obj, method, what in patches:
+        setattr(obj, method, _timed(log, what, getattr(obj, method), texts))
     name = "bench-overhead-scripted"
     chat_models._models[name] = ScriptedChatModel(respond=respond)
     store = InMemoryStore(index=cast(Any, index_config(default_embeddings)))
@@ -201,42 +199,46 @@ def _encoding_log(turns: int, memory_write_mode: WriteMode) -> dict[str, list[li
         asyncio.run(converse())
     finally:
         chat_models._models.pop(name, None)
-        for obj in patched:  # the class's methods again
-            for method in ("query", "passage", "encode"):
-                obj.__dict__.pop(method, None)
+        for obj, method, _ in patches:
+            delattr(obj, method)
     return per_turn
 
 
+def _counts(logs: list[list[Encoding]]) -> dict[str, dict[str, float]]:
+    """Per step, the median number of texts a turn embeds as queries and as
+    passages and encodes by SPLADE."""
+    counts: list[Counter[tuple[str, str]]] = []
+    for log in logs:
+        c: Counter[tuple[str, str]] = Counter()
+        for step, what, n, _ in log:
+            c[(step, what)] += n
+        counts.append(c)
+    steps = sorted({step for c in counts for step, _ in c})
+    return {
+        step: {what: float(np.median([c[(step, what)] for c in counts])) for what in ("query", "passage", "sparse")}
+        for step in steps
+    }
+
+
+def _cpu_ms(logs: list[list[Encoding]]) -> dict[str, float]:
+    """The median CPU milliseconds a turn spends in E5 (``e5``) and in SPLADE
+    (``sparse``) on the hot path's steps (not ``write_memory``'s)."""
+    per: dict[str, list[float]] = {"e5": [0.0] * len(logs), "sparse": [0.0] * len(logs)}
+    for i, log in enumerate(logs):
+        for step, what, _, cpu in log:
+            if step in HOT_PATH:
+                per["sparse" if what == "sparse" else "e5"][i] += cpu * 1000.0
+    return {k: round(float(np.median(v)), 1) for k, v in per.items()}
+
+
 def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, dict[str, float]]]:
-    """Per kind of turn (``profile``, ``remember``) and step, the median number
-    of texts embedded as queries and as passages and encoded by SPLADE."""
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for kind, logs in _encoding_log(turns, memory_write_mode).items():
-        counts = [Counter({(step, what): 0 for step, what, _, _ in log}) for log in logs]
-        for c, log in zip(counts, logs, strict=True):
-            for step, what, n, _ in log:
-                c[(step, what)] += n
-        steps = sorted({step for c in counts for step, _ in c})
-        out[kind] = {
-            step: {what: float(np.median([c[(step, what)] for c in counts])) for what in ("query", "passage", "sparse")}
-            for step in steps
-        }
-    return out
+    """Per kind of turn (``profile``, ``remember``), :func:`_counts`."""
+    return {kind: _counts(logs) for kind, logs in _encoding_log(turns, memory_write_mode).items()}
 
 
 def encoder_cpu_ms(*, turns: int = 10, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, float]]:
-    """Per kind of turn, the median CPU milliseconds a turn spends in E5
-    (``e5``) and in SPLADE (``sparse``), on the hot path's steps only (not
-    ``write_memory``'s): what the server's CPU per turn would lose without them."""
-    out: dict[str, dict[str, float]] = {}
-    for kind, logs in _encoding_log(turns, memory_write_mode).items():
-        per = {"e5": [0.0] * len(logs), "sparse": [0.0] * len(logs)}
-        for i, log in enumerate(logs):
-            for step, what, _, cpu in log:
-                if step in HOT_PATH:
-                    per["sparse" if what == "sparse" else "e5"][i] += cpu * 1000.0
-        out[kind] = {k: round(float(np.median(v)), 1) for k, v in per.items()}
-    return out
+    """Per kind of turn, :func:`_cpu_ms`: what the server's CPU per turn would lose without the encoders."""
+    return {kind: _cpu_ms(logs) for kind, logs in _encoding_log(turns, memory_write_mode).items()}
 
 
 def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
@@ -321,7 +323,9 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, post
         a, b = graphs[graph][key][q], bare[key][q]
         return round(a / b, 2) if a and b and b > 0 else None
 
-    encoders = encoder_cpu_ms(turns=3 if smoke else 10)
+    # One in-process conversation per write mode: what each step encodes, and (hot) what that costs.
+    logs = {mode: _encoding_log(3 if smoke else 10, mode) for mode in ("after_turn", "hot")}
+    encoders = {kind: _cpu_ms(turn_logs) for kind, turn_logs in logs["hot"].items()}
     hot = graphs["mnemo_hot_path"]["cpu_ms_by_turn"]
     result = {
         "meta": meta("overhead", started, users=users, turns=turns, config=base),
@@ -342,7 +346,7 @@ def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, post
         },
         "server_log_trouble": trouble,
         # In-process (count_encodings): texts embedded / encoded per step, median per turn.
-        "encodings": {mode: count_encodings(memory_write_mode=mode) for mode in ("after_turn", "hot")},
+        "encodings": {mode: {kind: _counts(tl) for kind, tl in by_kind.items()} for mode, by_kind in logs.items()},
         # In-process (encoder_cpu_ms): the hot path's CPU in E5 and SPLADE per kind of turn, and what
         # the server's hot path would cost next to the bare agent without them (an estimate: the
         # server's p50 less the in-process median).

@@ -34,8 +34,9 @@ class LocalE5Embeddings(Embeddings):
     Each call runs on ``num_threads`` cores (default 1); concurrency comes from
     the callers: :meth:`aembed_documents` spreads a batch over worker threads,
     and the server runs its users' calls side by side. One thread per call costs
-    a quarter less CPU per text than two, and gives the same vectors bit for
-    bit (docs/bench.md, "Overhead next to a bare agent").
+    less CPU than two (a short query 28 against 38 ms; a batch of passages a few
+    per cent) and gives the same vectors bit for bit (docs/bench.md, "What each
+    change bought").
     """
 
     def __init__(self, *, num_threads: int | None = 1) -> None:
