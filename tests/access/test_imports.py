@@ -154,3 +154,40 @@ async def test_an_import_that_would_pass_the_note_cap_is_refused_whole(store, us
         await aimport_user(store, other, document, origin=ADMIN)
     assert [n["text"] for n in await alist_notes(store, other)] == ["Likes green tea."]
     assert await aget_profile(store, other) == {}
+
+
+@pytest.mark.parametrize("part", ["profile", "other"])
+async def test_every_import_that_writes_is_audited_also_one_without_notes(store, user, part):
+    await seeded(store, user)
+    document = copy.deepcopy(await aexport_user(store, user))
+    document["notes"] = []
+    if part == "profile":
+        document["other"] = {}
+    else:
+        document["profile"] = {}
+    other = User.of("u_new")
+    report = await aimport_user(store, other, document, origin=ADMIN)
+    assert report["written"] and "notes" not in report["written"]  # the precondition: it wrote, no notes
+    assert await store.asearch(other.root, limit=1) != []
+    trail = await alist_audit(store, other)
+    assert [(r["action"], r["actor"], r["after"]["written"]) for r in trail] == [("import", "ops", report["written"])]
+    assert (await averify(store, other))["ok"]
+
+
+async def test_a_field_changed_more_times_than_the_history_keeps_exports_a_document_that_imports(store, user):
+    from mnemo.kinds import MAX_HISTORY
+
+    cities = [f"City {i}" for i in range(MAX_HISTORY + 3)]
+    for city in cities:
+        await aupdate_profile(store, user, {"city": city})
+    note = (await aremember(store, user, "Reads one book."))["note"]
+    for n in range(2, MAX_HISTORY + 4):
+        await arevise(store, user, note["id"], text=f"Reads {n} books.", origin=ADMIN)
+    document = await aexport_user(store, user)
+    other = User.of("u_new")
+    report = await aimport_user(store, other, document, origin=ADMIN)
+    assert report["written"] == {"notes": 1, "profile": 1}
+    (revised,) = document["notes"]
+    assert len(document["profile"]["city"]["history"]) == len(revised["history"]) == MAX_HISTORY  # full
+    assert document["profile"]["city"]["history"][-1]["value"] == cities[-2]  # the newest kept
+    assert memory(await aexport_user(store, other))[:2] == memory(document)[:2]

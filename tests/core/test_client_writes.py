@@ -79,3 +79,18 @@ def test_a_command_carries_an_update_only():
     for command in ({"goto": "tools"}, {"goto": ["call_model"]}, {"resume": False}, {"resume": {"a": 1}}, "go"):
         with pytest.raises(ClientWriteError):
             check_command(command)
+
+
+def test_a_client_writes_no_other_state_key_not_even_null():
+    from nodes.state import Input, State
+
+    graphs_own = sorted(set(State.__annotations__) - set(Input.__annotations__))
+    assert {"owner", "memory_cursor", "summary"} <= set(graphs_own)  # the keys a null would reset
+    check_client_update({"messages": None})  # the precondition: the client's own key may be empty
+    check_client_update([["messages", None]])
+    for key in graphs_own:
+        for update in ({key: None}, [[key, None]], {"messages": ["hi"], key: None}):
+            with pytest.raises(ClientWriteError, match=repr(key)):
+                check_client_update(update)
+        with pytest.raises(ClientWriteError, match=repr(key)):
+            check_command({"update": {key: None}})

@@ -514,3 +514,23 @@ async def test_a_note_revised_by_id_is_returned_as_stored_and_another_users_is_o
     assert ended is not None and (ended["id"], ended["text"]) == (cats["id"], "The user has one cat.")
     assert [h["text"] for h in ended["history"]] == ["The user has two cats.", "The user has one cat."]
     assert await alist_notes(store, user) == [tea]
+
+
+async def test_a_note_read_by_id_is_gone_once_expired_in_recall_or_set_aside(index, user, monkeypatch):
+    from datetime import timedelta
+
+    from mnemo.notes import aget_note, arevise, expiry, expiry_from
+
+    store = InMemoryStore(index=index)
+    until = expiry_from(valid_for_days=3)
+    trip = (await aremember(store, user, "The user is in Japan.", expires_at=until))["note"]
+    hotel = (await aremember(store, user, "The user stays at the Hilton.", expires_at=until))["note"]
+    await arevise(store, user, hotel["id"], text=None, origin=Origin(source="tool"))
+    found = [await aget_note(store, user, n["id"]) for n in (trip, hotel)]
+    assert [(note["text"], aside) for note, aside in filter(None, found)] == [
+        ("The user is in Japan.", False),
+        ("The user stays at the Hilton.", True),
+    ]  # the precondition: read by id until they expire
+    later = expiry.now() + timedelta(days=4)
+    monkeypatch.setattr(expiry, "clock", lambda: later)
+    assert [await aget_note(store, user, n["id"]) for n in (trip, hotel)] == [None, None]

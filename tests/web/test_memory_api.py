@@ -120,6 +120,35 @@ def test_a_time_bound_note_keeps_its_expiry(api, store):
     assert res.status_code == 201 and res.json()["note"]["expires_at"] == until
 
 
+def test_an_expired_note_is_not_found_by_id_as_it_is_not_by_search(api, store, monkeypatch):
+    from datetime import timedelta
+
+    from mnemo.notes import expiry, expiry_from
+
+    until = expiry_from(valid_for_days=3)
+    ids = [
+        api.post("/memory/notes", json={"text": text, "expires_at": until}, headers=auth()).json()["note"]["id"]
+        for text in ("Is travelling in Japan.", "Is staying at the Hilton.")
+    ]
+    durable = api.post("/memory/notes", json={"text": "Has a dog."}, headers=auth()).json()["note"]["id"]
+    assert api.post(f"/memory/notes/{ids[1]}/invalidate", headers=auth()).status_code == 200
+
+    def found() -> set[str]:
+        res = api.get("/memory/search", params={"q": "Is travelling in Japan?"}, headers=auth()).json()
+        return {e["note"]["text"] for e in [*res["relevant"], *res["recent"]]}
+
+    for note_id in (*ids, durable):  # the precondition: each is found by its id until it expires
+        assert api.get(f"/memory/notes/{note_id}", headers=auth()).status_code == 200
+    assert "Is travelling in Japan." in found()
+    later = expiry.now() + timedelta(days=4)
+    monkeypatch.setattr(expiry, "clock", lambda: later)
+    for note_id in ids:  # in recall or invalidated, still stored (no search swept it yet): gone
+        res = api.get(f"/memory/notes/{note_id}", headers=auth())
+        assert res.status_code == 404 and res.json()["field"] == "note_id", res.json()
+    assert "Is travelling in Japan." not in found()
+    assert api.get(f"/memory/notes/{durable}", headers=auth()).json()["note"]["text"] == "Has a dog."
+
+
 def test_a_note_is_read_with_its_history_patched_and_invalidated(api, store):
     note_id = api.post("/memory/notes", json={"text": "Lives in Hangzhou."}, headers=auth()).json()["note"]["id"]
     patched = api.patch(f"/memory/notes/{note_id}", json={"text": "Lives in Suzhou."}, headers=auth())
