@@ -34,13 +34,28 @@ def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
     assert set(data["encoder_cpu_ms"]) == {"profile", "remember"}
 
 
-def test_a_turn_embeds_each_text_once():
-    """Before the reply, the latest message once as a query (load_memory) and
+@pytest.fixture(params=["memory", "postgres"])
+def postgres_uri(request, tmp_path):
+    """``None`` for the in-memory store, or an embedded PostgreSQL's URI."""
+    if request.param == "memory":
+        yield None
+        return
+    from mnemo.stores import running_embedded_postgres
+    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+
+    if skip_postgres():
+        pytest.skip(SKIP_POSTGRES_REASON)
+    with running_embedded_postgres(tmp_path / "pgdata", database="encodings", cleanup="delete") as pg:
+        yield pg.uri
+
+
+def test_a_turn_embeds_each_text_once(postgres_uri):
+    """On every backend: before the reply, the latest message once as a query (load_memory) and
     nothing else: ``remember_note`` queues its note. After the reply
     (write_memory), the note once as a query (the dedupe lookup) and once as
     each of its two passages (its text, its text in context), and one SPLADE
     encoding of each: nothing twice."""
-    counts = count_encodings(turns=3, memory_write_mode="hot")
+    counts = count_encodings(turns=3, memory_write_mode="hot", postgres_uri=postgres_uri)
     read = {"query": 1, "passage": 0, "sparse": 1}
     assert counts["profile"] == {"load_memory": read}
     assert counts["remember"]["load_memory"] == read
