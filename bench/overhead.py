@@ -145,16 +145,19 @@ def _timed(log: list[Encoding], what: str, fn: Any, count: Any) -> Any:
     return call
 
 
-def _encoding_log(turns: int, memory_write_mode: WriteMode) -> dict[str, list[list[Encoding]]]:
+def _encoding_log(
+    turns: int, memory_write_mode: WriteMode, postgres_uri: str | None = None
+) -> dict[str, list[list[Encoding]]]:
     """Per kind of turn (``profile``, ``remember``), each turn's encodings over
     ``turns`` turns of one :class:`bench.load.SimUser` (in-process, see above):
-    the bundled E5 model's ``query`` / ``passage`` calls and SPLADE's ``encode``."""
+    the bundled E5 model's ``query`` / ``passage`` calls and SPLADE's ``encode``;
+    on the in-memory store, or on PostgreSQL at ``postgres_uri`` (both opened
+    by :func:`mnemo.stores.open_store`, as the product opens them)."""
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.store.memory import InMemoryStore
 
     from graphs.agent import builder
-    from mnemo.stores import default_embeddings, index_config, sparse_encoder
+    from mnemo.stores import default_embeddings, open_store, sparse_encoder
     from nodes import chat_models
     from nodes.context import Context
     from tests.scripted import ScriptedChatModel, tool_call
@@ -180,20 +183,20 @@ def _encoding_log(turns: int, memory_write_mode: WriteMode) -> dict[str, list[li
         setattr(obj, method, _timed(log, what, getattr(obj, method), texts))
     name = "bench-overhead-scripted"
     chat_models._models[name] = ScriptedChatModel(respond=respond)
-    store = InMemoryStore(index=cast(Any, index_config(default_embeddings)))
-    agent = builder.compile(checkpointer=InMemorySaver(), store=store)
     user = SimUser(0)
     per_turn: dict[str, list[list[Encoding]]] = defaultdict(list)
 
     async def converse() -> None:
-        for turn in range(turns):
-            log.clear()
-            await agent.ainvoke(
-                {"messages": [HumanMessage(user.message(turn))]},
-                cast(Any, {"configurable": {"thread_id": "t"}}),
-                context=Context(user_id=user.uid, model=name, memory_write_mode=memory_write_mode),
-            )
-            per_turn["profile" if turn == 0 else "remember"].append(list(log))
+        async with open_store(postgres_uri=postgres_uri, sweep=False) as store:
+            agent = builder.compile(checkpointer=InMemorySaver(), store=store)
+            for turn in range(turns):
+                log.clear()
+                await agent.ainvoke(
+                    {"messages": [HumanMessage(user.message(turn))]},
+                    cast(Any, {"configurable": {"thread_id": "t"}}),
+                    context=Context(user_id=user.uid, model=name, memory_write_mode=memory_write_mode),
+                )
+                per_turn["profile" if turn == 0 else "remember"].append(list(log))
 
     try:
         asyncio.run(converse())
@@ -231,9 +234,11 @@ def _cpu_ms(logs: list[list[Encoding]]) -> dict[str, float]:
     return {k: round(float(np.median(v)), 1) for k, v in per.items()}
 
 
-def count_encodings(*, turns: int = 4, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, dict[str, float]]]:
+def count_encodings(
+    *, turns: int = 4, memory_write_mode: WriteMode = "hot", postgres_uri: str | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
     """Per kind of turn (``profile``, ``remember``), :func:`_counts`."""
-    return {kind: _counts(logs) for kind, logs in _encoding_log(turns, memory_write_mode).items()}
+    return {kind: _counts(logs) for kind, logs in _encoding_log(turns, memory_write_mode, postgres_uri).items()}
 
 
 def encoder_cpu_ms(*, turns: int = 10, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, float]]:

@@ -25,6 +25,7 @@ from typing_extensions import TypedDict  # pydantic reads the schemas (Python < 
 
 from mnemo.core import MAX_GRAPH_VALUE_BYTES, ClientWriteError, InvalidInputError, check_new_messages, json_size
 from mnemo.turn import MAX_SUMMARY_CHARS
+from mnemo.writing import DeferredNote, queue_notes
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +123,10 @@ class State(Input):
     summary: Annotated[NotRequired[str], bounded(MAX_SUMMARY_CHARS)]
     """Running summary of the turns removed from ``messages`` (``mnemo.turn.history``).
     Thread state only: never long-term memory."""
+
+    pending_notes: Annotated[NotRequired[list[DeferredNote]], queue_notes]
+    """Notes ``remember_note`` queued this turn (or a failed write left), written by
+    ``write_memory`` after the reply (``mnemo.writing.deferred``)."""
 
     said_at: Annotated[NotRequired[dict[str, str]], GraphOwned]
     """User message id -> UTC ISO time it arrived (``mnemo.writing.pipeline``): a late

@@ -11,17 +11,18 @@ import json
 import logging
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
+from langgraph.types import Command
 
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.audit import Origin
-from mnemo.core import data_block
-from mnemo.notes import Note, arevise, expiry_from
+from mnemo.core import data_block, quote
+from mnemo.notes import Note, aat_note_cap, arevise, expiry_from
 from mnemo.turn import note_line
-from mnemo.writing import refuse_business_record, replied_to
+from mnemo.writing import defer_note, refuse_business_record, replied_to
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import MEMORY_TAG
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 @tool
 async def remember_note(
     text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None, replaces: str | None = None
-) -> str:
+) -> str | Command:
     """Save one fact or preference the user stated about themselves, e.g.
     "The user is allergic to peanuts". Use only for what the user said, never
     for your own guesses, and never for orders or refunds.
@@ -53,20 +54,24 @@ async def remember_note(
             return "No note has this id; nothing was changed."
         return "Updated:\n" + _notes_block([revised])
     expires_at = expiry_from(valid_for_days=valid_for_days)
-    result = await aremember(
-        memory_store(runtime),
-        user,
-        text,
-        source="user_said",
-        origin=origin,
-        expires_at=expires_at,
-        context=_replied_to(runtime.state.get("messages") or []),
+    context = _replied_to(runtime.state.get("messages") or [])
+    store = memory_store(runtime)
+    if await aat_note_cap(store, user):
+        # At the cap the write decides now (a repeat still counts; a new note is refused, with the reason).
+        result = await aremember(
+            store, user, text, source="user_said", origin=origin, expires_at=expires_at, context=context
+        )
+        said = {"duplicate": "Already remembered", "refined": "Updated"}.get(result["status"], "Remembered")
+        return f"{said}:\n" + _notes_block([result["note"]])
+    # Otherwise it is queued and written after the reply (write_memory): nothing embedded now.
+    queued = defer_note(text, expires_at=expires_at, context=context)
+    answer = "Will be remembered once this reply is sent:\n" + data_block(MEMORY_TAG, f"- {quote(queued['text'])}")
+    return Command(
+        update={
+            "pending_notes": {"add": [queued]},
+            "messages": [ToolMessage(answer, name="remember_note", tool_call_id=runtime.tool_call_id)],
+        }
     )
-    note = result["note"]
-    said = {"duplicate": "Already remembered", "refined": "Updated", "stored": "Remembered"}.get(
-        result["status"], "Not stored"
-    )
-    return f"{said}:\n" + _notes_block([note])
 
 
 def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:

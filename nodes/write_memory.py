@@ -8,9 +8,11 @@ from dataclasses import asdict
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
 
 from mnemo.audit import Origin
-from mnemo.writing import aextract_messages, aschedule_extraction, on_platform
+from mnemo.core import User
+from mnemo.writing import aextract_messages, aschedule_extraction, awrite_deferred, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -22,6 +24,15 @@ logger = logging.getLogger(__name__)
 
 async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)
+    store = memory_store(runtime)
+    # What the tools queued, first: the extraction below then finds it known (no second copy).
+    queued = state.get("pending_notes") or []
+    written = await awrite_deferred(store, user, queued, origin=Origin.from_config(get_config(), "tool"))
+    update = {"pending_notes": {"done": written}} if written else {}
+    return {**update, **await _extract(state, runtime, user, store)}
+
+
+async def _extract(state: State, runtime: Runtime[Context], user: User, store: BaseStore) -> dict:
     ctx = runtime.context
     messages = state["messages"]
     if ctx.memory_write_mode == "hot":
@@ -44,7 +55,7 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
                 "writing after the turn instead"
             )
     progress = await aextract_messages(
-        memory_store(runtime),
+        store,
         user,
         lambda: aload_memory_model(ctx),
         messages,

@@ -34,16 +34,34 @@ def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
     assert set(data["encoder_cpu_ms"]) == {"profile", "remember"}
 
 
-def test_a_turn_embeds_each_text_once():
-    """The latest message once as a query (load_memory), the note once as a
-    query (the dedupe lookup) and once as each of its two passages (its text,
-    its text in context), and one SPLADE encoding of each: nothing twice."""
-    counts = count_encodings(turns=3, memory_write_mode="hot")
+@pytest.fixture(params=["memory", "postgres"])
+def postgres_uri(request, tmp_path):
+    """``None`` for the in-memory store, or an embedded PostgreSQL's URI."""
+    if request.param == "memory":
+        yield None
+        return
+    from mnemo.stores import running_embedded_postgres
+    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+
+    if skip_postgres():
+        pytest.skip(SKIP_POSTGRES_REASON)
+    with running_embedded_postgres(tmp_path / "pgdata", database="encodings", cleanup="delete") as pg:
+        yield pg.uri
+
+
+def test_a_turn_embeds_each_text_once(postgres_uri):
+    """On every backend: before the reply, the latest message once as a query (load_memory) and
+    nothing else: ``remember_note`` queues its note. After the reply
+    (write_memory), the note once as a query (the dedupe lookup) and once as
+    each of its two passages (its text, its text in context), and one SPLADE
+    encoding of each: nothing twice."""
+    counts = count_encodings(turns=3, memory_write_mode="hot", postgres_uri=postgres_uri)
     read = {"query": 1, "passage": 0, "sparse": 1}
     assert counts["profile"] == {"load_memory": read}
     assert counts["remember"]["load_memory"] == read
-    assert counts["remember"]["tools"] == {"query": 1, "passage": 2, "sparse": 1}
-    assert set(counts["remember"]) == {"load_memory", "tools"}  # call_model and write_memory encode nothing
+    assert counts["remember"]["write_memory"] == {"query": 1, "passage": 2, "sparse": 1}
+    # call_model and the tools encode nothing: the answer waits for the message's query alone
+    assert set(counts["remember"]) == {"load_memory", "write_memory"}
 
 
 def test_the_encoders_cpu_is_read_per_call_on_the_hot_path():

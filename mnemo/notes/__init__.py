@@ -58,6 +58,7 @@ from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, p
 from mnemo.notes.similar import SIMILAR_PART
 from mnemo.notes.sparse import arestamp, astamp, memoized_query_vectors
 from mnemo.notes.writes import (
+    aat_note_cap,
     aremember,
     aremember_many,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "RememberResult",
     "Revision",
     "aapply_revisions",
+    "aat_note_cap",
     "adelete_notes",
     "aforget",
     "aget_note",

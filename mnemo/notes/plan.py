@@ -99,7 +99,7 @@ class NotesPlan:
         (:mod:`mnemo.notes.index`)."""
         ops: list[Op] = [op for text in self.texts for op in duplicate_lookups(self.namespace, text)]
         if max_notes is not None:
-            ops.append(SearchOp(self.namespace, limit=1, offset=max(max_notes - 1, 0)))
+            ops.append(cap_lookup(self.namespace, max_notes))
         return [*ops, *note_index.read_ops(self.user, self._index_terms())]
 
     def _index_terms(self) -> list[str]:
@@ -277,6 +277,11 @@ def _new_note(
         value["refers_to"] = detail.refers_to
     set_context(value, detail.context)
     return note_put(ns, key, value, detail.expires), note_from_value(key, value)
+
+
+def cap_lookup(ns: tuple[str, ...], max_notes: int) -> SearchOp:
+    """The read that finds the ``max_notes``-th note of ``ns``: a result means the cap is reached."""
+    return SearchOp(ns, limit=1, offset=max(max_notes - 1, 0))
 
 
 def set_context(value: dict[str, Any], context: str | None) -> None:

@@ -13,9 +13,9 @@ from typing import Literal
 from langgraph.store.base import BaseStore, Op
 
 from mnemo.audit import Origin, Source, abatch_audited, head_op
-from mnemo.core import User, require_index
+from mnemo.core import NOTES, User, require_index
 from mnemo.notes.model import DEDUPE_THRESHOLD, MAX_NOTES_PER_USER, RememberResult
-from mnemo.notes.plan import NotesPlan
+from mnemo.notes.plan import NotesPlan, cap_lookup
 
 
 async def aremember(
@@ -106,3 +106,12 @@ async def aremember_many(
     ops += await plan.aindex_ops(store, lookups, ops, max_notes=max_notes)
     await abatch_audited(store, [*ops, *extra], heads={user.label: head})
     return results
+
+
+async def aat_note_cap(store: BaseStore, user: User, *, max_notes: int | None = MAX_NOTES_PER_USER) -> bool:
+    """Whether ``user`` already has ``max_notes`` notes (one read, nothing
+    embedded): a new note would be refused or dropped. ``None``: no cap."""
+    if max_notes is None:
+        return False
+    (hit,) = await store.abatch([cap_lookup(user.namespace(NOTES), max_notes)])
+    return bool(hit)

@@ -14,6 +14,12 @@ from mnemo.writing.consolidate import (
     ConsolidationReport,
     aconsolidate,
 )
+from mnemo.writing.deferred import (
+    DeferredNote,
+    awrite_deferred,
+    defer_note,
+    queue_notes,
+)
 from mnemo.writing.extraction import (
     MemoryExtraction,
     aextract,
@@ -36,16 +42,20 @@ __all__ = [
     "MAX_CONSOLIDATION_CALLS",
     "MAX_EXISTING_NOTES",
     "ConsolidationReport",
+    "DeferredNote",
     "MemoryExtraction",
     "Progress",
     "aconsolidate",
     "aextract",
     "aextract_messages",
     "aschedule_extraction",
+    "awrite_deferred",
     "build_extractor",
+    "defer_note",
     "extraction_messages",
     "on_platform",
     "pending",
+    "queue_notes",
     "refuse_business_record",
     "replied_to",
     "stamp_said_at",

@@ -364,8 +364,9 @@ async def test_at_the_cap_an_extraction_still_writes_the_profile(store, user):
 async def test_the_tool_tells_the_model_the_cap_was_reached(agent, model, store, script, monkeypatch):
     import mnemo.notes.model
 
-    defaults = {**(mnemo.notes.writes.aremember.__kwdefaults__ or {}), "max_notes": 1}
-    monkeypatch.setattr(mnemo.notes.writes.aremember, "__kwdefaults__", defaults)
+    # A cap of one: the tool's check (nothing embedded) and the write it then makes see it.
+    for fn in (mnemo.notes.writes.aremember, mnemo.notes.writes.aat_note_cap):
+        monkeypatch.setattr(fn, "__kwdefaults__", {**(fn.__kwdefaults__ or {}), "max_notes": 1})
     await aremember(store, User.of("u_zhou"), "The user has a cat.", max_notes=None)
     replies = iter([tool_call("remember_note", text="The user plays the violin."), AIMessage(content="done")])
     script.chat = lambda messages: next(replies)

@@ -39,7 +39,7 @@ async def test_profile_and_note_reach_a_new_thread(server, stub):
     assert run["status"] == "success", server.output()
     state = await lin.threads.get_state(run["thread_id"])
     tool_results = [m["content"] for m in state["values"]["messages"] if m["type"] == "tool"]
-    assert tool_results and tool_results[0].startswith("Remembered"), tool_results
+    assert tool_results and tool_results[0].startswith("Will be remembered"), tool_results
 
     run = await chat(lin, "Where do I live? And which pet do I have?", user_id="u_lin")
     assert run["status"] == "success", server.output()

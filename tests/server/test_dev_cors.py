@@ -177,7 +177,7 @@ def test_a_page_on_a_local_origin_streams_from_the_dev_server_only(
         assert "error" not in seen, seen
         assert (seen["created"], seen["streamed"], seen["owner"]) == (200, 200, "u_ada")
         assert {"metadata", "values", "messages"} <= set(seen["events"]) and seen["chunks"] > 1
-        assert seen["answer"].startswith("ok: Remembered:")
+        assert seen["answer"].startswith("ok: Will be remembered")
         # Resumed after its first event (Last-Event-ID, as the SDKs reconnect): the rest, the same answer.
         assert (seen["joined"], seen["resumed"], seen["resumed_answer"]) == (200, seen["all"] - 1, seen["answer"])
         notes = api(dev, "/store/items/search", {"namespace_prefix": ["u_ada", "notes"]}, "u_ada")
