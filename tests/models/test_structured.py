@@ -176,15 +176,27 @@ async def test_only_a_refusal_of_the_parameter_moves_to_the_next_way(status, mov
         assert asked(stub) == ["json_schema"]
 
 
-async def test_a_call_of_another_function_is_no_extraction_and_its_way_is_not_remembered():
+async def test_a_call_of_another_function_is_no_extraction_and_its_way_is_not_remembered(caplog):
+    caplog.set_level(logging.INFO, logger="mnemo.models.structured")
+    called = "called 'lookup_order' instead of the function MemoryExtraction"
     model = ScriptedChatModel(respond=lambda messages, tools: tool_call("lookup_order", order_id="A-1234"))
     with pytest.raises(StructuredOutputError) as raised:
         await astructured(model, MemoryExtraction, SAID, what="x")
-    assert len(model.calls) == len(WAYS)  # the precondition: every way was asked, and called a function
-    causes = dict(raised.value.causes)
-    called = "called 'lookup_order' instead of the function MemoryExtraction"
-    assert causes["function_calling"] == causes["tool_required"] == called
-    assert ways_for(model) == list(WAYS)  # nothing learned
+    assert len(model.calls) == len(WAYS)  # the precondition: every way was asked
+    assert dict(raised.value.causes)["tool_required"] == called and ways_for(model) == list(WAYS)
+
+    def calls_another(messages, tools):  # offered a function, it calls one it was not offered
+        if tools:
+            return tool_call("lookup_order", order_id="A-1234")
+        return AIMessage('{"name": "Lin", "city": "Suzhou"}')  # the text way: it follows the instructions
+
+    model = ScriptedChatModel(respond=calls_another)
+    caplog.clear()
+    found = await astructured(model, MemoryExtraction, SAID, what="x")
+    assert (found.name, found.city) == ("Lin", "Suzhou")
+    assert ways_for(model)[0] == "text"  # the forced call's way is not remembered as working
+    assert [c["tool_names"] for c in model.calls] == [["MemoryExtraction"]] * 3 + [[]]
+    assert f"('function_calling', \"{called}\"), ('tool_required', \"{called}\")" in caplog.text
 
 
 @pytest.mark.parametrize(
