@@ -140,7 +140,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.server.requests.append(body)
         if self.server.refuse and self.server.refuse in body:
-            self._send_json({"error": {"message": f"unsupported parameter: {self.server.refuse}"}}, 400)
+            message = f"unsupported parameter: {self.server.refuse}"
+            self._send_json({"error": {"message": message}}, self.server.refuse_status)
             return
         profile = self.server.profile
         if profile == "looping":
@@ -155,7 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
         if profile == "nostructured":
             tools = []
         elif profile == "llamacpp" and (body.get("response_format") or {}).get("type") == "json_schema":
-            message["content"], answered = _schema_answer(body, said), True
+            message["content"], answered = self.server.schema_answer or _schema_answer(body, said), True
         elif profile == "llamacpp" and body.get("tool_choice") not in (None, "auto", "none"):
             # "Wrong type supplied for parameter 'tool_choice' ... using default value": a text answer.
             message["content"], answered = "Sure, I will keep that in mind.", True
@@ -280,6 +281,11 @@ class StubServer(ThreadingHTTPServer):
         self.profile = profile
         #: A request parameter answered with a 400 (a server that does not know it), e.g. "response_format".
         self.refuse: str | None = None
+        #: The status of that answer (400: the parameter is not known; a test may give a 401, 429...).
+        self.refuse_status = 400
+        #: What the ``llamacpp`` profile answers a ``json_schema`` request with instead of its own
+        #: JSON (a test's malformed answer).
+        self.schema_answer: str | None = None
         self.requests: list[dict] = []
         self.rendezvous = threading.Barrier(2, timeout=30)
         self.released = threading.Event()

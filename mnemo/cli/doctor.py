@@ -101,6 +101,7 @@ async def doctor(args: argparse.Namespace) -> int:
         client_settings,
         configured_memory_model,
         configured_model,
+        pinned_way,
         ways_for,
     )
 
@@ -108,7 +109,11 @@ async def doctor(args: argparse.Namespace) -> int:
     memory = args.model or configured_memory_model()
     settings = client_settings()
     print(f"model server: {env.text('OPENAI_BASE_URL') or '(the provider default)'}")
-    print(f"chat model {chat}, memory model {memory}; " + ", ".join(f"{k}={v:g}" for k, v in settings.items()))
+    print(
+        f"chat model {chat}, memory model {memory}; "
+        + ", ".join(f"{k}={v:g}" for k, v in settings.items())
+        + f"; memory calls max_tokens={client_settings(memory=True)['max_tokens']}"
+    )
     rows: list[tuple[str, str, bool, str, float]] = []
     checks: list[tuple[str, str, Callable[[BaseChatModel], Awaitable[str]]]] = [
         (chat, "plain answer", _plain),
@@ -130,6 +135,11 @@ async def doctor(args: argparse.Namespace) -> int:
         return 0
     if not plain_ok:
         print("the model server does not answer: mnemo cannot chat or write memory with it")
+    elif (pinned := pinned_way()) is not None and working:
+        print(
+            f"memory cannot be written with this server: MNEMO_STRUCTURED_OUTPUT pins {pinned}, which failed above; "
+            f"it works with {', '.join(working)}: pin that, or unset it (docs/models.md)"
+        )
     else:
         print(
             "memory cannot be written with this server: no way of asking for a structured answer worked. "

@@ -22,6 +22,7 @@ from mnemo.models.structured import (
     Structured,
     StructuredOutputError,
     attempt,
+    pinned_way,
     ways_for,
 )
 
@@ -42,6 +43,7 @@ __all__ = [
     "configured_model",
     "memory_model",
     "model_timeout_s",
+    "pinned_way",
     "ways_for",
     "within_deadline",
 ]

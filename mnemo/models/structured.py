@@ -113,7 +113,10 @@ def _cut_at_cap(exc: Exception) -> bool:
 
 
 def _from_tool_call(raw: Any, schema: type[M]) -> Attempt:
-    calls = [c for c in getattr(raw, "tool_calls", None) or [] if c.get("name") == schema.__name__]
+    made = getattr(raw, "tool_calls", None) or []
+    calls = [c for c in made if c.get("name") == schema.__name__]
+    if not calls and made:  # another function's arguments are no (empty) answer
+        return Attempt(None, f"called {made[0].get('name')!r} instead of the function {schema.__name__}")
     if not calls:
         return Attempt(None, f"answered in text instead of calling the function ({_excerpt(raw)})")
     try:

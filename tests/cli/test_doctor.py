@@ -4,13 +4,15 @@ memory cannot be written with the server (it reads ``./.env`` as the server does
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
 import pytest
 
 from mnemo.cli import main
-from mnemo.models import MODELS
+from mnemo.cli.doctor import SAID
+from mnemo.models import MODELS, WAYS
 from tests.stub_openai import StubServer
 
 
@@ -80,3 +82,30 @@ def test_the_doctor_reports_a_model_that_never_stops_within_the_deadline(checkou
         assert all(r.get("max_tokens") for r in stub.requests)
     assert got == 1, out
     assert "ModelDeadlineError" in row(out, "plain answer") and "the model server does not answer" in out, out
+
+
+def test_the_doctors_structured_checks_carry_the_memory_calls_cap(checkout, capsys):
+    with StubServer() as stub:
+        got, out = doctor(checkout, stub, capsys, MNEMO_MODEL_MAX_TOKENS="1500", MNEMO_MEMORY_MAX_TOKENS="321")
+        extraction = [json.dumps(SAID)[1:-1] in json.dumps(r["messages"]) for r in stub.requests]
+        caps = [(asks_memory, r.get("max_tokens")) for asks_memory, r in zip(extraction, stub.requests, strict=True)]
+    assert got == 0, out
+    assert caps == [(False, 1500)] * 3 + [(True, 321)] * len(WAYS)  # plain, streamed, tools; then each way
+    assert "memory calls max_tokens=321" in out, out
+
+
+@pytest.mark.parametrize(("pinned", "status"), [("function_calling", 1), ("json_schema", 0)])
+def test_the_doctor_reports_the_pinned_way_memory_will_use(checkout, capsys, pinned, status):
+    with StubServer(profile="llamacpp") as stub:  # json_schema works, a forced call does not
+        got, out = doctor(checkout, stub, capsys, MNEMO_STRUCTURED_OUTPUT=pinned)
+    assert row(out, "structured: json_schema").startswith("ok"), out  # the precondition: a way works
+    assert row(out, "structured: function_calling").startswith("FAIL"), out
+    assert got == status, out
+    if status == 0:
+        assert "memory is written by: json_schema" in out, out
+        return
+    assert "memory is written by" not in out, out
+    assert (
+        "memory cannot be written with this server: MNEMO_STRUCTURED_OUTPUT pins function_calling, which failed "
+        "above; it works with json_schema" in out
+    ), out

@@ -6,6 +6,7 @@ forever ends at its deadline."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -145,3 +146,39 @@ async def test_a_model_that_streams_forever_ends_at_the_deadline(env):
         with pytest.raises(ModelDeadlineError, match="MNEMO_MODEL_TIMEOUT_S"):
             await asyncio.wait_for(within_deadline(stream()), timeout=60)  # the guard ends the test otherwise
         assert len(chunks) > 1  # the precondition: it was streaming when cut off
+
+
+@pytest.mark.parametrize(
+    ("variable", "base", "sent"),
+    [
+        (None, None, "max_completion_tokens"),
+        ("OPENAI_BASE_URL", "https://api.openai.com/v1", "max_completion_tokens"),
+        ("OPENAI_API_BASE", "https://api.openai.com/v1", "max_completion_tokens"),
+        ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1", "max_tokens"),
+        ("OPENAI_API_BASE", "http://localhost:11434/v1", "max_tokens"),
+    ],
+)
+def test_openais_own_api_is_sent_max_completion_tokens_and_other_servers_max_tokens(env, variable, base, sent):
+    from langchain_core.messages import HumanMessage
+
+    from mnemo.models.build import build_chat_model
+
+    env.delenv("OPENAI_API_BASE", raising=False)
+    if variable:
+        env.setenv(variable, base)
+    env.setenv("MNEMO_MODEL_MAX_TOKENS", "300")
+    payload = build_chat_model("openai:gpt-4o-mini")._get_request_payload([HumanMessage("hello")])
+    body = {**payload, **payload.pop("extra_body", {})}  # the openai client merges extra_body into the body
+    assert {k: v for k, v in body.items() if k in ("max_tokens", "max_completion_tokens")} == {sent: 300}
+
+
+async def test_a_call_given_a_later_deadline_still_ends_at_mnemo_model_timeout_s(env):
+    env.setenv("MNEMO_MODEL_TIMEOUT_S", "1")
+    started = time.monotonic()
+    # A memory call's own deadline (extraction_timeout_s) above the global one.
+    with pytest.raises(ModelDeadlineError, match=r"within 1s"):
+        await asyncio.wait_for(within_deadline(asyncio.sleep(60), timeout_s=30), timeout=6)  # the guard
+    assert time.monotonic() - started < 5
+    # And its own when it is the sooner.
+    with pytest.raises(ModelDeadlineError, match=r"within 0.2s"):
+        await within_deadline(asyncio.sleep(60), timeout_s=0.2)

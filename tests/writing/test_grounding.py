@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 
 import pytest
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
 
 from mnemo import aget_profile, alist_notes, aremember
 from mnemo.audit import Origin
@@ -116,3 +116,26 @@ async def test_the_pipeline_checks_what_the_extractor_returns_against_the_users_
     assert progress == (len(thread), 0)  # written, not failed: the turn goes on
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
     assert "name" not in await aget_profile(store, user)
+
+
+async def test_only_the_users_words_ground_a_value_not_the_question_they_answer(store, user):
+    def from_the_question(messages, tool_names):  # a model that reads the yes as the question's words
+        return tool_call("MemoryExtraction", city="Lisbon", notes=["The user lives in Lisbon."])
+
+    async def load():
+        return ScriptedChatModel(respond=from_the_question)
+
+    asked = AIMessage("Do you live in Lisbon?", id="a1")
+    thread = [asked, HumanMessage("Yes, that's right.", id="h1")]
+    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+    assert await aextract_messages(store, user, load, thread, 0, **extract) == (2, 0)  # written, not failed
+    assert "city" not in await aget_profile(store, user)
+    assert await alist_notes(store, user) == []
+
+    # The precondition: the question reached the write (as the note's context), and the user's own words ground.
+    thread += [HumanMessage("Yes, I live in Lisbon.", id="h2")]
+    assert await aextract_messages(store, user, load, thread, 2, **extract) == (3, 0)
+    assert (await aget_profile(store, user))["city"]["value"] == "Lisbon"
+    assert [(n["text"], n.get("context")) for n in await alist_notes(store, user)] == [
+        ("The user lives in Lisbon.", asked.text)
+    ]
