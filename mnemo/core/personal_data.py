@@ -216,19 +216,34 @@ def find_personal_data(text: str) -> list[Found]:
 
 def personal_words(words: Iterable[str | None]) -> list[str]:
     """The words that identify a user (id, name, city...) worth looking for:
-    stripped, two characters or more, each once, in the order given."""
-    return list(dict.fromkeys(w.strip() for w in words if w and len(w.strip()) >= 2))
+    stripped, two characters or more as read folded, each once, in the order given."""
+    return list(dict.fromkeys(w.strip() for w in words if w and len(fold(w).text.strip()) >= 2))
+
+
+def find_personal_words(text: str, words: Iterable[str | None]) -> list[str]:
+    """Those of the ``personal`` words (:func:`personal_words`) that ``text``
+    contains, any case, both read folded (``Zh\u200bou``, ``ＺＨＯＵ``)."""
+    folded = fold(text).text.casefold()
+    return [w for w in personal_words(words) if fold(w).text.casefold() in folded]
+
+
+def _replace(text: str, spans: Iterable[tuple[int, int]], by: Iterable[str]) -> str:
+    out, at = [], 0
+    for (start, end), placeholder in zip(spans, by, strict=True):
+        out += [text[at:start], placeholder]
+        at = end
+    return "".join([*out, text[at:]])
 
 
 def scrub_personal_data(text: str, personal: Iterable[str | None] = ()) -> str:
     """``text`` with its personal data (:func:`find_personal_data`) replaced by
     placeholders, then each of the ``personal`` words (any case, the longest
-    first) by ``[redacted]``."""
-    out, at = [], 0
-    for f in find_personal_data(text):
-        out += [text[at : f.start], PLACEHOLDERS[f.kind]]
-        at = f.end
-    text = "".join([*out, text[at:]])
+    first, also written with other widths or invisible characters) by
+    ``[redacted]``."""
+    found = find_personal_data(text)
+    text = _replace(text, [(f.start, f.end) for f in found], [PLACEHOLDERS[f.kind] for f in found])
     for word in sorted(personal_words(personal), key=len, reverse=True):
-        text = re.sub(re.escape(word), "[redacted]", text, flags=re.IGNORECASE)
+        folded = fold(text)
+        spans = [folded.span(*m.span()) for m in re.finditer(re.escape(fold(word).text), folded.text, re.I)]
+        text = _replace(text, spans, ["[redacted]"] * len(spans))
     return text

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.core import find_personal_data, personal_words, scrub_personal_data
-from mnemo.core.personal_data import PHONE_REGIONS, fold
+from mnemo.core import find_personal_data, scrub_personal_data
+from mnemo.core.personal_data import PHONE_REGIONS, fold, personal_words
 from mnemo.kinds.hard_rules import check_rewrite
 
 SCRUBBED = [
@@ -234,4 +234,18 @@ def test_scrub_replaces_a_name_before_the_word_inside_it_whatever_the_alphabet_s
 
 
 def test_personal_words_are_stripped_distinct_and_two_characters_or_more():
-    assert personal_words([" Li ", "Li", "X", "", None, "Zhou Wang"]) == ["Li", "Zhou Wang"]
+    assert personal_words([" Li ", "Li", "X", "", None, "Zhou Wang", "\u200b\u200b", "Ｘ\u200b"]) == [
+        *("Li", "Zhou Wang")
+    ]
+
+
+def test_a_personal_word_is_found_also_written_in_other_widths_or_with_invisible_characters():
+    assert check_rewrite("Greet Zhou Wang.", personal=["Zhou Wang"]) is not None  # the precondition
+    for written in ("Zh\u200bou Wang", "ＺＨＯＵ ＷＡＮＧ", "zhou\u00a0wang", "Zhou W\u2060ang"):
+        assert check_rewrite(f"Greet {written}.", personal=["Zhou Wang"]) == (
+            "it contains personal data of the user who gave the feedback ('Zhou Wang')"
+        ), written
+        assert scrub_personal_data(f"{written} wrote; {written} agreed.", ["Zhou Wang"]) == (
+            "[redacted] wrote; [redacted] agreed."
+        )
+    assert scrub_personal_data("杭\u200b州的周 伟", ["杭州", "周伟"]) == "[redacted]的周 伟"  # a space is not invisible
