@@ -122,6 +122,9 @@ _GAP = re.compile(r"(?:[^\S\n]*\n)?[^\S\n]*(?:[-/()·・_]{1,2}[^\S\n]*)?")
 _AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+[.,]\d+")
 _DATE = re.compile(r"(\d{4})([-./])(\d{1,2})\2(\d{1,2})|(\d{1,2})([-./])(\d{1,2})\6(?:\d{4}|\d{2})")
 _VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")
+# A card of four-digit groups listed with ", " (a list otherwise; years are a list).
+_LISTED_CARD = re.compile(r"(?<![\d,])\d{4}(?:, ?\d{4}){2,3}(?:, ?\d{1,4})?(?![\d]|,\d)")
+_YEAR = re.compile(r"(?:19|20)\d\d")
 
 # Street addresses: a house number, up to four capitalised words, a street
 # word ("221B Baker Street", "No. 88 Jianguo Road"); "建国路88号" and the place
@@ -177,6 +180,14 @@ def _numbers(text: str) -> Iterator[tuple[int, int, str]]:
         yield start, end, "card" if card else "number"
 
 
+def _listed_cards(text: str) -> Iterator[tuple[int, int, str]]:
+    for m in _LISTED_CARD.finditer(text):
+        groups = re.split(r", ?", m.group())
+        digits = "".join(groups)
+        if 13 <= len(digits) <= 19 and _luhn(digits) and not all(_YEAR.fullmatch(g) for g in groups):
+            yield m.start(), m.end(), "card"
+
+
 def _addresses(text: str) -> Iterator[tuple[int, int]]:
     for m in _ADDRESS.finditer(text):
         yield m.start(), m.end()
@@ -199,6 +210,7 @@ def _candidates(folded: Folded) -> Iterator[tuple[int, int, str]]:
     for start, end in _addresses(text):
         yield start, end, "address"
     yield from _numbers(text)
+    yield from _listed_cards(text)
 
 
 def find_personal_data(text: str) -> list[Found]:

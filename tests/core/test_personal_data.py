@@ -40,6 +40,8 @@ WRITTEN_ANYHOW = [
     ("card 5500   0000   0000   0004 ok", "card [card] ok"),  # several spaces
     ("card 4111.1111.1111.1111.", "card [card]."),
     ("card 4111,1111,1111,1111 ok", "card [card] ok"),
+    ("card 4111, 1111, 1111, 1111 ok", "card [card] ok"),  # listed, Luhn-valid
+    ("Amex 3782, 8224, 6310, 005 ok", "Amex [card] ok"),
     ("card 4111\t1111\n1111 1111 ok", "card [card] ok"),  # a tab and a line break
     ("card 4111–1111—1111-1111 ok", "card [card] ok"),  # every dash
     ("card 4111\u200b1111\u200b1111\u200b1111 ok", "card [card] ok"),  # zero-width spaces
@@ -82,6 +84,7 @@ KEPT = [
     "We met on 2026-12-04 at 10:30; it shipped 2026/12/04, 04.12.2026 or 12/04/2026.",
     "It cost $1,299.00, 12 500,00 € or 1.299.000,50 ₽ at 0.5% interest.",
     "3 items, 2 boxes, order 1234 and order #998, orders 1234, 5678 and 9012.",
+    "Orders 1234, 5678, 9012, 3456 (not Luhn-valid); in 2023, 2024, 2025, 2026 (years, Luhn-valid).",
     "macOS 10.15.7, Python 3.12.1, v2.4.10 and router 192.168.1.1.",
     "It happened in 2026.\n\n1. Restart it.",
     "Look at example.com for help, or meet me at the park at 5.",
