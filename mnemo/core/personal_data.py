@@ -137,6 +137,11 @@ _STREET = (
 _ADDRESS = re.compile(
     rf"(?<![\w.])(?:No\.?\s*)?\d{{1,5}}[A-Za-z]?,?\s+(?:(?:\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'-]*\.?)\s+){{1,4}}{_STREET}\b"
 )
+# In lower case only with a whole street word ending the clause, and digits
+# written as digits ("12 baker street.", not "one main street.").
+_ADDRESS_LOWER = re.compile(
+    r"(?<![\w.])\d{1,5}[a-z]?\s+(?:[a-z]+\s+){1,3}(?:street|road|avenue|lane|boulevard|drive)(?=\s*[,.;:!?]|\s*$)"
+)
 _ADDRESS_ZH = re.compile(r"(?:路|街|大道|大街|巷|弄|胡同)[\d十百]+(?:-\d+)?号(?:[\d十百]+(?:号楼|栋|幢|单元|楼|室))*")
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]")
 _NOT_PLACE = set("在是住到于从往的址为我你他她们和与及或请寄送")
@@ -188,9 +193,13 @@ def _listed_cards(text: str) -> Iterator[tuple[int, int, str]]:
             yield m.start(), m.end(), "card"
 
 
-def _addresses(text: str) -> Iterator[tuple[int, int]]:
+def _addresses(folded: Folded) -> Iterator[tuple[int, int]]:
+    text = folded.text
     for m in _ADDRESS.finditer(text):
         yield m.start(), m.end()
+    for m in _ADDRESS_LOWER.finditer(text):
+        if folded.ends[m.start()] - folded.starts[m.start()] == 1:  # not a digit word
+            yield m.start(), m.end()
     for m in _ADDRESS_ZH.finditer(text):
         start = m.start()
         while start > max(0, m.start() - 12) and _ZH_PLACE.match(text[start - 1]) and text[start - 1] not in _NOT_PLACE:
@@ -207,7 +216,7 @@ def _candidates(folded: Folded) -> Iterator[tuple[int, int, str]]:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
             if not _kept(match.raw_string):  # "04.12.2026" is a valid number in Australia
                 yield match.start, match.end, "phone"
-    for start, end in _addresses(text):
+    for start, end in _addresses(folded):
         yield start, end, "address"
     yield from _numbers(text)
     yield from _listed_cards(text)
