@@ -108,7 +108,7 @@ _AT = r"\s*@\s*|\s*[\[({<]\s*(?:at|@)\s*[\])}>]\s*|\s+at\s+"
 _DOT = r"\.|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
 # ASCII only: \w would take the Chinese words before an address ("邮箱是a@b.cn").
 _EMAIL = re.compile(
-    rf"[A-Za-z0-9._%+-]+(?P<at>{_AT})[A-Za-z0-9-]+(?:(?:{_DOT})[A-Za-z0-9-]+)*(?:{_DOT})[A-Za-z]{{2,24}}(?![A-Za-z0-9])",
+    rf"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+(?P<at>{_AT})[A-Za-z0-9-]+(?:(?:{_DOT})[A-Za-z0-9-]+)*(?:{_DOT})[A-Za-z]{{2,24}}(?![A-Za-z0-9])",
     re.I,
 )
 _WRITTEN_OUT = re.compile(r"[\[({<]|(?<![A-Za-z])dot(?![A-Za-z])", re.I)
@@ -175,8 +175,7 @@ def _numbers(text: str) -> Iterator[tuple[int, int, str]]:
             groups.append([atom])
     for group in filter(None, groups):
         start, end = group[0].start(), group[-1].end()
-        digits = "".join(a.group() for a in group)
-        digits = re.sub(r"\D", "", digits)
+        digits = re.sub(r"\D", "", "".join(a.group() for a in group))
         if len(digits) < MIN_NUMBER_DIGITS:
             continue
         if start and text[start - 1] in "#+(":
@@ -243,7 +242,7 @@ def personal_words(words: Iterable[str | None]) -> list[str]:
 
 def find_personal_words(text: str, words: Iterable[str | None]) -> list[str]:
     """Those of the ``personal`` words (:func:`personal_words`) that ``text``
-    contains, any case, both read folded (``Zh\u200bou``, ``ＺＨＯＵ``)."""
+    contains, any case, both read folded (a zero-width space inside, full width)."""
     folded = fold(text).text.casefold()
     return [w for w in personal_words(words) if fold(w).text.casefold() in folded]
 
