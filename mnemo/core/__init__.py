@@ -81,7 +81,7 @@ from mnemo.core.namespaces import (
 )
 from mnemo.core.personal_data import (
     find_personal_data,
-    personal_words,
+    find_personal_words,
     scrub_personal_data,
 )
 from mnemo.core.quoting import (
@@ -191,13 +191,13 @@ __all__ = [
     "data_block",
     "env",
     "find_personal_data",
+    "find_personal_words",
     "json_size",
     "json_value",
     "list_op",
     "most_recent",
     "now_iso",
     "only_in_namespace",
-    "personal_words",
     "query_op",
     "quote",
     "reciprocal_rank_fusion",

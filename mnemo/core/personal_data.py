@@ -1,15 +1,21 @@
-"""Personal data in text: e-mail addresses, phone numbers, card and other long numbers, one finder.
+"""Personal data in text: e-mail addresses, phone, card and other long numbers,
+street addresses, one finder.
 
 What a shared text must not carry (a promoted episode is scrubbed, a shared
-instruction refused). Phone numbers are found by ``phonenumbers`` (libphonenumber's
-formats of every country); what it cannot know (order, account, card numbers, any
-run of five digits or more) by a pattern. Amounts ("€35.50", "1,299"), dates and
-short numbers ("2 items", "12 May", "2026-05-12") are kept. Rules: ``docs/security.md``.
+instruction refused). The text is folded first (:func:`fold`), so that a
+separator, a width, an invisible character or a numeral of another script
+hides nothing; then phone numbers are found by ``phonenumbers``
+(libphonenumber's formats of every country), and what it cannot know (e-mail
+addresses, also written out; cards and other runs of five digits or more;
+street addresses) by patterns. Amounts ("€35.50", "1,299"), dates, versions
+and short numbers ("2 items", "12 May", "2026-05-12", "10.15.7") are kept.
+Rules, and why some of it is written here: ``docs/security.md``.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
@@ -24,16 +30,69 @@ PHONE_REGIONS = ("CN", "US", "GB", "IN", "AU", "FR", "DE")
 #: Digits a run needs to be an identifier (an order, account or card number).
 MIN_NUMBER_DIGITS = 5
 
-# ASCII only: \w would take the Chinese words before an address ("邮箱是a@b.cn").
-_EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-# Digit groups joined by at most two of " -()/", never starting or ending
-# inside an amount or a decimal ("35.50", "1,299": a "." or "," next to a digit).
-_NUMBER = re.compile(r"(?<![\d.,])[#+]?\(?\d(?:[ \-()/]{0,2}\d)*(?!\d|[.,]\d)")
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
 #: Kind -> the placeholder a scrubbed text shows; on one span, the first kind wins.
-PLACEHOLDERS = {"email": "[email]", "card": "[card]", "phone": "[phone]", "number": "[number]"}
+PLACEHOLDERS = {"email": "[email]", "card": "[card]", "phone": "[phone]", "address": "[address]", "number": "[number]"}
 _RANK = {kind: i for i, kind in enumerate(PLACEHOLDERS)}
+
+# Digits read out one by one, as a phone or card number is (no library gives
+# their place in the text: text2num converts "fifty-five" but returns a new text).
+_DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())}
+_DIGIT_WORDS["oh"] = "0"
+_DIGIT_WORD = re.compile(r"(?<![A-Za-z])(zero|oh|one|two|three|four|five|six|seven|eight|nine)(?![A-Za-z])", re.I)
+
+
+class Folded(NamedTuple):
+    """A text as the finder reads it; its character ``i`` stands for
+    ``original[starts[i]:ends[i]]``."""
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the folded ``text[start:end]``."""
+        return self.starts[start], self.ends[end - 1]
+
+
+def _fold_char(c: str) -> str:
+    if unicodedata.category(c) == "Cf":  # zero-width space and joiners, soft hyphen, BOM
+        return ""
+    out = []
+    for k in unicodedata.normalize("NFKC", c):  # full width, circled digits, every space
+        value = unicodedata.numeric(k, None) if "\u3007" == k or "\u4e00" <= k <= "\u9fff" else None
+        if (digit := unicodedata.decimal(k, None)) is not None:  # digits of every script
+            out.append(str(digit))
+        elif value is not None and value < 10 and value == int(value):  # 〇 零 一 ... 九, 壹 ... 玖, 幺
+            out.append(str(int(value)))
+        elif unicodedata.category(k) == "Pd":  # every dash
+            out.append("-")
+        else:
+            out.append(k)
+    return "".join(out)
+
+
+def fold(text: str) -> Folded:
+    """``text`` as the finder reads it: invisible characters dropped, NFKC
+    (widths, spaces), digits of every script and Chinese numerals as ASCII
+    digits, every dash as ``-``, digits spelled out in English ("five", "oh")
+    as digits; each character mapped back to where it came from."""
+    chars, starts, ends = [], [], []
+    for i, c in enumerate(text):
+        for k in _fold_char(c):
+            chars.append(k)
+            starts.append(i)
+            ends.append(i + 1)
+    once = "".join(chars)
+    out, out_starts, out_ends, at = [], [], [], 0
+    for m in _DIGIT_WORD.finditer(once):
+        out += chars[at : m.start()]
+        out_starts += starts[at : m.start()]
+        out_ends += ends[at : m.start()]
+        out.append(_DIGIT_WORDS[m.group().lower()])
+        out_starts.append(starts[m.start()])
+        out_ends.append(ends[m.end() - 1])
+        at = m.end()
+    return Folded("".join(out + chars[at:]), out_starts + starts[at:], out_ends + ends[at:])
 
 
 class Found(NamedTuple):
@@ -41,6 +100,51 @@ class Found(NamedTuple):
     end: int
     kind: str
     text: str
+
+
+# E-mail addresses, also written out: "bob at example dot com", "bob[at]x(dot)cn",
+# "bob @ example.com" (no library finds these; email-validator checks one address).
+_AT = r"\s*@\s*|\s*[\[({<]\s*(?:at|@)\s*[\])}>]\s*|\s+at\s+"
+_DOT = r"\.|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
+# ASCII only: \w would take the Chinese words before an address ("邮箱是a@b.cn").
+_EMAIL = re.compile(
+    rf"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+(?P<at>{_AT})[A-Za-z0-9-]+(?:(?:{_DOT})[A-Za-z0-9-]+)*(?:{_DOT})[A-Za-z]{{2,24}}(?![A-Za-z0-9])",
+    re.I,
+)
+_WRITTEN_OUT = re.compile(r"[\[({<]|(?<![A-Za-z])dot(?![A-Za-z])", re.I)
+
+# Digit groups joined without a space ("4111.1111.1111.1111", "4111,1111", "2026-05-12"),
+# and the gaps that join groups into one number: any spaces, at most one line
+# break, at most two of "-/()·_" ("5500   0000", "(415) 555-0134"). Not ", ": a list.
+_ATOM = re.compile(r"\d+(?:[-./·・_,]\d+)*")
+_GAP = re.compile(r"(?:[^\S\n]*\n)?[^\S\n]*(?:[-/()·・_]{1,2}[^\S\n]*)?")
+# Kept groups, which also end a number: amounts and decimals, dates, versions.
+_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+[.,]\d+")
+_DATE = re.compile(r"(\d{4})([-./])(\d{1,2})\2(\d{1,2})|(\d{1,2})([-./])(\d{1,2})\6(?:\d{4}|\d{2})")
+_VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")
+# A card of four-digit groups listed with ", " (a list otherwise; years are a list).
+_LISTED_CARD = re.compile(r"(?<![\d,])\d{4}(?:, ?\d{4}){2,3}(?:, ?\d{1,4})?(?![\d]|,\d)")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+# Street addresses: a house number, up to four capitalised words, a street
+# word ("221B Baker Street", "No. 88 Jianguo Road"); "建国路88号" and the place
+# names before it. libpostal and usaddress parse a text known to be an address
+# rather than find one; pyap, which finds them, has had no release since 2020.
+_STREET = (
+    r"(?i:street|st|road|rd|avenue|ave|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|square|sq"
+    r"|terrace|way|close|crescent|highway|hwy|parkway|pkwy|alley)"
+)
+_ADDRESS = re.compile(
+    rf"(?<![\w.])(?:No\.?\s*)?\d{{1,5}}[A-Za-z]?,?\s+(?:(?:\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'-]*\.?)\s+){{1,4}}{_STREET}\b"
+)
+# In lower case only with a whole street word ending the clause, and digits
+# written as digits ("12 baker street.", not "one main street.").
+_ADDRESS_LOWER = re.compile(
+    r"(?<![\w.])\d{1,5}[a-z]?\s+(?:[a-z]+\s+){1,3}(?:street|road|avenue|lane|boulevard|drive)(?=\s*[,.;:!?]|\s*$)"
+)
+_ADDRESS_ZH = re.compile(r"(?:路|街|大道|大街|巷|弄|胡同)[\d十百]+(?:-\d+)?号(?:[\d十百]+(?:号楼|栋|幢|单元|楼|室))*")
+_ZH_PLACE = re.compile(r"[\u4e00-\u9fff]")
+_NOT_PLACE = set("在是住到于从往的址为我你他她们和与及或请寄送")
 
 
 def _luhn(digits: str) -> bool:
@@ -51,46 +155,115 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _candidates(text: str) -> Iterator[Found]:
+def _kept(atom: str) -> bool:
+    if _AMOUNT.fullmatch(atom) or _VERSION.fullmatch(atom):
+        return True
+    if not (m := _DATE.fullmatch(atom)):
+        return False
+    a, b = (int(m[3]), int(m[4])) if m[1] else (int(m[5]), int(m[7]))
+    return 1 <= a <= 31 and 1 <= b <= 31 and min(a, b) <= 12
+
+
+def _numbers(text: str) -> Iterator[tuple[int, int, str]]:
+    groups: list[list[re.Match[str]]] = []
+    for atom in _ATOM.finditer(text):
+        if _kept(atom.group()):
+            groups.append([])
+        elif groups and groups[-1] and _GAP.fullmatch(text, groups[-1][-1].end(), atom.start()):
+            groups[-1].append(atom)
+        else:
+            groups.append([atom])
+    for group in filter(None, groups):
+        start, end = group[0].start(), group[-1].end()
+        digits = re.sub(r"\D", "", "".join(a.group() for a in group))
+        if len(digits) < MIN_NUMBER_DIGITS:
+            continue
+        if start and text[start - 1] in "#+(":
+            start -= 1
+        card = 13 <= len(digits) <= 19 and _luhn(digits) and text[start] != "+"
+        yield start, end, "card" if card else "number"
+
+
+def _listed_cards(text: str) -> Iterator[tuple[int, int, str]]:
+    for m in _LISTED_CARD.finditer(text):
+        groups = re.split(r", ?", m.group())
+        digits = "".join(groups)
+        if 13 <= len(digits) <= 19 and _luhn(digits) and not all(_YEAR.fullmatch(g) for g in groups):
+            yield m.start(), m.end(), "card"
+
+
+def _addresses(folded: Folded) -> Iterator[tuple[int, int]]:
+    text = folded.text
+    for m in _ADDRESS.finditer(text):
+        yield m.start(), m.end()
+    for m in _ADDRESS_LOWER.finditer(text):
+        if folded.ends[m.start()] - folded.starts[m.start()] == 1:  # not a digit word
+            yield m.start(), m.end()
+    for m in _ADDRESS_ZH.finditer(text):
+        start = m.start()
+        while start > max(0, m.start() - 12) and _ZH_PLACE.match(text[start - 1]) and text[start - 1] not in _NOT_PLACE:
+            start -= 1
+        yield start, m.end()
+
+
+def _candidates(folded: Folded) -> Iterator[tuple[int, int, str]]:
+    text = folded.text
     for m in _EMAIL.finditer(text):
-        yield Found(m.start(), m.end(), "email", m.group())
+        if _WRITTEN_OUT.search(m["at"]) or "@" in m["at"] or _WRITTEN_OUT.search(text, m.end("at"), m.end()):
+            yield m.start(), m.end(), "email"
     for region in PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-            yield Found(match.start, match.end, "phone", match.raw_string)
-    for m in _NUMBER.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
-        if len(digits) < MIN_NUMBER_DIGITS or _ISO_DATE.fullmatch(m.group()):
-            continue
-        kind = "card" if 13 <= len(digits) <= 19 and _luhn(digits) and not m.group().startswith("+") else "number"
-        yield Found(m.start(), m.end(), kind, m.group())
+            if not _kept(match.raw_string):  # "04.12.2026" is a valid number in Australia
+                yield match.start, match.end, "phone"
+    for start, end in _addresses(folded):
+        yield start, end, "address"
+    yield from _numbers(text)
+    yield from _listed_cards(text)
 
 
 def find_personal_data(text: str) -> list[Found]:
     """Every piece of personal data in ``text``, in order, none overlapping
     (of overlapping finds the one that starts first, then the longest, then
-    by kind in the order of :data:`PLACEHOLDERS`)."""
+    by kind in the order of :data:`PLACEHOLDERS`); each with its span and
+    text in ``text`` itself, as written."""
+    folded = fold(text)
     found: list[Found] = []
-    for f in sorted(_candidates(text), key=lambda f: (f.start, f.start - f.end, _RANK[f.kind])):
-        if not found or f.start >= found[-1].end:
-            found.append(f)
-    return found
+    for start, end, kind in sorted(_candidates(folded), key=lambda f: (f[0], f[0] - f[1], _RANK[f[2]])):
+        if not found or start >= found[-1][1]:
+            found.append(Found(start, end, kind, ""))
+    return [Found(*folded.span(f.start, f.end), f.kind, text[slice(*folded.span(f.start, f.end))]) for f in found]
 
 
 def personal_words(words: Iterable[str | None]) -> list[str]:
     """The words that identify a user (id, name, city...) worth looking for:
-    stripped, two characters or more, each once, in the order given."""
-    return list(dict.fromkeys(w.strip() for w in words if w and len(w.strip()) >= 2))
+    stripped, two characters or more as read folded, each once, in the order given."""
+    return list(dict.fromkeys(w.strip() for w in words if w and len(fold(w).text.strip()) >= 2))
+
+
+def find_personal_words(text: str, words: Iterable[str | None]) -> list[str]:
+    """Those of the ``personal`` words (:func:`personal_words`) that ``text``
+    contains, any case, both read folded (a zero-width space inside, full width)."""
+    folded = fold(text).text.casefold()
+    return [w for w in personal_words(words) if fold(w).text.casefold() in folded]
+
+
+def _replace(text: str, spans: Iterable[tuple[int, int]], by: Iterable[str]) -> str:
+    out, at = [], 0
+    for (start, end), placeholder in zip(spans, by, strict=True):
+        out += [text[at:start], placeholder]
+        at = end
+    return "".join([*out, text[at:]])
 
 
 def scrub_personal_data(text: str, personal: Iterable[str | None] = ()) -> str:
     """``text`` with its personal data (:func:`find_personal_data`) replaced by
     placeholders, then each of the ``personal`` words (any case, the longest
-    first) by ``[redacted]``."""
-    out, at = [], 0
-    for f in find_personal_data(text):
-        out += [text[at : f.start], PLACEHOLDERS[f.kind]]
-        at = f.end
-    text = "".join([*out, text[at:]])
+    first, also written with other widths or invisible characters) by
+    ``[redacted]``."""
+    found = find_personal_data(text)
+    text = _replace(text, [(f.start, f.end) for f in found], [PLACEHOLDERS[f.kind] for f in found])
     for word in sorted(personal_words(personal), key=len, reverse=True):
-        text = re.sub(re.escape(word), "[redacted]", text, flags=re.IGNORECASE)
+        folded = fold(text)
+        spans = [folded.span(*m.span()) for m in re.finditer(re.escape(fold(word).text), folded.text, re.I)]
+        text = _replace(text, spans, ["[redacted]"] * len(spans))
     return text

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mnemo.core import find_personal_data, personal_words
+from mnemo.core import find_personal_data, find_personal_words
 
 #: Longest learned instruction text, in characters: it is in every prompt.
 MAX_INSTRUCTIONS_CHARS = 1200
@@ -113,8 +113,6 @@ def check_rewrite(text: str, *, personal: Iterable[str] = (), shared: bool = Tru
         return None
     if found := find_personal_data(text):
         return f"it contains personal data ({found[0].text!r}); shared instructions must not carry a user's data"
-    folded = text.casefold()
-    for word in personal_words(personal):
-        if word.casefold() in folded:
-            return f"it contains personal data of the user who gave the feedback ({word!r})"
+    if words := find_personal_words(text, personal):
+        return f"it contains personal data of the user who gave the feedback ({words[0]!r})"
     return None

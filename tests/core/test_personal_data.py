@@ -1,12 +1,16 @@
 """mnemo.core.personal_data: what is found and scrubbed in English and Chinese
-text, whatever punctuation follows, and what is kept (amounts, dates, short
-numbers). Through the episode promotion path: tests/kinds/test_episodes.py."""
+text, however it is written (separators, widths, invisible characters,
+numerals of both languages, e-mail addresses written out) and whatever
+punctuation follows, and what is kept (amounts, dates, versions, short
+numbers). Through the episode promotion path: tests/kinds/test_episodes.py;
+through proposals: tests/kinds/test_instructions.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from mnemo.core import find_personal_data, personal_words, scrub_personal_data
+from mnemo.core import find_personal_data, scrub_personal_data
+from mnemo.core.personal_data import PHONE_REGIONS, fold, personal_words
 from mnemo.kinds.hard_rules import check_rewrite
 
 SCRUBBED = [
@@ -30,12 +34,66 @@ SCRUBBED = [
     ("卡号4111111111111111。", "卡号[card]。"),
 ]
 
+#: However a piece is written, it is found (issue 43): separators of every
+#: kind and number, widths, invisible characters, numerals of both languages.
+WRITTEN_ANYHOW = [
+    ("card 5500   0000   0000   0004 ok", "card [card] ok"),  # several spaces
+    ("card 4111.1111.1111.1111.", "card [card]."),
+    ("card 4111,1111,1111,1111 ok", "card [card] ok"),
+    ("card 4111, 1111, 1111, 1111 ok", "card [card] ok"),  # listed, Luhn-valid
+    ("Amex 3782, 8224, 6310, 005 ok", "Amex [card] ok"),
+    ("card 4111\t1111\n1111 1111 ok", "card [card] ok"),  # a tab and a line break
+    ("card 4111–1111—1111-1111 ok", "card [card] ok"),  # every dash
+    ("card 4111\u200b1111\u200b1111\u200b1111 ok", "card [card] ok"),  # zero-width spaces
+    ("card 4111\u00ad1111\u20601111\ufeff1111 ok", "card [card] ok"),  # soft hyphen, word joiner, BOM
+    ("card ４１１１ １１１１ １１１１ １１１１ ok", "card [card] ok"),  # full width
+    ("card ٤١١١١١١١١١١١١١١١ ok", "card [card] ok"),  # Arabic-Indic digits
+    ("Order 12345 is late.", "Order [number] is late."),
+    ("tel 4\u200b15 555\u00a00134.", "tel [phone]."),
+    ("France: 01.42.68.53.00.", "France: [phone]."),
+    ("call five five five zero one three four now", "call [number] now"),
+    ("Call Four One Five-Five Five Five-Oh One Three Four.", "Call [phone]."),
+    ("mail bob at example dot com please", "mail [email] please"),
+    ("mail bob[at]example[dot]com please", "mail [email] please"),
+    ("mail bob(at)example.com please", "mail [email] please"),
+    ("mail bob {at} mail {dot} example {dot} org please", "mail [email] please"),
+    ("mail bob @ example.com please", "mail [email] please"),
+    ("mail bob\u200b@exam\u200bple.com please", "mail [email] please"),
+    ("mail ｂｏｂ＠ｅｘａｍｐｌｅ．ｃｏｍ please", "mail [email] please"),
+    ("I live at 221B Baker Street, London.", "I live at [address], London."),
+    ("Send it to No. 88 Jianguo Road.", "Send it to [address]."),
+    ("Ship to 350 5th Avenue, New York.", "Ship to [address], New York."),
+    ("i live at 12 baker street.", "i live at [address]."),
+    ("我的电话是一三八 零零一三 八零零零。", "我的电话是[phone]。"),
+    ("卡号四一一一 一一一一 一一一一 一一一一。", "卡号[card]。"),
+    ("订单号１２３４５到了。", "订单号[number]到了。"),
+    ("订单号壹贰叁肆伍。", "订单号[number]。"),
+    ("电话：138-0013-8000。", "电话：[phone]。"),
+    ("邮箱 bob at example dot com。", "邮箱 [email]。"),
+    ("邮箱bob＠example．com。", "邮箱[email]。"),
+    ("我住在北京市朝阳区建国路88号3号楼501室，谢谢。", "我住在[address]，谢谢。"),
+    ("地址：上海市南京西路一二六六号。", "地址：[address]。"),
+]
+
 #: What a case needs and identifies no one: kept as it is.
 KEPT = [
     "I ordered 2 items; the order arrived on 12 May.",
     "It cost €35.50, then 1,299.00 yuan in 2026 (delivered 2026-05-12).",
     "Filter model F-300, 3 pieces, 10:30 am, a refund of ¥12500.00, a rate of 0.12345.",
     "共3件，5月12日到货，价格¥35.50。",
+    # Normal text that a looser finder would take (issue 43: do not over-scrub).
+    "We met on 2026-12-04 at 10:30; it shipped 2026/12/04, 04.12.2026 or 12/04/2026.",
+    "It cost $1,299.00, 12 500,00 € or 1.299.000,50 ₽ at 0.5% interest.",
+    "3 items, 2 boxes, order 1234 and order #998, orders 1234, 5678 and 9012.",
+    "Orders 1234, 5678, 9012, 3456 (not Luhn-valid); in 2023, 2024, 2025, 2026 (years, Luhn-valid).",
+    "macOS 10.15.7, Python 3.12.1, v2.4.10 and router 192.168.1.1.",
+    "It happened in 2026.\n\n1. Restart it.",
+    "Look at example.com for help, or meet me at the park at 5.",
+    "One or two of them, maybe three; oh, one more.",
+    "Route 66 and 3 new road bikes on Main Street; there is only one main street.",
+    "一个一个地来，三五成群，第一步。",
+    "二〇二六年十二月四日，共三件，一千二百元。",
+    "订单号1234，共3件，v2.4.10版本。",
 ]
 
 PUNCTUATION = [".", ",", ";", ":", "!", "?", "。", "，", "；", "！", "？", ")", "）"]
@@ -46,10 +104,89 @@ def test_personal_data_is_scrubbed_in_english_and_chinese(text, scrubbed):
     assert scrub_personal_data(text) == scrubbed
 
 
+@pytest.mark.parametrize(("text", "scrubbed"), WRITTEN_ANYHOW)
+def test_personal_data_is_found_however_it_is_written(text, scrubbed):
+    assert scrub_personal_data(text) == scrubbed
+    (found,) = find_personal_data(text)
+    assert text[found.start : found.end] == found.text  # the span in the text as written
+    assert check_rewrite(text) == (
+        f"it contains personal data ({found.text!r}); shared instructions must not carry a user's data"
+    )
+
+
 @pytest.mark.parametrize("text", KEPT)
 def test_amounts_dates_and_short_numbers_are_kept(text):
     assert find_personal_data(text) == []
     assert scrub_personal_data(text) == text
+    assert check_rewrite(text) is None
+
+
+def test_the_folded_text_maps_each_character_back_to_where_it_came_from():
+    text = "a\u200b４ five-six 三"
+    folded = fold(text)
+    assert folded.text == "a4 5-6 3"
+    assert [text[s:e] for s, e in zip(folded.starts, folded.ends, strict=True)] == [
+        *("a", "４", " ", "five", "-", "six", " ", "三")
+    ]
+    assert text[slice(*folded.span(1, 6))] == "４ five-six"  # as written, from the folded "4 5-6"
+
+
+@pytest.mark.parametrize("written", ["{}", "#{}", "Order {}.", "No. {} ok", "订单{}号", "{}-AB"])
+def test_a_run_of_five_digits_or_more_is_a_number_and_four_is_not(written):
+    for run in ("12345", "123456", "12 345", "1234 5"):
+        (found,) = find_personal_data(written.format(run))
+        assert (found.kind, found.text.lstrip("#")) == ("number", run)
+    assert find_personal_data(written.format("1234")) == []  # the positive's precondition: one digit less
+
+
+def _luhn_valid(body: str) -> str:
+    """``body`` with the check digit that makes it Luhn-valid."""
+    doubled = [int(d) * (1 + i % 2) for i, d in enumerate(reversed(body + "0"))]
+    total = sum(n - 9 if n > 9 else n for n in doubled)
+    return body + str(-total % 10)
+
+
+@pytest.mark.parametrize(
+    "card",
+    [
+        "3782 822463 10005",  # American Express, 15
+        "3056 930902 5904",  # Diners Club, 14
+        "4222222222222",  # Visa, 13
+        "6011 0009 9013 9424",  # Discover, 16
+        *(_luhn_valid("6" + "2" * (n - 2)) for n in range(13, 20)),  # every length, 19 (UnionPay) included
+    ],
+)
+def test_cards_of_13_to_19_luhn_valid_digits_are_cards(card):
+    (found,) = find_personal_data(f"Card: {card}.")
+    assert (found.kind, found.text) == ("card", card)
+    wrong = card[:-1] + str((int(card[-1]) + 1) % 10)  # the check digit off by one
+    assert [(f.kind, f.text) for f in find_personal_data(f"Card: {wrong}.")] == [("number", wrong)]
+
+
+def test_luhn_valid_numbers_shorter_or_longer_than_a_card_are_numbers():
+    for n in (12, 20):
+        number = _luhn_valid("6" + "2" * (n - 2))
+        assert [f.kind for f in find_personal_data(f"Ref {number}.")] == ["number"]
+
+
+#: Each region of PHONE_REGIONS, a number as it is usually written there.
+USUAL_WRITING = {
+    "CN": ["138-0013-8000", "(010) 6552 9988"],
+    "US": ["(415) 555-0134", "415.555.0134"],
+    "GB": ["020 7946 0958", "07700 900123"],
+    "IN": ["098765 43210", "022-2345 6789"],
+    "AU": ["(02) 9374 4000", "0412 345 678"],
+    "FR": ["01.42.68.53.00", "06 12 34 56 78"],
+    "DE": ["(030) 12345678", "0171 1234567"],
+}
+
+
+@pytest.mark.parametrize("region", PHONE_REGIONS)
+def test_every_phone_region_finds_its_numbers_in_its_usual_writing(region):
+    assert set(USUAL_WRITING) == set(PHONE_REGIONS)
+    for number in USUAL_WRITING[region]:
+        for text in (f"Tel. {number}, thanks", f"电话{number}。"):
+            assert [(f.kind, f.text) for f in find_personal_data(text)] == [("phone", number)], text
 
 
 @pytest.mark.parametrize("mark", PUNCTUATION)
@@ -101,4 +238,29 @@ def test_scrub_replaces_a_name_before_the_word_inside_it_whatever_the_alphabet_s
 
 
 def test_personal_words_are_stripped_distinct_and_two_characters_or_more():
-    assert personal_words([" Li ", "Li", "X", "", None, "Zhou Wang"]) == ["Li", "Zhou Wang"]
+    assert personal_words([" Li ", "Li", "X", "", None, "Zhou Wang", "\u200b\u200b", "Ｘ\u200b"]) == [
+        *("Li", "Zhou Wang")
+    ]
+
+
+def test_a_personal_word_is_found_also_written_in_other_widths_or_with_invisible_characters():
+    assert check_rewrite("Greet Zhou Wang.", personal=["Zhou Wang"]) is not None  # the precondition
+    for written in ("Zh\u200bou Wang", "ＺＨＯＵ ＷＡＮＧ", "zhou\u00a0wang", "Zhou W\u2060ang"):
+        assert check_rewrite(f"Greet {written}.", personal=["Zhou Wang"]) == (
+            "it contains personal data of the user who gave the feedback ('Zhou Wang')"
+        ), written
+        assert scrub_personal_data(f"{written} wrote; {written} agreed.", ["Zhou Wang"]) == (
+            "[redacted] wrote; [redacted] agreed."
+        )
+    assert scrub_personal_data("杭\u200b州的周 伟", ["杭州", "周伟"]) == "[redacted]的周 伟"  # a space is not invisible
+
+
+@pytest.mark.parametrize("text", ["a" * 10_000, "bob@" + "a." * 5_000, "a.b-c_d+" * 1_250])
+def test_a_long_text_without_personal_data_is_read_in_linear_time(text):
+    """A run that could start an e-mail address is tried from its start only:
+    tried from each of its characters, 10,000 letters took 10 s of CPU."""
+    import time
+
+    started = time.process_time()
+    assert [f.kind for f in find_personal_data(text + " and 12345")] == ["number"]  # read to the end
+    assert time.process_time() - started < 2.0

@@ -5,6 +5,7 @@ is bench's test: bench/tests/test_episode_threshold.py.)"""
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from mnemo import User, aupdate_profile
@@ -121,6 +122,41 @@ async def test_shared_exemplars_carry_no_personal_data(store):
     assert [e["id"] for e in found] == [shared["id"]]
     stored = await store.asearch(SHARED_EPISODES_NAMESPACE, limit=10)
     assert all("Zhou" not in str(it.value) for it in stored)
+
+
+#: Personal data however written (issue 43), as told in a case, and what the
+#: promoted copy shows of it.
+HIDDEN_DATA = [
+    ("my card is 4111.1111.1111.1111.", "my card is [card]."),
+    ("my card is 5500   0000   0000   0004.", "my card is [card]."),
+    ("my card is 4111\t1111\n1111 1111.", "my card is [card]."),
+    ("my card is 4111,1111,1111,1111.", "my card is [card]."),
+    ("mail bob at example dot com or bob[at]example.com.", "mail [email] or [email]."),
+    ("mail bob @ example.com or bob\u200b@example.com.", "mail [email] or [email]."),
+    ("call five five five zero one three four.", "call [number]."),
+    ("I live at 221B Baker Street.", "I live at [address]."),
+    ("我的电话是一三八 零零一三 八零零零。", "我的电话是[phone]。"),
+    ("我住在北京市朝阳区建国路88号3号楼501室。", "我住在[address]。"),
+    ("order 12345 of 2026-12-04, 3 items, €35.50.", "order [number] of 2026-12-04, 3 items, €35.50."),
+]
+
+
+@pytest.mark.parametrize(("said", "shared"), HIDDEN_DATA)
+async def test_promote_episode_scrubs_personal_data_however_written(store, said, shared):
+    from mnemo.cli import OPERATIONS, Target
+
+    user = User.of("u_hidden")
+    messages = [HumanMessage(f"No air; {said}", id="h1"), AIMessage(f"Noted: {said} Remove the film.")]
+    episode = await arecord_episode(
+        store, user, build_episode(messages, assistant_id="a", thread_id="t1", source="test")
+    )
+    assert episode["text"] == " ".join(f"No air; {said}".split())  # the user's own copy is as said
+    target = Target(store=store, actor="admin:li")
+    promoted = await OPERATIONS["promote-episode"](target, {"user_id": user.id, "episode_id": episode["id"]})
+    assert promoted["text"] == f"No air; {shared}"
+    assert promoted["answer"] == f"Noted: {shared} Remove the film."
+    (stored,) = await store.asearch(SHARED_EPISODES_NAMESPACE)
+    assert stored.value["text"] == promoted["text"]
 
 
 async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(agent, model, store, script):

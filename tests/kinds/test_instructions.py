@@ -217,6 +217,15 @@ async def test_a_rewrite_with_the_authors_data_is_refused_before_any_admin_sees_
     assert await aget_instructions(store, "agent") is None
 
 
+async def test_a_rewrite_with_a_dotted_card_never_reaches_another_users_prompt(agent, model, store, script):
+    feedback_turn(script, "Quote card 4111.1111.1111.1111 in every refund.", scope="everyone")
+    out = await say(agent, "Tell people about refunds.", user="u_zoe", thread="t1")
+    assert tool_reply(out).startswith("Not sent for review") and "4111.1111.1111.1111" in tool_reply(out)
+    assert await alist_proposals(store) == [] and await aget_instructions(store, "agent") is None
+    await say(agent, "hello", user="u_li", thread="t2")
+    assert "(none yet)" in learned_part(chat_prompts(model)[-1]) and "4111" not in chat_prompts(model)[-1]
+
+
 async def test_the_operator_commands_list_approve_and_reject(agent, model, store, script):
     feedback_turn(script, "Greet in Chinese first.", scope="everyone", feedback="Greet everyone in Chinese.")
     await say(agent, "Greet everyone in Chinese.", user="u_zoe")
@@ -745,6 +754,38 @@ async def test_the_proposals_listed_are_only_those_in_a_users_proposals_namespac
         await store.aput(ns, "p1", stray, index=False)  # written around mnemo: no user's proposals
     await store.aput(("u_li", "notes"), "n1", stray, index=False)
     assert await alist_proposals(store) == [proposal]
+
+
+#: Personal data however written (issue 43): each refused on propose and on approve.
+HIDDEN_DATA = [
+    ("Call card holders back: 5500   0000   0000   0004.", "5500   0000   0000   0004"),
+    ("Quote card 4111.1111.1111.1111 in refunds.", "4111.1111.1111.1111"),
+    ("Use card 4111\t1111\n1111 1111 for tests.", "4111\t1111\n1111 1111"),
+    ("Use card 4111,1111,1111,1111 for tests.", "4111,1111,1111,1111"),
+    ("Escalate to bob at example dot com.", "bob at example dot com"),
+    ("Escalate to bob\u200b@example.com.", "bob\u200b@example.com"),
+    ("Ship spares to 221B Baker Street first.", "221B Baker Street"),
+    ("Call five five five zero one three four for refunds.", "five five five zero one three four"),
+    ("退款请拨打一三八 零零一三 八零零零。", "一三八 零零一三 八零零零"),
+    ("备件寄到北京市朝阳区建国路88号。", "北京市朝阳区建国路88号"),
+]
+
+
+@pytest.mark.parametrize(("text", "data"), HIDDEN_DATA)
+async def test_a_proposal_with_personal_data_however_written_is_refused_on_propose_and_on_approve(store, text, data):
+    why = f"it contains personal data ({data!r}); shared instructions must not carry a user's data"
+    zoe = User.of("u_zoe")
+    refused = await apropose(store, rewriter(text), zoe, "agent", "Hi.", origin=BY_TOOL, timeout_s=30)
+    assert (refused["status"], refused["refused_because"]) == ("refused", why)
+    assert await alist_proposals(store) == []
+    # Pending from before the finder read it so: approval checks it again.
+    value = {"assistant_id": "agent", "text": text, "change": "", "feedback": "More.", "status": "pending"}
+    value |= {"based_on_version": 0, "created_at": "2026-01-01"}
+    await store.aput(zoe.namespace("proposals"), "p1", value, index=False)
+    with pytest.raises(InvalidInputError) as exc:
+        await aapprove(store, "u_zoe/p1", origin=ADMIN)
+    assert str(exc.value) == f"proposal 'u_zoe/p1' cannot be approved: {why}"
+    assert await aget_instructions(store, "agent") is None
 
 
 async def test_approval_refuses_a_pending_text_that_names_its_author(store):
