@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from mnemo.core import (
     APP,
-    MAX_APP_ITEM_BYTES,
     MAX_CONTEXT_BYTES,
     MAX_METADATA_BYTES,
     NOT_ISSUED,
@@ -27,6 +26,7 @@ from mnemo.core import (
     MnemoError,
     UnsupportedContentError,
     ValueTooLargeError,
+    check_app_item,
     check_command,
     check_json_size,
     check_new_messages,
@@ -165,7 +165,7 @@ def check_sizes(metadata: Any = None, context: Any = None) -> None:
 
 def check_item_size(value: Any) -> None:
     """A store item a client writes, within :data:`mnemo.core.limits.MAX_APP_ITEM_BYTES`."""
-    check_json_size("The store item's value", value, MAX_APP_ITEM_BYTES)
+    check_app_item(value)
 
 
 def refusal_status(exc: MnemoError) -> int:

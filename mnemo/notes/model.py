@@ -145,18 +145,21 @@ def note_from_value(key: str, value: Mapping[str, Any], score: float | None = No
     return note
 
 
-def validate_context(context: object) -> str | None:
+def validate_context(context: object, *, strict: bool = False) -> str | None:
     """``context`` with white space collapsed, cut at a word to
-    :data:`MAX_CONTEXT_CHARS`; ``None`` for no context.
+    :data:`MAX_CONTEXT_CHARS`; ``None`` for no context. ``strict``: a
+    context longer than a cut one is refused (a restored note's, as stored).
 
     Raises:
-        InvalidInputError: not a string, or not storable text.
+        InvalidInputError: not a string, not storable text, or too long to keep whole.
     """
     if context is None:
         return None
     if not isinstance(context, str):
         raise InvalidInputError(f"a note's context is a string, got {type(context).__name__}")
     cleaned = collapse_whitespace(context)
+    if strict and len(cleaned) > MAX_CONTEXT_CHARS + len("…"):  # a cut one ends with its ellipsis
+        raise InvalidInputError(f"a note's context is at most {MAX_CONTEXT_CHARS} characters, not {len(cleaned)}")
     if len(cleaned) > MAX_CONTEXT_CHARS:
         cut = cleaned[:MAX_CONTEXT_CHARS]
         cleaned = (cut.rsplit(" ", 1)[0] if " " in cut[MAX_CONTEXT_CHARS // 2 :] else cut) + "…"
