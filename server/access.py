@@ -152,6 +152,20 @@ def check_run_input(run_input: Any, command: Any = None) -> None:
     check_command(command)
 
 
+def check_run_request(caller: Caller, context: Any, run_input: Any, command: Any = None) -> None:
+    """A run a client asks for, whichever route creates it (the run routes, MCP
+    ``tools/call``): its user (:func:`check_run_user`), then the sizes of its
+    context and input (:func:`check_sizes`, :func:`check_run_input`).
+
+    Raises:
+        Forbidden: the context names another user (HTTP 403).
+        mnemo.core.InvalidInputError: past a bound (:func:`refusal_status`: 413, 415, 422).
+    """
+    check_run_user(caller, context if isinstance(context, Mapping) else None)
+    check_sizes(context=context)
+    check_run_input(run_input, command)
+
+
 def check_sizes(metadata: Any = None, context: Any = None) -> None:
     """Metadata of a thread, run or cron, and a run's context, within their bounds.
 
