@@ -32,6 +32,9 @@ from mnemo.notes import (
 )
 
 _KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+#: The source of a note or profile value the document gives none: the importer's statement
+#: (an application's, as the prompt says), never the user's words.
+UNSOURCED = "app"
 
 
 @contextmanager
@@ -129,7 +132,7 @@ def note_of(note: Mapping[str, Any], where: str) -> dict[str, Any]:
         return note_value(
             note_id,
             note.get("text"),  # type: ignore[arg-type]  # checked there: a string
-            source=source(note.get("source", "user_said"), where),
+            source=source(note.get("source", UNSOURCED), where),
             first_seen=stamp(note.get("first_seen"), f"{where}.first_seen"),
             updated_at=stamp(note.get("updated_at"), f"{where}.updated_at"),
             history=history(note.get("history"), where, note_entry),

@@ -14,11 +14,11 @@ trail (the import is recorded in the user's own chain), entitlements and usage (
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.access.import_checks import CHECKS, at, history, key, note_of, profile_entry, source, stamp
+from mnemo.access.import_checks import CHECKS, UNSOURCED, at, history, key, note_of, profile_entry, source, stamp
 from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import (
     APP,
@@ -93,7 +93,7 @@ def _profile(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             raise InvalidInputError(f"{where}.value says nothing")
         out[field] = {
             "value": value,
-            "source": source(entry.get("source", "user_said"), where),
+            "source": source(entry.get("source", UNSOURCED), where),
             "first_seen": stamp(entry.get("first_seen"), f"{where}.first_seen"),
             "updated_at": stamp(entry.get("updated_at"), f"{where}.updated_at"),
         }
@@ -167,7 +167,8 @@ async def aimport_user(
     if dry_run or not written:
         return report
     # An invalidated note's sparse vector is derived, as a note's (mnemo.notes.arestore): made here, not taken.
-    await astamp(op.value for op in ops if op.value is not None and op.namespace == user.namespace(INVALIDATED_NOTES))
+    invalidated = user.namespace(INVALIDATED_NOTES)
+    await astamp(cast(dict[str, Any], op.value) for op in ops if op.namespace == invalidated)
     record = audit_op(user, origin, "import", "*", after={"written": written, "from": document.get("user_label")})
     if changed_notes:
         await arestore(store, user, changed_notes, before=current[NOTES], extra=[*ops, record])

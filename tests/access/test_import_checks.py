@@ -33,7 +33,7 @@ async def full(store, user: User) -> dict[str, Any]:
     await store.aput(ns, "v000001-ab", {"kind": "version", "version": 1, "text": OWN, "feedback": "Be brief."})
     await store.aput(ns, HEAD, {"kind": HEAD, "key": "v000001-ab", "version": 1, "text": OWN})
     await store.aput(user.namespace(APP), "cart", {"items": ["tea"], "note": "x" * 1000})
-    return copy.deepcopy(await aexport_user(store, user))
+    return copy.deepcopy(dict(await aexport_user(store, user)))
 
 
 def item(document: dict[str, Any], kind: str, key: str | None = None) -> tuple[int, dict[str, Any]]:
@@ -167,3 +167,19 @@ async def test_every_kind_round_trips_through_its_checks_and_a_second_import_cha
 
 def test_every_section_an_import_restores_has_its_check():
     assert set(CHECKS) == set(VERBATIM)
+
+
+async def test_a_note_or_field_the_document_gives_no_source_is_the_importers_not_the_users(store, user):
+    from mnemo.kinds import aget_profile
+    from mnemo.notes import alist_notes
+    from mnemo.turn import note_line
+
+    document = await full(store, user)
+    said = next(n for n in document["notes"] if n["source"] == "user_said")
+    del said["source"]
+    del document["profile"]["name"]["source"]
+    other = User.of("u_new")
+    await aimport_user(store, other, document, origin=ADMIN)
+    note = next(n for n in await alist_notes(store, other) if n["id"] == said["id"])
+    assert note["source"] == "app" and "set by an application" in note_line(note)
+    assert (await aget_profile(store, other))["name"]["source"] == "app"

@@ -101,5 +101,5 @@ def test_an_mcp_run_is_held_to_the_run_routes_user_and_context_rules():
     assert refusal("/mcp", call({"user_id": "u_li"}), admin) is None  # an admin names any user
     status, reason = refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), user) or (None, "")
     assert status == 413 and "context" in reason
-    assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), admin)[0] == 413  # type: ignore[index]
+    assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), admin)[0] == 413
     assert refusal("/mcp", call([1, 2]), user) is None  # not an object: the platform answers it
