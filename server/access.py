@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 from mnemo.core import (
     APP,
-    MAX_APP_ITEM_BYTES,
     MAX_CONTEXT_BYTES,
     MAX_METADATA_BYTES,
     NOT_ISSUED,
@@ -27,6 +26,7 @@ from mnemo.core import (
     MnemoError,
     UnsupportedContentError,
     ValueTooLargeError,
+    check_app_item,
     check_command,
     check_json_size,
     check_new_messages,
@@ -152,6 +152,20 @@ def check_run_input(run_input: Any, command: Any = None) -> None:
     check_command(command)
 
 
+def check_run_request(caller: Caller, context: Any, run_input: Any, command: Any = None) -> None:
+    """A run a client asks for, whichever route creates it (the run routes, MCP
+    ``tools/call``): its user (:func:`check_run_user`), then the sizes of its
+    context and input (:func:`check_sizes`, :func:`check_run_input`).
+
+    Raises:
+        Forbidden: the context names another user (HTTP 403).
+        mnemo.core.InvalidInputError: past a bound (:func:`refusal_status`: 413, 415, 422).
+    """
+    check_run_user(caller, context if isinstance(context, Mapping) else None)
+    check_sizes(context=context)
+    check_run_input(run_input, command)
+
+
 def check_sizes(metadata: Any = None, context: Any = None) -> None:
     """Metadata of a thread, run or cron, and a run's context, within their bounds.
 
@@ -165,7 +179,7 @@ def check_sizes(metadata: Any = None, context: Any = None) -> None:
 
 def check_item_size(value: Any) -> None:
     """A store item a client writes, within :data:`mnemo.core.limits.MAX_APP_ITEM_BYTES`."""
-    check_json_size("The store item's value", value, MAX_APP_ITEM_BYTES)
+    check_app_item(value)
 
 
 def refusal_status(exc: MnemoError) -> int:

@@ -20,8 +20,7 @@ from server.access import (
     authorize_assistants,
     authorize_store,
     check_item_size,
-    check_run_input,
-    check_run_user,
+    check_run_request,
     check_sizes,
     owner_filter,
     refusal_status,
@@ -85,12 +84,9 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
     if ctx.action == "create_run":
         kwargs = value.get("kwargs") or {}
         try:
-            check_run_user(caller, kwargs.get("context"))
+            check_run_request(caller, kwargs.get("context"), kwargs.get("input"), kwargs.get("command"))
         except Forbidden as exc:
             raise _forbidden(exc) from None
-        try:
-            check_sizes(context=kwargs.get("context"))
-            check_run_input(kwargs.get("input"), kwargs.get("command"))
         except InvalidInputError as exc:
             raise _refused(exc) from None
         if (busy := await aat_cap(caller)) is not None:

@@ -5,7 +5,8 @@ first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``).
   reads the key unchecked (``KeyError``); 422 here.
 * MCP ``tools/call`` (``POST /mcp``) whose arguments break the run input
   bounds: the platform's handler turns the run route's 413/415 into a 500; the
-  same check (:func:`server.access.check_run_input`) answers 413/415 here.
+  same check (:func:`server.access.check_run_request`) answers 413/415 here, and
+  403 for a ``params.context`` naming another user (413 past its bound).
   A user at the run cap gets no 429 there either (:func:`server.run_cap.no_early_429`):
   the run is created and ends at once saying why (its lease), which MCP reports.
 * Either with a body nested too deeply to parse: 400.
@@ -16,20 +17,23 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mnemo.core import InvalidInputError
-from server.access import check_run_input, refusal_status
+from mnemo.core import Caller, InvalidInputError, InvalidTokenError
+from server.access import Forbidden, check_run_input, check_run_request, refusal_status
+from server.credentials import caller_from_headers
 from server.input_limits import NestedTooDeepError, parse_json, replaying
 from server.run_cap import no_early_429
 
 _GUARDED = ("/store/items/search", "/mcp")
 
 
-def refusal(path: str, body: Any) -> tuple[int, str] | None:
-    """``(status, reason)`` when the platform would fail on ``body`` sent to ``path``, else ``None``."""
+def refusal(path: str, body: Any, caller: Caller | None = None) -> tuple[int, str] | None:
+    """``(status, reason)`` when the platform would fail on ``body`` sent to ``path``
+    by ``caller`` (``None``: no valid token, which the platform answers), else ``None``."""
     if not isinstance(body, dict):
         return None  # the route answers malformed bodies itself
     if path == "/store/items/search":
@@ -38,11 +42,24 @@ def refusal(path: str, body: Any) -> tuple[int, str] | None:
         return None
     if body.get("method") != "tools/call" or not isinstance(body.get("params"), dict):
         return None
+    params = body["params"]
     try:
-        check_run_input(body["params"].get("arguments"))
+        if caller is None:
+            check_run_input(params.get("arguments"))
+        else:  # the run it starts, as the run routes check it (server/auth.py): the user, then the sizes
+            check_run_request(caller, params.get("context"), params.get("arguments"))
+    except Forbidden as exc:
+        return 403, str(exc)
     except InvalidInputError as exc:
         return refusal_status(exc), str(exc)
     return None
+
+
+def _caller(scope: Scope) -> Caller | None:
+    try:
+        return caller_from_headers(Headers(scope=scope))
+    except InvalidTokenError:
+        return None
 
 
 class PlatformGuards:
@@ -57,7 +74,7 @@ class PlatformGuards:
         body = await Request(scope, receive).body()
         try:
             parsed = parse_json(body or b"null")
-            refused = refusal(path, parsed)
+            refused = refusal(path, parsed, _caller(scope))
         except NestedTooDeepError as exc:
             refused = 400, str(exc)
         except ValueError:

@@ -36,10 +36,10 @@ async def _store() -> BaseStore:
     return guarded(await get_store())
 
 
-def _origin(who: Caller) -> Origin:
-    if who.admin:
-        return Origin(source="admin", actor=who.user_id)
-    return Origin(source="user_said")  # the user, from the console or their own app
+def route_origin(who: Caller, route: str) -> Origin:
+    """The audit's who on a custom route: the admin (an app backend) or the user
+    themselves (the console, their own app), by id, and the route."""
+    return Origin(source="admin" if who.admin else "user_said", actor=who.user_id, route=route)
 
 
 def unavailable(exc: Exception) -> JSONResponse:
@@ -82,7 +82,7 @@ async def forget_memory(request: Request) -> JSONResponse:
         return JSONResponse({"error": "kind is 'profile' or 'note' and key is a non-empty string"}, status_code=400)
     try:
         user, who = caller(request, body.get("user_id"))
-        origin = _origin(who)
+        origin = route_origin(who, "POST /memory/forget")
         store = await _store()
         if kind == "profile":
             changes = await aupdate_profile(store, user, {}, forget=[key], origin=origin)

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from mnemo import MnemoError
 from mnemo.access import InvalidTokenError
 from mnemo.audit import Origin
-from mnemo.core import MAX_MEMORY_BODY_BYTES, Caller, InvalidInputError, NoteLimitError, User, check_message
+from mnemo.core import MAX_MEMORY_BODY_BYTES, InvalidInputError, NoteLimitError, User, check_message
 from mnemo.kinds import PROFILE_FIELDS
 from web import memory
 from web.caller import BodyError, bounded_json, caller
@@ -53,11 +53,6 @@ def _text(body: Mapping[str, Any], name: str, *, required: bool = False) -> str 
     return value
 
 
-def _origin(who: Caller, route: str) -> Origin:
-    """The audit's who: the admin (an app backend) or the user themselves, and the route."""
-    return Origin(source="admin" if who.admin else "user_said", actor=who.user_id, route=route)
-
-
 Handler = Callable[[Request, User, Origin, dict[str, Any]], Awaitable[JSONResponse]]
 
 
@@ -70,7 +65,7 @@ def memory_route(route: str, handler: Handler, *, body: bool = True) -> Callable
             data = await bounded_json(request, MAX_MEMORY_BODY_BYTES) if body else {}
             named = data.pop("user_id", None) if body else request.query_params.get("user_id")
             user, who = caller(request, named)
-            return await handler(request, user, _origin(who, route), data)
+            return await handler(request, user, memory.route_origin(who, route), data)
         except BodyError as exc:
             return JSONResponse({"error": str(exc), "field": "body"}, status_code=exc.status)
         except InvalidTokenError as exc:

@@ -5,19 +5,21 @@ their sparse vectors; the profile with each field's provenance and history; inva
 the user's own instructions, episodes and the application's items as they were. Idempotent:
 what is already there as the document has it is not written again, and an import that changes
 nothing writes nothing (no audit record either). Everything is checked before anything is
-written, and the writes are one batch with one ``import`` audit record. Not imported: the audit
+written, each part by the checks of the write path it stands for (:mod:`mnemo.access.import_checks`:
+the first part that fails is named, nothing is written), and the writes are one batch with one
+``import`` audit record. Not imported: the audit
 trail (the import is recorded in the user's own chain), entitlements and usage (admin controls).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, cast
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.audit import SOURCES, Origin, abatch_audited, audit_op
+from mnemo.access.import_checks import CHECKS, UNSOURCED, at, history, key, note_of, profile_entry, source, stamp
+from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import (
     APP,
     EPISODES,
@@ -29,11 +31,10 @@ from mnemo.core import (
     NoteLimitError,
     User,
     alist_all,
-    check_storable_text,
     json_value,
 )
-from mnemo.kinds import EPISODE_INDEX, MAX_HISTORY, normalize_field
-from mnemo.notes import MAX_NOTES_PER_USER, arestore, is_expired, note_value, same_note
+from mnemo.kinds import EPISODE_INDEX, normalize_field
+from mnemo.notes import MAX_NOTES_PER_USER, arestore, astamp, is_expired, same_note
 
 #: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).
 VERBATIM: dict[str, list[str] | Literal[False]] = {
@@ -45,8 +46,6 @@ VERBATIM: dict[str, list[str] | Literal[False]] = {
 #: Items of the verbatim sections one import takes.
 MAX_IMPORT_ITEMS = 5000
 
-_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-
 
 class ImportReport(TypedDict):
     user_label: str
@@ -57,32 +56,6 @@ class ImportReport(TypedDict):
     skipped: list[str]
     """What the document held that is not imported, and why."""
     dry_run: bool
-
-
-def _key(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not _KEY.fullmatch(value):
-        raise InvalidInputError(f"{where}: an id is 1-128 letters, digits or _.:-, got {str(value)[:60]!r}")
-    return value
-
-
-def _stamp(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 40:
-        raise InvalidInputError(f"{where}: a time is an ISO string, got {str(value)[:60]!r}")
-    return value
-
-
-def _history(value: Any, where: str) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or len(value) > MAX_HISTORY:
-        raise InvalidInputError(f"{where}.history is a list of at most {MAX_HISTORY} former values")
-    return [json_value(entry, f"{where}.history") for entry in value if isinstance(entry, dict)]
-
-
-def _source(value: Any, where: str) -> str:
-    if value not in SOURCES:
-        raise InvalidInputError(f"{where}.source is one of {SOURCES}, got {value!r}")
-    return str(value)
 
 
 def _notes(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict[str, Any]]:
@@ -97,21 +70,11 @@ def _notes(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict[st
         where = f"notes[{i}]"
         if not isinstance(note, Mapping):
             raise InvalidInputError(f"{where} is an object")
-        note_id = _key(note.get("id"), where)
-        extra = {f: note[f] for f in ("expires_at", "refers_to", "context") if note.get(f)}
-        value = note_value(
-            note_id,
-            note.get("text"),  # type: ignore[arg-type]  # checked there: a string
-            source=_source(note.get("source", "user_said"), where),
-            first_seen=_stamp(note.get("first_seen"), f"{where}.first_seen"),
-            updated_at=_stamp(note.get("updated_at"), f"{where}.updated_at"),
-            history=_history(note.get("history"), where),
-            **extra,
-        )
+        value = note_of(note, where)
         if is_expired(value):
             skipped.append(f"{where}: expired")
         else:
-            out[note_id] = value
+            out[value["id"]] = value
     return out
 
 
@@ -124,17 +87,18 @@ def _profile(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         where = f"profile.{field}"
         if not isinstance(entry, Mapping):
             raise InvalidInputError(f"{where} is an object with value, source, first_seen, updated_at")
-        value = normalize_field(field, entry.get("value"))
+        with at(where):
+            value = normalize_field(field, entry.get("value"))
         if value is None:
             raise InvalidInputError(f"{where}.value says nothing")
         out[field] = {
             "value": value,
-            "source": _source(entry.get("source", "user_said"), where),
-            "first_seen": _stamp(entry.get("first_seen"), f"{where}.first_seen"),
-            "updated_at": _stamp(entry.get("updated_at"), f"{where}.updated_at"),
+            "source": source(entry.get("source", UNSOURCED), where),
+            "first_seen": stamp(entry.get("first_seen"), f"{where}.first_seen"),
+            "updated_at": stamp(entry.get("updated_at"), f"{where}.updated_at"),
         }
-        if history := _history(entry.get("history"), where):
-            out[field]["history"] = history
+        if former := history(entry.get("history"), where, profile_entry(field)):
+            out[field]["history"] = former
     return out
 
 
@@ -157,10 +121,8 @@ def _verbatim(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict
             where = f"other.{kind}[{i}]"
             if not isinstance(item, Mapping) or not isinstance(item.get("value"), dict):
                 raise InvalidInputError(f"{where} is an object with key and value")
-            value = json_value(item["value"], where)
-            for text in (v for v in value.values() if isinstance(v, str)):
-                check_storable_text(text, where)
-            out.setdefault(kind, {})[_key(item.get("key"), where)] = value
+            value = CHECKS[kind](json_value(item["value"], f"{where}.value"), f"{where}.value")
+            out.setdefault(kind, {})[key(item.get("key"), f"{where}.key")] = value
     return out
 
 
@@ -188,21 +150,25 @@ async def aimport_user(
     ops: list[PutOp] = []
     changed_notes: dict[str, dict[str, Any]] = {}
     for kind, values in kinds.items():
-        for key, value in values.items():
-            if same_note(current[kind].get(key), value) if kind == NOTES else current[kind].get(key) == value:
+        for item_key, value in values.items():
+            stored = current[kind].get(item_key)
+            if same_note(stored, value) if kind in (NOTES, INVALIDATED_NOTES) else stored == value:
                 unchanged[kind] = unchanged.get(kind, 0) + 1
                 continue
             written[kind] = written.get(kind, 0) + 1
             if kind == NOTES:
-                changed_notes[key] = value
+                changed_notes[item_key] = value
             else:
                 index = VERBATIM.get(kind, False)
-                ops.append(PutOp(user.namespace(kind), key, value, index=index))
+                ops.append(PutOp(user.namespace(kind), item_key, value, index=index))
     if len({*current[NOTES], *notes}) > MAX_NOTES_PER_USER:
         raise NoteLimitError(f"the user would hold more than {MAX_NOTES_PER_USER} notes; nothing was imported")
     report = ImportReport(user_label=user.label, written=written, unchanged=unchanged, skipped=skipped, dry_run=dry_run)
     if dry_run or not written:
         return report
+    # An invalidated note's sparse vector is derived, as a note's (mnemo.notes.arestore): made here, not taken.
+    invalidated = user.namespace(INVALIDATED_NOTES)
+    await astamp(cast(dict[str, Any], op.value) for op in ops if op.namespace == invalidated)
     record = audit_op(user, origin, "import", "*", after={"written": written, "from": document.get("user_label")})
     if changed_notes:
         await arestore(store, user, changed_notes, before=current[NOTES], extra=[*ops, record])

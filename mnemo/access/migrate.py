@@ -25,13 +25,15 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin
 from mnemo.core import InvalidInputError, User, alist_all
-from mnemo.kinds import MAX_FIELD_CHARS, aprofile_ops
+from mnemo.kinds import aprofile_ops, normalize_field
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
 
 #: The placeholder of the user's id in a namespace template.
 USER_PLACEHOLDER = "{user_id}"
-#: memory-template's profile fields that are mnemo's, and how each is named there.
-PROFILE_MAP = {"user_name": "name", "home": "city"}
+#: memory-template's profile fields that are mnemo's: mnemo's name, and the label of
+#: the note a value becomes when the profile's own write path refuses it (a home
+#: described at length is no city).
+PROFILE_MAP = {"user_name": ("name", "Name"), "home": ("city", "Home")}
 #: The rest of its ``User`` document, each kept as a note ("Occupation: ...").
 NOTE_FIELDS = {
     "age": "Age",
@@ -115,11 +117,16 @@ def plan_items(items: Sequence[SourceItem], namespace: tuple[str, ...]) -> Migra
         if content:
             plan["notes"].append({"text": content[:MAX_NOTE_CHARS], "context": _text(value.get("context"))})
         elif any(k in value for k in (*PROFILE_MAP, *NOTE_FIELDS)):
-            for theirs, ours in PROFILE_MAP.items():
-                if (text := _text(value.get(theirs))) and len(text) <= MAX_FIELD_CHARS:
-                    plan["profile"][ours] = text
-                elif text:  # a home described at length is no city: kept whole, as a note
-                    plan["notes"].append({"text": f"Home: {text}"[:MAX_NOTE_CHARS], "context": None})
+            for theirs, (ours, label) in PROFILE_MAP.items():
+                if not (text := _text(value.get(theirs))):
+                    continue
+                try:  # the profile's own check (length, storable text, "unknown" says nothing)
+                    field = normalize_field(ours, text)
+                except InvalidInputError:  # kept whole, as a note of its own field
+                    plan["notes"].append({"text": f"{label}: {text}"[:MAX_NOTE_CHARS], "context": None})
+                    continue
+                if field is not None:
+                    plan["profile"][ours] = field
             for theirs, label in NOTE_FIELDS.items():
                 if text := _text(value.get(theirs)):
                     plan["notes"].append({"text": f"{label}: {text}"[:MAX_NOTE_CHARS], "context": None})

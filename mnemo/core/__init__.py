@@ -44,7 +44,6 @@ from mnemo.core.identity import (
     user_label,
 )
 from mnemo.core.limits import (
-    MAX_APP_ITEM_BYTES,
     MAX_CONTEXT_BYTES,
     MAX_EMBED_CHARS,
     MAX_GRAPH_VALUE_BYTES,
@@ -55,6 +54,7 @@ from mnemo.core.limits import (
     MAX_RUN_CHARS,
     bounded_ints,
     bounded_query,
+    check_app_item,
     check_json_size,
     check_message,
     clamp,
@@ -127,7 +127,6 @@ __all__ = [
     "EPISODES",
     "INSTRUCTIONS",
     "INVALIDATED_NOTES",
-    "MAX_APP_ITEM_BYTES",
     "MAX_CONTEXT_BYTES",
     "MAX_EMBED_CHARS",
     "MAX_GRAPH_VALUE_BYTES",
@@ -178,6 +177,7 @@ __all__ = [
     "bm25_tokens",
     "bounded_ints",
     "bounded_query",
+    "check_app_item",
     "check_client_update",
     "check_command",
     "check_json_size",

@@ -72,6 +72,16 @@ def check_json_size(what: str, value: Any, max_bytes: int) -> None:
         raise ValueTooLargeError(f"{what} has {size} bytes of JSON; mnemo accepts at most {max_bytes}.")
 
 
+def check_app_item(value: Any, what: str = "The store item's value") -> None:
+    """An application's store item (``(user, "app")``), however it is written
+    (the store API, an import), within :data:`MAX_APP_ITEM_BYTES`.
+
+    Raises:
+        ValueTooLargeError: past the bound.
+    """
+    check_json_size(what, value, MAX_APP_ITEM_BYTES)
+
+
 def bounded_query(text: str) -> str:
     """The part of ``text`` a search embeds and ranks (its first :data:`MAX_QUERY_CHARS` characters)."""
     return text[:MAX_QUERY_CHARS]

@@ -14,6 +14,7 @@ from mnemo.kinds.episodes import (
     apromote_episode,
     arecord_episode,
     build_episode,
+    check_episode,
     episode_put,
 )
 from mnemo.kinds.hard_rules import (
@@ -33,6 +34,7 @@ from mnemo.kinds.instructions import (
 from mnemo.kinds.own_instructions import (
     OwnResult,
     alearn_for_user,
+    check_own_item,
 )
 from mnemo.kinds.part import Ask, Part
 from mnemo.kinds.policies import (
@@ -116,6 +118,8 @@ __all__ = [
     "assistant_of",
     "aupdate_profile",
     "build_episode",
+    "check_episode",
+    "check_own_item",
     "episode_put",
     "format_profile",
     "load_policy_file",

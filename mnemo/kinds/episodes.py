@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
-from typing import Literal, NotRequired, TypedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchOp
@@ -123,6 +123,35 @@ def build_episode(
     if resolution and resolution.strip():
         episode["resolution"] = _abridge(resolution, MAX_ACTION_CHARS)
     return episode
+
+
+#: Longest of an episode's labels (its ids, assistant, source, who promoted it, when).
+MAX_LABEL_CHARS = 128
+_TEXTS = {"text": MAX_REQUEST_CHARS, "answer": MAX_ANSWER_CHARS, "resolution": MAX_ACTION_CHARS}
+
+
+def check_episode(value: Mapping[str, Any], where: str = "the episode") -> Episode:
+    """``value`` as a stored episode, within the bounds :func:`build_episode`
+    keeps (an import writes no other); the message names the field (``where.field``).
+
+    Raises:
+        InvalidInputError: a field an episode does not have, or one of the wrong type or too long.
+    """
+    for name, field in value.items():
+        if name not in Episode.__annotations__ or name == "score":
+            raise InvalidInputError(f"{where}.{str(name)[:40]}: not a field of an episode")
+        if name == "actions":
+            if not isinstance(field, list) or len(field) > MAX_ACTIONS:
+                raise InvalidInputError(f"{where}.actions: a list of at most {MAX_ACTIONS} actions")
+            if any(not isinstance(a, str) or len(a) > MAX_ACTION_CHARS for a in field):
+                raise InvalidInputError(f"{where}.actions: each a string of at most {MAX_ACTION_CHARS} characters")
+            continue
+        limit = _TEXTS.get(name, MAX_LABEL_CHARS)
+        if not isinstance(field, str) or len(field) > limit:
+            raise InvalidInputError(f"{where}.{name}: a string of at most {limit} characters")
+    if value.get("outcome") not in ("resolved", "unresolved") or not value.get("text") or not value.get("answer"):
+        raise InvalidInputError(f"{where}: an episode has a text, an answer and an outcome (resolved or unresolved)")
+    return cast(Episode, dict(value))
 
 
 #: The fields of an episode the store embeds (what a similar case is found by).

@@ -9,15 +9,63 @@ model as quoted data below the hard rules; exported and erased with the user.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin, abatch_audited, audit_op
-from mnemo.core import INSTRUCTIONS, User, alist_all, now_iso
+from mnemo.core import INSTRUCTIONS, InvalidInputError, User, alist_all, now_iso
 from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.kinds.instructions import HEAD, arewrite, clean, head_text, instructions_head_op
+
+#: Longest feedback kept with a version (the start of a longer one).
+MAX_FEEDBACK_CHARS = 1000
+#: Longest text of a refused rewrite kept, to show what was refused.
+MAX_REFUSED_CHARS = 2 * MAX_INSTRUCTIONS_CHARS
+#: The fields of each kind of item, and the longest each string may be (``None``: a version number).
+_FIELDS: dict[str, dict[str, int | None]] = {
+    HEAD: {"kind": 16, "key": 64, "version": None, "text": MAX_INSTRUCTIONS_CHARS},
+    "version": {
+        "kind": 16,
+        "version": None,
+        "text": MAX_INSTRUCTIONS_CHARS,
+        "feedback": MAX_FEEDBACK_CHARS,
+        "created_at": 40,
+    },
+    "rejected": {
+        "kind": 16,
+        "text": MAX_REFUSED_CHARS,
+        "feedback": MAX_FEEDBACK_CHARS,
+        "rejected_because": MAX_REFUSED_CHARS,
+        "created_at": 40,
+    },
+}
+
+
+def check_own_item(value: Mapping[str, Any], where: str = "the item") -> dict[str, Any]:
+    """``value`` as an item of a user's own instructions as :func:`alearn_for_user`
+    writes them: a version or the head within the guardrails (:func:`check_rewrite`,
+    the user's own: length and hard rules), a refused rewrite within its bounds.
+
+    Raises:
+        InvalidInputError: anything else, saying which field (``where.field``).
+    """
+    fields = _FIELDS.get(str(value.get("kind")))
+    if fields is None:
+        raise InvalidInputError(f"{where}.kind: one of {sorted(_FIELDS)}, got {str(value.get('kind'))[:40]!r}")
+    if value["kind"] != "rejected" and (why := check_rewrite(str(value.get("text", "")), shared=False)):
+        raise InvalidInputError(f"{where}.text: {why}")
+    for name, field in value.items():
+        if name not in fields:
+            raise InvalidInputError(f"{where}.{str(name)[:40]}: not a field of an item of kind {value['kind']!r}")
+        limit = fields[name]
+        if limit is None and (isinstance(field, bool) or not isinstance(field, int) or field < 1):
+            raise InvalidInputError(f"{where}.{name}: a version number (1, 2, ...)")
+        if limit is not None and (not isinstance(field, str) or len(field) > limit):
+            raise InvalidInputError(f"{where}.{name}: a string of at most {limit} characters")
+    return dict(value)
 
 
 class OwnVersion(TypedDict):
@@ -69,7 +117,7 @@ async def alearn_for_user(
     Raises:
         InvalidInputError: empty feedback, or no usable rewrite (nothing is written).
     """
-    feedback = clean(feedback, "the feedback")[:1000]
+    feedback = clean(feedback, "the feedback")[:MAX_FEEDBACK_CHARS]
     current = await aget_own(store, user)
     rewrite = await arewrite(model, current[0] if current else None, feedback, "me", timeout_s=timeout_s)
     text, ns, now = rewrite.instructions, user.namespace(INSTRUCTIONS), now_iso()
@@ -79,7 +127,7 @@ async def alearn_for_user(
         key = f"rejected-{uuid.uuid4().hex}"
         value: dict[str, Any] = {
             "kind": "rejected",
-            "text": text[: MAX_INSTRUCTIONS_CHARS * 2],
+            "text": text[:MAX_REFUSED_CHARS],
             "feedback": feedback,
             "rejected_because": why,
             "created_at": now,

@@ -9,6 +9,7 @@ from mnemo.notes.expiry import (
     is_expired,
     live,
     now,
+    parse_expiry,
 )
 from mnemo.notes.index import (
     HEAD_KEY,
@@ -28,6 +29,7 @@ from mnemo.notes.model import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
     Note,
+    NoteHistoryEntry,
     RememberResult,
     aforget,
     alist_notes,
@@ -79,6 +81,7 @@ __all__ = [
     "IndexState",
     "Note",
     "NoteChange",
+    "NoteHistoryEntry",
     "NotesPlan",
     "RememberResult",
     "Revision",
@@ -110,6 +113,7 @@ __all__ = [
     "note_key",
     "note_value",
     "now",
+    "parse_expiry",
     "plan_revision",
     "query_terms",
     "rank_keys",

@@ -145,18 +145,21 @@ def note_from_value(key: str, value: Mapping[str, Any], score: float | None = No
     return note
 
 
-def validate_context(context: object) -> str | None:
+def validate_context(context: object, *, strict: bool = False) -> str | None:
     """``context`` with white space collapsed, cut at a word to
-    :data:`MAX_CONTEXT_CHARS`; ``None`` for no context.
+    :data:`MAX_CONTEXT_CHARS`; ``None`` for no context. ``strict``: a
+    context longer than a cut one is refused (a restored note's, as stored).
 
     Raises:
-        InvalidInputError: not a string, or not storable text.
+        InvalidInputError: not a string, not storable text, or too long to keep whole.
     """
     if context is None:
         return None
     if not isinstance(context, str):
         raise InvalidInputError(f"a note's context is a string, got {type(context).__name__}")
     cleaned = collapse_whitespace(context)
+    if strict and len(cleaned) > MAX_CONTEXT_CHARS + len("…"):  # a cut one ends with its ellipsis
+        raise InvalidInputError(f"a note's context is at most {MAX_CONTEXT_CHARS} characters, not {len(cleaned)}")
     if len(cleaned) > MAX_CONTEXT_CHARS:
         cut = cleaned[:MAX_CONTEXT_CHARS]
         cleaned = (cut.rsplit(" ", 1)[0] if " " in cut[MAX_CONTEXT_CHARS // 2 :] else cut) + "…"
@@ -198,11 +201,23 @@ def indexed_text(text: str, context: str | None) -> str:
     return f"{text} (in reply to: {context})" if context else text
 
 
+#: Who stated a note, as its prompt line says it (by its source): the user
+#: (their words, or the model's tool call at their request), an application, a model's inference.
+STATED_BY: dict[str, str] = {
+    "user_said": "said",
+    "tool": "said",
+    "app": "set by an application",
+    "inferred": "inferred",
+}
+
+
 def note_dates(note: Note) -> str:
-    """When a note was said and what date it is about, for a prompt line:
-    ``"said 2026-11-30, about 2024-03"`` (what the model needs for "when did
-    I ...?"; either part is left out when unknown)."""
-    parts = [f"said {note['first_seen'][:10]}"] if note.get("first_seen") else []
+    """Who stated a note, when, and what date it is about, for a prompt line:
+    ``"said 2026-11-30, about 2024-03"``, ``"set by an application 2026-11-30"``
+    (:data:`STATED_BY`; what the model needs for "when did I ...?" and to
+    tell the user's words from others'; a date is left out when unknown)."""
+    stated = STATED_BY.get(str(note.get("source", "user_said")), "said")
+    parts = [f"{stated} {note['first_seen'][:10]}" if note.get("first_seen") else stated]
     if note.get("refers_to"):
         parts.append(f"about {note['refers_to']}")
     return ", ".join(parts)

@@ -50,7 +50,7 @@ def note_value(
         value["refers_to"] = day
     if history:
         value["history"] = [dict(h) for h in history]
-    set_context(value, validate_context(context))
+    set_context(value, validate_context(context, strict=True))
     return value
 
 

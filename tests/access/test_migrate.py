@@ -121,3 +121,16 @@ async def test_items_of_another_shape_are_skipped_and_a_bad_template_is_refused(
         with pytest.raises(InvalidInputError):
             namespace_of(bad, "u_zhou")
     assert namespace_of("memories/{user_id}", "u_zhou") == ("memories", "u_zhou")
+
+
+async def test_a_profile_value_the_profile_refuses_becomes_a_note_of_its_own_field(store):
+    """As the profile's write path bounds it (mnemo.kinds.normalize_field): whitespace
+    collapsed first, then at most 200 characters; past it, the note says which field it was."""
+    wu = User.of("u_wu")
+    name = "Wu " + "Xiaoming the Third of the Western Hills, " * 5  # 208 characters
+    spaced = "Hangzhou" + " " * 300 + "West Lake"  # 317 characters, 18 once collapsed: a city
+    await store.aput(("u_wu", "user_states", "User"), "memory", {"user_name": name, "home": spaced})
+    report = await amigrate_langgraph(store, wu, "{user_id}/user_states/User", origin=ADMIN)
+    assert report["profile"] == {"city": "Hangzhou West Lake"}
+    assert [n["text"] for n in await alist_notes(store, wu)] == [f"Name: {name.strip()}"]
+    assert "name" not in await aget_profile(store, wu)

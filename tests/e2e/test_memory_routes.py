@@ -56,8 +56,8 @@ async def test_export_and_forget_act_for_the_token_user_only(workdir, server_env
             zhou = (await http.get("/memory/export", headers=bearer("u_zhou"))).json()
             assert "city" not in zhou["profile"]
             deleted = [r for r in zhou["audit"] if r["action"] == "profile.delete"]
-            assert [(r["target"], r["before"], r["source"], r["actor"]) for r in deleted] == [
-                ("city", "Hangzhou", "user_said", None)
+            assert [(r["target"], r["before"], r["source"], r["actor"], r["route"]) for r in deleted] == [
+                ("city", "Hangzhou", "user_said", "u_zhou", "POST /memory/forget")
             ]
             li = await http.get("/memory/export", params={"user_id": "u_li"}, headers=bearer("ops", admin=True))
             assert li.json()["profile"]["city"]["value"] == "Beijing"
@@ -69,8 +69,8 @@ async def test_export_and_forget_act_for_the_token_user_only(workdir, server_env
                 await http.get("/memory/export", params={"user_id": "u_li"}, headers=bearer("ops", admin=True))
             ).json()
             assert "name" not in li["profile"] and li["profile"]["city"]["value"] == "Beijing"
-            assert [(r["source"], r["actor"]) for r in li["audit"] if r["action"] == "profile.delete"] == [
-                ("admin", "ops")
+            assert [(r["source"], r["actor"], r["route"]) for r in li["audit"] if r["action"] == "profile.delete"] == [
+                ("admin", "ops", "POST /memory/forget")
             ]
             # A note id of another user forgets nothing of theirs.
             assert li_note["items"], "Li has memory to protect"

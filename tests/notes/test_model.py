@@ -638,9 +638,21 @@ def test_a_note_shows_only_the_dates_it_has():
     from mnemo.notes.model import Note, note_dates
 
     bare = Note(id="k", text="The user moved to Suzhou.", source="user_said", first_seen="", updated_at="")
-    assert note_dates(bare) == ""  # imported without dates
-    assert note_dates(Note(bare, refers_to="2024-03")) == "about 2024-03"
+    assert note_dates(bare) == "said"  # imported without dates: who stated it all the same
+    assert note_dates(Note(bare, refers_to="2024-03")) == "said, about 2024-03"
     assert note_dates(Note(bare, first_seen="2026-11-30T08:00:00+00:00")) == "said 2026-11-30"
+
+
+@pytest.mark.parametrize(
+    ("source", "stated"),
+    [("user_said", "said"), ("tool", "said"), ("app", "set by an application"), ("inferred", "inferred")],
+)
+def test_a_note_line_says_who_stated_it(source, stated):
+    from mnemo.notes.model import Note
+    from mnemo.turn import note_line
+
+    note = Note(id="k", text="Prefers e-mail.", source=source, first_seen="2026-11-30T08:00:00+00:00", updated_at="")
+    assert note_line(note) == f'- "Prefers e-mail."  (note "k", "{stated} 2026-11-30")'
 
 
 @pytest.mark.parametrize("day", ["March 2024", "2024-13", "2024-02-30", "24-03-09", 2024])

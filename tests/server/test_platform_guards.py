@@ -78,3 +78,28 @@ async def test_bad_input_to_the_server_is_a_4xx_never_a_500(workdir, server_env,
         assert "Traceback" not in server.output(tail=200_000), server.output()
     finally:
         server.stop()
+
+
+def test_an_mcp_run_is_held_to_the_run_routes_user_and_context_rules():
+    """The run an MCP ``tools/call`` starts, as ``create_run`` checks it (server/auth.py):
+    a ``params.context`` naming another user is 403, one past its bound 413, both before the
+    platform's handler would turn them into a 500."""
+    from mnemo.core import Caller
+    from mnemo.core.limits import MAX_CONTEXT_BYTES
+
+    hi = {"messages": [{"role": "user", "content": "hi"}]}
+    user, admin = Caller(user_id="u_zhou", role="user"), Caller(user_id="ops", role="admin")
+
+    def call(context):
+        body = tools_call(hi)
+        body["params"]["context"] = context
+        return body
+
+    assert refusal("/mcp", call({"user_id": "u_zhou"}), user) is None
+    status, reason = refusal("/mcp", call({"user_id": "u_li"}), user) or (None, "")
+    assert status == 403 and "another user" in reason
+    assert refusal("/mcp", call({"user_id": "u_li"}), admin) is None  # an admin names any user
+    status, reason = refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), user) or (None, "")
+    assert status == 413 and "context" in reason
+    assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), admin)[0] == 413
+    assert refusal("/mcp", call([1, 2]), user) is None  # not an object: the platform answers it

@@ -51,3 +51,37 @@ def test_an_export_without_a_token_is_refused_before_any_store_work(export_app):
     with TestClient(app) as tc:
         res = tc.get("/memory/export")
     assert res.status_code == 401 and calls == []
+
+
+@pytest.mark.parametrize(("caller", "admin", "source"), [("alice", False, "user_said"), ("ops", True, "admin")])
+def test_a_forget_is_audited_with_the_route_and_the_caller(monkeypatch, store, caller, admin, source):
+    import asyncio
+
+    import web.memory
+    from mnemo import User, aupdate_profile
+    from mnemo.audit.chain import alist_audit
+
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    alice = User.of("alice")
+    asyncio.run(aupdate_profile(store, alice, {"city": "Hangzhou"}))
+
+    async def server_store():
+        return store
+
+    monkeypatch.setattr(web.memory, "_store", server_store)
+    app = Starlette(routes=[Route("/memory/forget", web.memory.forget_memory, methods=["POST"])])
+    token = mint_token(caller, secret=SECRET, role="admin" if admin else "user")
+    with TestClient(app) as tc:
+        res = tc.post(
+            "/memory/forget",
+            json={"kind": "profile", "key": "city", "user_id": "alice"},
+            headers={"authorization": f"Bearer {token}"},
+        )
+    assert res.status_code == 200 and res.json()["forgotten"] == ["city"]
+    record = asyncio.run(alist_audit(store, alice))[-1]
+    assert (record["action"], record["source"], record["actor"], record["route"]) == (
+        "profile.delete",
+        source,
+        caller,
+        "POST /memory/forget",
+    )

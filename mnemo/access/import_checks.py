@@ -1,0 +1,167 @@
+"""What an import document may hold: each part checked by the function of the write path it
+stands for (:func:`mnemo.notes.note_value`, :func:`mnemo.kinds.normalize_field`,
+:func:`mnemo.kinds.check_own_item`, :func:`mnemo.kinds.check_episode`,
+:func:`mnemo.core.check_app_item`), so an import holds no more than the memory's own writes
+would; the first part that fails is named by its path in the document
+(``other.instructions[0].value.text: too long: ...``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from mnemo.audit import SOURCES
+from mnemo.core import (
+    APP,
+    EPISODES,
+    INSTRUCTIONS,
+    INVALIDATED_NOTES,
+    InvalidInputError,
+    check_app_item,
+)
+from mnemo.kinds import MAX_HISTORY, check_episode, check_own_item, normalize_field
+from mnemo.notes import (
+    NoteHistoryEntry,
+    note_value,
+    parse_expiry,
+    validate_context,
+    validate_note,
+    validate_refers_to,
+)
+
+_KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+#: The source of a note or profile value the document gives none: the importer's statement
+#: (an application's, as the prompt says), never the user's words.
+UNSOURCED = "app"
+
+
+@contextmanager
+def at(where: str) -> Iterator[None]:
+    """Name ``where`` in the message of an :class:`InvalidInputError` raised inside (once)."""
+    try:
+        yield
+    except InvalidInputError as exc:
+        message = str(exc)
+        raise type(exc)(message if message.startswith(where) else f"{where}: {message}") from None
+
+
+def key(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _KEY.fullmatch(value):
+        raise InvalidInputError(f"{where}: an id is 1-128 letters, digits or _.:-, got {str(value)[:60]!r}")
+    return value
+
+
+def stamp(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 40:
+        raise InvalidInputError(f"{where}: a time is an ISO string, got {str(value)[:60]!r}")
+    return value
+
+
+def source(value: Any, where: str) -> str:
+    if value not in SOURCES:
+        raise InvalidInputError(f"{where}.source is one of {SOURCES}, got {str(value)[:40]!r}")
+    return str(value)
+
+
+def history(value: Any, where: str, entry: Callable[[Mapping[str, Any], str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The former values at ``where.history``, each checked by ``entry``."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or len(value) > MAX_HISTORY:
+        raise InvalidInputError(f"{where}.history is a list of at most {MAX_HISTORY} former values")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise InvalidInputError(f"{where}.history[{i}] is an object")
+        out.append(entry(item, f"{where}.history[{i}]"))
+    return out
+
+
+def note_entry(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A note's former text as :mod:`mnemo.notes.revise` keeps it."""
+    with at(where):
+        for name in entry:
+            if name not in NoteHistoryEntry.__annotations__:
+                raise InvalidInputError(f"{where}.{str(name)[:40]}: not a field of a note's former text")
+        out = {"text": validate_note(entry.get("text")), "source": source(entry.get("source"), where)}
+        out["until"] = stamp(entry.get("until"), f"{where}.until")
+        for name in ("first_seen", "thread_id"):
+            if entry.get(name) is not None:
+                out[name] = stamp(entry[name], f"{where}.{name}") if name == "first_seen" else key(entry[name], where)
+        if day := validate_refers_to(entry.get("refers_to")):
+            out["refers_to"] = day
+        if entry.get("expires_at"):
+            out["expires_at"] = parse_expiry(stamp(entry["expires_at"], f"{where}.expires_at")).isoformat()
+    return out
+
+
+def profile_entry(field: str) -> Callable[[Mapping[str, Any], str], dict[str, Any]]:
+    """A profile field's former value as :func:`mnemo.kinds.plan_profile_update` keeps it."""
+
+    def check(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
+        with at(where):
+            if set(entry) - {"value", "source", "until"}:
+                raise InvalidInputError("a former value has value, source and until only")
+            if (value := normalize_field(field, entry.get("value"))) is None:
+                raise InvalidInputError("value says nothing")
+            until = stamp(entry.get("until"), f"{where}.until")
+            return {"value": value, "source": source(entry.get("source"), where), "until": until}
+
+    return check
+
+
+#: The fields of a stored note an export holds besides those :func:`note_of` reads.
+_DERIVED = frozenset({"norm", "indexed_text", "sparse"})
+
+
+def _context(value: Any) -> None:
+    validate_context(value, strict=True)
+
+
+def note_of(note: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A note of the document as stored by :func:`mnemo.notes.note_value` (its derived
+    fields computed again, never taken from the document)."""
+    for name, check in (("text", validate_note), ("context", _context), ("refers_to", validate_refers_to)):
+        with at(f"{where}.{name}"):
+            check(note.get(name))  # each part named on its own; note_value checks them all again
+    with at(where):
+        note_id = key(note.get("id"), where)
+        extra = {f: note[f] for f in ("expires_at", "refers_to", "context") if note.get(f)}
+        return note_value(
+            note_id,
+            note.get("text"),  # type: ignore[arg-type]  # checked there: a string
+            source=source(note.get("source", UNSOURCED), where),
+            first_seen=stamp(note.get("first_seen"), f"{where}.first_seen"),
+            updated_at=stamp(note.get("updated_at"), f"{where}.updated_at"),
+            history=history(note.get("history"), where, note_entry),
+            **extra,
+        )
+
+
+def _invalidated(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An invalidated note (:func:`mnemo.notes.plan_revision`): a note, when it ended, what replaced it."""
+    known = {"id", "text", "source", "first_seen", "updated_at", "expires_at", "refers_to", "context", "history"}
+    for name in value:
+        if name not in known | _DERIVED | {"invalidated_at", "merged_into"}:
+            raise InvalidInputError(f"{where}.{str(name)[:40]}: not a field of an invalidated note")
+    out = note_of(value, where)
+    out["invalidated_at"] = stamp(value.get("invalidated_at"), f"{where}.invalidated_at")
+    if value.get("merged_into") is not None:
+        out["merged_into"] = key(value["merged_into"], f"{where}.merged_into")
+    return out
+
+
+def _app(value: Mapping[str, Any], where: str) -> dict[str, Any]:
+    check_app_item(value, where)
+    return dict(value)
+
+
+#: How each section of ``other`` an import restores is checked (the item's value, its path).
+CHECKS: dict[str, Callable[[Mapping[str, Any], str], dict[str, Any]]] = {
+    INVALIDATED_NOTES: _invalidated,
+    INSTRUCTIONS: check_own_item,
+    EPISODES: lambda value, where: dict(check_episode(value, where)),
+    APP: _app,
+}
