@@ -1,5 +1,7 @@
 """Bad requests the platform's own routes would answer with 500, answered
-first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``).
+first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``;
+the server runs it after its authentication, so only a known caller's body is
+read, and never past :data:`server.input_limits.MAX_BODY_BYTES`: 413).
 
 * ``POST /store/items/search`` without ``namespace_prefix``: the platform
   reads the key unchecked (``KeyError``); 422 here.
@@ -14,18 +16,18 @@ first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``).
 from __future__ import annotations
 
 import contextlib
+import re
 from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mnemo.core import InvalidInputError
 from server.access import check_run_input, refusal_status
-from server.input_limits import NestedTooDeepError, parse_json, replaying
+from server.input_limits import NestedTooDeepError, bounded_body, parse_json, replaying, too_large
 from server.run_cap import no_early_429
 
-_GUARDED = ("/store/items/search", "/mcp")
+_GUARDED = re.compile(r"^(/store/items/search|/mcp|/a2a/[^/]+)/?$")
 
 
 def refusal(path: str, body: Any) -> tuple[int, str] | None:
@@ -36,10 +38,10 @@ def refusal(path: str, body: Any) -> tuple[int, str] | None:
         if "namespace_prefix" not in body:
             return 422, "namespace_prefix is required: a list of namespace labels ([] searches all you may read)"
         return None
-    if body.get("method") != "tools/call" or not isinstance(body.get("params"), dict):
-        return None
+    params = body.get("params")
     try:
-        check_run_input(body["params"].get("arguments"))
+        if path == "/mcp" and body.get("method") == "tools/call" and isinstance(params, dict):
+            check_run_input(params.get("arguments"))
     except InvalidInputError as exc:
         return refusal_status(exc), str(exc)
     return None
@@ -51,13 +53,15 @@ class PlatformGuards:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "").rstrip("/") if scope["type"] == "http" else ""
-        if scope["type"] != "http" or scope["method"] != "POST" or path not in _GUARDED:
+        if scope["type"] != "http" or scope["method"] != "POST" or not _GUARDED.match(path):
             await self.app(scope, receive, send)
             return
-        body = await Request(scope, receive).body()
+        body = await bounded_body(scope, receive)
+        if body is None:
+            await too_large(scope, receive, send)
+            return
         try:
-            parsed = parse_json(body or b"null")
-            refused = refusal(path, parsed)
+            refused = refusal(path, parse_json(body or b"null"))
         except NestedTooDeepError as exc:
             refused = 400, str(exc)
         except ValueError:
@@ -65,7 +69,9 @@ class PlatformGuards:
         if refused is not None:
             status, reason = refused
             # Each route's own error shape: the platform's {"detail"}, MCP's {"error"}.
-            await JSONResponse({"error" if path == "/mcp" else "detail": reason}, status)(scope, receive, send)
+            await JSONResponse({"detail" if path == "/store/items/search" else "error": reason}, status)(
+                scope, receive, send
+            )
             return
 
         # The MCP handler's runs are bounded by their lease alone (no 429 it would turn into a 500).
