@@ -15,6 +15,7 @@ from langgraph_sdk import Auth
 from mnemo.access import InvalidTokenError, secret_from_env
 from mnemo.core import Caller, InvalidInputError
 from server.access import (
+    PLATFORM_A2A,
     Forbidden,
     StoreAction,
     authorize_assistants,
@@ -90,7 +91,7 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
             raise _forbidden(exc) from None
         try:
             check_sizes(context=kwargs.get("context"))
-            check_run_input(kwargs.get("input"), kwargs.get("command"))
+            check_run_input(kwargs.get("input"), kwargs.get("command"), a2a=PLATFORM_A2A.get())
         except InvalidInputError as exc:
             raise _refused(exc) from None
         if (busy := await aat_cap(caller)) is not None:

@@ -10,6 +10,14 @@ read, and never past :data:`server.input_limits.MAX_BODY_BYTES`: 413).
   same check (:func:`server.access.check_run_input`) answers 413/415 here.
   A user at the run cap gets no 429 there either (:func:`server.run_cap.no_early_429`):
   the run is created and ends at once saying why (its lease), which MCP reports.
+* A2A ``message/send`` and ``message/stream`` (``POST /a2a/{assistant_id}``,
+  either form): the messages the platform will make of the message's parts
+  are held to the run input's rule here (413/415/422 with the reason, where
+  the platform would answer a JSON-RPC error or -32603); what passes runs
+  with :data:`server.access.PLATFORM_A2A` set, so the platform's own A2A mark
+  on those messages is admitted (:func:`mnemo.core.client_writes.is_a2a_mark`).
+  A user at the run cap gets the run routes' 429 here (the platform's handler
+  would answer -32603); past this early check the lease bounds the runs, as for MCP.
 * Either with a body nested too deeply to parse: 400.
 """
 
@@ -17,20 +25,46 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
+from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mnemo.core import InvalidInputError
-from server.access import check_run_input, refusal_status
+from mnemo.core import ClientWriteError, InvalidInputError, UnsupportedContentError, check_new_messages
+from server.access import PLATFORM_A2A, Forbidden, check_run_input, refusal_status, request_caller
 from server.input_limits import NestedTooDeepError, bounded_body, parse_json, replaying, too_large
-from server.run_cap import no_early_429
+from server.run_cap import RETRY_AFTER_S, aat_cap, no_early_429
 
 _GUARDED = re.compile(r"^(/store/items/search|/mcp|/a2a/[^/]+)/?$")
+#: The A2A methods that create a run, in both forms the platform takes.
+A2A_SENDS = frozenset({"message/send", "message/stream", "SendMessage", "SendStreamingMessage"})
+#: Headers whose values the platform copies into each message's A2A mark.
+A2A_EXTENSION_HEADERS = ("a2a-extensions", "x-a2a-extensions")
 
 
-def refusal(path: str, body: Any) -> tuple[int, str] | None:
+def a2a_messages(message: dict, headers: Headers) -> Iterator[dict]:
+    """The messages the platform's A2A route makes of ``message`` (one per text
+    part, of its role), once nothing else of the client's would reach the thread.
+
+    Raises:
+        mnemo.core.InvalidInputError: a file part (415), a data part, message
+            ``metadata`` or an extension header (422: each would write more than text).
+    """
+    if message.get("metadata") or any(headers.get(name) for name in A2A_EXTENSION_HEADERS):
+        raise ClientWriteError("A2A message metadata and extensions are refused: mnemo keeps a message's text only")
+    role = "user" if message.get("role") in ("user", "ROLE_USER") else str(message.get("role"))[:40]
+    for part in message.get("parts") or []:
+        if isinstance(part, dict) and "file" in part:
+            raise UnsupportedContentError("mnemo reads text only: an A2A file part is not accepted")
+        if isinstance(part, dict) and "data" in part:
+            raise ClientWriteError("an A2A data part is refused: a client sends text parts, mnemo's graph the rest")
+        if isinstance(part, dict) and "text" in part:
+            yield {"role": role, "content": part["text"]}
+
+
+def refusal(path: str, body: Any, headers: Headers | None = None) -> tuple[int, str] | None:
     """``(status, reason)`` when the platform would fail on ``body`` sent to ``path``, else ``None``."""
     if not isinstance(body, dict):
         return None  # the route answers malformed bodies itself
@@ -40,11 +74,27 @@ def refusal(path: str, body: Any) -> tuple[int, str] | None:
         return None
     params = body.get("params")
     try:
-        if path == "/mcp" and body.get("method") == "tools/call" and isinstance(params, dict):
+        if path.startswith("/a2a/") and body.get("method") in A2A_SENDS and isinstance(params, dict):
+            if isinstance(message := params.get("message"), dict):
+                check_new_messages(list(a2a_messages(message, headers or Headers())))
+        elif path == "/mcp" and body.get("method") == "tools/call" and isinstance(params, dict):
             check_run_input(params.get("arguments"))
     except InvalidInputError as exc:
         return refusal_status(exc), str(exc)
     return None
+
+
+async def a2a_busy(scope: Scope, body: Any) -> str | None:
+    """Why the caller of an A2A send may start no run now (the run routes' early
+    429, :func:`server.run_cap.aat_cap`), else ``None``: the platform's A2A
+    handler would answer a run refused when created with an unexplained -32603."""
+    if not isinstance(body, dict) or body.get("method") not in A2A_SENDS:
+        return None
+    try:
+        caller = request_caller(scope.get("user"))  # the platform's authentication ran first
+    except Forbidden:
+        return None  # the route's own handlers refuse it
+    return await aat_cap(caller)
 
 
 class PlatformGuards:
@@ -60,20 +110,29 @@ class PlatformGuards:
         if body is None:
             await too_large(scope, receive, send)
             return
+        parsed: Any = None
         try:
-            refused = refusal(path, parse_json(body or b"null"))
+            parsed = parse_json(body or b"null")
+            refused = refusal(path, parsed, Headers(scope=scope))
         except NestedTooDeepError as exc:
             refused = 400, str(exc)
         except ValueError:
             refused = None  # not JSON: the route answers with its own error
+        retry = {}
+        if refused is None and path.startswith("/a2a/") and (busy := await a2a_busy(scope, parsed)):
+            refused, retry = (429, busy), {"Retry-After": str(RETRY_AFTER_S)}
         if refused is not None:
             status, reason = refused
-            # Each route's own error shape: the platform's {"detail"}, MCP's {"error"}.
-            await JSONResponse({"detail" if path == "/store/items/search" else "error": reason}, status)(
-                scope, receive, send
-            )
+            # Each route's own error shape: the platform's {"detail"}, MCP's and A2A's {"error"}.
+            key = "detail" if path == "/store/items/search" else "error"
+            await JSONResponse({key: reason}, status, headers=retry)(scope, receive, send)
             return
 
-        # The MCP handler's runs are bounded by their lease alone (no 429 it would turn into a 500).
-        with no_early_429() if path == "/mcp" else contextlib.nullcontext():
-            await self.app(scope, replaying(body, receive), send)
+        # MCP's and A2A's runs are bounded by their lease alone: their handlers would turn
+        # a 429 into a 500 or an unexplained -32603; a run ended by its lease says why.
+        with no_early_429() if path != "/store/items/search" else contextlib.nullcontext():
+            marked = PLATFORM_A2A.set(path.startswith("/a2a/"))
+            try:
+                await self.app(scope, replaying(body, receive), send)
+            finally:
+                PLATFORM_A2A.reset(marked)
