@@ -76,8 +76,8 @@ async def check_a2a(server: DevServer, stub) -> None:
         if method in SEND:
             task = results(res)[0]["result"]
             task = task.get("task", task)
-            said = [p["text"] for m in task["history"] for p in m["parts"]]
-            assert said == [f"Hi over {method}", "ok"], task
+            turn = [p["text"] for m in task["history"] for p in m["parts"]]
+            assert turn == [f"Hi over {method}", "ok"], task
     assert len(stub.requests) > calls
     threads = await alice.threads.search(limit=20)
     stored = [
