@@ -32,12 +32,13 @@ logger = logging.getLogger(__name__)
 
 def check_sent_messages(left: list[Any], sent: list[Any]) -> None:
     """Messages a client sent, to be added to ``left``: user messages within the
-    bounds, with ids that replace none of the thread's messages.
+    bounds (the platform's A2A mark admitted, as the server admits it on A2A
+    runs alone), with ids that replace none of the thread's messages.
 
     Raises:
         mnemo.core.InvalidInputError: they break the rule.
     """
-    check_new_messages(sent)
+    check_new_messages(sent, a2a=True)
     ids = {m.id for m in left if isinstance(m, BaseMessage)}
     if taken := [m["id"] for m in sent if isinstance(m, dict) and m.get("id") in ids]:
         raise ClientWriteError(f"a client's message may not replace the thread's message {taken[0]!r}")

@@ -10,6 +10,7 @@ under a user's label), default-deny: memory is written through mnemo alone
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, Literal
 
 from mnemo.core import (
@@ -43,6 +44,11 @@ FREE_KINDS = frozenset({APP})
 
 #: Thread / cron metadata key holding the identity of the owner.
 OWNER = "owner"
+
+#: True while the platform's A2A route serves a request ``server/platform_guards.py``
+#: checked: the runs that route creates (in-process, in this context) carry the
+#: platform's A2A mark on the messages it made of the client's text parts.
+PLATFORM_A2A: ContextVar[bool] = ContextVar("mnemo_platform_a2a", default=False)
 
 
 class Forbidden(Exception):
@@ -135,11 +141,13 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
         raise Forbidden("context.user_id names another user; a user token runs only as its own user")
 
 
-def check_run_input(run_input: Any, command: Any = None) -> None:
+def check_run_input(run_input: Any, command: Any = None, *, a2a: bool = False) -> None:
     """A run's ``input`` and ``command`` within the client's rule
     (:mod:`mnemo.core.client_writes`): refused before the run is created, so
     an oversized or forbidden write costs the server nothing (the graph's state
-    holds the same rule for routes that do not come through here).
+    holds the same rule for routes that do not come through here). With ``a2a``
+    (the platform's A2A route made the input: :data:`PLATFORM_A2A`) the input's
+    messages may carry the platform's A2A mark.
 
     Raises:
         mnemo.core.MessageTooLongError: too many messages, or too long.
@@ -148,14 +156,14 @@ def check_run_input(run_input: Any, command: Any = None) -> None:
     """
     # Other input keys are not refused: the agent's input schema takes
     # ``messages`` alone, and the background writer's input is its thread id.
-    check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None)
+    check_new_messages(run_input.get("messages") if isinstance(run_input, Mapping) else None, a2a=a2a)
     check_command(command)
 
 
-def check_run_request(caller: Caller, context: Any, run_input: Any, command: Any = None) -> None:
+def check_run_request(caller: Caller, context: Any, run_input: Any, command: Any = None, *, a2a: bool = False) -> None:
     """A run a client asks for, whichever route creates it (the run routes, MCP
-    ``tools/call``): its user (:func:`check_run_user`), then the sizes of its
-    context and input (:func:`check_sizes`, :func:`check_run_input`).
+    ``tools/call``, A2A): its user (:func:`check_run_user`), then the sizes of its
+    context and input (:func:`check_sizes`, :func:`check_run_input`, with ``a2a``).
 
     Raises:
         Forbidden: the context names another user (HTTP 403).
@@ -163,7 +171,7 @@ def check_run_request(caller: Caller, context: Any, run_input: Any, command: Any
     """
     check_run_user(caller, context if isinstance(context, Mapping) else None)
     check_sizes(context=context)
-    check_run_input(run_input, command)
+    check_run_input(run_input, command, a2a=a2a)
 
 
 def check_sizes(metadata: Any = None, context: Any = None) -> None:

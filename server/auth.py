@@ -15,6 +15,7 @@ from langgraph_sdk import Auth
 from mnemo.access import InvalidTokenError, secret_from_env
 from mnemo.core import Caller, InvalidInputError
 from server.access import (
+    PLATFORM_A2A,
     Forbidden,
     StoreAction,
     authorize_assistants,
@@ -84,7 +85,9 @@ async def on_threads(ctx: Auth.types.AuthContext, value: dict) -> Auth.types.Fil
     if ctx.action == "create_run":
         kwargs = value.get("kwargs") or {}
         try:
-            check_run_request(caller, kwargs.get("context"), kwargs.get("input"), kwargs.get("command"))
+            check_run_request(
+                caller, kwargs.get("context"), kwargs.get("input"), kwargs.get("command"), a2a=PLATFORM_A2A.get()
+            )
         except Forbidden as exc:
             raise _forbidden(exc) from None
         except InvalidInputError as exc:

@@ -8,6 +8,11 @@ routes) applies :mod:`mnemo.core.client_writes` to each update: user messages
 only, within the bounds, no other state key, no ``as_node`` naming a node, no
 ``command`` but an update. 413, 415 or 422 with the reason, before the server
 parses anything; the graph's state holds the same rule (``nodes/state.py``).
+
+The server runs these middlewares after its own authentication
+(``langgraph.json``: ``middleware_order: auth_first``), so a body is read only
+once its caller is known, and never past the route's bound
+(:func:`bounded_body`).
 """
 
 from __future__ import annotations
@@ -78,6 +83,31 @@ def check_state_update(update: Any) -> None:
         check_client_update(value)
 
 
+async def bounded_body(scope: Scope, receive: Receive, limit: int = MAX_BODY_BYTES) -> bytes | None:
+    """The request's body, or ``None`` when it is over ``limit`` bytes: a
+    ``Content-Length`` over it is refused unread, a body sent without one
+    (chunked) is read no further than the bound."""
+    for name, value in scope.get("headers") or []:
+        if name.lower() == b"content-length" and value.strip().isdigit() and int(value) > limit:
+            return None
+    chunks: list[bytes] = []
+    size, more = 0, True
+    while more:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        more = message.get("more_body", False)
+    return b"".join(chunks)
+
+
+async def too_large(scope: Scope, receive: Receive, send: Send, limit: int = MAX_BODY_BYTES) -> None:
+    """The 413 of a body over ``limit`` (:func:`bounded_body`)."""
+    await JSONResponse({"detail": f"request body over {limit} bytes"}, 413)(scope, receive, send)
+
+
 def replaying(body: bytes, receive: Receive) -> Receive:
     """A ``receive`` that gives the route ``body``, already read by a middleware,
     then the client's own messages (a disconnect)."""
@@ -101,18 +131,10 @@ class BoundedStateUpdates:
         if scope["type"] != "http" or scope["method"] != "POST" or not _BOUNDED.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        size, more = 0, True
-        while more:
-            message = await receive()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                await JSONResponse({"detail": f"request body over {MAX_BODY_BYTES} bytes"}, 413)(scope, receive, send)
-                return
-            chunks.append(chunk)
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body = await bounded_body(scope, receive)
+        if body is None:
+            await too_large(scope, receive, send)
+            return
         try:
             for update in _updates(scope["path"], parse_json(body or b"null")):
                 check_state_update(update)

@@ -48,7 +48,7 @@ def refusal(cap: int) -> str:
 def no_early_429() -> Iterator[None]:
     """Within: :func:`aat_cap` answers nothing; the runs created are bounded by
     their lease alone. For platform routes that turn the run route's 429 into
-    a 500 (MCP ``tools/call``: ``server/platform_guards.py``)."""
+    a 500 or an unexplained error (MCP ``tools/call``, A2A: ``server/platform_guards.py``)."""
     token = _NO_EARLY_429.set(True)
     try:
         yield

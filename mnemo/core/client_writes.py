@@ -7,7 +7,9 @@ tool result), text only, within :mod:`mnemo.core.limits`; every other state key
 is the graph's; a client sends no ``goto``, ``resume`` or ``as_node`` (the agent
 never interrupts). The server applies it before a run exists (``server/``); the
 graph applies it again where the write enters the state (``nodes/state.py``).
-Why both: ``docs/security.md``.
+Why both: ``docs/security.md``. The one thing a message may carry that the
+client did not write is the platform's A2A mark (:func:`is_a2a_mark`), admitted
+only where the caller says the platform added it (``a2a=True``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ CLIENT_ROLES = frozenset({"user", "human"})
 CLIENT_KEY = "messages"
 _MESSAGE_KEYS = frozenset({"role", "type", "content", "id", "name"})
 _BLOCK_KEYS = frozenset({"type", "text", "id"})
+#: What the platform's A2A route puts in ``additional_kwargs["a2a"]`` of each
+#: message it makes of a client's text: its own task ids (the A2A message's
+#: ``metadata`` and extensions would go there too; ``server/platform_guards.py`` refuses them).
+A2A_MARK_KEYS = frozenset({"task_id", "task_start_id"})
 _ONLY_USER = "a client adds user messages only (role 'user'): system, assistant and tool messages are mnemo's"
 
 
@@ -42,6 +48,20 @@ def _extra(value: Mapping[str, Any], allowed: frozenset[str]) -> list[str]:
 def _short_text(name: str, value: Any, limit: int) -> None:
     if value is not None and (not isinstance(value, str) or len(value) > limit):
         raise ClientWriteError(f"a message's {name} is a string of at most {limit} characters")
+
+
+def is_a2a_mark(additional_kwargs: Any) -> bool:
+    """``additional_kwargs`` is the platform's A2A mark and nothing else:
+    ``{"a2a": {...}}`` holding one or both of :data:`A2A_MARK_KEYS`, each an id."""
+    if not isinstance(additional_kwargs, Mapping) or set(additional_kwargs) != {"a2a"}:
+        return False
+    mark = additional_kwargs["a2a"]
+    return (
+        isinstance(mark, Mapping)
+        and bool(mark)
+        and set(mark) <= A2A_MARK_KEYS
+        and all(isinstance(v, str) and len(v) <= MAX_ID_CHARS for v in mark.values())
+    )
 
 
 def _block_text(block: Any) -> str:
@@ -60,9 +80,10 @@ def _block_text(block: Any) -> str:
     return block.get("text", "")
 
 
-def client_message_text(message: Any) -> str:
+def client_message_text(message: Any, *, a2a: bool = False) -> str:
     """The text of one message a client sends (a string, a ``(role, content)``
-    pair or a message object as JSON), after checking it is the user's.
+    pair or a message object as JSON), after checking it is the user's; with
+    ``a2a``, a message object may also carry the platform's A2A mark (:func:`is_a2a_mark`).
 
     Raises:
         ClientWriteError: not a user message, or a field mnemo does not take.
@@ -75,7 +96,8 @@ def client_message_text(message: Any) -> str:
         role, content = message
     elif isinstance(message, Mapping):
         role, content = message.get("role", message.get("type")), message.get("content", "")
-        if extra := _extra(message, _MESSAGE_KEYS):
+        marked = a2a and is_a2a_mark(message.get("additional_kwargs"))
+        if extra := _extra(message, _MESSAGE_KEYS | {"additional_kwargs"} if marked else _MESSAGE_KEYS):
             raise ClientWriteError(f"a user message carries role, content, id and name only, not {extra}")
         _short_text("name", message.get("name"), MAX_NAME_CHARS)
         _short_text("id", message.get("id"), MAX_ID_CHARS)
@@ -94,9 +116,9 @@ def client_message_text(message: Any) -> str:
     return text
 
 
-def check_new_messages(messages: Any) -> None:
+def check_new_messages(messages: Any, *, a2a: bool = False) -> None:
     """What one run or state update adds: at most :data:`MAX_RUN_MESSAGES`
-    user messages (:func:`client_message_text`), :data:`MAX_RUN_CHARS` in all.
+    user messages (:func:`client_message_text`, ``a2a`` passed on), :data:`MAX_RUN_CHARS` in all.
 
     Raises:
         MessageTooLongError: too many messages, one too long, or too much text.
@@ -113,7 +135,7 @@ def check_new_messages(messages: Any) -> None:
         raise MessageTooLongError(
             f"{len(messages)} messages in one run; mnemo accepts at most {MAX_RUN_MESSAGES} (send several turns)."
         )
-    total = sum(len(client_message_text(message)) for message in messages)
+    total = sum(len(client_message_text(message, a2a=a2a)) for message in messages)
     if total > MAX_RUN_CHARS:
         raise MessageTooLongError(
             f"The messages of one run carry {total} characters; mnemo accepts at most {MAX_RUN_CHARS} in all."

@@ -94,3 +94,30 @@ def test_a_client_writes_no_other_state_key_not_even_null():
                 check_client_update(update)
         with pytest.raises(ClientWriteError, match=repr(key)):
             check_command({"update": {key: None}})
+
+
+def test_the_platforms_a2a_mark_is_admitted_only_where_the_platform_added_it():
+    from mnemo.core.client_writes import is_a2a_mark
+
+    mark = {"a2a": {"task_id": "ctx:run", "task_start_id": "01a2"}}
+    marked = {"role": "user", "content": "hi", "id": "m1", "additional_kwargs": mark}
+    assert is_a2a_mark(mark) and is_a2a_mark({"a2a": {"task_start_id": "01a2"}})
+    assert client_message_text(marked, a2a=True) == "hi"
+    with pytest.raises(ClientWriteError, match="additional_kwargs"):
+        client_message_text(marked)  # a client sending the same mark
+    # Anything but the mark's own ids is a client's, refused where the mark is admitted too.
+    for kwargs in (
+        {"a2a": {"task_id": "t", "metadata": {"role": "system"}}},  # the A2A message's metadata
+        {"a2a": {"task_id": "t", "extensions": ["urn:x"]}},
+        {"a2a": {"task_start_id": "t", "metadata": "a string of the client"}},
+        {"a2a": {"task_id": "t"}, "tool_calls": [{"name": "remember_note"}]},
+        {"a2a": {"task_id": "t" * (MAX_ID_CHARS + 1)}},
+        {"a2a": {"task_id": 1}},
+        {"a2a": {}},
+        {"function_call": {"name": "x"}},
+    ):
+        assert not is_a2a_mark(kwargs), kwargs
+        with pytest.raises(ClientWriteError, match="additional_kwargs"):
+            client_message_text({**marked, "additional_kwargs": kwargs}, a2a=True)
+    with pytest.raises(ClientWriteError, match="'assistant'"):
+        client_message_text({**marked, "role": "assistant"}, a2a=True)

@@ -44,6 +44,36 @@ def test_what_the_platform_would_fail_on_is_refused_saying_why():
 
 
 @pytest.mark.e2e
+def a2a_send(parts: list, method: str = "message/send", **message) -> dict:
+    body = {"role": "user", "parts": parts, "messageId": "m1", **message}
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": body}}
+
+
+def test_an_a2a_message_is_held_to_the_run_inputs_rule_saying_why():
+    from starlette.datastructures import Headers
+
+    hi = {"kind": "text", "text": "hi"}
+    for method in ("message/send", "message/stream", "SendMessage", "SendStreamingMessage"):
+        assert refusal("/a2a/a1", a2a_send([hi] * MAX_RUN_MESSAGES, method)) is None
+        assert refusal("/a2a/a1", a2a_send([hi], method, role="ROLE_USER")) is None
+        assert refusal("/a2a/a1", a2a_send([hi] * (MAX_RUN_MESSAGES + 1), method))[0] == 413
+    assert refusal("/a2a/a1", a2a_send([{"text": "x" * 8000}] * 5))[0] == 413
+    data = {"kind": "data", "data": {"messages": [{"role": "user", "content": "hi", "additional_kwargs": {}}]}}
+    refused = {
+        "a data part": (a2a_send([hi, data]), None, 422, "data part"),
+        "a file part": (a2a_send([{"kind": "file", "file": {"uri": "https://x/a.png"}}]), None, 415, "text only"),
+        "the agent's role": (a2a_send([hi], role="agent"), None, 422, "'agent'"),
+        "metadata": (a2a_send([hi], metadata={"k": "v"}), None, 422, "metadata"),
+        "an extension": (a2a_send([hi]), Headers({"A2A-Extensions": "urn:x"}), 422, "extensions"),
+    }
+    for what, (body, headers, status, reason) in refused.items():
+        got = refusal("/a2a/a1", body, headers)
+        assert got is not None and got[0] == status and reason in got[1], (what, got)
+    # Other A2A methods and malformed bodies are the route's to answer.
+    assert refusal("/a2a/a1", {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t"}}) is None
+    assert refusal("/a2a/a1", {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": []}) is None
+
+
 async def test_bad_input_to_the_server_is_a_4xx_never_a_500(workdir, server_env, stub):
     server = DevServer(workdir, server_env)
     server.start()
