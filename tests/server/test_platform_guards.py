@@ -125,11 +125,11 @@ def test_an_mcp_run_is_held_to_the_run_routes_user_and_context_rules():
         body["params"]["context"] = context
         return body
 
-    assert refusal("/mcp", call({"user_id": "u_zhou"}), user) is None
-    status, reason = refusal("/mcp", call({"user_id": "u_li"}), user) or (None, "")
+    assert refusal("/mcp", call({"user_id": "u_zhou"}), caller=user) is None
+    status, reason = refusal("/mcp", call({"user_id": "u_li"}), caller=user) or (None, "")
     assert status == 403 and "another user" in reason
-    assert refusal("/mcp", call({"user_id": "u_li"}), admin) is None  # an admin names any user
-    status, reason = refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), user) or (None, "")
+    assert refusal("/mcp", call({"user_id": "u_li"}), caller=admin) is None  # an admin names any user
+    status, reason = refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), caller=user) or (None, "")
     assert status == 413 and "context" in reason
-    assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), admin)[0] == 413
-    assert refusal("/mcp", call([1, 2]), user) is None  # not an object: the platform answers it
+    assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), caller=admin)[0] == 413
+    assert refusal("/mcp", call([1, 2]), caller=user) is None  # not an object: the platform answers it
