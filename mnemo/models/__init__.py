@@ -24,6 +24,7 @@ from mnemo.models.structured import (
     attempt,
     ways_for,
 )
+from mnemo.models.text_calls import recover_tool_calls
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -42,6 +43,7 @@ __all__ = [
     "configured_model",
     "memory_model",
     "model_timeout_s",
+    "recover_tool_calls",
     "ways_for",
     "within_deadline",
 ]
