@@ -33,6 +33,11 @@ from bench.common import DEFAULT_OUT, REPO_ROOT, display_path, meta, progress, w
 from bench.quality_score import DEFAULT_SET, digest, load_set, report, rescore, score
 from bench.real_model import RecordingProxy, reply_prompts
 
+#: A log line of a warning or an error, as ``langgraph dev`` prints it (``[warning  ]``, colours
+#: stripped) or as plain logging does.
+_TROUBLE = re.compile(r"\[\s*(warning|error|critical)\s*\]|\b(WARNING|ERROR|CRITICAL)\b|Traceback")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
 #: A run polled until it ends (a join would hit the SDK's read timeout on a slow model).
 POLL_S = 0.25
 
@@ -111,6 +116,12 @@ def fingerprint(base_url: str) -> dict[str, Any]:
     props = seen.get("props") or {}
     seen["props"] = {k: props[k] for k in ("model_path", "build_info", "total_slots") if k in props} or None
     return seen
+
+
+def server_warnings(log: str, limit: int = 60) -> list[str]:
+    """The warning and error lines of ``./scripts/dev``'s log, without colours."""
+    lines = (_COLOUR.sub("", line) for line in log.splitlines())
+    return [line[:400] for line in lines if _TROUBLE.search(line)][:limit]
 
 
 def commit() -> str:
@@ -251,7 +262,7 @@ def run(
         ),
         "figures": score(labels, done),
         "conversations": done,
-        "server_warnings": [ln[:300] for ln in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", ln)][:60],
+        "server_warnings": server_warnings(log),
     }
     write_json(out / f"memory_quality_{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}.json", result)
     return result

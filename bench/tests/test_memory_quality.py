@@ -84,3 +84,21 @@ def test_the_harness_scores_what_the_server_stored_and_the_probes_saw(tmp_path: 
     # What was kept scores again to the same figures, without the server.
     path = tmp_path / "out" / "memory_quality_stub-model.json"
     assert rescore(path, data)["figures"] == result["figures"]
+
+
+def test_the_servers_warnings_are_kept_as_langgraph_dev_prints_them():
+    from bench.memory_quality import server_warnings
+
+    log = "\n".join(
+        [
+            "\x1b[2m2026-12-04T13:54:12Z\x1b[0m [\x1b[33m\x1b[1mwarning  \x1b[0m] \x1b[1mthe model wrote its tool call",
+            "2026-12-04T13:54:13Z [info     ] Background run succeeded [langgraph_api.worker]",
+            "WARNING:mnemo.writing.grounding:memory extraction: 1 note(s) not stored",
+            "2026-12-04T13:54:14Z [error    ] Slow graph load.",
+        ]
+    )
+    assert server_warnings(log) == [
+        "2026-12-04T13:54:12Z [warning  ] the model wrote its tool call",
+        "WARNING:mnemo.writing.grounding:memory extraction: 1 note(s) not stored",
+        "2026-12-04T13:54:14Z [error    ] Slow graph load.",
+    ]
