@@ -230,8 +230,18 @@ def run(
     if not labels:
         raise SystemExit(f"no conversation of {data} in split {split!r}{' with those ids' if only else ''}")
     context = {} if extraction_timeout_s is None else {"extraction_timeout_s": extraction_timeout_s}
+    done: list[dict[str, Any]] = []
     with server as (base_url, name, served), tempfile.TemporaryDirectory(prefix="mnemo-mq-") as tmp:
         model = f"openai:{name}"
+        path = out / f"memory_quality_{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}.json"
+        about = {
+            "model": name,
+            "model_fingerprint": {**fingerprint(base_url), **served},
+            "commit": commit(),
+            "data": {"path": display_path(data), "sha256": digest(data), "split": split, "only": sorted(only or [])},
+            "model_timeout_s": model_timeout_s,
+            "run_context": context,
+        }
         with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
             workdir = copy_project(Path(tmp) / "mnemo")
             settings = {"OPENAI_API_KEY": api_key, "MNEMO_MODEL": model, "MNEMO_ALLOWED_MODELS": model}
@@ -241,28 +251,19 @@ def run(
             dev = DevServer(workdir, server_environment())
             dev.start()
             try:
-                done = [
-                    asyncio.run(conversation(dev, proxy, label, context, settle_s))
-                    for label in progress(labels, desc="memory-quality", unit="conversation")
-                ]
+                for label in progress(labels, desc="memory-quality", unit="conversation"):
+                    done.append(asyncio.run(conversation(dev, proxy, label, context, settle_s)))
+                    # What a slow model has answered so far survives an interrupted run.
+                    partial = {"meta": {**about, "partial": f"{len(done)}/{len(labels)}"}, "conversations": done}
+                    write_json(path, {**partial, "figures": score(labels, done)})
                 log = dev.output(tail=10**8)
             finally:
                 dev.stop()
-        printed = fingerprint(base_url)
     result = {
-        "meta": meta(
-            "memory-quality",
-            started,
-            model=name,
-            model_fingerprint={**printed, **served},
-            commit=commit(),
-            data={"path": display_path(data), "sha256": digest(data), "split": split, "only": sorted(only or [])},
-            model_timeout_s=model_timeout_s,
-            run_context=context,
-        ),
+        "meta": meta("memory-quality", started, **about),
         "figures": score(labels, done),
         "conversations": done,
         "server_warnings": server_warnings(log),
     }
-    write_json(out / f"memory_quality_{re.sub(r'[^A-Za-z0-9_.-]', '-', name)}.json", result)
+    write_json(path, result)
     return result

@@ -102,3 +102,34 @@ def test_the_servers_warnings_are_kept_as_langgraph_dev_prints_them():
         "WARNING:mnemo.writing.grounding:memory extraction: 1 note(s) not stored",
         "2026-12-04T13:54:14Z [error    ] Slow graph load.",
     ]
+
+
+def test_an_interrupted_run_keeps_the_conversations_it_measured(tmp_path: Path, monkeypatch):
+    import tests.devserver
+    from bench import memory_quality
+
+    class Server:  # no ./scripts/dev: what is checked is the results file
+        def __init__(self, *args: object) -> None:
+            pass
+
+        start = stop = lambda self: None  # noqa: E731
+
+    labels = [c for c in load_set(DEFAULT_SET) if c["id"] in ("en-name-1", "en-name-2")]
+    calls: list[str] = []
+
+    async def conversation(server, proxy, label, context, settle_s):
+        calls.append(label["id"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the person running it gave up on a slow model
+        return {**label, "profile": {"name": "Priya"}, "notes": [], "probes": [], "turns": []}
+
+    monkeypatch.setattr(tests.devserver, "DevServer", Server)
+    monkeypatch.setattr(tests.devserver, "copy_project", lambda dest: dest)
+    monkeypatch.setattr(tests.devserver, "write_dotenv", lambda *a, **k: None)
+    monkeypatch.setattr(memory_quality, "conversation", conversation)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, server=_running("http://127.0.0.1:9/v1", "slow"), only={c["id"] for c in labels})
+    kept = json.loads((tmp_path / "memory_quality_slow.json").read_text())
+    assert calls == ["en-name-1", "en-name-2"] and kept["meta"]["partial"] == "1/2"
+    assert [c["id"] for c in kept["conversations"]] == ["en-name-1"]
+    assert kept["figures"]["all"]["all"]["profile_accuracy"] == 1.0
