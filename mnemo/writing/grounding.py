@@ -73,10 +73,18 @@ def supported(text: str, said: frozenset[str]) -> bool:
     return bool(shared) and 2 * len(shared) >= len(words) and named_words(text) <= said
 
 
+#: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
+#: city, province, district, county. Not words of their own in a value that has others.
+_PLACE_SUFFIXES = frozenset("市省区县")
+
+
 def all_words_said(text: str, said: frozenset[str]) -> bool:
     """Whether every content word of ``text`` (a name, a city) is in ``said``;
-    a value with no content word is not."""
+    a value with no content word is not. A Chinese place's suffix (市, 省, 区,
+    县) after a place the user said needs not be said."""
     words = content_tokens(text)
+    if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
+        words -= {text.rstrip()[-1]}
     return bool(words) and words <= said
 
 

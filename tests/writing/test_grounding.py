@@ -43,6 +43,10 @@ def test_a_name_or_city_is_grounded_only_when_every_word_of_it_was_said():
     assert not all_words_said("Ingrid Larsen", words)  # a surname never said
     assert not all_words_said("n2", words)
     assert not all_words_said("?", words)  # no word at all
+    hangzhou = said_words(["我住在杭州。"])
+    assert all_words_said("杭州", hangzhou) and all_words_said("杭州市", hangzhou)  # the city's suffix, added
+    assert not all_words_said("苏州市", hangzhou) and not all_words_said("市", hangzhou)
+    assert not all_words_said("市杭州", hangzhou)  # only a suffix
 
 
 async def test_what_a_model_copied_is_dropped_and_what_the_user_said_is_stored(store, user, caplog):
