@@ -127,6 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
     )
+    from bench.memory_quality import add_arguments
+
+    add_arguments(
+        sub.add_parser(
+            "memory-quality",
+            help="what mnemo remembers with a model, through ./scripts/dev (on demand, not in `all`)",
+        )
+    )
     p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
@@ -197,6 +205,10 @@ def main(argv: list[str] | None = None) -> int:
             direct=not args.no_direct,
         )
         return 0
+    if args.command == "memory-quality":
+        from bench import memory_quality
+
+        return memory_quality.main(args)
     if args.command in ("locomo", "tune", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
         if args.command not in ("embedders", "sparse"):  # they fall back to the bundled texts

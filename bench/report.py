@@ -461,4 +461,10 @@ def markdown(out: Path) -> str:
         d = read_json(path)
         if d is not None:
             parts.append(f"### LoCoMo: `python -m bench tune --only {path.stem[5:]}`\n\n{tune_tables(d)}\n")
+    from bench.quality_score import report as quality_table
+
+    for path in sorted(out.glob("memory_quality_*.json")):  # python -m bench memory-quality
+        d = read_json(path)
+        if d is not None:
+            parts.append(f"### Memory quality: {d['meta']['model']}\n\n{quality_table(d)}\n")
     return "\n".join(parts)

@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 from mnemo.access import aavailable_tools
 from mnemo.core import bounded_ints
 from mnemo.kinds import aload_learned, assistant_of
-from mnemo.models import within_deadline
+from mnemo.models import recover_tool_calls, within_deadline
 from mnemo.turn import fit_to_budget
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
@@ -61,6 +61,7 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
     # The whole answer, streamed or not, within MNEMO_MODEL_TIMEOUT_S: past it the run fails with why.
     response = await within_deadline(model.ainvoke([system, *messages]))
+    response = recover_tool_calls(response, offered)  # a call written as text is still a call (docs/models.md)
     for call in getattr(response, "tool_calls", None) or []:
         call["args"] = bounded_ints(call["args"])  # the thread must be able to store them
     return {"messages": [response]}

@@ -41,6 +41,10 @@ behaviour of servers users run (issue 29); the default is the above:
   Tools offered without a forced choice are called as by default.
 * ``nostructured``: no structured output at all: ``response_format`` and
   tools are ignored, every answer is text ("ok").
+* ``textcalls``: a model whose tool calls come back as text, as
+  Qwen2.5-Coder-1.5B's did on llama-server (issue 42): every call it would
+  make (but a structured answer's) is the answer's content, a fenced JSON
+  block ``{"name", "arguments"}``, with no ``tool_calls``.
 * ``looping``: a model that never stops: it repeats a word, one every
   :data:`LOOP_DELAY_S`, until the request's ``max_tokens`` (or
   ``max_completion_tokens``), then ends with ``finish_reason: "length"``; a
@@ -63,8 +67,9 @@ FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
 FEEDBACK = re.compile(r"feedback for (me|everyone): (.+)", re.IGNORECASE)
 QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
 ALLERGY = re.compile(r"(?:I'm|I am) allergic to (\w+)")
+ORDER = re.compile(r"order ([A-Z]-?\d+)")
 
-PROFILES = ("default", "llamacpp", "nostructured", "looping")
+PROFILES = ("default", "llamacpp", "nostructured", "textcalls", "looping")
 #: Seconds between two words of the looping model.
 LOOP_DELAY_S = 0.05
 
@@ -182,6 +187,8 @@ class _Handler(BaseHTTPRequestHandler):
             message, finish = self._tool_call("recall_notes", query=m.group(1)), "tool_calls"
         elif "forget_note" in tools and (m := FORGET.search(said)):
             message, finish = self._tool_call("forget_note", about=m.group(1)), "tool_calls"
+        elif "lookup_order" in tools and (m := ORDER.search(said)):  # the doctor's check
+            message, finish = self._tool_call("lookup_order", order_id=m.group(1)), "tool_calls"
         elif "search_policy" in tools and "refund" in said.lower():
             message, finish = self._tool_call("search_policy", query=said), "tool_calls"
         elif last["role"] == "tool":
@@ -195,6 +202,11 @@ class _Handler(BaseHTTPRequestHandler):
             }
             message = {"role": "assistant", "content": None, "tool_calls": [call]}
             finish = "tool_calls"
+        calls = message.get("tool_calls") or []
+        if profile == "textcalls" and calls and calls[0]["function"]["name"] != "MemoryExtraction":
+            function = calls[0]["function"]
+            block = json.dumps({"name": function["name"], "arguments": json.loads(function["arguments"])})
+            message, finish = {"role": "assistant", "content": f"```json\n{block}\n```"}, "stop"
         self._answer(body, message, finish)
 
     def _loop(self, body: dict) -> None:

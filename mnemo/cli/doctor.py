@@ -45,11 +45,22 @@ async def _streamed(model: BaseChatModel) -> str:
     return f"{len(chunks)} chunks"
 
 
+class Degraded(Exception):
+    """A check that works only thanks to a workaround: shown as WARN, with what to do."""
+
+
 async def _tools(model: BaseChatModel) -> str:
+    from mnemo.models import recover_tool_calls
+
     reply = await model.bind_tools([lookup_order]).ainvoke([HumanMessage("Where is my order A-1234? Look it up.")])
-    if not getattr(reply, "tool_calls", None):
-        raise ValueError(f"answered in text, no tool call ({reply.text.strip()[:40]!r}): the agent's tools go unused")
-    return f"called {reply.tool_calls[0]['name']}"
+    if getattr(reply, "tool_calls", None):
+        return f"called {reply.tool_calls[0]['name']}"
+    if recover_tool_calls(reply, [lookup_order]).tool_calls:
+        raise Degraded(
+            "tool calls come back as text, not tool_calls (mnemo recovers a block naming an offered tool); "
+            "serve with llama-server --jinja or a model whose chat template has tool calls (docs/models.md)"
+        )
+    raise ValueError(f"answered in text, no tool call ({reply.text.strip()[:40]!r}): the agent's tools go unused")
 
 
 def _structured(way: str) -> Callable[[BaseChatModel], Awaitable[str]]:
@@ -66,17 +77,20 @@ def _structured(way: str) -> Callable[[BaseChatModel], Awaitable[str]]:
     return check
 
 
-async def _run(check: Callable[[BaseChatModel], Awaitable[str]], model: BaseChatModel) -> tuple[bool, str, float]:
+async def _run(check: Callable[[BaseChatModel], Awaitable[str]], model: BaseChatModel) -> tuple[str, str, float]:
+    """``("ok" | "WARN" | "FAIL", detail, seconds)`` of one check."""
     from mnemo.models import within_deadline
 
     started = time.perf_counter()
     try:
-        detail = await within_deadline(check(model))
-        ok = True
+        detail, status = await within_deadline(check(model)), "ok"
+    except Degraded as exc:
+        detail, status = str(exc), "WARN"
     except Exception as exc:
-        ok = False
+        status = "FAIL"
         detail = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"  # ValueError: a check's own
-    return ok, " ".join(detail.split())[:110], time.perf_counter() - started
+    width = 200 if status == "WARN" else 110  # a warning's detail says what to do: kept whole
+    return status, " ".join(detail.split())[:width], time.perf_counter() - started
 
 
 def _load_dotenv() -> None:
@@ -114,7 +128,7 @@ async def doctor(args: argparse.Namespace) -> int:
         + ", ".join(f"{k}={v:g}" for k, v in settings.items())
         + f"; memory calls max_tokens={client_settings(memory=True)['max_tokens']}"
     )
-    rows: list[tuple[str, str, bool, str, float]] = []
+    rows: list[tuple[str, str, str, str, float]] = []
     checks: list[tuple[str, str, Callable[[BaseChatModel], Awaitable[str]]]] = [
         (chat, "plain answer", _plain),
         (chat, "streaming", _streamed),
@@ -125,11 +139,11 @@ async def doctor(args: argparse.Namespace) -> int:
         model = await aload_chat_model(spec, memory=what.startswith("structured"))
         rows.append((spec, what, *await _run(check, model)))
     width = max(len(r[1]) for r in rows)
-    for spec, what, ok, detail, seconds in rows:
-        print(f"{'ok  ' if ok else 'FAIL'}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
-    working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] for r in rows)]
+    for spec, what, status, detail, seconds in rows:
+        print(f"{status:<4}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
+    working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] != "FAIL" for r in rows)]
     usable = [w for w in ways_for(await aload_chat_model(memory, memory=True)) if w in working]
-    plain_ok = rows[0][2]
+    plain_ok = rows[0][2] != "FAIL"
     if usable and plain_ok:
         print(f"memory is written by: {usable[0]}")
         return 0

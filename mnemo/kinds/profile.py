@@ -38,10 +38,13 @@ RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
 #: What the extractor is asked of each field (its schema is built from these).
 FIELD_PROMPTS: dict[str, str] = {
-    "name": "The user's name, only if the user said it.",
-    "city": "City where the user lives, only if the user said it.",
-    "language": "Language the user wants answers in, e.g. 'zh' or 'en', only if stated or obvious from a request.",
-    "response_style": "How the user wants answers: 'concise' (short, no fluff) or 'detailed'. Only if the user asked.",
+    "name": "The user's own name (用户本人的名字), only if the user said it; never a place or another person's name.",
+    "city": "The city where the user lives now (用户现在住的城市), only if the user said it: after a move or a "
+    "correction the new one; never a relative's city or one in a question or a wish.",
+    "language": "Language the user wants answers in (希望用哪种语言回答), e.g. 'zh' or 'en', only if stated or "
+    "obvious from a request.",
+    "response_style": "How the user wants answers (回答风格): 'concise' (short, no fluff; 简短) or 'detailed' "
+    "(详细). Only if the user asked.",
 }
 #: A field's values when not free text (the extractor's schema says them).
 FIELD_CHOICES: dict[str, Any] = {"response_style": ResponseStyle}

@@ -25,6 +25,7 @@ from mnemo.models.structured import (
     pinned_way,
     ways_for,
 )
+from mnemo.models.text_calls import recover_tool_calls
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -44,6 +45,7 @@ __all__ = [
     "memory_model",
     "model_timeout_s",
     "pinned_way",
+    "recover_tool_calls",
     "ways_for",
     "within_deadline",
 ]

@@ -44,7 +44,7 @@ from mnemo.notes import (
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import all_words_said, grounded, said_words, shares_a_word
+from mnemo.writing.grounding import all_words_said, grounded, said_words, shares_a_word, supported
 from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
@@ -81,8 +81,8 @@ async def aapply_extraction(
 
     ``said``: the user messages extracted, each with what it replied to: a
     note gets the context of the message it came from (:func:`source_message`),
-    and what they do not support is dropped (logged): a note, a revision's text
-    sharing no word with them, a name or city with a word not in them
+    and what they do not support is dropped (logged): a note or a revision's
+    text they do not support, a name or city with a word not in them
     (:mod:`mnemo.writing.grounding`). Empty: nothing is checked (an
     application's own extraction).
 
@@ -125,19 +125,19 @@ async def aapply_extraction(
                 lambda fv: f"{fv[0]}={fv[1]}",
             )
         )
-        notes = grounded("note(s)", notes, lambda n: shares_a_word(n.text, words), lambda n: n.text)
+        notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     with_profile = bool(extraction.forget_fields or changes)
     requests = known.requests(extraction) if known is not None else []
     if words is not None:
-        # A revision is the user's word on a note: its new text, or (an
-        # invalidation) the note itself, shares a word with what they said.
+        # A revision is the user's word on a note: its new text is supported by
+        # what they said, or (an invalidation) the note shares a word with it.
         requests = grounded(
             "note revision(s)",
             requests,
-            lambda r: shares_a_word(r.text if r.text is not None else r.shown, words),
+            lambda r: supported(r.text, words) if r.text is not None else shares_a_word(r.shown, words),
             lambda r: r.text or f"invalidate {r.shown}",
         )
     if not with_profile and not notes and not requests:

@@ -6,8 +6,12 @@ ids of the notes it was shown (``"n1"``), its prompt's example ("I'm in
 Suzhou."), a note it was shown, copied back. Measured with a small model on
 llama.cpp's server (docs/bench.md, the real-model check), every turn did.
 The schema cannot catch it (the values have the right shape), so the write
-does: a note is kept only when it shares a content word with what the user
-said, a profile field of the user's own words (:data:`mnemo.kinds.SAID_FIELDS`)
+does: a note is kept only when at least half of its content words are the
+user's and every name in it (a capitalised word past a sentence's start: a
+place, a person, a month) was said (:func:`supported`; one shared word let
+the prompt's "I moved to Suzhou last March" through on "moved", issue 42), a
+revision that drops a note only when the note shares a word with what the
+user said, a profile field of the user's own words (:data:`mnemo.kinds.SAID_FIELDS`)
 only when every word of it is there. Content words are
 :func:`mnemo.core.content_tokens` (function words out, five-letter stems,
 whole numbers, CJK characters), so a third-person restatement ("The user is
@@ -19,6 +23,7 @@ storing what the user did not say (docs/memory.md).
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -42,10 +47,44 @@ def shares_a_word(text: str, said: frozenset[str]) -> bool:
     return not content_tokens(text).isdisjoint(said)
 
 
+#: A word of Latin letters as written (its capital tells a name).
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+#: Where a sentence (or a clause a note starts afresh) begins.
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
+
+
+def named_words(text: str) -> frozenset[str]:
+    """The content words of ``text``'s capitalised words past each sentence's
+    first: names, places, months ("Suzhou", "March"), not "The user ..."."""
+    found: set[str] = set()
+    for sentence in _SENTENCE_END.split(text):
+        for word in _LATIN_WORD.findall(sentence)[1:]:
+            if word[0].isupper():
+                found |= content_tokens(word)
+    return frozenset(found)
+
+
+def supported(text: str, said: frozenset[str]) -> bool:
+    """Whether the user's words ``said`` support ``text`` (a note): at least half
+    of its content words (one at least) and every one of its :func:`named_words`
+    are the user's. Words are compared case-folded; CJK text by character."""
+    words = content_tokens(text)
+    shared = words & said
+    return bool(shared) and 2 * len(shared) >= len(words) and named_words(text) <= said
+
+
+#: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
+#: city, province, district, county. Not words of their own in a value that has others.
+_PLACE_SUFFIXES = frozenset("市省区县")
+
+
 def all_words_said(text: str, said: frozenset[str]) -> bool:
     """Whether every content word of ``text`` (a name, a city) is in ``said``;
-    a value with no content word is not."""
+    a value with no content word is not. A Chinese place's suffix (市, 省, 区,
+    县) after a place the user said needs not be said."""
     words = content_tokens(text)
+    if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
+        words -= {text.rstrip()[-1]}
     return bool(words) and words <= said
 
 
@@ -69,7 +108,7 @@ def _log_dropped(what: str, values: list[str]) -> None:
     _warned.add(what)
     logger.log(
         level,
-        "memory extraction: %d %s not stored, sharing no word with what the user said (%s); the model may be "
+        "memory extraction: %d %s not stored, not supported by what the user said (%s); the model may be "
         "copying its prompt or the note ids it was shown: run `python -m mnemo doctor` and see docs/models.md",
         len(values),
         what,

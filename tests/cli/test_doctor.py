@@ -42,7 +42,7 @@ def doctor(checkout, stub: StubServer, capsys, **settings: str) -> tuple[int, st
 
 def row(out: str, check: str) -> str:
     """The table's line of ``check``."""
-    (line,) = [line for line in out.splitlines() if re.match(rf"(ok  |FAIL)  {re.escape(check)}\s", line)]
+    (line,) = [line for line in out.splitlines() if re.match(rf"(ok  |WARN|FAIL)  {re.escape(check)}\s", line)]
     return line
 
 
@@ -74,6 +74,21 @@ def test_the_doctor_says_what_the_server_honours_and_the_way_memory_is_written(
         assert row(out, f"structured: {way}").startswith("ok") and f"memory is written by: {way}" in out, out
     else:
         assert "memory cannot be written with this server" in out, out
+
+
+def test_the_doctor_sees_a_tool_call_returned_as_one(checkout, capsys):
+    with StubServer() as stub:  # the control of the next test: a server returning tool_calls
+        _, out = doctor(checkout, stub, capsys)
+    assert row(out, "tools offered").startswith("ok") and "called lookup_order" in out, out
+
+
+def test_the_doctor_reports_tool_calls_that_come_back_as_text_and_what_to_do(checkout, capsys):
+    with StubServer(profile="textcalls") as stub:
+        got, out = doctor(checkout, stub, capsys)
+    line = row(out, "tools offered")
+    assert line.startswith("WARN") and "tool calls come back as text" in line, out
+    assert "llama-server --jinja" in line and "docs/models.md" in line, out
+    assert got == 0 and "memory is written by: function_calling" in out, out  # memory still works
 
 
 def test_the_doctor_reports_a_model_that_never_stops_within_the_deadline(checkout, capsys):

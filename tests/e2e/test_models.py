@@ -1,7 +1,8 @@
 """End to end through ``./scripts/dev`` against the stub's profiles of the model
 servers users run (tests/stub_openai.py, issue 29): llama.cpp's (memory is
 written and recalled), one with no structured output at all (a WARNING says
-so and the turn still answers), and a model that never stops (the run ends
+so and the turn still answers), one whose tool calls come back as text
+(they still run, a WARNING says what to do), and a model that never stops (the run ends
 at its deadline, every request capped)."""
 
 from __future__ import annotations
@@ -57,6 +58,28 @@ async def test_with_no_structured_output_a_warning_says_why_and_the_turn_answers
         assert warned, log[-4000:]
         assert "warning" in warned[0].lower() and "python -m mnemo doctor" in warned[0], warned[0]
         assert "returned nothing" not in log
+    finally:
+        server.stop()
+
+
+async def test_a_tool_call_written_as_text_still_runs_and_the_log_says_what_to_do(workdir, server_env, stub):
+    """Qwen2.5-Coder on llama-server (issue 42): the call comes back as a fenced JSON block."""
+    server = served(workdir, server_env, stub, "textcalls")
+    try:
+        lin = client(server, "u_lin")
+        run = await chat(lin, "Remember that I keep bees.", user_id="u_lin")
+        assert run["status"] == "success", server.output()
+        answered = [
+            r for r in stub.requests if any(t["function"]["name"] == "remember_note" for t in r.get("tools", []))
+        ]
+        assert answered  # the precondition: the model was offered the tool (and answered it as text)
+        exported = await lin.http.get("/memory/export")
+        assert [n["text"] for n in exported["notes"]] == ["I keep bees"], exported["notes"]
+        state = await lin.threads.get_state(run["thread_id"])
+        assert "remember_note" not in str(state["values"]["messages"][-1]["content"])  # the user reads no JSON
+        log = server.output(tail=10**8)
+        warned = [line for line in log.splitlines() if "as text instead of tool_calls" in line]
+        assert warned and "llama-server --jinja" in warned[0], log[-4000:]
     finally:
         server.stop()
 

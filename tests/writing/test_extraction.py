@@ -151,3 +151,34 @@ def test_the_profile_fields_of_the_schema_are_the_profiles_own():
     limits = {f: a["maxLength"] for f in PROFILE_FIELDS for a in properties[f]["anyOf"] if "maxLength" in a}
     assert limits == {f: FIELD_MAX_CHARS.get(f, MAX_FIELD_CHARS) for f in PROFILE_FIELDS if f != "response_style"}
     assert limits["language"] == 35 and limits["city"] == MAX_FIELD_CHARS  # the profile's own per-field limit
+
+
+def test_the_prompt_says_what_each_profile_field_means_in_english_and_chinese():
+    """Where the server enforces the schema as a grammar (llama.cpp), the model never
+    reads the schema's descriptions: the instructions carry them."""
+    import re
+
+    from mnemo.kinds import FIELD_PROMPTS, PROFILE_FIELDS
+    from mnemo.writing.extraction import extraction_messages
+
+    prompt = extraction_messages(["hi"], [])[0].content
+    for field in PROFILE_FIELDS:
+        assert f'"{field}": {FIELD_PROMPTS[field]}' in prompt
+        assert re.search(r"[\u4e00-\u9fff]", FIELD_PROMPTS[field]), field  # in both languages
+    assert "{fields}" not in prompt and "{today}" not in prompt
+
+
+def test_no_example_of_the_prompt_is_a_fact_of_a_user_who_shares_one_word_with_it():
+    """A small model copies its prompt's examples ("I moved to Suzhou last March" was stored, issue 42):
+    as a note, none is supported by a user's message that shares one of its words."""
+    import re
+
+    from mnemo.core import content_tokens
+    from mnemo.writing.extraction import EXTRACTION_PROMPT
+    from mnemo.writing.grounding import said_words, supported
+
+    examples = [e for e in re.findall(r'"([^"]+)"', EXTRACTION_PROMPT) if len(content_tokens(e)) >= 3]
+    assert "I started a new job last March" in examples and len(examples) >= 4
+    for example in examples:
+        for word in content_tokens(example):
+            assert not supported(example, said_words([f"Well, {word}."])), (example, word)

@@ -43,6 +43,10 @@ def test_a_name_or_city_is_grounded_only_when_every_word_of_it_was_said():
     assert not all_words_said("Ingrid Larsen", words)  # a surname never said
     assert not all_words_said("n2", words)
     assert not all_words_said("?", words)  # no word at all
+    hangzhou = said_words(["我住在杭州。"])
+    assert all_words_said("杭州", hangzhou) and all_words_said("杭州市", hangzhou)  # the city's suffix, added
+    assert not all_words_said("苏州市", hangzhou) and not all_words_said("市", hangzhou)
+    assert not all_words_said("市杭州", hangzhou)  # only a suffix
 
 
 async def test_what_a_model_copied_is_dropped_and_what_the_user_said_is_stored(store, user, caplog):
@@ -139,3 +143,34 @@ async def test_only_the_users_words_ground_a_value_not_the_question_they_answer(
     assert [(n["text"], n.get("context")) for n in await alist_notes(store, user)] == [
         ("The user lives in Lisbon.", asked.text)
     ]
+
+
+#: What Qwen2.5-Coder-1.5B on llama.cpp was told and stored (issue 42).
+MOVED = "Actually I just moved from leeds to bristol last month."
+
+
+def test_one_shared_word_does_not_ground_a_note_half_of_its_words_and_its_names_do():
+    from mnemo.writing.grounding import supported
+
+    words = said_words([MOVED])
+    assert shares_a_word("The user moved to Suzhou last March.", words)  # what let it through before
+    assert not supported("The user moved to Suzhou last March.", words)  # the prompt's example: Suzhou, March
+    assert not supported("I moved to Suzhou last March", words)
+    assert supported("The user moved to Bristol last month.", words)  # "Bristol" said as "bristol"
+    assert supported("The user moved from Leeds to Bristol.", words)
+    assert not supported("The user sold houses and moved.", words)  # one word of three
+    assert supported("The user moved recently.", words)  # one of two: half
+    cats = said_words(["I have a cat."])
+    assert not supported("The user has two cats and a dog.", cats)  # the prompt's other example, half unsaid
+    peanuts = said_words(["请记住我对花生过敏。"])
+    assert supported("用户对花生过敏。", peanuts)  # Chinese, character by character
+    assert not supported("用户去年三月搬到了苏州。", said_words(["上个月我从武汉搬到了厦门。"]))
+    assert not supported("The user is allergic to peanuts.", peanuts)  # another language than the user's
+
+
+async def test_the_users_own_words_pass_whatever_their_case_and_the_prompts_example_does_not(store, user):
+    said = [Said(MOVED, None), Said("请记住我对花生过敏。", None)]
+    extraction = MemoryExtraction(city="Bristol", notes=["The user moved to Suzhou last March.", "用户对花生过敏。"])
+    await aapply_extraction(store, user, extraction, said=said)
+    assert (await aget_profile(store, user))["city"]["value"] == "Bristol"
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户对花生过敏。"]

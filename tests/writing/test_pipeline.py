@@ -189,3 +189,27 @@ async def test_an_extraction_past_its_deadline_stays_pending_with_smaller_batche
     released.set()
     progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=5)
     assert progress == Progress(len(thread), 0)  # one message, then the batches grow back
+
+
+async def test_a_remember_that_the_tool_never_took_is_kept_by_the_extraction_after_the_turn(
+    agent, model, store, script
+):
+    """A model that answers "remember that ..." in words (no remember_note call, as
+    one whose calls come back as unreadable text): the after-turn extraction is
+    shown the request and what it extracts is stored."""
+    from mnemo.core import User
+    from mnemo.notes import alist_notes
+    from tests.agent_harness import say
+
+    seen: list[str] = []
+
+    def extract(messages, tool_names):
+        seen.append(messages[-1].text)
+        return tool_call("MemoryExtraction", notes=["The user cannot have lactose."])
+
+    script.chat = lambda messages: AIMessage(content="Sure, I will keep that in mind.")
+    script.extract = extract
+    out = await say(agent, "Remember that I can't have anything with lactose.")
+    assert not any(getattr(m, "tool_calls", None) for m in out["messages"])  # the tool never ran
+    assert any("Remember that I can't have anything with lactose." in s for s in seen)
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user cannot have lactose."]

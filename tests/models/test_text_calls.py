@@ -1,0 +1,97 @@
+"""A tool call the model wrote as text is recovered as the call it is, and only then
+(mnemo/models/text_calls.py, nodes/call_model.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+
+from mnemo.core import User
+from mnemo.models import recover_tool_calls
+from mnemo.notes import alist_notes
+from nodes.tools import MODEL_TOOLS
+from tests.agent_harness import say
+from tests.scripted import tool_call
+
+QWEN = '```json\n{"name": "remember_note", "arguments": {"text": "The user is allergic to peanuts."}}\n```'
+
+
+def _calls(message: AIMessage) -> list[tuple[str, dict]]:
+    return [(c["name"], c["args"]) for c in message.tool_calls]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        QWEN,
+        '{"name": "remember_note", "arguments": {"text": "The user is allergic to peanuts."}}',
+        '<tool_call>\n{"name": "remember_note", "parameters": {"text": "The user is allergic to peanuts."}}'
+        "\n</tool_call>",
+        '```\n{"name": "remember_note", "arguments": "{\\"text\\": \\"The user is allergic to peanuts.\\"}"}\n```',
+    ],
+)
+def test_a_call_written_as_text_becomes_the_call(text):
+    got = recover_tool_calls(AIMessage(content=text, id="m1"), MODEL_TOOLS)
+    assert _calls(got) == [("remember_note", {"text": "The user is allergic to peanuts."})]
+    assert got.content == "" and got.id == "m1" and got.tool_calls[0]["id"]
+
+
+def test_the_words_around_the_call_stay_the_answer():
+    got = recover_tool_calls(AIMessage(content=f"Sure, I'll remember that.\n{QWEN}"), MODEL_TOOLS)
+    assert _calls(got) == [("remember_note", {"text": "The user is allergic to peanuts."})]
+    assert got.content == "Sure, I'll remember that."
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your order is on its way.",
+        '```json\n{"name": "delete_all_users", "arguments": {}}\n```',  # not a tool the model was offered
+        '```json\n{"name": "remember_note", "arguments": {"txt": "peanuts"}}\n```',  # arguments the tool refuses
+        '```json\n{"name": "remember_note", "arguments": {"text": "a"}, "id": "x"}\n```',  # not the call shape
+        '```json\n{"name": "remember_note", "arguments": {"text": "a"\n```',  # not JSON
+        '```json\n{"status": "shipped", "eta": "Friday"}\n```',  # JSON the user asked for
+        f'{QWEN}\n```json\n{{"name": "nope", "arguments": {{}}}}\n```',  # one block of two is no call
+    ],
+)
+def test_anything_else_stays_text(text):
+    message = AIMessage(content=text)
+    assert recover_tool_calls(message, MODEL_TOOLS) is message
+
+
+def test_a_real_call_and_an_answer_without_tools_are_left_alone():
+    real = tool_call("recall_notes", query="pets")
+    assert recover_tool_calls(real, MODEL_TOOLS) is real
+    text = AIMessage(content=QWEN)
+    assert recover_tool_calls(text, []) is text  # no tool was offered: JSON is all it is
+
+
+def test_a_recovered_call_is_logged_with_what_to_do(caplog, monkeypatch):
+    import mnemo.models.text_calls as text_calls
+
+    monkeypatch.setattr(text_calls, "_warned", False)
+    with caplog.at_level(logging.INFO, logger="mnemo.models.text_calls"):
+        recover_tool_calls(AIMessage(content=QWEN), MODEL_TOOLS)
+        recover_tool_calls(AIMessage(content=QWEN), MODEL_TOOLS)
+    levels = [r.levelno for r in caplog.records]
+    assert levels == [logging.WARNING, logging.INFO]
+    assert "llama-server --jinja" in caplog.records[0].getMessage()
+    assert "remember_note" in caplog.records[0].getMessage()
+
+
+async def test_the_agent_runs_a_call_its_model_wrote_as_text(agent, model, store, script):
+    """Qwen2.5-Coder on llama.cpp: the call as a fenced block; the note is stored
+    by the tool and the user reads no JSON."""
+    steps = iter([AIMessage(content=QWEN), AIMessage(content="Noted.")])
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")  # the tool alone writes
+    out = await say(agent, "Remember that I'm allergic to peanuts.")
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
+    assert out["messages"][-1].content == "Noted."
+    assert not any("remember_note" in str(m.content) for m in out["messages"] if not isinstance(m, HumanMessage))
+    assert json.loads(json.dumps(out["messages"][1].tool_calls[0]["args"])) == {
+        "text": "The user is allergic to peanuts."
+    }
