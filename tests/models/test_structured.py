@@ -222,7 +222,10 @@ async def test_a_json_schema_answer_is_validated_against_the_schema_before_it_is
 
 
 async def test_the_last_way_writes_the_schema_into_the_instructions_a_model_can_follow():
-    schema = json.dumps({k: v for k, v in MemoryExtraction.model_json_schema().items() if k not in ("title", "type")})
+    schema = json.dumps(
+        {k: v for k, v in MemoryExtraction.model_json_schema().items() if k not in ("title", "type")},
+        ensure_ascii=False,
+    )
 
     def follows_instructions(messages, tools):
         # A model with no tool calls or constrained output that does what its instructions say.
