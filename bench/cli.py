@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "overhead":
         from bench import overhead
 
-        overhead.run(
+        result = overhead.run(
             out,
             smoke=args.smoke,
             only=args.only,
@@ -195,6 +195,10 @@ def main(argv: list[str] | None = None) -> int:
             concurrent_users=args.concurrent_users,
             concurrent_turns=args.concurrent_turns,
         )
+        import matplotlib
+
+        matplotlib.use("Agg")
+        plots.plot_overhead(result, out)
         return 0
     if args.command == "real-model":
         from bench import llama_server, real_model

@@ -47,6 +47,7 @@ def test_overhead_smoke_serves_every_graph_on_every_store(tmp_path):
     assert [g["key"] for g in data["goals"]] == SUMMARY
     assert {g["status"] for g in data["goals"] if g["key"] in measured} <= {"pass", "short"}
     assert set(data["encoder_cpu_ms"]) == set(KINDS)
+    assert (tmp_path / "overhead.png").stat().st_size > 0
 
 
 def _store(ttft: dict[str, list[float]], cpu: dict[str, list[float]], turns_per_s: list[float]) -> dict:
