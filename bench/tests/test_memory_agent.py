@@ -28,7 +28,7 @@ def test_a_kept_memory_is_embedded_whole_and_found_by_the_next_turn(postgres_uri
 
         async def converse() -> tuple[list[Any], list[Any], list[Any]]:
             async with open_store(postgres_uri=postgres_uri, sweep=False) as store:
-                graph = memory_agent.builder.compile(checkpointer=InMemorySaver(), store=store)
+                graph: Any = memory_agent.builder.compile(checkpointer=InMemorySaver(), store=store)
                 config: Any = {"configurable": {"thread_id": "t"}}
                 context = memory_agent.Context(user_id="u1")
                 said = {"messages": [{"role": "user", "content": SAID}]}
