@@ -12,6 +12,7 @@ the installed package)::
     python -m bench embedders --out DIR [--smoke]
     python -m bench thresholds --out DIR [--smoke]
     python -m bench sparse --out DIR [--smoke]         # the learned sparse ranking: probe ranks, cost
+    python -m bench overhead --out DIR [--only memory|postgres] [--smoke]  # next to a bare agent and memory-agent
     python -m bench plots --out DIR                    # redraw the PNGs from the JSON
     python -m bench report --out DIR                   # the JSON as markdown tables
 
@@ -33,6 +34,9 @@ Modules:
   thresholds;
 * :mod:`bench.sparse` - the learned sparse ranking on the probe users, and
   its cost;
+* :mod:`bench.overhead` and :mod:`bench.overhead_serve` - time to first token and CPU
+  per turn through ``./scripts/dev``, next to :mod:`bench.bare_agent` and
+  :mod:`bench.memory_agent` (LangChain's memory-agent template);
 * :mod:`bench.plots` - PNG plots of the JSON results;
 * :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md).
 

@@ -108,12 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-postgres", action="store_true", help="the default store only")
     p = sub.add_parser(
         "overhead",
-        help="CPU and wall time per turn through ./scripts/dev: mnemo's graph next to a bare agent; not part of `all`",
+        help="time to first token, CPU and wall per turn through ./scripts/dev, in memory and on PostgreSQL: "
+        "mnemo next to a bare agent and LangChain's memory-agent template; not part of `all`",
     )
     common_args(p, data=False)
     p.add_argument("--users", type=int, default=5)
     p.add_argument("--turns", type=int, default=10)
-    p.add_argument("--postgres", action="store_true", help="on langgraph.postgres.json (the embedded PostgreSQL)")
+    p.add_argument("--concurrent-users", type=int, default=20)
+    p.add_argument("--concurrent-turns", type=int, default=5)
+    p.add_argument("--only", choices=["memory", "postgres"], help="one store (langgraph.json or .postgres.json)")
     p = sub.add_parser(
         "real-model",
         help="mnemo through ./scripts/dev against llama.cpp's llama-server and SmolLM2-135M, built from the pins "
@@ -191,7 +194,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "overhead":
         from bench import overhead
 
-        overhead.run(out, smoke=args.smoke, users=args.users, turns=args.turns, postgres=args.postgres)
+        result = overhead.run(
+            out,
+            smoke=args.smoke,
+            only=args.only,
+            users=args.users,
+            turns=args.turns,
+            concurrent_users=args.concurrent_users,
+            concurrent_turns=args.concurrent_turns,
+        )
+        import matplotlib
+
+        matplotlib.use("Agg")
+        plots.plot_overhead(result, out)
         return 0
     if args.command == "real-model":
         from bench import llama_server, real_model

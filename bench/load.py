@@ -43,6 +43,9 @@ from bench.common import meta, summary, write_json
 _SYLLABLES_NAME = ["Ka", "Lo", "Mi", "Su", "Te", "Ra", "No", "Vi", "Ze", "Ha"]
 _SYLLABLES_CITY = ["bor", "dan", "fel", "gor", "lin", "mar", "pol", "sen", "tar", "wen"]
 _USER_TAG = re.compile(r"\[(u\d{3})\]")
+#: The kinds of turn of a mixed conversation (:meth:`SimUser.kind`): the profile, a note to keep,
+#: a question no memory answers, and one a kept note answers.
+KINDS = ("profile", "remember", "question", "recall")
 
 
 @dataclass
@@ -70,6 +73,19 @@ class SimUser:
         if turn == 0:
             return f"[{self.uid}] Hi, I'm {self.name} and I live in {self.city}."
         return f"[{self.uid}] Remember that my locker number is {self.locker(turn)}"
+
+    def kind(self, turn: int) -> str:
+        """The kind of turn ``turn`` of a mixed conversation: the profile, then the other kinds in turn."""
+        return KINDS[0] if turn == 0 else KINDS[1 + (turn - 1) % 3]
+
+    def mixed(self, turn: int) -> str:
+        """What the user says at turn ``turn`` of a mixed conversation (:meth:`kind`)."""
+        kind = self.kind(turn)
+        if kind == "question":
+            return f"[{self.uid}] Can you suggest a quick dinner for tonight?"
+        if kind == "recall":
+            return f"[{self.uid}] What is my locker number?"
+        return self.message(turn)
 
     def markers(self) -> list[str]:
         """Strings that appear in a prompt only if this user's memory is in it."""

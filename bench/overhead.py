@@ -1,121 +1,45 @@
-"""What memory costs a turn: mnemo's graph next to a bare LangGraph agent.
+"""What memory costs a turn: mnemo next to a bare agent and to LangChain's memory-agent template.
 
-``python -m bench overhead`` starts one server the way the README does
-(``./scripts/dev`` in a copy of the project, through ``tests/devserver.py``,
-the stub model of ``tests/stub_openai.py``) whose copied ``langgraph.json``
-serves, beside mnemo's ``agent`` (run as shipped, and with
-``memory_write_mode="hot"``: the turn without the extraction after the reply),
-a bare agent (:mod:`bench.bare_agent`: START -> call_model -> END, no
-memory). The same scripted conversations (:class:`bench.load.SimUser`: a
-profile turn, then "Remember that ..." turns) go through each, one turn at a
-time, the graphs taking turns at going first, so that the load other work
-puts on the machine falls on all alike.
-
-Per turn (run created to run joined) it reads the wall time and the CPU time
-of the server's process tree (every thread of every process in the server's
-session: ``/proc/<pid>/task/<tid>/schedstat``, nanoseconds). The server's
-CPU while idle (reloader, timers) is measured over a few seconds before the
-turns and reported beside (``idle_cpu_ms_per_s``); ``cpu_net_ms`` subtracts
-it pro rata of each turn's wall time. The split by step comes from the
-thread's checkpoints after the turn (the time between a step's checkpoint
-and the next one, per node; checkpoint writes included), read after the
-turn's CPU, so it costs the measurement nothing.
-
-``--postgres``: the same on ``langgraph.postgres.json`` (mnemo's store in the
-embedded PostgreSQL, which runs in processes of its own: its CPU is not in the
-figures, the embedder's and the server's are).
+``python -m bench overhead`` serves three graphs under one ``langgraph dev``
+per store (:mod:`bench.overhead_serve`: the bare ``StateGraph`` of
+:mod:`bench.bare_agent`, the template of :mod:`bench.memory_agent`, mnemo as
+shipped), in memory (``langgraph.json``) and on the embedded PostgreSQL
+(``langgraph.postgres.json``) in one run (``--only`` one of them for a quick
+run), and drives the same mixed conversations through each, streamed: per
+graph and kind of turn, time to first token, CPU and wall per turn; then
+users all at once: time to first token and turns per second.
 
 What the turns encode (``encodings``) is counted in-process, not on the
-server (:func:`count_encodings`): the same graph on an ``InMemoryStore`` with
-``langgraph.json``'s index, a scripted model answering as the stub does; per
-kind of turn and step, the texts the embedder is given as queries and as
-passages and those the SPLADE encoder is given; and (``encoder_cpu_ms``) the
-CPU time of those calls on the hot path's steps, each read on the thread that
-ran it, with the server's hot path less that time over the bare agent's
-(``ratio_mnemo_hot_path_without_encoders_over_bare``): what mnemo's steps and
-store work cost without a model to run.
+server (:func:`count_encodings`): the same graph on the store
+:func:`mnemo.stores.open_store` opens (in memory, or PostgreSQL), a scripted
+model answering as the stub does; per kind of turn and step, the texts the
+embedder is given as queries and as passages and those the SPLADE encoder is
+given; and (``encoder_cpu_ms``) the CPU time of those calls in a turn as
+shipped, each read on the thread that ran it. mnemo's CPU per turn on the
+server less that, over the bare agent's, is its own work without the encoders
+(``own_work_ratio_over_bare``).
 
-Results: ``<out>/overhead.json`` (``overhead_postgres.json`` with ``--postgres``).
+Results: ``<out>/overhead.json``: per store the figures, a ``summary`` (the
+worst kind of turn for each) and the issue's ``goals``, printed last.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import tempfile
 import time
 from collections import Counter, defaultdict
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from bench.common import REPO_ROOT, meta, summary, write_json
+from bench.common import meta, write_json
 from bench.load import SimUser
 
-#: What runs each turn: the graph served, and the context of its runs beside the user's id.
-#: ``mnemo_hot_path`` is mnemo with ``memory_write_mode="hot"``: the turn without the
-#: extraction after the reply, i.e. the CPU the user waits for.
-GRAPHS: dict[str, tuple[str, dict[str, Any]]] = {
-    "mnemo": ("agent", {}),
-    "mnemo_hot_path": ("agent", {"memory_write_mode": "hot"}),
-    "bare": ("bare", {}),
-}
-#: mnemo's steps the user waits for; ``write_memory`` runs after the reply.
+#: mnemo's steps before the reply; ``write_memory`` runs after it.
 HOT_PATH = ("load_memory", "compact_history", "call_model", "tools")
-
-
-def _session_cpu_ns(sid: int) -> int:
-    """CPU time (ns) of every thread of every live process in session ``sid``."""
-    total = 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-            fields = stat.rsplit(")", 1)[1].split()
-            if int(fields[3]) != sid:  # field 6 of stat: the session id
-                continue
-            for task in os.scandir(Path(entry.path, "task")):
-                total += int(Path(task.path, "schedstat").read_text().split()[0])
-        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-            continue  # a process or thread that ended while we read
-    return total
-
-
-def _step_times(history: list[dict], run_id: str) -> dict[str, float]:
-    """Seconds per node of one run, from the thread's checkpoints."""
-    snaps = [s for s in history if (s.get("metadata") or {}).get("run_id") == run_id]
-    snaps.sort(key=lambda s: s["created_at"])
-    out: dict[str, float] = defaultdict(float)
-    for before, after in zip(snaps, snaps[1:], strict=False):
-        took = (
-            datetime.fromisoformat(after["created_at"]) - datetime.fromisoformat(before["created_at"])
-        ).total_seconds()
-        nodes = [n for n in before.get("next", []) if not n.startswith("__")]
-        for node in nodes:
-            out[node] += took / len(nodes)
-    return dict(out)
-
-
-async def _turn(client: Any, graph: str, thread_id: str, text: str, user: SimUser, sid: int) -> dict[str, Any]:
-    cpu0, wall0 = _session_cpu_ns(sid), time.perf_counter()
-    run = await client.runs.create(
-        thread_id,
-        GRAPHS[graph][0],
-        context={"user_id": user.uid, **GRAPHS[graph][1]},
-        input={"messages": [{"role": "user", "content": text}]},
-    )
-    await client.runs.join(thread_id, run["run_id"])
-    wall, cpu = time.perf_counter() - wall0, (_session_cpu_ns(sid) - cpu0) / 1e9
-    status = (await client.runs.get(thread_id, run["run_id"]))["status"]
-    history = await client.threads.get_history(thread_id, limit=100)
-    return {"ok": status == "success", "wall": wall, "cpu": cpu, "steps": _step_times(history, run["run_id"])}
-
-
-WriteMode = Literal["hot", "after_turn", "background"]
+#: The stores measured, and the config each is served with.
+STORES = {"memory": "langgraph.json", "postgres": "langgraph.postgres.json"}
 
 
 def _step() -> str:
@@ -125,6 +49,9 @@ def _step() -> str:
         return str(get_config().get("metadata", {}).get("langgraph_node", "?"))
     except RuntimeError:  # outside a run
         return "?"
+
+
+WriteMode = Literal["hot", "after_turn", "background"]
 
 
 #: One encoding call: the step that asked, what it encoded, how many texts, its CPU seconds.
@@ -148,8 +75,8 @@ def _timed(log: list[Encoding], what: str, fn: Any, count: Any) -> Any:
 def _encoding_log(
     turns: int, memory_write_mode: WriteMode, postgres_uri: str | None = None
 ) -> dict[str, list[list[Encoding]]]:
-    """Per kind of turn (``profile``, ``remember``), each turn's encodings over
-    ``turns`` turns of one :class:`bench.load.SimUser` (in-process, see above):
+    """Per kind of turn (:data:`bench.load.KINDS`), each turn's encodings over
+    ``turns`` turns of one :class:`bench.load.SimUser`'s mixed conversation (in-process, see above):
     the bundled E5 model's ``query`` / ``passage`` calls and SPLADE's ``encode``;
     on the in-memory store, or on PostgreSQL at ``postgres_uri`` (both opened
     by :func:`mnemo.stores.open_store`, as the product opens them)."""
@@ -192,11 +119,11 @@ def _encoding_log(
             for turn in range(turns):
                 log.clear()
                 await agent.ainvoke(
-                    {"messages": [HumanMessage(user.message(turn))]},
+                    {"messages": [HumanMessage(user.mixed(turn))]},
                     cast(Any, {"configurable": {"thread_id": "t"}}),
                     context=Context(user_id=user.uid, model=name, memory_write_mode=memory_write_mode),
                 )
-                per_turn["profile" if turn == 0 else "remember"].append(list(log))
+                per_turn[user.kind(turn)].append(list(log))
 
     try:
         asyncio.run(converse())
@@ -223,13 +150,13 @@ def _counts(logs: list[list[Encoding]]) -> dict[str, dict[str, float]]:
     }
 
 
-def _cpu_ms(logs: list[list[Encoding]]) -> dict[str, float]:
+def _cpu_ms(logs: list[list[Encoding]], steps: tuple[str, ...] | None = None) -> dict[str, float]:
     """The median CPU milliseconds a turn spends in E5 (``e5``) and in SPLADE
-    (``sparse``) on the hot path's steps (not ``write_memory``'s)."""
+    (``sparse``) on ``steps`` (all when None)."""
     per: dict[str, list[float]] = {"e5": [0.0] * len(logs), "sparse": [0.0] * len(logs)}
     for i, log in enumerate(logs):
         for step, what, _, cpu in log:
-            if step in HOT_PATH:
+            if steps is None or step in steps:
                 per["sparse" if what == "sparse" else "e5"][i] += cpu * 1000.0
     return {k: round(float(np.median(v)), 1) for k, v in per.items()}
 
@@ -237,130 +164,143 @@ def _cpu_ms(logs: list[list[Encoding]]) -> dict[str, float]:
 def count_encodings(
     *, turns: int = 4, memory_write_mode: WriteMode = "hot", postgres_uri: str | None = None
 ) -> dict[str, dict[str, dict[str, float]]]:
-    """Per kind of turn (``profile``, ``remember``), :func:`_counts`."""
+    """Per kind of turn, :func:`_counts`."""
     return {kind: _counts(logs) for kind, logs in _encoding_log(turns, memory_write_mode, postgres_uri).items()}
 
 
-def encoder_cpu_ms(*, turns: int = 10, memory_write_mode: WriteMode = "hot") -> dict[str, dict[str, float]]:
+def encoder_cpu_ms(
+    *, turns: int = 10, memory_write_mode: WriteMode = "after_turn", steps: tuple[str, ...] | None = None
+) -> dict[str, dict[str, float]]:
     """Per kind of turn, :func:`_cpu_ms`: what the server's CPU per turn would lose without the encoders."""
-    return {kind: _cpu_ms(logs) for kind, logs in _encoding_log(turns, memory_write_mode).items()}
+    return {kind: _cpu_ms(logs, steps) for kind, logs in _encoding_log(turns, memory_write_mode).items()}
 
 
-def _report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
-    ms = 1000.0
-    steps: dict[str, list[float]] = defaultdict(list)
-    for t in turns:
-        for node, took in t["steps"].items():
-            steps[node].append(took * ms)
-    hot = [sum(v for k, v in t["steps"].items() if k in HOT_PATH) * ms for t in turns]
+def _worst(values: list[float | None], *, high: bool = True) -> float | None:
+    """The worst of ``values`` (the highest, or the lowest), None when one is missing."""
+    known = [v for v in values if v is not None]
+    if not values or len(known) < len(values):
+        return None
+    return round(max(known) if high else min(known), 2)
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return a - b if a is not None and b is not None else None
+
+
+def summarize(stores: dict[str, Any], encoders: dict[str, dict[str, float]]) -> dict[str, float | None]:
+    """The issue's figures, each the worst kind of turn (and store, for the ratios) measured."""
+
+    def p50(store: str, graph: str, what: str, kind: str) -> float | None:
+        return stores[store]["graphs"][graph][what][kind]["p50"]
+
+    def kinds(store: str) -> list[str]:
+        return [k for k in stores[store]["graphs"]["mnemo"]["ttft_ms"] if k != "all"]
+
+    def added(store: str) -> float | None:
+        if store not in stores:
+            return None
+        gaps = [_minus(p50(store, "mnemo", "ttft_ms", k), p50(store, "bare", "ttft_ms", k)) for k in kinds(store)]
+        return _worst(gaps)
+
+    every = [(s, k) for s in stores for k in kinds(s)]
     return {
-        "turns": len(turns),
-        "turns_failed": sum(not t["ok"] for t in turns),
-        "cpu_ms": summary([t["cpu"] * ms for t in turns]),
-        "cpu_net_ms": summary([(t["cpu"] - idle_per_s * t["wall"]) * ms for t in turns]),
-        "wall_ms": summary([t["wall"] * ms for t in turns]),
-        # The profile turn (the model answers at once) apart from the "Remember ..." ones (a tool call).
-        "cpu_ms_by_turn": {
-            kind: summary([t["cpu"] * ms for t in turns if t["kind"] == kind]) for kind in ("profile", "remember")
-        },
-        "step_wall_ms": {node: summary(v) for node, v in sorted(steps.items())},
-        "hot_path_wall_ms": summary(hot),
+        "ttft_added_p50_ms": added("memory"),
+        "ttft_added_p50_ms_postgres": added("postgres"),
+        "cpu_ratio_over_memory_agent": _worst(
+            [_ratio(p50(s, "mnemo", "cpu_ms", k), p50(s, "memory_agent", "cpu_ms", k)) for s, k in every]
+        ),
+        "own_work_ratio_over_bare": _worst(
+            [
+                _ratio(_minus(p50(s, "mnemo", "cpu_ms", k), sum(encoders[k].values())), p50(s, "bare", "cpu_ms", k))
+                for s, k in every
+            ]
+        ),
+        "concurrent_turns_per_s_ratio_over_memory_agent": _worst(
+            [
+                _ratio(
+                    stores[s]["concurrent"]["mnemo"]["turns_per_s"],
+                    stores[s]["concurrent"]["memory_agent"]["turns_per_s"],
+                )
+                for s in stores
+            ],
+            high=False,
+        ),
     }
 
 
-async def _run(users: int, turns: int, idle_seconds: float, base: str) -> tuple[dict[str, Any], float, int]:
-    from tests.devserver import DevServer, client, copy_project, server_environment, write_dotenv
-    from tests.stub_openai import StubServer
+#: The issue's goals: (summary key, "max" or "min", the bound, what it says).
+GOALS = (
+    ("ttft_added_p50_ms", "max", 60.0, "time to first token at most the bare agent's + 60 ms at p50, in memory"),
+    ("ttft_added_p50_ms_postgres", "max", 60.0, "the same on PostgreSQL"),
+    ("cpu_ratio_over_memory_agent", "max", 1.5, "CPU per turn at most 1.5x memory-agent's"),
+    ("own_work_ratio_over_bare", "max", 2.0, "own work without the encoders at most 2x the bare agent's"),
+    ("concurrent_turns_per_s_ratio_over_memory_agent", "min", 0.7, "20 users at once: turns/s at least 0.7x"),
+)
 
-    with tempfile.TemporaryDirectory(prefix="mnemo-overhead-") as tmp, StubServer() as stub:
-        workdir = copy_project(Path(tmp) / "mnemo")
-        (workdir / "bare_agent.py").write_text((REPO_ROOT / "bench" / "bare_agent.py").read_text())
-        config = json.loads((workdir / base).read_text())
-        config["graphs"]["bare"] = "./bare_agent.py:graph"
-        (workdir / "langgraph.bench-overhead.json").write_text(json.dumps(config, indent=2))
-        write_dotenv(workdir, stub, MNEMO_PGDATA=str(Path(tmp) / "pgdata"), POSTGRES_URI="")
-        server = DevServer(workdir, server_environment(), config="langgraph.bench-overhead.json")
-        server.start()
-        try:
-            assert server.proc is not None
-            sid = server.proc.pid  # start_new_session: the server's process group and session
-            sims = [SimUser(i) for i in range(users)]
-            clients = [client(server, u.uid) for u in sims]
-            threads = {
-                (g, u.uid): (await c.threads.create())["thread_id"]
-                for g in GRAPHS
-                for u, c in zip(sims, clients, strict=True)
+
+def goals(figures: dict[str, float | None]) -> list[dict[str, Any]]:
+    """Each goal with its figure and ``pass`` / ``short`` (``not measured`` without one)."""
+    out = []
+    for key, way, bound, what in GOALS:
+        value = figures[key]
+        met = None if value is None else (value <= bound if way == "max" else value >= bound)
+        out.append(
+            {
+                "key": key,
+                "goal": what,
+                "bound": bound,
+                "value": value,
+                "status": {None: "not measured", True: "pass", False: "short"}[met],
             }
-            # Warm-up (imports, model clients, the embedder) on a thread of its own, then the idle rate.
-            warm = clients[0]
-            for g in GRAPHS:
-                tid = (await warm.threads.create())["thread_id"]
-                await _turn(warm, g, tid, sims[0].message(0), sims[0], sid)
-            await asyncio.sleep(2.0)
-            cpu0, wall0 = _session_cpu_ns(sid), time.perf_counter()
-            await asyncio.sleep(idle_seconds)
-            idle_per_s = (_session_cpu_ns(sid) - cpu0) / 1e9 / (time.perf_counter() - wall0)
-            results: dict[str, list[dict[str, Any]]] = {g: [] for g in GRAPHS}
-            for turn in range(turns):
-                for user, c in zip(sims, clients, strict=True):
-                    shift = (turn * len(sims) + user.index) % len(GRAPHS)  # each graph goes first in turn
-                    order = list(GRAPHS)[shift:] + list(GRAPHS)[:shift]
-                    for g in order:
-                        done = await _turn(c, g, threads[(g, user.uid)], user.message(turn), user, sid)
-                        results[g].append({**done, "kind": "profile" if turn == 0 else "remember"})
-            trouble = len(server.trouble())
-        finally:
-            server.stop()
-    return {g: _report(r, idle_per_s) for g, r in results.items()}, idle_per_s, trouble
+        )
+    return out
 
 
-def run(out: Path, *, smoke: bool = False, users: int = 5, turns: int = 10, postgres: bool = False) -> dict[str, Any]:
-    """Both graphs, the same conversations; writes ``overhead.json`` (``overhead_postgres.json``
-    on ``langgraph.postgres.json`` when ``postgres``). ``smoke``: 1 user x 2 turns."""
+def run(
+    out: Path,
+    *,
+    smoke: bool = False,
+    only: str | None = None,
+    users: int = 5,
+    turns: int = 10,
+    concurrent_users: int = 20,
+    concurrent_turns: int = 5,
+) -> dict[str, Any]:
+    """Every store (or ``only`` one), the three graphs; writes ``overhead.json``.
+    ``smoke``: 1 user x 4 turns (one of each kind), 2 users x 2 turns at once."""
+    from bench.overhead_serve import serve
+
     if smoke:
-        users, turns = 1, 2
+        users, turns, concurrent_users, concurrent_turns = 1, 4, 2, 2
     started = time.time()
-    base = "langgraph.postgres.json" if postgres else "langgraph.json"
-    graphs, idle_per_s, trouble = asyncio.run(_run(users, turns, idle_seconds=2.0 if smoke else 5.0, base=base))
-    bare = graphs["bare"]
-
-    def ratio(key: str, q: str = "p50", graph: str = "mnemo") -> float | None:
-        a, b = graphs[graph][key][q], bare[key][q]
-        return round(a / b, 2) if a and b and b > 0 else None
-
-    # One in-process conversation per write mode: what each step encodes, and (hot) what that costs.
-    logs = {mode: _encoding_log(3 if smoke else 10, mode) for mode in ("after_turn", "hot")}
-    encoders = {kind: _cpu_ms(turn_logs) for kind, turn_logs in logs["hot"].items()}
-    hot = graphs["mnemo_hot_path"]["cpu_ms_by_turn"]
-    result = {
-        "meta": meta("overhead", started, users=users, turns=turns, config=base),
-        "idle_cpu_ms_per_s": round(idle_per_s * 1000, 2),
-        "graphs": graphs,
-        "ratio_mnemo_over_bare": {
-            "cpu_ms_p50": ratio("cpu_ms"),
-            "cpu_ms_mean": ratio("cpu_ms", "mean"),
-            "cpu_net_ms_p50": ratio("cpu_net_ms"),
-            "wall_ms_p50": ratio("wall_ms"),
-            "wall_ms_p95": ratio("wall_ms", "p95"),
-        },
-        "ratio_mnemo_hot_path_over_bare": {
-            "cpu_ms_p50": ratio("cpu_ms", graph="mnemo_hot_path"),
-            "cpu_ms_mean": ratio("cpu_ms", "mean", graph="mnemo_hot_path"),
-            "cpu_net_ms_p50": ratio("cpu_net_ms", graph="mnemo_hot_path"),
-            "wall_ms_p50": ratio("wall_ms", graph="mnemo_hot_path"),
-        },
-        "server_log_trouble": trouble,
-        # In-process (count_encodings): texts embedded / encoded per step, median per turn.
-        "encodings": {mode: {kind: _counts(tl) for kind, tl in by_kind.items()} for mode, by_kind in logs.items()},
-        # In-process (encoder_cpu_ms): the hot path's CPU in E5 and SPLADE per kind of turn, and what
-        # the server's hot path would cost next to the bare agent without them (an estimate: the
-        # server's p50 less the in-process median).
-        "encoder_cpu_ms": encoders,
-        "ratio_mnemo_hot_path_without_encoders_over_bare": {
-            kind: round((hot[kind]["p50"] - sum(encoders[kind].values())) / bare["cpu_ms_by_turn"][kind]["p50"], 2)
-            for kind in encoders
-            if hot[kind]["p50"] and bare["cpu_ms_by_turn"][kind]["p50"]
-        },
+    shape = {"users": users, "turns": turns, "concurrent_users": concurrent_users, "concurrent_turns": concurrent_turns}
+    stores = {
+        name: serve(config, **shape, idle_seconds=2.0 if smoke else 5.0)
+        for name, config in STORES.items()
+        if only in (None, name)
     }
-    write_json(out / ("overhead_postgres.json" if postgres else "overhead.json"), result)
+    # One in-process conversation per write mode: what each step encodes, and (as shipped) what that costs.
+    logs = {mode: _encoding_log(4 if smoke else 10, mode) for mode in ("after_turn", "hot")}
+    encoders = {kind: _cpu_ms(turn_logs) for kind, turn_logs in logs["after_turn"].items()}
+    figures = summarize(stores, encoders)
+    result: dict[str, Any] = {
+        "meta": meta("overhead", started, **shape, stores={k: v["config"] for k, v in stores.items()}),
+        "stores": stores,
+        # In-process: texts embedded / encoded per step, median per turn; the encoders' CPU per turn as shipped.
+        "encodings": {mode: {kind: _counts(tl) for kind, tl in by_kind.items()} for mode, by_kind in logs.items()},
+        "encoder_cpu_ms": encoders,
+        "summary": figures,
+        "goals": goals(figures),
+    }
+    write_json(out / "overhead.json", result)
+    for name, store in stores.items():
+        for g, fig in store["graphs"].items():
+            ttft = "  ".join(f"{k} {v['p50']}/{v['p95']}" for k, v in fig["ttft_ms"].items())
+            print(f"{name:8} {g:12} ttft p50/p95 ms: {ttft}; cpu p50 {fig['cpu_ms']['all']['p50']} ms")
+    for goal in result["goals"]:
+        print(f"{goal['status']:>12}  {goal['key']} = {goal['value']} ({goal['goal']})")
     return result

@@ -32,6 +32,7 @@ def plot_all(out: Path) -> list[Path]:
         ("thresholds.json", plot_thresholds),
         ("embedders.json", plot_embedders),
         ("load.json", plot_load),
+        ("overhead.json", plot_overhead),
     ):
         data = read_json(out / name)
         if data is not None:
@@ -294,6 +295,28 @@ def plot_load(data: dict[str, Any], out: Path) -> list[Path]:
     right.set_title("cross-user reads: " + ", ".join(str(s["cross_user_reads"]) for s in scenarios))
     right.legend()
     return [_save(fig, out / "load.png")]
+
+
+def plot_overhead(data: dict[str, Any], out: Path) -> list[Path]:
+    """Per store, per kind of turn and graph: time to first token and CPU per turn (p50, p95 as a tick)."""
+    import matplotlib.pyplot as plt
+
+    stores = data["stores"]
+    fig, axes = plt.subplots(2, len(stores), figsize=(5.5 * len(stores), 7), squeeze=False)
+    colors = {"bare": "#7f7f7f", "memory_agent": COLORS["memory_agent"], "mnemo": COLORS["mnemo"]}
+    for col, (name, store) in enumerate(stores.items()):
+        for row, (what, unit) in enumerate((("ttft_ms", "time to first token, ms"), ("cpu_ms", "CPU per turn, ms"))):
+            ax = axes[row][col]
+            kinds = [k for k in store["graphs"]["mnemo"][what] if k != "all"]
+            for i, (graph, color) in enumerate(colors.items()):
+                xs = [x + (i - 1) * 0.27 for x in range(len(kinds))]
+                figures = [store["graphs"][graph][what][k] for k in kinds]
+                ax.bar(xs, [f["p50"] or 0 for f in figures], 0.27, color=color, label=f"{graph} p50")
+                ax.scatter(xs, [f["p95"] or 0 for f in figures], marker="_", s=120, color="black")
+            ax.set_xticks(range(len(kinds)), kinds)
+            _label(ax, "", unit, f"{name} ({store['config']}); tick: p95")
+    fig.suptitle(f"bench overhead, {data['meta']['users']} users x {data['meta']['turns']} turns, one at a time")
+    return [_save(fig, out / "overhead.png")]
 
 
 def _label(ax: Any, x: str, y: str, title: str, *, legend: int = 8) -> None:

@@ -13,7 +13,9 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
 * "Remember that <fact>", "What do you remember about <topic>?" and
   "Forget that <fact>" in the user's last message make it call
   ``remember_note``, ``recall_notes`` and ``forget_note``, as a real model
-  asked to would.
+  asked to would; "Remember that <fact>" calls ``upsert_memory`` (the tool of
+  LangChain's memory-agent template, ``content`` the fact, ``context`` the
+  message) when that is the tool offered instead.
 * "Feedback for me: <text>" / "Feedback for everyone: <text>" make it call
   ``improve_instructions`` with that scope; asked for an ``InstructionRewrite``,
   it answers as a model following the rewrite's rules would: the feedback up
@@ -183,6 +185,8 @@ class _Handler(BaseHTTPRequestHandler):
             message, finish = self._tool_call("improve_instructions", **args), "tool_calls"
         elif "remember_note" in tools and (m := REMEMBER.search(said)):
             message, finish = self._tool_call("remember_note", text=m.group(1)), "tool_calls"
+        elif "upsert_memory" in tools and (m := REMEMBER.search(said)):
+            message, finish = self._tool_call("upsert_memory", content=m.group(1), context=said), "tool_calls"
         elif "recall_notes" in tools and (m := RECALL.search(said)):
             message, finish = self._tool_call("recall_notes", query=m.group(1)), "tool_calls"
         elif "forget_note" in tools and (m := FORGET.search(said)):

@@ -14,3 +14,18 @@ def _cache_dir(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(common, "CACHE_DIR", tmp_path_factory.mktemp("bench-cache"))
         yield
+
+
+@pytest.fixture(params=["memory", "postgres"])
+def postgres_uri(request, tmp_path):
+    """``None`` for the in-memory store, or an embedded PostgreSQL's URI."""
+    if request.param == "memory":
+        yield None
+        return
+    from mnemo.stores import running_embedded_postgres
+    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+
+    if skip_postgres():
+        pytest.skip(SKIP_POSTGRES_REASON)
+    with running_embedded_postgres(tmp_path / "pgdata", database="bench", cleanup="delete") as pg:
+        yield pg.uri

@@ -1,5 +1,6 @@
-"""``python -m bench overhead --smoke``: every graph runs through the server and the JSON has the figures;
-and what a turn encodes, counted in-process."""
+"""``python -m bench overhead --smoke``: every graph runs through the server on every store and the JSON
+has the figures and the summary; the summary takes the worst kind of turn; what a turn encodes, counted
+in-process."""
 
 from __future__ import annotations
 
@@ -8,45 +9,86 @@ import json
 import pytest
 
 from bench.cli import main
-from bench.overhead import count_encodings, encoder_cpu_ms
+from bench.load import KINDS
+from bench.overhead import GOALS, count_encodings, encoder_cpu_ms, goals, summarize
+from tests.store_backends import skip_postgres
+
+SUMMARY = [key for key, *_ in GOALS]
 
 
 @pytest.mark.e2e
-def test_overhead_smoke_reports_both_graphs_and_their_ratio(tmp_path):
-    assert main(["overhead", "--smoke", "--out", str(tmp_path)]) == 0
+def test_overhead_smoke_serves_every_graph_on_every_store(tmp_path):
+    stores = {"memory"} if skip_postgres() else {"memory", "postgres"}
+    only = ["--only", "memory"] if skip_postgres() else []
+    assert main(["overhead", "--smoke", "--out", str(tmp_path), *only]) == 0
     data = json.loads((tmp_path / "overhead.json").read_text())
-    assert set(data["graphs"]) == {"mnemo", "mnemo_hot_path", "bare"}
-    for name, g in data["graphs"].items():
-        assert g["turns"] == 2 and g["turns_failed"] == 0, (name, g)
-        assert g["cpu_ms"]["p50"] > 0 and g["wall_ms"]["p50"] > 0, (name, g)
-        assert g["step_wall_ms"]["call_model"]["n"] >= 2, (name, g)
-        assert g["cpu_ms_by_turn"]["profile"]["n"] == g["cpu_ms_by_turn"]["remember"]["n"] == 1, (name, g)
-    # mnemo's memory steps are timed; the bare agent has none.
-    for name in ("mnemo", "mnemo_hot_path"):
-        assert {"load_memory", "compact_history", "write_memory"} <= set(data["graphs"][name]["step_wall_ms"])
-    assert set(data["graphs"]["bare"]["step_wall_ms"]) == {"call_model"}
-    assert data["ratio_mnemo_over_bare"]["cpu_ms_p50"] > 0
-    assert data["ratio_mnemo_over_bare"]["wall_ms_p50"] > 0
-    assert data["ratio_mnemo_hot_path_over_bare"]["cpu_ms_p50"] > 0
-    assert data["server_log_trouble"] == 0
-    assert set(data["encodings"]) == {"after_turn", "hot"}
-    assert set(data["encoder_cpu_ms"]) == set(data["ratio_mnemo_hot_path_without_encoders_over_bare"])
-    assert set(data["encoder_cpu_ms"]) == {"profile", "remember"}
+    assert set(data["stores"]) == stores
+    for name, store in data["stores"].items():
+        assert set(store["graphs"]) == {"bare", "memory_agent", "mnemo"}, name
+        assert store["server_log_trouble"] == 0, name
+        for graph, g in store["graphs"].items():
+            assert g["turns"] == 4 and g["turns_failed"] == 0, (name, graph, g)
+            for kind in KINDS:  # one turn of each kind, streamed to its first token and its end
+                ttft, wall = g["ttft_ms"][kind]["p50"], g["wall_ms"][kind]["p50"]
+                assert 0 < ttft <= wall and g["cpu_ms"][kind]["p50"] > 0, (name, graph, kind, g)
+        calls = {graph: g["tool_calls"] for graph, g in store["graphs"].items()}
+        # A "Remember ..." turn makes each memory graph call its own tool (the stub answers both); bare calls none.
+        assert calls["mnemo"]["remember"].get("remember_note") == 1, calls
+        assert calls["memory_agent"] == {"profile": {}, "remember": {"upsert_memory": 1}, "question": {}, "recall": {}}
+        assert calls["bare"] == {kind: {} for kind in KINDS}
+        for graph, c in store["concurrent"].items():  # 2 users x 2 turns at once
+            assert c["turns"] == 4 and c["turns_failed"] == 0 and c["turns_per_s"] > 0, (name, graph, c)
+            assert c["ttft_ms"]["all"]["p95"] > 0, (name, graph, c)
+    assert list(data["summary"]) == SUMMARY
+    measured = [k for k in SUMMARY if k != "ttft_added_p50_ms_postgres" or "postgres" in stores]
+    for key in measured:
+        value = data["summary"][key]
+        assert isinstance(value, int | float) and not isinstance(value, bool), (key, value)
+    assert [g["key"] for g in data["goals"]] == SUMMARY
+    assert {g["status"] for g in data["goals"] if g["key"] in measured} <= {"pass", "short"}
+    assert set(data["encoder_cpu_ms"]) == set(KINDS)
+    assert (tmp_path / "overhead.png").stat().st_size > 0
 
 
-@pytest.fixture(params=["memory", "postgres"])
-def postgres_uri(request, tmp_path):
-    """``None`` for the in-memory store, or an embedded PostgreSQL's URI."""
-    if request.param == "memory":
-        yield None
-        return
-    from mnemo.stores import running_embedded_postgres
-    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+def _store(ttft: dict[str, list[float]], cpu: dict[str, list[float]], turns_per_s: list[float]) -> dict:
+    """A store's figures: per graph (bare, memory_agent, mnemo) ttft and cpu p50 per kind, turns/s."""
+    names = ("bare", "memory_agent", "mnemo")
+    graphs = {
+        g: {
+            "ttft_ms": {k: {"p50": v[i]} for k, v in ttft.items()},
+            "cpu_ms": {k: {"p50": v[i]} for k, v in cpu.items()},
+        }
+        for i, g in enumerate(names)
+    }
+    return {"graphs": graphs, "concurrent": {g: {"turns_per_s": turns_per_s[i]} for i, g in enumerate(names)}}
 
-    if skip_postgres():
-        pytest.skip(SKIP_POSTGRES_REASON)
-    with running_embedded_postgres(tmp_path / "pgdata", database="encodings", cleanup="delete") as pg:
-        yield pg.uri
+
+def test_the_summary_takes_the_worst_kind_of_turn_and_store():
+    stores = {
+        "memory": _store(
+            {"profile": [100, 0, 130], "remember": [100, 0, 190]},
+            {"profile": [20, 40, 50], "remember": [20, 100, 130]},
+            [4.0, 2.0, 1.8],
+        ),
+        "postgres": _store(
+            {"profile": [100, 0, 150], "remember": [100, 0, 120]},
+            {"profile": [20, 40, 70], "remember": [25, 100, 110]},
+            [4.0, 2.0, 1.0],
+        ),
+    }
+    encoders = {"profile": {"e5": 20.0, "sparse": 10.0}, "remember": {"e5": 50.0, "sparse": 20.0}}
+    figures = summarize(stores, encoders)
+    assert figures == {
+        "ttft_added_p50_ms": 90.0,  # remember, in memory
+        "ttft_added_p50_ms_postgres": 50.0,  # profile, on PostgreSQL
+        "cpu_ratio_over_memory_agent": 1.75,  # profile on PostgreSQL: 70 / 40
+        "own_work_ratio_over_bare": 3.0,  # remember in memory: (130 - 70) / 20
+        "concurrent_turns_per_s_ratio_over_memory_agent": 0.5,  # PostgreSQL: the lowest
+    }
+    assert [g["status"] for g in goals(figures)] == ["short", "pass", "short", "short", "short"]
+    only_memory = summarize({"memory": stores["memory"]}, encoders)
+    assert only_memory["ttft_added_p50_ms_postgres"] is None
+    assert goals(only_memory)[1]["status"] == "not measured"
 
 
 def test_a_turn_embeds_each_text_once(postgres_uri):
@@ -64,19 +106,12 @@ def test_a_turn_embeds_each_text_once(postgres_uri):
     assert set(counts["remember"]) == {"load_memory", "write_memory"}
 
 
-def test_the_encoders_cpu_is_read_per_call_on_the_hot_path():
+def test_the_encoders_cpu_is_read_per_call_in_a_turn_as_shipped():
     cpu = encoder_cpu_ms(turns=3)
     for kind in ("profile", "remember"):
         assert cpu[kind]["e5"] > 0 and cpu[kind]["sparse"] > 0, cpu
-    # only the hot path's steps count: the note remember_note queued is encoded in write_memory, after the reply
-    from bench.overhead import _cpu_ms
-
-    log = [
-        ("load_memory", "query", 1, 0.010),
-        ("load_memory", "sparse", 1, 0.002),
-        ("write_memory", "passage", 2, 0.05),
-    ]
-    assert _cpu_ms([log]) == {"e5": 10.0, "sparse": 2.0}
+    # a "Remember" turn also embeds the note after the reply (a query and two passages) and encodes it
+    assert cpu["remember"]["e5"] > cpu["profile"]["e5"] and cpu["remember"]["sparse"] > cpu["profile"]["sparse"], cpu
     # the methods are the classes' again afterwards
     from mnemo.stores import default_embeddings, sparse_encoder
 
