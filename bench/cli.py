@@ -154,6 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run (default: mnemo's)"
     )
+    p = sub.add_parser(
+        "serve-model",
+        help="llama-server --jinja with a model of real-model (built and assembled if missing), kept running in "
+        "the foreground: a real server for ./scripts/dev or another benchmark",
+    )
+    p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL, help=f"default {DEFAULT_MODEL}")
+    p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
+    p.add_argument("--cache", type=Path, default=None, help="as real-model's")
+    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of a build (default 2)")
     p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
@@ -179,6 +188,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     common.QUIET = getattr(args, "quiet", False)
     common.COMMAND_LINE = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if args.command == "serve-model":
+        from bench import llama_server
+
+        return llama_server.serve_forever(
+            llama_server.MODELS[args.model], args.port, cache=args.cache or llama_server.DEFAULT_CACHE, jobs=args.jobs
+        )
     out: Path = args.out
     started = time.time()
 

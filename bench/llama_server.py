@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -242,6 +244,22 @@ def server_args(binary: Path, gguf: Path, port: int, *, alias: str, ctx: int = 1
     """The command line of :func:`serve` (``--jinja``: the model's chat template, tools included)."""
     args = [str(binary), "-m", str(gguf), "--jinja", "--host", "127.0.0.1", "--port", str(port)]
     return args + ["-c", str(ctx), "-np", str(slots), "--alias", alias]
+
+
+def serve_forever(model: Model, port: int, *, cache: Path = DEFAULT_CACHE, jobs: int = 2) -> int:
+    """``python -m bench serve-model``: prints the command and what a checkout's ``.env``
+    needs to use it, then becomes that ``llama-server`` (one process to stop)."""
+    binary, gguf = prepare(cache, model, jobs=jobs)
+    args = server_args(binary, gguf, port, alias=model.alias)
+    print(shlex.join(args), file=sys.stderr)
+    print(
+        f"# .env of a checkout: OPENAI_BASE_URL=http://127.0.0.1:{port}/v1  OPENAI_API_KEY=sk-no-key  "
+        f"MNEMO_MODEL=openai:{model.alias}",
+        file=sys.stderr,
+        flush=True,
+    )
+    os.execv(args[0], args)
+    return 1  # not reached
 
 
 @contextmanager

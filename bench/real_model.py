@@ -38,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -363,7 +364,10 @@ def run(
                         talk = asyncio.run(_conversation(server, proxy, context))
                     for name, case in CASES.items():
                         if name in only:
-                            cases[name] = case(server, proxy, workdir, settings, context)
+                            try:
+                                cases[name] = case(server, proxy, workdir, settings, context)
+                            except Exception:  # one broken case must not lose the rest of the run
+                                cases[name] = {"error": traceback.format_exc()[-2000:]}
                     log = server.output(tail=10**8)
                 finally:
                     server.stop()

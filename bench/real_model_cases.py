@@ -205,6 +205,8 @@ def tool_call_examples(records: list[dict[str, Any]], most: int = 3) -> list[dic
 
 def case_report(name: str, case: dict[str, Any]) -> str:
     """One case as markdown lines."""
+    if "error" in case:
+        return f"{name}: failed: {case['error'].splitlines()[-1]}"
     if name == "consolidate":
         result = case.get("result") or {}
         return "\n".join(

@@ -171,3 +171,14 @@ def test_the_servers_speeds_are_read_from_its_log():
         "      total time =    3234.50 ms /   120 tokens\n"
     )
     assert llama_timings(log) == {"prompt_tokens_per_s": [81.0], "eval_tokens_per_s": [10.0]}
+
+
+def test_only_picks_parts_of_the_run_by_name():
+    from bench.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert parse(["real-model"]).only == ("conversation", "consolidate", "rewrite")
+    args = parse(["real-model", "--model", "qwen2.5-1.5b", "--only", "consolidate, rewrite"])
+    assert args.only == ("consolidate", "rewrite") and args.model == "qwen2.5-1.5b"
+    with pytest.raises(SystemExit):
+        parse(["real-model", "--only", "consolidate,dream"])
