@@ -376,7 +376,7 @@ def run(
             if "conversation" in only:
                 doctor = _doctor(workdir, {**server_environment(), "OPENAI_BASE_URL": base_url, **settings})
             server_log = llama_log.read_text(errors="replace")
-    warnings = [line[:300] for line in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", line)]
+    lines = plain_lines(log)
     result = {
         "meta": meta(
             "real-model",
@@ -399,8 +399,8 @@ def run(
         "cases": cases,
         "requests": tally(summaries),
         "request_log": summaries,
-        "server_warnings": warnings[:40],
-        "memory_log": [line[:300] for line in log.splitlines() if "memory" in line.lower()][:40],
+        "server_warnings": warning_lines(lines)[:40],
+        "memory_log": [line[:300] for line in lines if "memory" in line.lower()][:40],
         "llama_timings": llama_timings(server_log),
         "doctor": doctor,
     }
@@ -411,6 +411,17 @@ def run(
         write_json(out / name.replace(".json", "_tool_calls.json"), {"meta": result["meta"], "examples": examples})
     print(report(result))
     return result
+
+
+def plain_lines(log: str) -> list[str]:
+    """The lines of ``./scripts/dev``'s output without their colour codes."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", log).splitlines()
+
+
+def warning_lines(lines: list[str]) -> list[str]:
+    """The WARNING and ERROR lines and tracebacks: structlog writes ``[warning  ]``
+    (lower case), the standard library ``WARNING``."""
+    return [line[:300] for line in lines if re.search(r"\b(warning|error)\b|Traceback", line, re.IGNORECASE)]
 
 
 def llama_timings(log_text: str) -> dict[str, list[float]]:

@@ -182,3 +182,21 @@ def test_only_picks_parts_of_the_run_by_name():
     assert args.only == ("consolidate", "rewrite") and args.model == "qwen2.5-1.5b"
     with pytest.raises(SystemExit):
         parse(["real-model", "--only", "consolidate,dream"])
+
+
+def test_the_dev_servers_warnings_are_counted_whatever_their_case_and_colour():
+    from bench.real_model import plain_lines, warning_lines
+
+    log = (
+        "\x1b[2m2026-12-04T14:07:14Z\x1b[0m [\x1b[33m\x1b[1mwarning  \x1b[0m] "
+        "\x1b[1mmemory extraction: 1 profile value(s)\n"
+        "2026-12-04T14:07:15Z [info     ] HTTP Request: POST /v1/chat/completions 200\n"
+        "WARNING:root:old style\n"
+        "Traceback (most recent call last):\n"
+    )
+    found = warning_lines(plain_lines(log))
+    assert found == [
+        "2026-12-04T14:07:14Z [warning  ] memory extraction: 1 profile value(s)",
+        "WARNING:root:old style",
+        "Traceback (most recent call last):",
+    ]
