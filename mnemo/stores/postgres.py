@@ -233,40 +233,42 @@ class MnemoPostgresStore(AsyncPostgresStore):
         return results
 
     async def _areachable(self) -> bool:
-        """Whether PostgreSQL takes a new connection: one check at a time;
-        a yes is reused for :data:`REACHABLE_CHECK_S` (the calls waiting for a
-        busy pool do not each connect). A refusal is not reused (it costs
-        milliseconds, and the server back is seen at once); a probe that got
-        no answer within its ``connect_timeout`` (a server that hangs) is, for
-        :data:`REACHABLE_CHECK_S`, so the calls of a turn do not each wait for one."""
-        now = time.monotonic()
-        if now < self._silent_until:
+        """Whether PostgreSQL takes a new connection: one check at a time; a yes
+        reused for :data:`REACHABLE_CHECK_S`, a refusal never (the server back is
+        seen at once), no answer at all for :data:`REACHABLE_CHECK_S` (docs/postgres.md)."""
+        if time.monotonic() < self._silent_until:
             return False
         probe = self._probe
-        if probe is None or (probe.done() and (not probe.result() or now - self._probed_at >= REACHABLE_CHECK_S)):
-            conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
-            probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), now
-            probe.add_done_callback(self._heard)
-            self._probe = probe
+        if probe is None or (
+            probe.done() and (not probe.result() or time.monotonic() - self._probed_at >= REACHABLE_CHECK_S)
+        ):
+            probe = self._check()
         return await asyncio.shield(probe)
 
+    def _check(self) -> asyncio.Future[bool]:
+        conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
+        self._probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), time.monotonic()
+        self._probe.add_done_callback(self._heard)
+        return self._probe
+
     def _heard(self, probe: asyncio.Future[bool]) -> None:
-        if not probe.cancelled() and not probe.result() and time.monotonic() - self._probed_at >= SILENT_AFTER_S:
-            self.mark_unreachable()
+        silent = not probe.cancelled() and not probe.result() and time.monotonic() - self._probed_at >= SILENT_AFTER_S
+        self._silent_until = time.monotonic() + REACHABLE_CHECK_S if silent else 0.0
 
     def mark_unreachable(self) -> None:
-        """PostgreSQL did not answer (here, or a run lease on the same pool):
-        calls fail at once for :data:`REACHABLE_CHECK_S`, then check again."""
+        """PostgreSQL did not answer a run lease on this pool: calls fail at once
+        while a check runs, which only a refusal or a yes lifts (docs/postgres.md)."""
         self._down = True
-        self._silent_until = time.monotonic() + REACHABLE_CHECK_S
+        self._silent_until = time.monotonic() + CONNECT_TIMEOUT_S + REACHABLE_CHECK_S
+        if self._probe is None or self._probe.done():
+            self._check()
 
     def unreachable(self) -> bool:
         """Whether PostgreSQL did not answer moments ago (:meth:`mark_unreachable`)."""
         return time.monotonic() < self._silent_until
 
     async def sweep_ttl(self) -> int:
-        """Upstream's sweep, without the session's ``statement_timeout``: a
-        backlog of expired items may take longer to delete than one turn's statement."""
+        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)."""
         async with self._cursor() as cur:
             await cur.execute("SET statement_timeout = 0")
             try:
