@@ -222,7 +222,8 @@ _tasks: set[asyncio.Task[Any]] = set()  # background calls, kept from the garbag
 def _background(call: Any) -> None:
     task = asyncio.ensure_future(call)
     _tasks.add(task)
-    task.add_done_callback(lambda t: (_tasks.discard(t), _after_deadline(t, None)))
+    task.add_done_callback(_tasks.discard)
+    task.add_done_callback(lambda t: _after_deadline(t, None))
 
 
 def _after_deadline(task: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:
