@@ -118,12 +118,12 @@ class PostgresLeases:
             mark()  # the run's store calls then fail at once instead of each waiting
         return LeasesUnreachableError(f"PostgreSQL did not answer the lease's {what} within {DEADLINE_S} s")
 
-    async def _within(self, what: str, call: Any, late: Callable[[Any], None] | None = None) -> Any:
+    async def _within(self, what: str, call: Any, after: Callable[[], None] | None = None) -> Any:
         """``call``'s result, or :class:`LeasesUnreachableError` after
         :data:`DEADLINE_S`. Past it the call is cancelled, not awaited:
         psycopg's cancellation of a query on a server that does not answer
-        waits up to 10 s for it before closing the connection. ``late`` gets the
-        result of a call that still ends (a lease taken after all is given back)."""
+        waits up to 10 s for it (a statement in flight, a COMMIT, may still
+        land) before closing the connection; ``after`` runs once it has ended."""
         task = asyncio.ensure_future(call)
         try:
             done, _ = await asyncio.wait({task}, timeout=DEADLINE_S)
@@ -133,11 +133,11 @@ class PostgresLeases:
         if done:
             return task.result()
         task.cancel()
-        task.add_done_callback(lambda t: _after_deadline(t, late))
+        task.add_done_callback(lambda t: _after_deadline(t, after))
         raise self._silent(what)
 
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Any]:
+    async def _connection(self, *, anyway: bool = False) -> AsyncIterator[Any]:
         """A pooled connection within ``CONNECT_TIMEOUT_S``, or :class:`LeasesUnreachableError`
         (at once for :data:`UNREACHABLE_RETRY_S` after a failure, so runs do not each wait)."""
         import psycopg
@@ -145,7 +145,7 @@ class PostgresLeases:
 
         from mnemo.stores import CONNECT_TIMEOUT_S
 
-        if self._unreachable():
+        if self._unreachable() and not anyway:
             raise LeasesUnreachableError("PostgreSQL was unreachable moments ago")
         try:
             async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
@@ -167,11 +167,12 @@ class PostgresLeases:
         self._ready = True
 
     async def acquire(self, owner: str, run_id: str, cap: int) -> bool:
-        def give_back(taken: bool) -> None:
-            if taken:
-                _background(self.release(owner, run_id))
-
-        return bool(await self._within("acquire", self._acquire(owner, run_id, cap), give_back))
+        # Past the deadline the run counts here; a lease PostgreSQL took after all is given back.
+        return bool(
+            await self._within(
+                "acquire", self._acquire(owner, run_id, cap), lambda: _background(self._give_back(run_id))
+            )
+        )
 
     async def _acquire(self, owner: str, run_id: str, cap: int) -> bool:
         async with self._connection() as conn:
@@ -207,8 +208,12 @@ class PostgresLeases:
     async def release(self, owner: str, run_id: str) -> None:
         await self._within("release", self._execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,)))
 
-    async def _execute(self, sql: str, params: tuple[Any, ...]) -> None:
-        async with self._connection() as conn:
+    async def _give_back(self, run_id: str) -> None:
+        """Delete a lease an acquire past its deadline may have taken (tried even while unreachable)."""
+        await self._within("give-back", self._execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,), anyway=True))
+
+    async def _execute(self, sql: str, params: tuple[Any, ...], *, anyway: bool = False) -> None:
+        async with self._connection(anyway=anyway) as conn:
             await conn.execute(sql, params)
 
 
@@ -226,14 +231,12 @@ def _background(call: Any) -> None:
     task.add_done_callback(lambda t: _after_deadline(t, None))
 
 
-def _after_deadline(task: asyncio.Future[Any], late: Callable[[Any], None] | None) -> None:
-    """A lease call that ended after its deadline (or in the background): its result to ``late``, its error logged."""
-    if task.cancelled():
-        return
-    if (exc := task.exception()) is not None:
+def _after_deadline(task: asyncio.Future[Any], after: Callable[[], None] | None) -> None:
+    """A lease call that ended after its deadline (or in the background): its error logged, then ``after``."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
         logger.info("run lease: a call past its deadline ended with %s", type(exc).__name__)
-    elif late is not None:
-        late(task.result())
+    if after is not None:
+        after()
 
 
 _LOCAL = LocalLeases()
