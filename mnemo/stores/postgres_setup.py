@@ -49,7 +49,7 @@ CONNECT_TIMEOUT_S = 3
 #: ``setup()`` runs on a connection of its own without them (a migration or an
 #: index build may take longer). Rationale: docs/postgres.md.
 STATEMENT_TIMEOUT_S = 10
-LOCK_TIMEOUT_S = 2
+LOCK_TIMEOUT_S = 5
 
 #: Connection pool of the PostgreSQL store and checkpointer.
 DEFAULT_POOL: dict[str, Any] = {
