@@ -16,6 +16,12 @@ per-user advisory lock, so two servers sharing the database share the cap; a
 server that dies stops renewing its leases and they lapse after
 :data:`LEASE_TTL_S`. On the in-memory store (one server process) they are a
 set per user under a lock.
+
+Every lease call on PostgreSQL has a deadline (:data:`DEADLINE_S`, on the
+client: a server that does not answer never ends a statement itself). Past it,
+or when PostgreSQL refuses, the run is counted on this server alone, with the
+runs this server holds leases for in PostgreSQL, until PostgreSQL answers
+again (docs/security.md).
 """
 
 from __future__ import annotations
@@ -42,6 +48,12 @@ LEASE_TTL_S = 60
 RENEW_EVERY_S = LEASE_TTL_S / 3
 #: Seconds leases are kept in this process after PostgreSQL could not be reached.
 UNREACHABLE_RETRY_S = 5.0
+#: Seconds a lease call (connection, check and statements) may take on PostgreSQL
+#: before the run is counted on this server instead.
+DEADLINE_S = 2.0
+#: ``lock_timeout`` of the lease's transaction: a live server that holds the
+#: per-user lock longer (a lock storm) says so before :data:`DEADLINE_S`.
+LOCK_TIMEOUT_MS = 1000
 TABLE = "mnemo_run_leases"
 _SETUP_LOCK = 0x6D6E656D6F5F726C  # "mnemo_rl": serialises CREATE TABLE between servers
 
@@ -70,6 +82,11 @@ class LocalLeases:
             held.add(run_id)
             return True
 
+    def add(self, owner: str, run_id: str) -> None:
+        """Count ``run_id`` whatever the cap (a run holding a lease in PostgreSQL)."""
+        with self._lock:
+            self._held.setdefault(owner, set()).add(run_id)
+
     async def renew(self, run_id: str) -> None:
         return None  # nothing lapses: the leases die with the process
 
@@ -85,13 +102,42 @@ class LocalLeases:
 class PostgresLeases:
     """Leases as rows in PostgreSQL, shared by every server on the database."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, store: Any = None) -> None:
         self._pool = pool
+        self._store = store  # MnemoPostgresStore on the same pool: one verdict on PostgreSQL for both
         self._ready = False
         self._down_until = 0.0
 
+    def _unreachable(self) -> bool:
+        return time.monotonic() < self._down_until or bool(getattr(self._store, "unreachable", bool)())
+
+    def _silent(self, what: str) -> LeasesUnreachableError:
+        """PostgreSQL did not answer ``what`` within :data:`DEADLINE_S`."""
+        self._down_until = time.monotonic() + UNREACHABLE_RETRY_S
+        if (mark := getattr(self._store, "mark_unreachable", None)) is not None:
+            mark()  # the run's store calls then fail at once instead of each waiting
+        return LeasesUnreachableError(f"PostgreSQL did not answer the lease's {what} within {DEADLINE_S} s")
+
+    async def _within(self, what: str, call: Any, after: Callable[[], None] | None = None) -> Any:
+        """``call``'s result, or :class:`LeasesUnreachableError` after
+        :data:`DEADLINE_S`. Past it the call is cancelled, not awaited:
+        psycopg's cancellation of a query on a server that does not answer
+        waits up to 10 s for it (a statement in flight, a COMMIT, may still
+        land) before closing the connection; ``after`` runs once it has ended."""
+        task = asyncio.ensure_future(call)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=DEADLINE_S)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if done:
+            return task.result()
+        task.cancel()
+        task.add_done_callback(lambda t: _after_deadline(t, after))
+        raise self._silent(what)
+
     @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[Any]:
+    async def _connection(self, *, anyway: bool = False) -> AsyncIterator[Any]:
         """A pooled connection within ``CONNECT_TIMEOUT_S``, or :class:`LeasesUnreachableError`
         (at once for :data:`UNREACHABLE_RETRY_S` after a failure, so runs do not each wait)."""
         import psycopg
@@ -99,7 +145,7 @@ class PostgresLeases:
 
         from mnemo.stores import CONNECT_TIMEOUT_S
 
-        if time.monotonic() < self._down_until:
+        if self._unreachable() and not anyway:
             raise LeasesUnreachableError("PostgreSQL was unreachable moments ago")
         try:
             async with self._pool.connection(timeout=CONNECT_TIMEOUT_S) as conn:
@@ -121,9 +167,18 @@ class PostgresLeases:
         self._ready = True
 
     async def acquire(self, owner: str, run_id: str, cap: int) -> bool:
+        # Past the deadline the run counts here; a lease PostgreSQL took after all is given back.
+        return bool(
+            await self._within(
+                "acquire", self._acquire(owner, run_id, cap), lambda: _background(self._give_back(run_id))
+            )
+        )
+
+    async def _acquire(self, owner: str, run_id: str, cap: int) -> bool:
         async with self._connection() as conn:
             await self._setup(conn)
             async with conn.transaction():
+                await conn.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
                 # One transaction at a time per owner, on every server: count and take atomically.
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{TABLE}:{owner}",))
                 await conn.execute(f"DELETE FROM {TABLE} WHERE owner = %s AND expires_at < now()", (owner,))
@@ -142,19 +197,46 @@ class PostgresLeases:
                 return True
 
     async def renew(self, run_id: str) -> None:
-        async with self._connection() as conn:
-            await conn.execute(
+        await self._within(
+            "renewal",
+            self._execute(
                 f"UPDATE {TABLE} SET expires_at = now() + make_interval(secs => %s) WHERE run_id = %s",
                 (LEASE_TTL_S, run_id),
-            )
+            ),
+        )
 
     async def release(self, owner: str, run_id: str) -> None:
-        async with self._connection() as conn:
-            await conn.execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,))
+        await self._within("release", self._execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,)))
+
+    async def _give_back(self, run_id: str) -> None:
+        """Delete a lease an acquire past its deadline may have taken (tried even while unreachable)."""
+        await self._within("give-back", self._execute(f"DELETE FROM {TABLE} WHERE run_id = %s", (run_id,), anyway=True))
+
+    async def _execute(self, sql: str, params: tuple[Any, ...], *, anyway: bool = False) -> None:
+        async with self._connection(anyway=anyway) as conn:
+            await conn.execute(sql, params)
 
 
 def _first(row: Any) -> int:
     return int(next(iter(row.values())) if isinstance(row, dict) else row[0])
+
+
+_tasks: set[asyncio.Task[Any]] = set()  # background calls, kept from the garbage collector
+
+
+def _background(call: Any) -> None:
+    task = asyncio.ensure_future(call)
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+    task.add_done_callback(lambda t: _after_deadline(t, None))
+
+
+def _after_deadline(task: asyncio.Future[Any], after: Callable[[], None] | None) -> None:
+    """A lease call that ended after its deadline (or in the background): its error logged, then ``after``."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        logger.info("run lease: a call past its deadline ended with %s", type(exc).__name__)
+    if after is not None:
+        after()
 
 
 _LOCAL = LocalLeases()
@@ -170,7 +252,7 @@ def leases_for(store: Any) -> LocalLeases | PostgresLeases:
         return _LOCAL
     pool = getattr(store, "conn", None)
     if isinstance(pool, AsyncConnectionPool):
-        return _POSTGRES.setdefault(id(pool), PostgresLeases(pool))
+        return _POSTGRES.setdefault(id(pool), PostgresLeases(pool, store))
     return _LOCAL
 
 
@@ -185,11 +267,15 @@ async def run_lease(leases: LocalLeases | PostgresLeases, owner: str, run_id: st
     try:
         taken = await leases.acquire(owner, run_id, cap)
     except LeasesUnreachableError as exc:
-        # PostgreSQL down: the memory is down too and turns go on without it;
-        # the cap does too, counted on this server alone until it is back.
+        # PostgreSQL down or silent: the memory is too and turns go on without it;
+        # the cap does too, counted on this server alone until it answers (with
+        # the runs this server holds PostgreSQL leases for: _LOCAL counts them).
         logger.warning("run lease %s: %s; counted on this server only", run_id, exc)
         leases = _LOCAL
         taken = await leases.acquire(owner, run_id, cap)
+    else:
+        if taken and leases is not _LOCAL:
+            _LOCAL.add(owner, run_id)
     if not taken:
         raise RunCapReachedError(refusal(cap))
 
@@ -206,6 +292,7 @@ async def run_lease(leases: LocalLeases | PostgresLeases, owner: str, run_id: st
         yield
     finally:
         renewer.cancel()
+        await _LOCAL.release(owner, run_id)
         try:
             await leases.release(owner, run_id)
         except Exception:  # the lease lapses by itself

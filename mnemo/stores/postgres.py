@@ -41,9 +41,13 @@ from mnemo.stores.postgres_setup import (
     configure_connection,
     ensure_mnemo_indexes,
     make_pool,
+    setup_connection,
 )
 
 logger = logging.getLogger(__name__)
+
+#: A probe that failed after this many seconds got no answer (a refusal takes milliseconds).
+SILENT_AFTER_S = 1.0
 
 #: pgvector index of the PostgreSQL store: HNSW over ``vector`` with cosine
 #: distance, so scores are the same cosine similarities as InMemoryStore's.
@@ -118,6 +122,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
         self._down = False
         self._probe: asyncio.Future[bool] | None = None
         self._probed_at = 0.0
+        self._silent_until = 0.0  # believed unreachable until then (it did not answer: see _areachable)
         if self.embeddings is not None:
             self.embeddings = QueryAwareEmbeddings(self.embeddings)
 
@@ -224,20 +229,53 @@ class MnemoPostgresStore(AsyncPostgresStore):
             raise StoreOperationError(failure_message(exc)) from exc
         finally:
             call.cancel()  # done: no effect; else abandoned (down, or this call cancelled)
-        self._down = False
+        self._down, self._silent_until = False, 0.0
         return results
 
     async def _areachable(self) -> bool:
-        """Whether PostgreSQL takes a new connection: one check at a time;
-        a yes is reused for :data:`REACHABLE_CHECK_S` (the calls waiting for a
-        busy pool do not each connect), a no never (the server back is seen at once)."""
-        now = time.monotonic()
+        """Whether PostgreSQL takes a new connection: one check at a time; a yes
+        reused for :data:`REACHABLE_CHECK_S`, a refusal never (the server back is
+        seen at once), no answer at all for :data:`REACHABLE_CHECK_S` (docs/postgres.md)."""
+        if time.monotonic() < self._silent_until:
+            return False
         probe = self._probe
-        if probe is None or (probe.done() and (not probe.result() or now - self._probed_at >= REACHABLE_CHECK_S)):
-            conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
-            probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), now
-            self._probe = probe
+        if probe is None or (
+            probe.done() and (not probe.result() or time.monotonic() - self._probed_at >= REACHABLE_CHECK_S)
+        ):
+            probe = self._check()
         return await asyncio.shield(probe)
+
+    def _check(self) -> asyncio.Future[bool]:
+        conninfo = str(cast(AsyncConnectionPool, self.conn).conninfo)
+        self._probe, self._probed_at = asyncio.ensure_future(_reachable(conninfo)), time.monotonic()
+        self._probe.add_done_callback(self._heard)
+        return self._probe
+
+    def _heard(self, probe: asyncio.Future[bool]) -> None:
+        silent = not probe.cancelled() and not probe.result() and time.monotonic() - self._probed_at >= SILENT_AFTER_S
+        self._silent_until = time.monotonic() + REACHABLE_CHECK_S if silent else 0.0
+
+    def mark_unreachable(self) -> None:
+        """PostgreSQL did not answer a run lease on this pool: calls fail at once
+        while a check runs, which only a refusal or a yes lifts (docs/postgres.md)."""
+        self._down = True
+        self._silent_until = time.monotonic() + CONNECT_TIMEOUT_S + REACHABLE_CHECK_S
+        if self._probe is None or self._probe.done():
+            self._check()
+
+    def unreachable(self) -> bool:
+        """Whether PostgreSQL did not answer moments ago (:meth:`mark_unreachable`)."""
+        return time.monotonic() < self._silent_until
+
+    async def sweep_ttl(self) -> int:
+        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)."""
+        async with self._cursor() as cur:
+            await cur.execute("SET statement_timeout = 0")
+            try:
+                await cur.execute("DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()")
+                return cur.rowcount
+            finally:
+                await cur.execute("RESET statement_timeout")
 
     async def aput(
         self,
@@ -298,10 +336,9 @@ async def open_postgres(
     async with make_pool(uri, {"configure": configure_connection, **(pool_config or {})}) as pool:
         store = MnemoPostgresStore(conn=pool, index=cast(Any, index), ttl=ttl)
         try:
-            async with advisory_lock(uri, STORE_SETUP_LOCK):
-                await store.setup()
-                async with cast(AsyncConnectionPool, store.conn).connection() as conn:
-                    await ensure_mnemo_indexes(conn)
+            async with advisory_lock(uri, STORE_SETUP_LOCK), setup_connection(uri) as conn:
+                await MnemoPostgresStore(conn=conn, index=cast(Any, index), ttl=ttl).setup()
+                await ensure_mnemo_indexes(conn)
             await check_vector_table(store, index)
             if sweep:
                 await store.start_ttl_sweeper()

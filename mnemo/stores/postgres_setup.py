@@ -41,6 +41,16 @@ RECONNECT_TIMEOUT_S = 5.0
 #: unreachable host held a pool worker for the OS's TCP timeout).
 CONNECT_TIMEOUT_S = 3
 
+#: ``statement_timeout`` and ``lock_timeout`` of every pooled connection
+#: (PostgreSQL's defaults are none): a statement of a live server that runs or
+#: waits for a lock longer is ended by the server. They cannot end a statement
+#: of a server that does not answer at all (stopped, partitioned): the client's
+#: deadlines do (``REACHABLE_CHECK_S`` for the store, ``server/run_lease.py``).
+#: ``setup()`` runs on a connection of its own without them (a migration or an
+#: index build may take longer). Rationale: docs/postgres.md.
+STATEMENT_TIMEOUT_S = 10
+LOCK_TIMEOUT_S = 5
+
 #: Connection pool of the PostgreSQL store and checkpointer.
 DEFAULT_POOL: dict[str, Any] = {
     "min_size": 1,
@@ -86,9 +96,15 @@ def connection_kwargs() -> dict[str, Any]:
     return {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT_S}
 
 
+def deadline_options() -> str:
+    """libpq ``options`` setting :data:`STATEMENT_TIMEOUT_S` and :data:`LOCK_TIMEOUT_S` for a session."""
+    return f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000} -c lock_timeout={LOCK_TIMEOUT_S * 1000}"
+
+
 def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
     """An ``AsyncConnectionPool`` on ``uri`` (not open yet: ``async with`` it):
-    :data:`DEFAULT_POOL` with ``overrides``, :func:`connection_kwargs` (plus ``overrides["kwargs"]``)
+    :data:`DEFAULT_POOL` with ``overrides``, :func:`connection_kwargs` and
+    :func:`deadline_options` (plus ``overrides["kwargs"]``)
     and a ``check`` of every connection before the pool hands it out.
 
     The check is psycopg_pool's ``check_connection`` (one round trip; a broken
@@ -115,12 +131,22 @@ def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
         uri,
         min_size=options.pop("min_size"),
         max_size=options.pop("max_size"),
-        kwargs={**connection_kwargs(), **(options.pop("kwargs", None) or {})},
+        kwargs={**connection_kwargs(), "options": deadline_options(), **(options.pop("kwargs", None) or {})},
         check=options.pop("check", check),
         open=False,
         **options,
     )
     return pool
+
+
+@asynccontextmanager
+async def setup_connection(uri: str) -> AsyncIterator[Any]:
+    """A connection for ``setup()`` alone: as the pool's (:func:`connection_kwargs`)
+    but without :func:`deadline_options`."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(uri, **connection_kwargs()) as conn:
+        yield conn
 
 
 @asynccontextmanager

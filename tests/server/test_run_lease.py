@@ -155,3 +155,51 @@ async def test_with_postgres_unreachable_a_run_counts_on_its_server(monkeypatch)
                 async with run_lease(down, "dora", "one more"):  # at once: the failure is remembered
                     pass
         assert local.held("dora") == CAP - 1 and asked == []
+
+
+async def test_a_lease_past_its_deadline_counts_here_tells_the_store_and_is_given_back_if_taken_late(
+    pools, monkeypatch
+):
+    """PostgreSQL that answers after the deadline (a hung server, resumed): the
+    acquire gives up at ``DEADLINE_S``, the store on the pool is told, and a
+    lease PostgreSQL took after all is deleted, not left to count for 60 s."""
+    import server.run_lease as module
+    from server.run_lease import LeasesUnreachableError
+
+    class Store:
+        marked = 0
+
+        def mark_unreachable(self) -> None:
+            self.marked += 1
+
+    store = Store()
+    leases = PostgresLeases(pools[0], store)
+    assert await leases.acquire("erin", "e0", CAP)  # the precondition: it answers in time
+    await leases.release("erin", "e0")
+    taken = []
+
+    async def late(*args):
+        try:
+            await asyncio.sleep(10)  # no answer...
+        except asyncio.CancelledError:  # ...until cancelled; psycopg then waits for the statement in flight,
+            async with pools[0].connection() as conn:  # which lands (the acquire's COMMIT), and ends cancelled
+                await conn.execute(
+                    f"INSERT INTO {TABLE} (run_id, owner, expires_at) VALUES ('e1', 'erin', now() + interval '1 min')"
+                )
+            taken.append("e1")
+            raise
+
+    async def held() -> list:
+        async with pools[0].connection() as conn:
+            return await (await conn.execute(f"SELECT run_id FROM {TABLE} WHERE owner = 'erin'")).fetchall()
+
+    monkeypatch.setattr(module, "DEADLINE_S", 0.1)
+    monkeypatch.setattr(leases, "_acquire", late)
+    with pytest.raises(LeasesUnreachableError, match="did not answer the lease's acquire within 0.1 s"):
+        await leases.acquire("erin", "e1", CAP)
+    assert store.marked == 1
+    for _ in range(100):  # the lease PostgreSQL took after all is given back
+        if taken and not await held():
+            break
+        await asyncio.sleep(0.1)
+    assert taken == ["e1"] and await held() == []
