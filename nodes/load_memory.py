@@ -53,7 +53,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             **update,
             "owner": user.label,
             "similar_notes": None,
-            **dict.fromkeys(slots(), ""),
+            "blocks": dict.fromkeys(slots(), ""),
             # The model is told, so it tells the user; what they say now stays
             # pending (write_memory's cursor) and is extracted once the store is back.
             "memory": (
@@ -70,5 +70,5 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             else None
         ),
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
-        **render_blocks(snapshot, **budgets),
+        "blocks": render_blocks(snapshot, **budgets),
     }

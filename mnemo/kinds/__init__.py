@@ -34,7 +34,7 @@ from mnemo.kinds.own_instructions import (
     OwnResult,
     alearn_for_user,
 )
-from mnemo.kinds.part import Ask, Part
+from mnemo.kinds.part import Ask, Block, Part
 from mnemo.kinds.policies import (
     aensure_policies,
     asearch_policies,
@@ -87,6 +87,7 @@ __all__ = [
     "PROFILE_PART",
     "SAID_FIELDS",
     "Ask",
+    "Block",
     "Episode",
     "InstructionVersion",
     "Learned",
