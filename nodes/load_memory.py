@@ -1,6 +1,7 @@
 """Step 1: read what is remembered about the user, and what each memory kind
-adds (similar past cases), for the model to see (one store round trip,
-``mnemo.turn.snapshot``); and, in the same read, the notes this turn's
+adds (similar past cases), for the model to see (``mnemo.turn.snapshot``: one
+batch, a second round trip for notes only the words found, two more when
+expired notes were met); and, in the same read, the notes this turn's
 extractor is shown."""
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from mnemo.kinds.episodes import (
     apromote_episode,
     arecord_episode,
     build_episode,
-    episode_put,
 )
 from mnemo.kinds.hard_rules import (
     HARD_RULES,
@@ -117,7 +116,6 @@ __all__ = [
     "assistant_of",
     "aupdate_profile",
     "build_episode",
-    "episode_put",
     "format_profile",
     "load_policy_file",
     "normalize_field",

@@ -1,8 +1,9 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads it in at most two ``abatch`` calls and one query
-embedding, whatever the number of notes; :func:`render_snapshot` renders it under a
-character budget, every remembered value quoted data.
+embedding, whatever the number of notes (two more to delete the expired notes it
+met, when it met any); :func:`render_snapshot` renders it under a character
+budget, every remembered value quoted data.
 """
 
 from __future__ import annotations
