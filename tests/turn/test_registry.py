@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore, Op, Result, SearchOp
 from mnemo import aupdate_profile
 from mnemo.access.privacy import aerase_user, aexport_user
 from mnemo.audit import Origin
-from mnemo.core import User, quote
+from mnemo.core import Caller, User, quote
 from mnemo.kinds import Ask, Block, Part
 from mnemo.kinds.episodes import arecord_episode, build_episode, render_episodes
 from mnemo.notes.writes import aremember_many
@@ -132,8 +132,8 @@ REMINDERS_PART = Part(
 
 
 def test_a_kind_registered_in_the_registry_alone_reaches_every_path(monkeypatch, store, agent, model):
-    """Loaded by a turn, rendered in its prompt, shown by /memory/search, exported
-    and erased: nothing but the registry knows the kind."""
+    """Loaded by a turn, rendered in its prompt, shown by /memory/search, read (not
+    written) over the store API, exported and erased: nothing but the registry knows the kind."""
     monkeypatch.setattr(registry, "PARTS", (*registry.PARTS, REMINDERS_PART))
     alice = User.of("alice")
     asyncio.run(store.aput(alice.namespace(REMINDERS), "r1", {"text": "Call back about the refund on Friday."}))
@@ -154,6 +154,13 @@ def test_a_kind_registered_in_the_registry_alone_reaches_every_path(monkeypatch,
     assert found["budget"]["reminder_chars"] == len(block) and found["budget"]["reminder_char_budget"] == 500
     assert {"slot": "reminders_block", "tag": "open_reminders", "part": "reminders", "chars": len(block),
             "char_budget": 500} in found["blocks"]  # fmt: skip
+
+    # Over the store's REST API the user reads it and writes it only through mnemo (server.access).
+    from server.access import Forbidden, authorize_store
+
+    assert authorize_store(Caller("alice"), "get", alice.namespace(REMINDERS)) == alice.namespace(REMINDERS)
+    with pytest.raises(Forbidden, match="is memory"):
+        authorize_store(Caller("alice"), "put", alice.namespace(REMINDERS))
 
     exported = asyncio.run(aexport_user(store, alice))
     assert [item["value"] for item in exported["other"][REMINDERS]] == [{"text": wanted[0]}]
