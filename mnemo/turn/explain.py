@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore
 
 from mnemo.core import User, bounded_query
 from mnemo.notes import Note
-from mnemo.turn.registry import part_names, prompt_blocks, turn_settings
+from mnemo.turn.registry import part_budgets, part_names, prompt_blocks, turn_settings
 from mnemo.turn.snapshot import MEMORY_CHAR_BUDGET, aload_snapshot, fit_snapshot, render_blocks, render_snapshot
 
 
@@ -80,9 +80,9 @@ async def aexplain(
         "memory_char_budget": char_budget,
         "notes_left_out": sum(not e["in_prompt"] for e in [*relevant, *recent]),
     }
-    shown_blocks = []
+    shown_blocks, given_budgets = [], part_budgets(budgets)
     for part, block in prompt_blocks():
-        chars, given = len(rendered[block.slot]), budgets.get(block.budget, block.default)
+        chars, given = len(rendered[block.slot]), given_budgets[block.budget]
         budget |= {block.chars: chars, block.budget: given}
         shown_blocks.append({"slot": block.slot, "tag": block.tag, "part": part, "chars": chars, "char_budget": given})
     return {
