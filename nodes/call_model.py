@@ -3,8 +3,9 @@
 Its prompt: the assistant's approved instructions and the user's own (read
 here, in one round trip, every call, so an approval, a rollback or the user's
 feedback applies from the next model call), the hard rules, the running
-summary, similar past cases and the user's memory; then the thread's messages,
-fitted to ``history_token_budget`` (``mnemo.turn.history``).
+summary, the memory kinds' own blocks (similar past cases) and the user's
+memory; then the thread's messages, fitted to ``history_token_budget``
+(``mnemo.turn.history``).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
             instructions=instructions,
             memory=state.get("memory") or "",
             summary=summary,
-            examples=state.get("examples"),
+            blocks=state.get("blocks"),
             own_instructions=own,
         )
     )

@@ -1,6 +1,7 @@
 """Step 1: read what is remembered about the user, and what each memory kind
-adds (similar past cases), for the model to see (one store round trip,
-``mnemo.turn.snapshot``); and, in the same read, the notes this turn's
+adds (similar past cases), for the model to see (``mnemo.turn.snapshot``: one
+batch, a second round trip for notes only the words found, two more when
+expired notes were met); and, in the same read, the notes this turn's
 extractor is shown."""
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             **update,
             "owner": user.label,
             "similar_notes": None,
-            **dict.fromkeys(slots(), ""),
+            "blocks": dict.fromkeys(slots(), ""),
             # The model is told, so it tells the user; what they say now stays
             # pending (write_memory's cursor) and is extracted once the store is back.
             "memory": (
@@ -70,5 +71,5 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             else None
         ),
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
-        **render_blocks(snapshot, **budgets),
+        "blocks": render_blocks(snapshot, **budgets),
     }

@@ -118,8 +118,10 @@ class State(Input):
     by ``load_memory`` in its read and shown to this turn's extractor
     (``after_turn``); ``None``: not read this turn (the write reads them)."""
 
-    examples: Annotated[NotRequired[str], GraphOwned]
-    """Similar past cases that went well, as prompt text (``load_memory``)."""
+    blocks: Annotated[NotRequired[dict[str, str]], GraphOwned]
+    """The prompt blocks the memory kinds render apart from the memory block, by
+    slot (``examples``: similar past cases that went well), as prompt text
+    (``load_memory``, ``mnemo.turn.render_blocks``)."""
 
     summary: Annotated[NotRequired[str], bounded(MAX_SUMMARY_CHARS)]
     """Running summary of the turns removed from ``messages`` (``mnemo.turn.history``).

@@ -20,12 +20,12 @@ from starlette.routing import Route
 
 from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
 from mnemo.access import InvalidTokenError
-from mnemo.core import EPISODES
-from mnemo.kinds import DEFAULT_ASSISTANT, build_episode, episode_put
+from mnemo.kinds import DEFAULT_ASSISTANT, arecord_episode, build_episode
 from server.access import OWNER
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
 from server.platform_guards import PlatformGuards
+from web import memory
 from web.caller import caller, json_object
 from web.memory import export_memory, forget_memory, unavailable
 from web.memory_api import ROUTES as MEMORY_ROUTES
@@ -91,8 +91,8 @@ async def feedback(request: Request) -> JSONResponse:
     )
     if episode is None:
         return JSONResponse({"error": "this thread has no answered request to keep"}, status_code=409)
-    put = episode_put(user.namespace(EPISODES), episode)
-    await client.store.put_item(list(put.namespace), put.key, dict(put.value or {}), index=put.index)
+    # Written through mnemo on the server's own store, as every /memory route writes.
+    await arecord_episode(await memory._store(), user, episode)
     return JSONResponse({"episode": episode})
 
 

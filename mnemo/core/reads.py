@@ -1,8 +1,10 @@
 """Backend-neutral reads over ``BaseStore``.
 
-Every read in mnemo goes through these helpers: they page explicitly and check that
-pages join, keep exact namespaces only, never call ``get`` (it makes ghost namespaces)
-and treat ``score is None`` as no hit. The store traps they avoid: ``docs/design.md``.
+Every listing and semantic read in mnemo goes through these helpers: they page
+explicitly and check that pages join, keep exact namespaces only, never call ``get``
+(on InMemoryStore it makes ghost namespaces, which :func:`alist_users` sees through)
+and treat ``score is None`` as no hit. Reads by key are kept to the few keys mnemo
+derives (docs/architecture.md says which). The store traps: ``docs/design.md``.
 """
 
 from __future__ import annotations

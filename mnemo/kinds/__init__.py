@@ -15,7 +15,6 @@ from mnemo.kinds.episodes import (
     arecord_episode,
     build_episode,
     check_episode,
-    episode_put,
 )
 from mnemo.kinds.hard_rules import (
     HARD_RULES,
@@ -36,7 +35,7 @@ from mnemo.kinds.own_instructions import (
     alearn_for_user,
     check_own_item,
 )
-from mnemo.kinds.part import Ask, Part
+from mnemo.kinds.part import Ask, Block, Part
 from mnemo.kinds.policies import (
     aensure_policies,
     asearch_policies,
@@ -89,6 +88,7 @@ __all__ = [
     "PROFILE_PART",
     "SAID_FIELDS",
     "Ask",
+    "Block",
     "Episode",
     "InstructionVersion",
     "Learned",
@@ -120,7 +120,6 @@ __all__ = [
     "build_episode",
     "check_episode",
     "check_own_item",
-    "episode_put",
     "format_profile",
     "load_policy_file",
     "normalize_field",

@@ -302,7 +302,8 @@ def render_episodes(episodes: Sequence[Episode], *, char_budget: int = EPISODE_C
 
 
 #: The snapshot's ``episodes``: resolved cases similar to the query, best first
-#: (none unless ``episode_limit`` is given), shown in the prompt's ``examples``.
+#: (a library call reads none unless ``episode_limit`` is given, a turn :data:`EPISODE_LIMIT`),
+#: shown in the prompt's ``examples``.
 EPISODES_PART = Part(
     "episodes",
     _part_ops,
@@ -313,5 +314,8 @@ EPISODES_PART = Part(
         "episode_char_budget",
         EPISODE_CHAR_BUDGET,
         lambda episodes, budget: render_episodes(episodes, char_budget=budget),
+        tag="past_cases",
+        about="are past cases",
     ),
+    turn_limits={"episode_limit": EPISODE_LIMIT},
 )

@@ -27,23 +27,40 @@ class Ask:
 
 @dataclass(frozen=True)
 class Block:
-    """A prompt block a part renders on its own: the prompt's slot for it, the
-    keyword of its character budget (with its default) and its rendering."""
+    """A prompt block a part renders on its own: the prompt's slot for it (its key in
+    the graph's state and in ``mnemo.turn.aexplain``), the keyword of its character
+    budget (``<name>_char_budget``, with its default), its rendering, the tag of its
+    data block in the system prompt and how the prompt names what it holds
+    (``"<tag> " + about``, e.g. ``are past cases``)."""
 
     slot: str
     budget: str
     default: int
     render: Callable[[Any, int], str]
+    tag: str
+    about: str
+
+    def __post_init__(self) -> None:
+        if not self.budget.endswith("_char_budget"):
+            raise ValueError(f"a block's budget is named <name>_char_budget, not {self.budget!r}")
+
+    @property
+    def chars(self) -> str:
+        """The key of the characters it rendered, beside its budget's (``episode_chars``)."""
+        return self.budget.removesuffix("_char_budget") + "_chars"
 
 
 @dataclass(frozen=True)
 class Part:
     """One part of a snapshot: its key, its limits (keyword and default), its reads
-    for an :class:`Ask`, its reading of their results (given only its own), and
-    the prompt block it renders, if it renders one apart from the memory block."""
+    for an :class:`Ask`, its reading of their results (given only its own), the
+    prompt block it renders, if it renders one apart from the memory block, and a
+    turn's defaults of its limits where they differ from a library call's
+    (``nodes.context.Context``'s; ``tests/turn/test_registry.py`` holds them equal)."""
 
     name: str
     ops: Callable[[Ask], list[Op]]
     parse: Callable[[BaseStore, Ask, Sequence[Result]], Awaitable[Any]]
     limits: Mapping[str, Any] = field(default_factory=dict)
     block: Block | None = None
+    turn_limits: Mapping[str, Any] = field(default_factory=dict)

@@ -2,14 +2,14 @@
 and the window of a long thread (summary and trimming).
 """
 
-from mnemo.turn.explain import Explanation, aexplain, summary_lines
+from mnemo.turn.explain import aexplain, summary_lines
 from mnemo.turn.history import (
     MAX_SUMMARY_CHARS,
     asummarize,
     fit_to_budget,
     plan_compaction,
 )
-from mnemo.turn.registry import settings_of, slots
+from mnemo.turn.registry import prompt_blocks, settings_of, slots
 from mnemo.turn.snapshot import (
     MEMORY_CHAR_BUDGET,
     RECALL_LIMIT,
@@ -26,7 +26,6 @@ __all__ = [
     "MEMORY_CHAR_BUDGET",
     "RECALL_LIMIT",
     "RECENT_LIMIT",
-    "Explanation",
     "aexplain",
     "aload_snapshot",
     "asummarize",
@@ -34,6 +33,7 @@ __all__ = [
     "fit_to_budget",
     "note_line",
     "plan_compaction",
+    "prompt_blocks",
     "render_blocks",
     "render_snapshot",
     "settings_of",

@@ -14,17 +14,9 @@ from typing import Any, TypedDict
 from langgraph.store.base import BaseStore
 
 from mnemo.core import User, bounded_query
-from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE, Episode, Profile
-from mnemo.notes import RECALL_MARGIN, Note
-from mnemo.turn.snapshot import (
-    MEMORY_CHAR_BUDGET,
-    RECALL_LIMIT,
-    RECENT_LIMIT,
-    aload_snapshot,
-    fit_snapshot,
-    render_blocks,
-    render_snapshot,
-)
+from mnemo.notes import Note
+from mnemo.turn.registry import part_budgets, part_names, prompt_blocks, turn_settings
+from mnemo.turn.snapshot import MEMORY_CHAR_BUDGET, aload_snapshot, fit_snapshot, render_blocks, render_snapshot
 
 
 class ExplainedNote(TypedDict, total=False):
@@ -37,66 +29,45 @@ class ExplainedNote(TypedDict, total=False):
     """Relevant notes only: the rankings that found it (``meaning``, ``words``, ``sparse``) and its place in each."""
 
 
-class Budget(TypedDict):
-    memory_chars: int
-    """Characters of the memory block (profile and notes) as rendered."""
-    memory_char_budget: int
-    notes_left_out: int
-    """Relevant and recent notes found but past the budget."""
-    episode_chars: int
-    episode_char_budget: int
-
-
-class Explanation(TypedDict):
-    query: str
-    """The part of the message the search reads (:func:`mnemo.core.bounded_query`)."""
-    profile: Profile
-    relevant: list[ExplainedNote]
-    """Best first."""
-    recent: list[ExplainedNote]
-    """Most recently updated first, those already relevant left out."""
-    episodes: list[Episode]
-    budget: Budget
-    memory: str
-    """The memory block exactly as the prompt carries it."""
-    examples: str
-    """The past cases block exactly as the prompt carries it (``""``: none)."""
+#: What :func:`aexplain` answers (``GET /memory/search``'s body), keyed by:
+#:
+#: - ``query``: the part of the message the search reads (:func:`mnemo.core.bounded_query`);
+#: - ``relevant`` (best first) and ``recent`` (those already relevant left out): lists of
+#:   :class:`ExplainedNote`;
+#: - each registered part's value by its name (:data:`mnemo.turn.registry.PARTS`:
+#:   ``profile``, ``episodes``, ``similar``, ...);
+#: - ``memory``: the memory block exactly as the prompt carries it; each part's block
+#:   by its slot (``examples``: the past cases block), exactly as the prompt carries it
+#:   (``""``: none);
+#: - ``budget``: ``memory_chars``, ``memory_char_budget``, ``notes_left_out`` (relevant
+#:   and recent notes found but past the budget), and each block's characters and
+#:   budget by their names (``episode_chars``, ``episode_char_budget``);
+#: - ``blocks``: per block, ``slot``, ``tag``, the ``part`` it renders, ``chars`` and
+#:   ``char_budget`` (for a client that lists the blocks without knowing them).
+Explanation = dict[str, Any]
 
 
 async def aexplain(
-    store: BaseStore,
-    user: User,
-    query: str,
-    *,
-    recall_limit: int = RECALL_LIMIT,
-    recent_limit: int = RECENT_LIMIT,
-    recall_margin: float | None = RECALL_MARGIN,
-    char_budget: int = MEMORY_CHAR_BUDGET,
-    episode_limit: int = EPISODE_LIMIT,
-    episode_min_score: float = EPISODE_MIN_SCORE,
-    episode_char_budget: int = EPISODE_CHAR_BUDGET,
+    store: BaseStore, user: User, query: str, *, char_budget: int = MEMORY_CHAR_BUDGET, **settings: Any
 ) -> Explanation:
-    """What a turn of ``user`` whose latest message is ``query`` is shown,
-    with the defaults of a run's context (``nodes.context.Context``)."""
-    snapshot = await aload_snapshot(
-        store,
-        user,
-        query,
-        recall_limit=recall_limit,
-        recent_limit=recent_limit,
-        recall_margin=recall_margin,
-        episode_limit=episode_limit,
-        episode_min_score=episode_min_score,
-    )
+    """What a turn of ``user`` whose latest message is ``query`` is shown, with a
+    turn's defaults (``nodes.context.Context``'s): ``settings`` are
+    :func:`mnemo.turn.aload_snapshot`'s limits and the blocks' budgets, by name.
+
+    Raises:
+        TypeError: a setting no part, block or snapshot takes.
+    """
+    limits, budgets = turn_settings(settings)
+    snapshot: Any = await aload_snapshot(store, user, query, **limits)
     shown = fit_snapshot(snapshot, char_budget=char_budget)
     memory = render_snapshot(snapshot, char_budget=char_budget)
-    examples = render_blocks(snapshot, episode_char_budget=episode_char_budget)["examples"]
+    rendered = render_blocks(snapshot, **budgets)
     found = snapshot.get("found_by", {})
 
     def explained(section: str) -> list[ExplainedNote]:
         kept = {n["id"] for n in shown[section]}  # type: ignore[literal-required]
         out: list[ExplainedNote] = []
-        for note in snapshot[section]:  # type: ignore[literal-required]
+        for note in snapshot[section]:
             entry = ExplainedNote(note=note, in_prompt=note["id"] in kept)
             if section == "relevant":
                 entry["found_by"] = found.get(note["id"], {})
@@ -104,24 +75,26 @@ async def aexplain(
         return out
 
     relevant, recent = explained("relevant"), explained("recent")
-    left_out = sum(not e["in_prompt"] for e in [*relevant, *recent])
-    budget = Budget(
-        memory_chars=len(memory),
-        memory_char_budget=char_budget,
-        notes_left_out=left_out,
-        episode_chars=len(examples),
-        episode_char_budget=episode_char_budget,
-    )
-    return Explanation(
-        query=bounded_query(query),
-        profile=snapshot["profile"],
-        relevant=relevant,
-        recent=recent,
-        episodes=snapshot["episodes"],
-        budget=budget,
-        memory=memory,
-        examples=examples,
-    )
+    budget: dict[str, int] = {
+        "memory_chars": len(memory),
+        "memory_char_budget": char_budget,
+        "notes_left_out": sum(not e["in_prompt"] for e in [*relevant, *recent]),
+    }
+    shown_blocks, given_budgets = [], part_budgets(budgets)
+    for part, block in prompt_blocks():
+        chars, given = len(rendered[block.slot]), given_budgets[block.budget]
+        budget |= {block.chars: chars, block.budget: given}
+        shown_blocks.append({"slot": block.slot, "tag": block.tag, "part": part, "chars": chars, "char_budget": given})
+    return {
+        "query": bounded_query(query),
+        **{name: snapshot[name] for name in part_names()},
+        "relevant": relevant,
+        "recent": recent,
+        "budget": budget,
+        "memory": memory,
+        **rendered,
+        "blocks": shown_blocks,
+    }
 
 
 def summary_lines(explanation: Explanation) -> list[str]:

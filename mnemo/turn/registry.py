@@ -11,7 +11,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
-from mnemo.kinds import EPISODES_PART, PROFILE_PART, Ask, Part
+from mnemo.kinds import EPISODES_PART, PROFILE_PART, Ask, Block, Part
 from mnemo.notes import SIMILAR_PART
 
 #: The snapshot's parts besides recall, in the order their reads join the batch.
@@ -57,9 +57,32 @@ def settings_of(context: object) -> tuple[dict[str, Any], dict[str, int]]:
     )
 
 
+def turn_settings(given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """``given`` split into the limits a snapshot takes and the blocks' budgets,
+    the parts' limits over a turn's defaults (:attr:`mnemo.kinds.Part.turn_limits`):
+    what a turn reads unless told otherwise. Names no part or block takes stay
+    with the limits (the snapshot's own, or a ``TypeError`` from it)."""
+    budgets = {part.block.budget for part in PARTS if part.block is not None}
+    turn = {name: value for part in PARTS for name, value in part.turn_limits.items()}
+    return (
+        {**turn, **{k: v for k, v in given.items() if k not in budgets}},
+        {k: v for k, v in given.items() if k in budgets},
+    )
+
+
+def part_names() -> list[str]:
+    """The parts' names (their keys in a snapshot), in :data:`PARTS`' order."""
+    return [part.name for part in PARTS]
+
+
+def prompt_blocks() -> list[tuple[str, Block]]:
+    """Each part's prompt block with the part's name, in :data:`PARTS`' order."""
+    return [(part.name, part.block) for part in PARTS if part.block is not None]
+
+
 def slots() -> list[str]:
     """The prompt's slots the parts' blocks fill."""
-    return [part.block.slot for part in PARTS if part.block is not None]
+    return [block.slot for _, block in prompt_blocks()]
 
 
 def part_ops(ask: Ask) -> list[tuple[Part, list[Op]]]:

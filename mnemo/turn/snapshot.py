@@ -1,8 +1,9 @@
 """What the agent is shown about a user at the start of a turn.
 
 :func:`aload_snapshot` reads it in at most two ``abatch`` calls and one query
-embedding, whatever the number of notes; :func:`render_snapshot` renders it under a
-character budget, every remembered value quoted data.
+embedding, whatever the number of notes (two more to delete the expired notes it
+met, when it met any); :func:`render_snapshot` renders it under a character
+budget, every remembered value quoted data.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from langgraph.store.base import BaseStore
 from mnemo.core import User, bounded_query, quote
 from mnemo.kinds import Ask, Episode, Profile, format_profile
 from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
-from mnemo.turn.registry import PARTS, aparse_parts, part_budgets, part_limits, part_ops
+from mnemo.turn.registry import aparse_parts, part_budgets, part_limits, part_ops, prompt_blocks
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -139,8 +140,4 @@ def render_blocks(snapshot: MemorySnapshot, **budgets: int) -> dict[str, str]:
         TypeError: a budget no block takes.
     """
     given = part_budgets(budgets)
-    return {
-        part.block.slot: part.block.render(snapshot[part.name], given[part.block.budget])  # type: ignore[literal-required]
-        for part in PARTS
-        if part.block is not None
-    }
+    return {block.slot: block.render(snapshot[part], given[block.budget]) for part, block in prompt_blocks()}  # type: ignore[literal-required]

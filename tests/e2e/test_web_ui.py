@@ -131,6 +131,7 @@ def test_console_adds_a_note_and_shows_what_a_message_would_be_shown_and_why(bro
         found = page.inner_text("#found")
         assert "Has a dog called Max." in found and "found by meaning #1" in found and "in the prompt" in found
         assert "memory block:" in found and "Profile:" in found  # the block as the prompt carries it
+        assert "0 past cases (0 of 1200 characters)" in found  # each kind's block, from /memory/search's list
 
         # Another user: the search shown is cleared, and theirs finds nothing of u_ning's.
         sign_in(page, "u_li")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from mnemo import aremember_many, aupdate_profile
 from mnemo.turn import aexplain, aload_snapshot, render_snapshot, summary_lines
 
@@ -30,3 +32,22 @@ async def test_each_relevant_note_says_which_rankings_found_it(store, user):
     assert top["note"]["text"] == "Has a dog called Max."
     assert top["found_by"]["words"] == 1  # the only note with the word
     assert all("words" not in e["found_by"] for e in explained["relevant"][1:])
+
+
+async def test_it_takes_the_snapshots_settings_by_name_over_a_turns_defaults(store, user):
+    from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, arecord_episode, build_episode
+    from tests.kinds.test_episodes import case_messages
+
+    episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
+    assert episode is not None
+    await arecord_episode(store, user, episode)
+    query = "空气净化器不出风了。"
+    turn = await aexplain(store, user, query, episode_min_score=0.0)  # a turn reads EPISODE_LIMIT cases
+    assert EPISODE_LIMIT > 0 and [e["id"] for e in turn["episodes"]] == [episode["id"]]
+    assert turn["examples"] and turn["budget"]["episode_chars"] == len(turn["examples"])
+    assert turn["budget"]["episode_char_budget"] == EPISODE_CHAR_BUDGET
+    tight = await aexplain(store, user, query, episode_min_score=0.0, episode_char_budget=10)
+    assert tight["episodes"] and tight["examples"] == "" and tight["budget"]["episode_char_budget"] == 10
+    assert (await aexplain(store, user, query, episode_min_score=0.0, episode_limit=0))["episodes"] == []
+    with pytest.raises(TypeError, match="episode_limt"):
+        await aexplain(store, user, query, episode_limt=1)

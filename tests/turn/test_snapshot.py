@@ -1,3 +1,5 @@
+import math
+
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import aupdate_profile
@@ -58,3 +60,28 @@ def test_fit_names_exactly_the_notes_the_text_shows():
 def test_render_says_when_nothing_is_known():
     text = render_snapshot({"profile": {}, "relevant": [], "recent": []})
     assert "no profile yet" in text and "Notes: (none)" in text
+
+
+async def test_at_most_two_round_trips_then_two_more_to_delete_the_expired_notes_met(counting_store, user):
+    """What load_memory costs (docs/architecture.md): one batch, one fetch of the
+    notes only the words found, and, when it met expired notes, their deletion."""
+    store = counting_store
+    texts = [f"The user ordered item number {i} in spring." for i in range(30)]
+    codes = ["Parcel code QX7731 is for the blue kettle.", "The invoice also shows QX7731."]
+    await aremember_many(store, user, [*texts, *codes])
+    store.trips = 0
+    await aload_snapshot(store, user, "QX7731")
+    assert store.trips == 1  # the precondition: meaning found it in the batch, nothing to fetch
+    store.trips = 0
+    snap = await aload_snapshot(store, user, "QX7731", recall_margin=math.inf)  # words alone
+    assert store.trips == 2  # the second: one fetch of the words-only hits
+    assert sorted(n["text"] for n in snap["relevant"]) == sorted(codes)
+
+    (kettle,) = [n for n in (await aload_snapshot(store, user, "kettle"))["relevant"] if "kettle" in n["text"]]
+    item = await store.aget(user.namespace("notes"), kettle["id"])
+    assert item is not None
+    await store.aput(user.namespace("notes"), kettle["id"], {**item.value, "expires_at": "2020-01-01T00:00:00+00:00"})
+    store.trips = 0
+    snap = await aload_snapshot(store, user, "blue kettle")
+    assert store.trips == 4 and kettle["id"] not in {n["id"] for n in snap["relevant"]}  # two reads, two to delete
+    assert await store.aget(user.namespace("notes"), kettle["id"]) is None  # met expired: deleted in the same call
