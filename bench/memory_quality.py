@@ -24,14 +24,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
 
 from bench.common import DEFAULT_OUT, REPO_ROOT, display_path, meta, progress, write_json
 from bench.quality_score import DEFAULT_SET, digest, load_set, report, rescore, score
-from bench.real_model import RecordingProxy, reply_prompts
+from bench.real_model import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
 
 #: A log line of a warning or an error, as ``langgraph dev`` prints it (``[warning  ]``, colours
 #: stripped) or as plain logging does.
@@ -229,7 +228,6 @@ def run(
 ) -> dict[str, Any]:
     """Every conversation of ``data`` in ``split`` (or the ids ``only``) against
     the model ``server`` yields; writes and returns the result."""
-    from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
 
     started = time.time()
     labels = [c for c in load_set(data, split) if only is None or c["id"] in only]
@@ -249,13 +247,7 @@ def run(
             "run_context": context,
         }
         with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
-            workdir = copy_project(Path(tmp) / "mnemo")
-            settings = {"OPENAI_API_KEY": api_key, "MNEMO_MODEL": model, "MNEMO_ALLOWED_MODELS": model}
-            if model_timeout_s is not None:
-                settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
-            write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
-            dev = DevServer(workdir, server_environment())
-            dev.start()
+            dev, _ = started_mnemo(Path(tmp), proxy, mnemo_settings(model, api_key, model_timeout_s))
             try:
                 for label in progress(labels, desc="memory-quality", unit="conversation"):
                     done.append(asyncio.run(conversation(dev, proxy, label, context, settle_s)))

@@ -322,6 +322,27 @@ def results_name(model: str) -> str:
     return "real_model.json" if model == "smollm2-135m" else f"real_model_{model}.json"
 
 
+def mnemo_settings(spec: str, api_key: str = "sk-no-key", model_timeout_s: float | None = None) -> dict[str, str]:
+    """The ``.env`` a user of the model ``spec`` (``openai:<alias>``) writes: the model allowed, and with
+    ``model_timeout_s`` the slow-server deadline (``MNEMO_MODEL_TIMEOUT_S``)."""
+    settings = {"OPENAI_API_KEY": api_key, "MNEMO_MODEL": spec, "MNEMO_ALLOWED_MODELS": spec}
+    if model_timeout_s is not None:
+        settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
+    return settings
+
+
+def started_mnemo(tmp: Path, proxy: RecordingProxy, settings: dict[str, str]) -> tuple[Any, Path]:
+    """``./scripts/dev`` of a copy of the project in ``tmp``, its model reached through ``proxy``
+    (``settings`` in its ``.env``), started; the server and the copy's folder."""
+    from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
+
+    workdir = copy_project(tmp / "mnemo")
+    write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
+    server = DevServer(workdir, server_environment())
+    server.start()
+    return server, workdir
+
+
 def run(
     out: Path,
     *,
@@ -339,7 +360,7 @@ def run(
     (``MNEMO_MODEL_TIMEOUT_S`` in ``.env``, ``extraction_timeout_s`` in each
     run's context); unset, mnemo's defaults hold. ``only`` picks the parts run
     through mnemo: the conversation and the cases of :data:`CASES`."""
-    from tests.devserver import DevServer, copy_project, free_port, server_environment, write_dotenv
+    from tests.devserver import free_port, server_environment
 
     started = time.time()
     served = MODELS[model]
@@ -352,13 +373,8 @@ def run(
         with serve(binary, gguf, port or free_port(), llama_log, alias=served.alias) as base_url:
             asked = probe(base_url, served.alias, llama_log) if direct else {}
             with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
-                workdir = copy_project(Path(tmp) / "mnemo")
-                settings = {"OPENAI_API_KEY": "sk-no-key", "MNEMO_MODEL": spec, "MNEMO_ALLOWED_MODELS": spec}
-                if model_timeout_s is not None:
-                    settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
-                write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
-                server = DevServer(workdir, server_environment())
-                server.start()
+                settings = mnemo_settings(spec, model_timeout_s=model_timeout_s)
+                server, workdir = started_mnemo(Path(tmp), proxy, settings)
                 try:
                     if "conversation" in only:
                         talk = asyncio.run(_conversation(server, proxy, context))
