@@ -20,7 +20,7 @@ from mnemo.access import aavailable_tools
 from mnemo.core import bounded_ints
 from mnemo.kinds import aload_learned, assistant_of
 from mnemo.models import recover_tool_calls, within_deadline
-from mnemo.turn import fit_to_budget
+from mnemo.turn import MAX_TOOL_ROUNDS, fit_to_budget, tool_rounds
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import render_system_prompt
@@ -41,6 +41,9 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
         logger.exception("could not read entitlements; offering no tools this turn")
         names = set()
     chat_model = await aload_chat_model(runtime.context.model)
+    if (rounds := tool_rounds(state["messages"])) >= MAX_TOOL_ROUNDS:
+        logger.warning("%d rounds of tool calls this turn; asking the model to answer without tools", rounds)
+        names = set()
     offered = [t for t in MODEL_TOOLS if t.name in names]
     model = chat_model.bind_tools(offered) if offered else chat_model
     try:

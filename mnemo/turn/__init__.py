@@ -5,9 +5,11 @@ and the window of a long thread (summary and trimming).
 from mnemo.turn.explain import aexplain, summary_lines
 from mnemo.turn.history import (
     MAX_SUMMARY_CHARS,
+    MAX_TOOL_ROUNDS,
     asummarize,
     fit_to_budget,
     plan_compaction,
+    tool_rounds,
 )
 from mnemo.turn.registry import prompt_blocks, settings_of, slots
 from mnemo.turn.snapshot import (
@@ -23,6 +25,7 @@ from mnemo.turn.snapshot import (
 
 __all__ = [
     "MAX_SUMMARY_CHARS",
+    "MAX_TOOL_ROUNDS",
     "MEMORY_CHAR_BUDGET",
     "RECALL_LIMIT",
     "RECENT_LIMIT",
@@ -39,4 +42,5 @@ __all__ = [
     "settings_of",
     "slots",
     "summary_lines",
+    "tool_rounds",
 ]

@@ -35,6 +35,22 @@ MAX_TRANSCRIPT_CHARS = 8000
 MAX_SUMMARY_CALLS = 4
 #: Shortest excerpt of one message when a transcript is abridged.
 MIN_EXCERPT_CHARS = 60
+#: Most rounds of tool calls in one turn: past it the model is asked without
+#: tools, so it answers. A small model that calls a tool again and again
+#: otherwise loops until the server's context is full (issue 42: Qwen2.5-Coder-1.5B).
+MAX_TOOL_ROUNDS = 4
+
+
+def tool_rounds(messages: Sequence[BaseMessage]) -> int:
+    """Rounds of tool calls since the latest user message (this turn's)."""
+    rounds = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage) and message.tool_calls:
+            rounds += 1
+    return rounds
+
 
 SUMMARY_INSTRUCTIONS = """You maintain the running summary of a customer-service conversation whose older messages are being removed.
 Rewrite the summary so that it covers the current summary AND the messages in the user's next message: what the user asked for,

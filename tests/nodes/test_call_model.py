@@ -1,0 +1,45 @@
+"""nodes.call_model: a model that keeps calling tools is asked without them after
+``MAX_TOOL_ROUNDS`` rounds, so the turn ends with an answer (issue 42: a small model
+called a tool again and again until the server's context was full)."""
+
+from __future__ import annotations
+
+import logging
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from mnemo.turn import MAX_TOOL_ROUNDS, tool_rounds
+from nodes.context import Context
+from tests.scripted import tool_call
+
+
+def test_the_rounds_are_counted_from_the_latest_user_message():
+    call = AIMessage("", tool_calls=[{"name": "recall_notes", "args": {"query": "x"}, "id": "c"}])
+    result = ToolMessage("none", tool_call_id="c")
+    earlier = [HumanMessage("hi"), call, result, AIMessage("ok")]
+    assert tool_rounds(earlier) == 1
+    assert tool_rounds([*earlier, HumanMessage("again")]) == 0  # a new turn
+    assert tool_rounds([*earlier, HumanMessage("again"), call, result, call, result]) == 2
+
+
+async def test_a_model_that_keeps_calling_tools_is_asked_to_answer_without_them(agent, model, caplog):
+    def respond(messages, tools):
+        if "MemoryExtraction" in tools:
+            return tool_call("MemoryExtraction")
+        # Calls a tool whenever it is offered one, as Qwen2.5-Coder-1.5B did.
+        return tool_call("recall_notes", query="pets") if tools else AIMessage(content="Here is my answer.")
+
+    model.respond = respond
+    with caplog.at_level(logging.WARNING):
+        # A step limit of the run's own, so that a model left looping fails here rather than hangs.
+        out = await agent.ainvoke(
+            {"messages": [HumanMessage("What pets do I have?")]},
+            {"configurable": {"thread_id": "t1"}, "recursion_limit": 2 * MAX_TOOL_ROUNDS + 8},
+            context=Context(user_id="u_zhou", model="scripted", memory_write_mode="hot"),
+        )
+    assert out["messages"][-1].content == "Here is my answer."
+    chats = [c for c in model.calls if "MemoryExtraction" not in c["tool_names"]]
+    # The tools were offered for MAX_TOOL_ROUNDS calls (each answered with a call), then not.
+    assert [bool(c["tool_names"]) for c in chats] == [True] * MAX_TOOL_ROUNDS + [False]
+    assert tool_rounds(out["messages"]) == MAX_TOOL_ROUNDS
+    assert f"{MAX_TOOL_ROUNDS} rounds of tool calls this turn" in caplog.text
