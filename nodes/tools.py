@@ -20,9 +20,9 @@ from langgraph.types import Command
 from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
 from mnemo.audit import Origin
 from mnemo.core import data_block, quote
-from mnemo.notes import Note, aat_note_cap, arevise, expiry_from
+from mnemo.notes import Note, aat_note_cap, arevise, expiry_from, validate_note
 from mnemo.turn import note_line
-from mnemo.writing import defer_note, refuse_business_record, replied_to
+from mnemo.writing import defer_note, refuse_business_record, refuse_unsaid, replied_to
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import MEMORY_TAG
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
@@ -34,12 +34,13 @@ logger = logging.getLogger(__name__)
 async def remember_note(
     text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None, replaces: str | None = None
 ) -> str | Command:
-    """Save one fact or preference the user stated about themselves, e.g.
-    "The user is allergic to peanuts". Use only for what the user said, never
-    for your own guesses, and never for orders or refunds.
+    """Save one fact or preference the user stated about themselves, in their
+    own words and language, e.g. "The user is allergic to peanuts". Use only
+    for what the user said, never for your own guesses, questions, or orders
+    and refunds.
 
     Args:
-        text: the fact, one short self-contained sentence.
+        text: the fact, one short self-contained sentence in the user's language.
         valid_for_days: only for a fact that stops being true ("I'm travelling
             until Friday"): how many days from now it holds. Omit for durable facts.
         replaces: only when the user corrected a remembered note ("I have one
@@ -47,6 +48,8 @@ async def remember_note(
     """
     user = current_user(runtime.context, runtime.config)
     refuse_business_record(text)
+    messages = runtime.state.get("messages") or []
+    refuse_unsaid(validate_note(text), [m.text for m in messages if isinstance(m, HumanMessage)])
     origin = Origin.from_config(runtime.config, "tool")
     if replaces:
         revised = await arevise(memory_store(runtime), user, replaces, text=text, origin=origin)
@@ -54,7 +57,7 @@ async def remember_note(
             return "No note has this id; nothing was changed."
         return "Updated:\n" + _notes_block([revised])
     expires_at = expiry_from(valid_for_days=valid_for_days)
-    context = _replied_to(runtime.state.get("messages") or [])
+    context = _replied_to(messages)
     store = memory_store(runtime)
     if await aat_note_cap(store, user):
         # At the cap the write decides now (a repeat still counts; a new note is refused, with the reason).

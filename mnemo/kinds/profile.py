@@ -117,12 +117,15 @@ _NOT_MENTIONED = {
     "未说明",
 }
 
-_STYLE_WORDS = {
-    "concise": ("concise", "brief", "short", "terse", "succinct", "简洁", "简短", "简单", "别啰嗦", "简明"),
+#: Words that ask for each answer style (the extractor's choice is kept only
+#: when the user said one: :mod:`mnemo.writing.grounding`).
+STYLE_WORDS: dict[str, tuple[str, ...]] = {
+    "concise": ("concise", "brief", "short", "terse", "succinct", "简洁", "简短", "简单", "啰嗦", "简明"),
     "detailed": ("detailed", "verbose", "thorough", "long", "in depth", "in-depth", "详细", "具体", "详尽"),
 }
 
-_LANGUAGES = {
+#: A language's code -> the names a user calls it by.
+LANGUAGE_NAMES: dict[str, tuple[str, ...]] = {
     "zh": ("zh", "chinese", "mandarin", "中文", "汉语", "普通话", "简体中文", "zh-cn"),
     "en": ("en", "english", "英文", "英语"),
     "ja": ("ja", "japanese", "日语", "日文"),
@@ -154,12 +157,12 @@ def normalize_field(field: str, value: Any) -> str | None:
         raise InvalidInputError(f"profile field {field!r} is {len(text)} characters; the limit is {MAX_FIELD_CHARS}")
     folded = text.casefold()
     if field == "response_style":
-        for style, words in _STYLE_WORDS.items():
+        for style, words in STYLE_WORDS.items():
             if folded in words or any(w in folded for w in words if len(w) > 3 or not w.isascii()):
                 return style
         raise InvalidInputError(f"response_style must be one of {RESPONSE_STYLES}, got {text!r}")
     if field == "language":
-        for code, words in _LANGUAGES.items():
+        for code, words in LANGUAGE_NAMES.items():
             if folded in words:
                 return code
         return folded

@@ -26,6 +26,7 @@ from mnemo.writing.extraction import (
     build_extractor,
     extraction_messages,
 )
+from mnemo.writing.grounding import refuse_unsaid
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
     Progress,
@@ -57,6 +58,7 @@ __all__ = [
     "pending",
     "queue_notes",
     "refuse_business_record",
+    "refuse_unsaid",
     "replied_to",
     "stamp_said_at",
     "start_after",

@@ -24,7 +24,6 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.kinds import (
-    SAID_FIELDS,
     ProfileChange,
     normalize_field,
     plan_profile_update,
@@ -44,7 +43,7 @@ from mnemo.notes import (
     validate_refers_to,
 )
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import all_words_said, grounded, said_words, shares_a_word, supported
+from mnemo.writing.grounding import field_said, grounded, is_question, said_words, shares_a_word, supported
 from mnemo.writing.known import Known, Request
 from mnemo.writing.refusals import business_record_term
 
@@ -117,15 +116,19 @@ async def aapply_extraction(
     # Only what the user's own words support (mnemo.writing.grounding).
     words = said_words(m.text for m in said) if said else None
     if words is not None:
+        texts = [m.text for m in said]
+        city = changes.get("city")
         changes = dict(
             grounded(
                 "profile value(s)",
                 changes.items(),
-                lambda fv: fv[0] not in SAID_FIELDS or all_words_said(fv[1], words),
+                lambda fv: field_said(fv[0], fv[1], texts, words, city=city),
                 lambda fv: f"{fv[0]}={fv[1]}",
             )
         )
-        notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
+        notes = grounded(
+            "note(s)", notes, lambda n: supported(n.text, words) and not is_question(n.text), lambda n: n.text
+        )
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]

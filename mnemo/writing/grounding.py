@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from mnemo.core import content_tokens
+from mnemo.core import InvalidInputError, content_tokens, script_of
+from mnemo.kinds import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -37,9 +38,36 @@ T = TypeVar("T")
 _warned: set[str] = set()
 
 
+#: Where a sentence ends (kept with it) and where a clause does.
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+_CLAUSE = re.compile(r"[,;，；、]")
+#: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
+_SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
+#: A request to remember, stated as a question or not ("Could you remember that ...?").
+_REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", re.IGNORECASE)
+
+
+def stated(text: str) -> str:
+    """What ``text`` states: without its hypothetical sentences ("If I had a
+    car, I would drive to Denver.") and the asking clause of a question ("I'm
+    in Leeds, do you deliver there?" keeps "I'm in Leeds"), unless they ask to
+    remember. A fact is grounded only by what the user stated (issue 42)."""
+    kept: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        if _REMEMBER.search(sentence):
+            kept.append(sentence)
+        elif _SUPPOSES.match(sentence):
+            continue
+        elif sentence.rstrip().endswith(("?", "？")):
+            kept.extend(_CLAUSE.split(sentence)[:-1])
+        else:
+            kept.append(sentence)
+    return " ".join(kept)
+
+
 def said_words(texts: Iterable[str]) -> frozenset[str]:
-    """The content words of the user's messages ``texts``."""
-    return frozenset().union(*(content_tokens(t) for t in texts))
+    """The content words of what the user's messages ``texts`` state (:func:`stated`)."""
+    return frozenset().union(*(content_tokens(stated(t)) for t in texts))
 
 
 def shares_a_word(text: str, said: frozenset[str]) -> bool:
@@ -86,6 +114,66 @@ def all_words_said(text: str, said: frozenset[str]) -> bool:
     if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
         words -= {text.rstrip()[-1]}
     return bool(words) and words <= said
+
+
+#: The words before a place, not a person: "in Gdansk", "from Leeds", "住在南京", "从南京".
+_PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|来自)\s*)$", re.IGNORECASE)
+#: Scripts whose writers are answered in a CJK language when they name none.
+_CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+
+
+def said_as_place(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` right after a place word
+    ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    return any(_PLACE_BEFORE.search(t[: m.start()]) for t in texts for m in pattern.finditer(t))
+
+
+def _named(names: Iterable[str], folded: str) -> bool:
+    return any(n in folded for n in names if len(n) > 2 or not n.isascii())
+
+
+def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[str], *, city: str | None = None) -> bool:
+    """Whether the user's ``texts`` (content ``words``) support ``value`` for a profile ``field``.
+
+    A name or a city: every word of it said (:func:`all_words_said`); a name
+    also is not the ``city`` extracted with it nor said as a place. A
+    ``response_style``: the user used a word asking for it (:data:`mnemo.kinds.STYLE_WORDS`).
+    A ``language``: named by the user, or, when they named none, one of the
+    script they write in (a CJK language for CJK text, else not one).
+    """
+    folded = " ".join(texts).casefold()
+    if field in SAID_FIELDS and not all_words_said(value, words):
+        return False
+    if field == "name":
+        return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
+    if field == "response_style":
+        return _named(STYLE_WORDS.get(value, ()), folded)
+    if field == "language":
+        named = [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
+        if named:
+            return value in named
+        return (value in _CJK_LANGUAGES) == (script_of(folded) in ("CJK", "KANA", "HANGUL"))
+    return True
+
+
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks rather than states (ends with a question mark): no fact to keep."""
+    return text.rstrip().endswith(("?", "？"))
+
+
+def refuse_unsaid(text: str, said: Iterable[str]) -> None:
+    """Raise :class:`InvalidInputError` unless the user's messages ``said``
+    support ``text`` as a note (:func:`supported`) and it states, not asks:
+    a note a model offers (``remember_note``) is held to the extractor's rule.
+    """
+    if is_question(text):
+        raise InvalidInputError("not remembered: a question states no fact; keep what the user stated about themselves")
+    if not supported(text, said_words(said)):
+        raise InvalidInputError(
+            "not remembered: the user's messages do not say this; write the fact in the user's own words "
+            "and language (e.g. their sentence, in third person)"
+        )
 
 
 def grounded(what: str, items: Iterable[T], supported: Callable[[T], bool], shown: Callable[[T], str]) -> list[T]:

@@ -156,7 +156,7 @@ async def test_an_over_quota_call_never_runs_the_tool(agent, model, store, scrip
     steps = iter([calls[0], calls[1], AIMessage(content="done")])
     script.chat = lambda messages: next(steps)
     script.extract = lambda m, t: tool_call("MemoryExtraction")
-    out = await say(agent, "Remember my pets.")
+    out = await say(agent, "Remember my pets: I have a dog and a cat.")
     replies = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert [r.tool_call_id for r in replies] == [c.tool_calls[0]["id"] for c in calls]
     assert replies[0].status != "error" and replies[1].status == "error" and "limit of 1" in replies[1].content

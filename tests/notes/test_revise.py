@@ -228,7 +228,9 @@ async def test_the_model_updates_a_note_by_id_and_sets_one_aside_keeping_history
         ]
     )
     script.chat = lambda messages: next(steps)
-    out = await say(agent, "One of my cats died, and I sold my car.", thread="t5", memory_write_mode="hot")
+    out = await say(
+        agent, "One of my cats died, I sold my car, and I have no dog.", thread="t5", memory_write_mode="hot"
+    )
     results = [m.text for m in out["messages"] if m.type == "tool"]
     assert results[0].startswith("Updated:") and results[1].startswith("No longer true")
     assert results[2:] == ["No note has this id; nothing was changed."] * 2  # another user's note

@@ -233,6 +233,24 @@ async def test_orders_refunds_and_payments_are_never_remembered(agent, model, st
     assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user is allergic to peanuts."]
 
 
+async def test_a_note_the_model_offers_in_other_words_than_the_users_is_refused_to_it(agent, model, store, script):
+    """remember_note holds the model's text to the extractor's rule (issue 42:
+    Qwen2.5-Coder-1.5B kept "请记住我对花生过敏" as "I'm allergic to peanuts")."""
+    steps = iter(
+        [
+            tool_call("remember_note", text="I'm allergic to peanuts"),
+            tool_call("remember_note", text="用户对花生过敏。"),
+            AIMessage(content="好的。"),
+        ]
+    )
+    script.chat = lambda messages: next(steps)
+    script.extract = lambda m, t: tool_call("MemoryExtraction")
+    out = await say(agent, "请记住我对花生过敏。")
+    answers = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert "user's own words" in answers[0] and "用户对花生过敏" in answers[1]
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["用户对花生过敏。"]
+
+
 async def test_a_backlog_left_by_a_store_outage_is_written_oldest_first_over_turns(
     agent, model, store, script, monkeypatch
 ):

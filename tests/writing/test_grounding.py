@@ -174,3 +174,80 @@ async def test_the_users_own_words_pass_whatever_their_case_and_the_prompts_exam
     await aapply_extraction(store, user, extraction, said=said)
     assert (await aget_profile(store, user))["city"]["value"] == "Bristol"
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户对花生过敏。"]
+
+
+def test_a_profile_field_is_kept_only_as_the_user_said_it():
+    from mnemo.writing.grounding import field_said
+
+    def said(field, value, *texts, city=None):
+        return field_said(field, value, list(texts), said_words(texts), city=city)
+
+    # A name is never a place: the city extracted with it, or a word said after "in"/"from"/"在"/"从".
+    tomasz = ("My name is Tomasz. My sister lives in Madrid.", "I live in Gdansk myself.")
+    assert said("name", "Tomasz", *tomasz, city="Gdansk")
+    assert not said("name", "Gdansk", *tomasz, city="Gdansk")
+    assert not said("name", "Gdansk", *tomasz)
+    assert said("city", "Gdansk", *tomasz)
+    assert not said("name", "南京", "我住在南京。", "不是南京，是杭州。", city="杭州")
+    assert said("name", "王芳", "你好，我叫王芳。")
+    # An answer style only when the user asked for one.
+    assert said("response_style", "concise", "Please keep your answers short.")
+    assert said("response_style", "concise", "以后回答我简短一点，别啰嗦。")
+    assert not said("response_style", "concise", "Hi there, my name is Priya Raman.")
+    assert not said("response_style", "detailed", "以后回答我简短一点。")
+    # A language the user named, else one of the script they write in.
+    assert said("language", "de", "Please answer me in German from now on.")
+    assert not said("language", "en", "Please answer me in German from now on.")
+    assert said("language", "en", "Where is my parcel?")
+    assert not said("language", "zh", "Where is my parcel?")
+    assert said("language", "zh", "我的包裹到哪里了？")
+    assert not said("language", "en", "我的包裹到哪里了？")
+    assert said("language", "en", "以后请用英文回答我。")
+
+
+async def test_a_question_is_no_note_though_every_word_is_the_users(store, user):
+    said = [Said("I'm based in Manchester, do you deliver there?", None)]
+    extraction = MemoryExtraction(
+        notes=["I'm based in Manchester, do you deliver there?", "The user is based in Manchester."]
+    )
+    await aapply_extraction(store, user, extraction, said=said)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is based in Manchester."]
+
+
+def test_a_note_a_model_offers_is_refused_unless_the_users_words_say_it():
+    from mnemo.core import InvalidInputError
+    from mnemo.writing import refuse_unsaid
+
+    refuse_unsaid("The user is allergic to peanuts.", THREAD)  # a restatement passes
+    refuse_unsaid("用户对花生过敏。", ["请记住我对花生过敏。"])
+    for offered, said in [
+        ("I'm allergic to peanuts", ["请记住我对花生过敏。"]),  # translated: not the user's words
+        ("The user moved to Suzhou last March.", THREAD),  # the prompt's example
+        ("Does the user like peanuts?", THREAD),  # a question
+    ]:
+        with pytest.raises(InvalidInputError, match="not remembered"):
+            refuse_unsaid(offered, said)
+
+
+async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_does(store, user):
+    from mnemo.writing.grounding import stated
+
+    assert stated("I'm based in Manchester, do you deliver there?").strip() == "I'm based in Manchester"
+    assert stated("我住在成都，你们那边能送货吗？").strip() == "我住在成都"
+    assert stated("Could you remember that I'm vegetarian?").strip() == "Could you remember that I'm vegetarian?"
+    said = [
+        Said("If I had a car, I would drive to your Denver warehouse myself.", None),
+        Said("Should I take the annual plan or stay on monthly billing?", None),
+        Said("如果我有车的话，我就自己去你们广州的仓库取货了。可惜没有，我住在佛山。", None),
+    ]
+    extraction = MemoryExtraction(
+        city="Denver",
+        notes=["The user would drive to the Denver warehouse.", "The user wants the annual plan.", "用户住在佛山。"],
+    )
+    await aapply_extraction(store, user, extraction, said=said)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户住在佛山。"]  # what was stated is kept
+    assert "city" not in await aget_profile(store, user)
+    await aapply_extraction(store, user, MemoryExtraction(city="广州"), said=said)
+    assert "city" not in await aget_profile(store, user)
+    await aapply_extraction(store, user, MemoryExtraction(city="佛山"), said=said)
+    assert (await aget_profile(store, user))["city"]["value"] == "佛山"
