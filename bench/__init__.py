@@ -18,16 +18,19 @@ the installed package)::
 
 Modules:
 
-* :mod:`bench.common` - instrumentation shared by the benchmarks: an
-  embedding cache (so that one run embeds each text once), counting
-  wrappers for the store and the embedder, the token counter, JSON output;
+* :mod:`bench.common` - what the benchmarks share: where things are, an
+  embedding cache (so that one run embeds each text once), the token
+  counter, progress bars, each result's provenance and JSON output
+  (:mod:`bench.provenance`: the machine, versions, the embedder's arithmetic);
+* :mod:`bench.stats` - the percentiles of every result, in its shapes;
 * :mod:`bench.locomo_data` - the LoCoMo loader (public split and the
   original ``locomo10.json`` share one layout);
 * :mod:`bench.locomo` - recall@k of mnemo and of the alternatives;
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
   chosen with (tune conversations apart from held-out ones);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
-  chat model, measured per turn;
+  chat model (:mod:`bench.turn_script`), measured per turn and per node
+  (:mod:`bench.counting`: store round trips, embeddings, encoder CPU, wall time);
 * :mod:`bench.embedders` - throughput and latency of the embedders that
   install offline;
 * :mod:`bench.thresholds` - the measurements behind mnemo's similarity
@@ -37,8 +40,14 @@ Modules:
 * :mod:`bench.overhead` and :mod:`bench.overhead_serve` - time to first token and CPU
   per turn through ``./scripts/dev``, next to :mod:`bench.bare_agent` and
   :mod:`bench.memory_agent` (LangChain's memory-agent template);
+* :mod:`bench.real_model` and :mod:`bench.memory_quality` - mnemo through
+  ``./scripts/dev`` against a real model server (:mod:`bench.llama_server`
+  builds llama-server, :mod:`bench.model_probe` asks it directly,
+  :mod:`bench.model_proxy` records what mnemo sends it);
 * :mod:`bench.plots` - PNG plots of the JSON results;
-* :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md).
+* :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md;
+  :mod:`bench.report_locomo`, :mod:`bench.report_thresholds`, cells from
+  :mod:`bench.tables`).
 
 Results and the exact commands are described in ``docs/bench.md``.
 """

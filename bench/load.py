@@ -38,7 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.common import meta, summary, write_json
+from bench.common import meta, write_json
+from bench.stats import summary
 
 _SYLLABLES_NAME = ["Ka", "Lo", "Mi", "Su", "Te", "Ra", "No", "Vi", "Ze", "Ha"]
 _SYLLABLES_CITY = ["bor", "dan", "fel", "gor", "lin", "mar", "pol", "sen", "tar", "wen"]

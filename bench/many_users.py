@@ -44,8 +44,9 @@ import numpy as np
 from langgraph.store.base import PutOp
 
 from bench.common import result_header, write_json
-from bench.store_scale import DIMS, SyntheticEmbeddings, percentiles
-from bench.turn_cost import seed_notes
+from bench.stats import ms_percentiles
+from bench.store_scale import DIMS, SyntheticEmbeddings
+from bench.turn_script import seed_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: (name, SQL) of the search settings compared; mnemo's own is the first.
@@ -141,9 +142,9 @@ async def measure(
             ).fetchall()
         plans["hnsw" if any("embedding_idx" in str(r) for r in plan) else "exact"] += 1
     return {
-        "search_ms": percentiles(search_t),
-        "recall_ms": percentiles(recall_t),
-        "load_memory_ms": percentiles(load_t),
+        "search_ms": ms_percentiles(search_t),
+        "recall_ms": ms_percentiles(recall_t),
+        "load_memory_ms": ms_percentiles(load_t),
         "recall_at_10": round(float(np.mean(overlap)), 4),
         "recall_at_10_min": round(float(np.min(overlap)), 4),
         "plans": plans,

@@ -2,7 +2,7 @@
 
 ``python -m bench memory-quality`` starts ``./scripts/dev`` in a copy of the
 project (the e2e harness, ``tests/devserver.py``) pointed, through the
-recording proxy of :mod:`bench.real_model`, at an OpenAI-compatible server:
+recording proxy of :mod:`bench.model_proxy`, at an OpenAI-compatible server:
 one already running (``--base-url``/``--model-name``) or the llama-server that
 ``python -m bench real-model`` builds (``--model``). Each conversation of the
 labelled set (:mod:`bench.quality_score`) is one user: its turns go, one run
@@ -29,8 +29,8 @@ from typing import Any
 import httpx
 
 from bench.common import DEFAULT_OUT, REPO_ROOT, display_path, meta, progress, write_json
+from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
 from bench.quality_score import DEFAULT_SET, digest, load_set, report, rescore, score
-from bench.real_model import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
 
 #: A log line of a warning or an error, as ``langgraph dev`` prints it (``[warning  ]``, colours
 #: stripped) or as plain logging does.

@@ -42,8 +42,9 @@ from typing import Any
 from langgraph.store.base import BaseStore, Op, PutOp
 
 from bench.common import result_header, write_json
-from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency, percentiles
-from bench.turn_cost import seed_notes
+from bench.stats import ms_percentiles
+from bench.store_scale import DIMS, SyntheticEmbeddings, embed_query_latency
+from bench.turn_script import seed_notes
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,7 +135,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
                 hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, margin=math.inf)
                 found += any(h["id"] == f"n{i:07d}" for h in hits)
         out[name] = {
-            "ms": percentiles(times),
+            "ms": ms_percentiles(times),
             "round_trips_max": max(trips),
             "ops_per_turn": {k: round(v / len(picks), 1) for k, v in ops.items()},
         }

@@ -35,6 +35,7 @@ import numpy as np
 
 from bench.common import meta, write_json
 from bench.load import SimUser
+from bench.turn_script import scripted_model
 
 #: mnemo's steps before the reply; ``write_memory`` runs after it.
 HOT_PATH = ("load_memory", "compact_history", "call_model", "tools")
@@ -83,11 +84,10 @@ def _encoding_log(
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.agent import builder
+    from graphs import builder
     from mnemo.stores import default_embeddings, open_store, sparse_encoder
-    from nodes import chat_models
     from nodes.context import Context
-    from tests.scripted import ScriptedChatModel, tool_call
+    from tests.scripted import tool_call
     from tests.stub_openai import REMEMBER
 
     def respond(messages: list, tools: list[str]) -> AIMessage:  # the stub's answers (tests/stub_openai.py)
@@ -109,7 +109,6 @@ def _encoding_log(
     for obj, method, what in patches:
         setattr(obj, method, _timed(log, what, getattr(obj, method), texts))
     name = "bench-overhead-scripted"
-    chat_models._models[name] = ScriptedChatModel(respond=respond)
     user = SimUser(0)
     per_turn: dict[str, list[list[Encoding]]] = defaultdict(list)
 
@@ -126,9 +125,9 @@ def _encoding_log(
                 per_turn[user.kind(turn)].append(list(log))
 
     try:
-        asyncio.run(converse())
+        with scripted_model(name, respond):
+            asyncio.run(converse())
     finally:
-        chat_models._models.pop(name, None)
         for obj, method, _ in patches:
             delattr(obj, method)
     return per_turn

@@ -36,8 +36,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO_ROOT, summary
+from bench.common import REPO_ROOT
 from bench.load import KINDS, SimUser
+from bench.stats import summary
 
 #: What each graph is served as, and the file of the peers the benchmark adds to its copy.
 GRAPHS = {"bare": "bare", "memory_agent": "memory_agent", "mnemo": "agent"}

@@ -3,10 +3,10 @@
 ``python -m bench real-model [--model NAME]`` builds and starts llama.cpp's
 ``llama-server`` with one of :data:`bench.llama_server.MODELS` (SmolLM2-135M-Instruct,
 the weak-model profile, or Qwen2.5-Coder-1.5B-Instruct), asks it directly what
-mnemo's model calls depend on (:func:`bench.llama_server.probe`), then starts
+mnemo's model calls depend on (:func:`bench.model_probe.probe`), then starts
 ``./scripts/dev`` in a copy of the project (the e2e harness,
 ``tests/devserver.py``) pointed at it as a user would (``OPENAI_BASE_URL``,
-``MNEMO_MODEL=openai:<alias>``, a dummy key), through a recording proxy that
+``MNEMO_MODEL=openai:<alias>``, a dummy key), through a recording proxy (:mod:`bench.model_proxy`) that
 keeps every request mnemo sent and every answer. A user then says their name,
 their city and "allergic to peanuts" in three turns of one thread, and asks a
 new thread what mnemo knows. Reported: requests accepted, structured answers
@@ -28,36 +28,23 @@ tools, as sent, with the answer as it came back.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import re
-import select
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
 
 from bench.common import REPO_ROOT, meta, write_json
-from bench.llama_server import (
-    DEFAULT_CACHE,
-    DEFAULT_MODEL,
-    MODELS,
-    answer_of,
-    json_object,
-    pins,
-    prepare,
-    probe,
-    serve,
-)
-from bench.real_model_cases import CASES, load_average, tool_call_examples
+from bench.llama_server import DEFAULT_CACHE, DEFAULT_MODEL, MODELS, pins, prepare, serve
+from bench.model_probe import probe
+from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
+from bench.provenance import load_average
+from bench.real_model_cases import CASES, tool_call_examples
+from bench.real_model_report import llama_timings, plain_lines, report, request_summary, tally, warning_lines
 
 USER = "real-model-user"
 THREAD_ONE = ("Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts.")
@@ -66,183 +53,8 @@ THREAD_TWO = "What do you know about me?"
 FACTS = {"name": r"ingrid", "city": r"lisbon", "note": r"peanut"}
 
 
-class RecordingProxy(ThreadingHTTPServer):
-    """Forwards every request to ``upstream`` and keeps ``(request body,
-    status, answer body, start, end)``; answers are relayed as they arrive
-    (streams stay streams)."""
-
-    daemon_threads = True
-
-    def __init__(self, upstream: str) -> None:
-        super().__init__(("127.0.0.1", 0), _ProxyHandler)
-        parts = urlsplit(upstream)
-        self.upstream = (parts.hostname or "127.0.0.1", parts.port or 80)
-        self.records: list[dict[str, Any]] = []
-        self.in_flight = 0
-        self.last_activity = time.monotonic()
-        self.lock = threading.Lock()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def idle_for(self) -> float:
-        with self.lock:
-            return 0.0 if self.in_flight else time.monotonic() - self.last_activity
-
-    def __enter__(self) -> RecordingProxy:
-        threading.Thread(target=self.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-class _ProxyHandler(BaseHTTPRequestHandler):
-    server: RecordingProxy
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _forward(self, method: str) -> None:
-        proxy = self.server
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        with proxy.lock:
-            proxy.in_flight += 1
-        started, chunks, status = time.time(), [], 0
-        try:
-            conn = http.client.HTTPConnection(*proxy.upstream, timeout=1800)
-            headers = {k: v for k, v in self.headers.items() if k.lower() in ("content-type", "authorization")}
-            conn.request(method, self.path, body=body or None, headers=headers)
-            gone = threading.Event()
-            threading.Thread(target=self._hang_up_with_client, args=(conn, gone), daemon=True).start()
-            try:
-                resp = conn.getresponse()
-            finally:
-                gone.set()
-            status = resp.status
-            self.send_response(resp.status)
-            for k, v in resp.getheaders():
-                if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                    self.send_header(k, v)
-            self.send_header("Connection", "close")
-            self.end_headers()
-            while block := resp.read1(65536):
-                chunks.append(block)
-                self.wfile.write(block)
-                self.wfile.flush()
-        except (OSError, http.client.HTTPException):
-            pass  # mnemo hung up (recorded with the status seen so far, 0 before any answer)
-        finally:
-            with proxy.lock:
-                proxy.in_flight -= 1
-                proxy.last_activity = time.monotonic()
-                if method == "POST":
-                    proxy.records.append(
-                        {
-                            "path": self.path,
-                            "body": json_object(body.decode("utf-8", "replace")) or {},
-                            "status": status,
-                            "answer": b"".join(chunks).decode("utf-8", "replace"),
-                            "started": started,
-                            "ended": time.time(),
-                        }
-                    )
-
-    def _hang_up_with_client(self, conn: http.client.HTTPConnection, answered: threading.Event) -> None:
-        """Close the upstream request when mnemo gives up on it (a timeout) before the
-        answer starts, as a direct connection would: the server then stops generating."""
-        while not answered.wait(0.5):
-            readable, _, _ = select.select([self.connection], [], [], 0)
-            if readable and not self.connection.recv(1, socket.MSG_PEEK):
-                if conn.sock is not None:
-                    conn.sock.shutdown(socket.SHUT_RDWR)
-                return
-
-    def do_POST(self) -> None:
-        self._forward("POST")
-
-    def do_GET(self) -> None:
-        self._forward("GET")
-
-
-def classify(body: dict[str, Any]) -> tuple[str, str | None]:
-    """``(way, schema name)`` of a chat request: how it asks for a structured
-    answer (``"named tool_choice"``, ``"tool_choice required"``,
-    ``"json_schema"``, ``"json_object"``), or ``("chat", None)``."""
-    choice, fmt = body.get("tool_choice"), body.get("response_format") or {}
-    if isinstance(choice, dict):
-        return "named tool_choice", (choice.get("function") or {}).get("name")
-    if choice == "required":
-        names = [t["function"]["name"] for t in body.get("tools", [])]
-        return "tool_choice required", names[0] if len(names) == 1 else None
-    if fmt.get("type") in ("json_schema", "json_object"):
-        return fmt["type"], (fmt.get("json_schema") or {}).get("name")
-    return "chat", None
-
-
-def request_summary(record: dict[str, Any]) -> dict[str, Any]:
-    """One recorded chat request: how it asked, what came back, whether a
-    structured answer could be read from it (a call of the asked function
-    with JSON object arguments, or a JSON object as the text)."""
-    body = record["body"]
-    way, name = classify(body)
-    ok = record["status"] == 200
-    got = answer_of(record["answer"], stream=bool(body.get("stream"))) if ok else {}
-    calls = got.get("tool_calls", [])
-    parsed, answer = None, None
-    if way != "chat":
-        objects = [json_object(a) for n, a in calls if name is None or n == name]
-        answer = next((o for o in [*objects, json_object(got.get("content", ""))] if o is not None), None)
-        parsed = ok and answer is not None
-    return {
-        "way": way,
-        "schema": name,
-        "status": record["status"],
-        "stream": bool(body.get("stream")),
-        "max_tokens": body.get("max_tokens", body.get("max_completion_tokens")),
-        "tools_offered": [t["function"]["name"] for t in body.get("tools", [])],
-        "tool_calls": [n for n, _ in calls],
-        "finish_reason": got.get("finish_reason"),
-        "completion_tokens": got.get("completion_tokens"),
-        "structured_parsed": parsed,
-        # What the model answered: what the write then kept of it is in "memory".
-        "structured_answer": answer,
-        "seconds": round(record["ended"] - record["started"], 2),
-    }
-
-
-def tally(summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    """Requests accepted, and structured answers parsed per way."""
-    ways: dict[str, dict[str, int]] = {}
-    for s in summaries:
-        if s["way"] != "chat":
-            w = ways.setdefault(s["way"], {"asked": 0, "parsed": 0})
-            w["asked"] += 1
-            w["parsed"] += bool(s["structured_parsed"])
-    return {
-        "requests": len(summaries),
-        "accepted": sum(s["status"] == 200 for s in summaries),
-        "with_max_tokens": sum(s["max_tokens"] is not None for s in summaries),
-        "structured": ways,
-    }
-
-
 def facts_in(text: str) -> dict[str, bool]:
     return {fact: re.search(pattern, text, re.IGNORECASE) is not None for fact, pattern in FACTS.items()}
-
-
-def reply_prompts(records: list[dict[str, Any]], since: float) -> list[str]:
-    """System prompts of the agent's own chat calls (not memory work) begun after ``since``."""
-    return [
-        str(r["body"]["messages"][0].get("content", ""))
-        for r in records
-        if r["started"] >= since
-        and r["body"].get("messages")
-        and r["body"]["messages"][0].get("role") == "system"
-        and classify(r["body"])[0] == "chat"
-    ]
 
 
 async def _turn(
@@ -272,12 +84,6 @@ async def _stored(client: Any) -> dict[str, Any]:
     return {"profile": fields, "notes": texts, "facts": facts_in(json.dumps(fields) + " " + " ".join(texts))}
 
 
-async def _wait_idle(proxy: RecordingProxy, quiet_s: float = 15, cap_s: float = 300) -> None:
-    deadline = time.monotonic() + cap_s
-    while proxy.idle_for() < quiet_s and time.monotonic() < deadline:
-        await asyncio.sleep(1)
-
-
 async def _conversation(server: Any, proxy: RecordingProxy, context: dict[str, Any]) -> dict[str, Any]:
     from tests.devserver import client as signed_in
 
@@ -286,7 +92,7 @@ async def _conversation(server: Any, proxy: RecordingProxy, context: dict[str, A
     first = (await client.threads.create())["thread_id"]
     for text in THREAD_ONE:
         turns.append(await _turn(client, first, text, context))
-    await _wait_idle(proxy)  # a write still running after the run (background mode) ends first
+    await proxy.wait_idle(15, cap_s=300)  # a write still running after the run (background mode) ends first
     stored = await _stored(client)
     second_started = time.time()
     second = (await client.threads.create())["thread_id"]
@@ -320,27 +126,6 @@ def _doctor(workdir: Path, env: dict[str, str]) -> dict[str, Any] | None:
 def results_name(model: str) -> str:
     """The results file of ``model``: SmolLM2's keeps the name it always had."""
     return "real_model.json" if model == "smollm2-135m" else f"real_model_{model}.json"
-
-
-def mnemo_settings(spec: str, api_key: str = "sk-no-key", model_timeout_s: float | None = None) -> dict[str, str]:
-    """The ``.env`` a user of the model ``spec`` (``openai:<alias>``) writes: the model allowed, and with
-    ``model_timeout_s`` the slow-server deadline (``MNEMO_MODEL_TIMEOUT_S``)."""
-    settings = {"OPENAI_API_KEY": api_key, "MNEMO_MODEL": spec, "MNEMO_ALLOWED_MODELS": spec}
-    if model_timeout_s is not None:
-        settings["MNEMO_MODEL_TIMEOUT_S"] = f"{model_timeout_s:g}"
-    return settings
-
-
-def started_mnemo(tmp: Path, proxy: RecordingProxy, settings: dict[str, str]) -> tuple[Any, Path]:
-    """``./scripts/dev`` of a copy of the project in ``tmp``, its model reached through ``proxy``
-    (``settings`` in its ``.env``), started; the server and the copy's folder."""
-    from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
-
-    workdir = copy_project(tmp / "mnemo")
-    write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]
-    server = DevServer(workdir, server_environment())
-    server.start()
-    return server, workdir
 
 
 def run(
@@ -427,72 +212,6 @@ def run(
         write_json(out / name.replace(".json", "_tool_calls.json"), {"meta": result["meta"], "examples": examples})
     print(report(result))
     return result
-
-
-def plain_lines(log: str) -> list[str]:
-    """The lines of ``./scripts/dev``'s output without their colour codes."""
-    return re.sub(r"\x1b\[[0-9;]*m", "", log).splitlines()
-
-
-def warning_lines(lines: list[str]) -> list[str]:
-    """The WARNING and ERROR lines and tracebacks: structlog writes ``[warning  ]``
-    (lower case), the standard library ``WARNING``."""
-    return [line[:300] for line in lines if re.search(r"\b(warning|error)\b|Traceback", line, re.IGNORECASE)]
-
-
-def llama_timings(log_text: str) -> dict[str, list[float]]:
-    """llama-server's own speeds (tokens/s reading the prompt, writing the answer) per request."""
-    found: dict[str, list[float]] = {"prompt_tokens_per_s": [], "eval_tokens_per_s": []}
-    for line in log_text.splitlines():
-        m = re.search(r"(prompt eval|\beval) time.*?([\d.]+) tokens per second", line)
-        if m:
-            found["prompt_tokens_per_s" if m.group(1) == "prompt eval" else "eval_tokens_per_s"].append(
-                float(m.group(2))
-            )
-    return found
-
-
-def report(result: dict[str, Any]) -> str:
-    """The result as markdown (what docs/bench.md shows)."""
-    from bench.real_model_cases import case_report
-
-    lines = [
-        "| direct request | HTTP | tool calls | JSON args | JSON text | fenced JSON text | finish | tokens | s |",
-        "|---" * 9 + "|",
-    ]
-    for label, r in result["direct"].items():
-        lines.append(
-            f"| {label} | {r['status']} | {', '.join(r['tool_calls']) or '-'} | {r['call_args_json']} | "
-            f"{r['content_json']} | {r.get('content_fenced_json')} | {r['finish_reason']} | "
-            f"{r['completion_tokens']} | {r['seconds']} |"
-        )
-    req = result["requests"]
-    lines += [
-        "",
-        f"mnemo's requests: {req['accepted']}/{req['requests']} accepted (HTTP 200), "
-        f"{req['with_max_tokens']} with max_tokens",
-    ]
-    for way, w in req["structured"].items():
-        lines.append(f"- structured by {way}: {w['parsed']}/{w['asked']} answers parsed")
-    talk = result["conversation"]
-    if talk is not None:
-        lines += ["", "| turn | run | s | load average (1/5/15 min) at its end |", "|---|---|---|---|"]
-        lines += [
-            f"| {t['said']} | {t['status']} | {t['seconds']} | {' / '.join(map(str, t.get('load', [])))} |"
-            for t in talk["turns"]
-        ]
-        stored = talk["stored_after_thread_one"]
-        lines += [
-            "",
-            f"stored after thread one: profile {stored['profile']}, notes {stored['notes']}; facts {stored['facts']}",
-            f"reached thread two's prompt: {talk['reached']} ({talk['second_thread_prompts']} prompt(s))",
-        ]
-    lines.append(f"server WARNING/ERROR lines: {len(result['server_warnings'])}")
-    for name, case in result.get("cases", {}).items():
-        lines += ["", case_report(name, case)]
-    if result["doctor"] is not None:
-        lines.append(f"doctor: exit {result['doctor']['exit_code']} in {result['doctor']['seconds']} s")
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -30,7 +30,8 @@ from typing import Any
 
 import httpx
 
-from bench.llama_server import answer_of, fenced_json, json_object
+from bench.model_probe import answer_of, fenced_json, json_object
+from bench.provenance import load_average
 
 CONSOLIDATE_USER = "real-model-consolidate"
 #: Two pairs that say the same thing, one contradiction, one note apart.
@@ -49,13 +50,8 @@ FEEDBACK = "Feedback for me: keep your answers to two sentences, please."
 FEEDBACK_TEXT = "keep your answers to two sentences, please"
 
 
-def load_average() -> list[float]:
-    """The load average (1, 5, 15 minutes) now: the machine is shared, every timing carries it."""
-    return [round(x, 2) for x in os.getloadavg()]
-
-
 def _requests(proxy: Any, since: float) -> list[dict[str, Any]]:
-    from bench.real_model import request_summary
+    from bench.real_model_report import request_summary
 
     return [request_summary(r) for r in proxy.records if r["started"] >= since and r["path"].endswith("/completions")]
 

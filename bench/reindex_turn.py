@@ -42,7 +42,9 @@ from typing import Any
 from langgraph.store.base import PutOp
 
 from bench.common import result_header, write_json
-from bench.store_scale import DIMS, SyntheticEmbeddings, percentiles
+from bench.stats import ms_percentiles
+from bench.store_scale import DIMS, SyntheticEmbeddings
+from bench.turn_script import scripted_model
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: Turns measured per size, after the first.
@@ -86,7 +88,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.agent import builder
+    from graphs import builder
     from mnemo import User
     from mnemo.notes import arebuild
     from mnemo.stores import open_store
@@ -138,7 +140,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
             began = time.perf_counter()
             rows[size]["indexed"] = await arebuild(store, user)
             rows[size]["reindex_s"] = round(time.perf_counter() - began, 2)
-            rows[size]["turn_ms"] = percentiles(samples[size])
+            rows[size]["turn_ms"] = ms_percentiles(samples[size])
             print(f"{name} {size}: {rows[size]}", file=sys.stderr)
     out: dict[str, Any] = {"sizes": [rows[size] for size in sizes]}
     out["ratio"] = round(rows[sizes[-1]]["turn_ms"]["p50"] / rows[sizes[0]]["turn_ms"]["p50"], 3)
@@ -146,17 +148,15 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from nodes import chat_models
-    from tests.scripted import ScriptedChatModel, tool_call
+    from tests.scripted import tool_call
 
     def respond(messages: list, tool_names: list[str]) -> Any:
         from langchain_core.messages import AIMessage
 
         return tool_call("MemoryExtraction") if "MemoryExtraction" in tool_names else AIMessage(content="Sure.")
 
-    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=respond)
     result: dict[str, Any] = {**result_header("reindex_turn"), "turns_per_size": args.turns, "backends": {}}
-    try:
+    with scripted_model(MODEL_NAME, respond):
         if "memory" in args.backends:
             result["backends"]["memory"] = await run_backend("memory", None, args.sizes, args.turns)
         if "postgres" in args.backends:
@@ -165,8 +165,6 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             with tempfile.TemporaryDirectory() as tmp:
                 with running_embedded_postgres(Path(tmp) / "pgdata", database="reindex", cleanup="delete") as pg:
                     result["backends"]["postgres"] = await run_backend("postgres", pg.uri, args.sizes, args.turns)
-    finally:
-        chat_models._models.pop(MODEL_NAME, None)
     return result
 
 

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.common import CachingEmbeddings, meta, summary, write_json
+from bench.common import CachingEmbeddings, meta, write_json
+from bench.stats import summary
 from bench.thresholds import PROBE
 
 #: Texts encoded for the cost figures (LoCoMo's first conversation).

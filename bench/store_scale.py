@@ -46,6 +46,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from bench.common import result_header, write_json
+from bench.stats import ms_percentiles
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DIMS = 384
@@ -80,15 +81,6 @@ class SyntheticEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         return self.vector(text).tolist()
-
-
-def percentiles(samples: list[float]) -> dict[str, float]:
-    a = np.asarray(samples) * 1000
-    return {
-        "p50": round(float(np.percentile(a, 50)), 3),
-        "p95": round(float(np.percentile(a, 95)), 3),
-        "n": len(samples),
-    }
 
 
 def note_value(i: int) -> dict[str, Any]:
@@ -140,7 +132,7 @@ async def run_backend(
                     overlap.append(len(exact & {h["id"] for h in hits}) / 5)
                     first.append(bool(hits) and hits[0]["id"] == f"n{target:07d}")
                 by_ef[str(ef)] = {
-                    "recall_ms": percentiles(recall_t),
+                    "recall_ms": ms_percentiles(recall_t),
                     "target_at_1": round(float(np.mean(first)), 4),
                     "recall_at_5": round(float(np.mean(overlap)), 4),
                 }
@@ -159,7 +151,7 @@ async def run_backend(
                     (size - (sizes[sizes.index(size) - 1] if sizes.index(size) else 0)) / load_s, 1
                 ),
                 "recall_ms": default["recall_ms"],
-                "remember_ms": percentiles(remember_t),
+                "remember_ms": ms_percentiles(remember_t),
                 "target_at_1": default["target_at_1"],
                 "recall_at_5": default["recall_at_5"],
             }
@@ -187,7 +179,7 @@ def embed_query_latency(n: int = 20) -> dict[str, float] | None:
         t = time.perf_counter()
         embeddings.embed_query(f"what do you remember about my order number {i}?")
         samples.append(time.perf_counter() - t)
-    return percentiles(samples)
+    return ms_percentiles(samples)
 
 
 def plot(result: dict[str, Any], path: Path) -> None:

@@ -1,9 +1,10 @@
 """What one turn of the agent costs: store round trips, embeddings, latency, tokens.
 
-The compiled graph (``graphs.agent.builder.compile(store=..., checkpointer=...)``)
+The compiled graph (``graphs.builder.compile(store=..., checkpointer=...)``)
 is driven by a scripted chat model (``tests/scripted.py``: it answers by
 rule, extraction included, so no model server and no network are needed and
-the memory code runs unchanged) over a scripted conversation of several
+the memory code runs unchanged) over a scripted conversation
+(:mod:`bench.turn_script`) of several
 users, each in two threads, in English and Chinese, with tool calls
 (``remember_note``, ``recall_notes``) on some turns. One extra user starts
 with a few hundred notes, to show how the cost grows with the size of the
@@ -39,22 +40,22 @@ scheduling call is replaced by a no-op and its cost (one in-process
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from tqdm import tqdm
 
-from bench.common import CountingEmbeddings, CountingStore, TokenCounter, meta, summary, write_json
+from bench.common import TokenCounter, meta, write_json
+from bench.counting import CountingEmbeddings, CountingStore, NodeTimer, SparseMeter
+from bench.stats import summary
+from bench.turn_script import Script, ScriptedTurn, conversation, scripted_model, seed_notes
 
-#: Registered under this name in ``nodes.chat_models._models`` for the run only.
+#: The scripted model's name (:func:`bench.turn_script.scripted_model`) for the run only.
 MODEL_NAME = "bench-scripted"
 NODES = ("load_memory", "compact_history", "call_model", "tools", "write_memory")
 WRITE_MODES: tuple[Literal["hot", "after_turn", "background"], ...] = ("hot", "after_turn", "background")
@@ -62,217 +63,20 @@ WRITE_MODES: tuple[Literal["hot", "after_turn", "background"], ...] = ("hot", "a
 EXTRACTION_LATENCY_S = 0.5
 
 
-@dataclass
-class ScriptedTurn:
-    """One user message and what the scripted models do with it."""
-
-    user: str
-    thread: str
-    text: str
-    extract: dict[str, Any] = field(default_factory=dict)
-    """Arguments of the ``MemoryExtraction`` the extractor returns."""
-    tool: tuple[str, dict[str, Any]] | None = None
-    """A tool call the chat model makes before answering."""
-
-
-def conversation(smoke: bool) -> list[ScriptedTurn]:
-    """Three users (English, Chinese, English), two threads each, turns
-    interleaved across users as a server would see them."""
-    ana = [
-        ScriptedTurn("u_ana", "ana-1", "Hi, I'm Ana and I live in Lisbon.", {"name": "Ana", "city": "Lisbon"}),
-        ScriptedTurn(
-            "u_ana",
-            "ana-1",
-            "I'm allergic to peanuts, please keep that in mind.",
-            {"notes": ["The user is allergic to peanuts."]},
-        ),
-        ScriptedTurn("u_ana", "ana-1", "Do you ship air purifiers to Portugal?"),
-        ScriptedTurn(
-            "u_ana", "ana-1", "I have two cats and a dog at home.", {"notes": ["The user has two cats and a dog."]}
-        ),
-        ScriptedTurn("u_ana", "ana-2", "Which of your snacks are safe for me?"),
-        ScriptedTurn(
-            "u_ana",
-            "ana-2",
-            "Remember that I prefer email over phone calls.",
-            tool=("remember_note", {"text": "The user prefers email over phone calls."}),
-        ),
-        ScriptedTurn(
-            "u_ana", "ana-2", "As I said, I have a peanut allergy.", {"notes": ["The user has a peanut allergy."]}
-        ),
-        ScriptedTurn("u_ana", "ana-2", "What do you remember about my pets?", tool=("recall_notes", {"query": "pets"})),
-    ]
-    zhou = [
-        ScriptedTurn("u_zhou", "zhou-1", "你好，我叫周伟，住在杭州。", {"name": "周伟", "city": "杭州"}),
-        ScriptedTurn("u_zhou", "zhou-1", "我家里有一台小米空气净化器。", {"notes": ["用户家里有一台小米空气净化器。"]}),
-        ScriptedTurn("u_zhou", "zhou-1", "请回答得简洁一点。", {"response_style": "concise"}),
-        ScriptedTurn("u_zhou", "zhou-1", "我对花生过敏。", {"notes": ["用户对花生过敏。"]}),
-        ScriptedTurn("u_zhou", "zhou-2", "我的净化器滤网多久换一次？"),
-        ScriptedTurn("u_zhou", "zhou-2", "我每个月去上海出差。", {"notes": ["用户每个月去上海出差。"]}),
-        ScriptedTurn("u_zhou", "zhou-2", "你还记得我对什么过敏吗？", tool=("recall_notes", {"query": "过敏"})),
-        ScriptedTurn("u_zhou", "zhou-2", "谢谢！"),
-    ]
-    max_ = [
-        ScriptedTurn("u_max", "max-1", "Hello, my name is Max.", {"name": "Max"}),
-        ScriptedTurn(
-            "u_max", "max-1", "I work night shifts, so I order late.", {"notes": ["The user works night shifts."]}
-        ),
-        ScriptedTurn("u_max", "max-1", "Can you recommend a quiet fan for my bedroom?"),
-        ScriptedTurn(
-            "u_max",
-            "max-1",
-            "My daughter Mia is allergic to dust.",
-            {"notes": ["The user's daughter Mia is allergic to dust."]},
-        ),
-        ScriptedTurn("u_max", "max-2", "Is there a purifier that helps with dust allergies?"),
-        ScriptedTurn("u_max", "max-2", "I drive an electric car.", {"notes": ["The user drives an electric car."]}),
-        ScriptedTurn("u_max", "max-2", "Any accessories for my car?"),
-        ScriptedTurn("u_max", "max-2", "Thanks, that's all."),
-    ]
-    big = [
-        ScriptedTurn("u_big", "big-1", "Hi again, do you have new coffee beans?"),
-        ScriptedTurn("u_big", "big-1", "I switched to oat milk recently.", {"notes": ["The user drinks oat milk."]}),
-        ScriptedTurn("u_big", "big-2", "What grinder would suit my espresso machine?"),
-        ScriptedTurn("u_big", "big-2", "Thanks!"),
-    ]
-    users = [ana[:3], zhou[:3]] if smoke else [ana, zhou, max_, big]
-    turns: list[ScriptedTurn] = []
-    for i in range(max(len(u) for u in users)):  # round-robin across users
-        turns.extend(u[i] for u in users if i < len(u))
-    return turns
-
-
-def seed_notes(n: int) -> list[str]:
-    """``n`` distinct, made-up facts for the large-memory user (no third-party data)."""
-    subjects = [
-        "coffee",
-        "tea",
-        "running shoes",
-        "headphones",
-        "a road bike",
-        "a standing desk",
-        "house plants",
-        "board games",
-        "a sourdough starter",
-        "a camera",
-        "hiking boots",
-        "a robot vacuum",
-        "jazz records",
-        "a fountain pen",
-        "winter tyres",
-        "a sewing machine",
-        "an aquarium",
-        "a telescope",
-        "a kayak",
-        "a piano",
-    ]
-    verbs = [
-        "owns",
-        "wants to buy",
-        "recently returned",
-        "gave away",
-        "repaired",
-        "is saving for",
-        "borrowed",
-        "collects",
-        "sold",
-        "is comparing prices of",
-        "received as a gift",
-        "is unhappy with",
-        "cleans weekly",
-        "upgraded",
-    ]
-    notes = []
-    for i in range(n):
-        s, v = subjects[i % len(subjects)], verbs[(i // len(subjects)) % len(verbs)]
-        notes.append(f"The user {v} {s} (item {i + 1}, bought in year {2000 + i % 25}).")
-    return notes
-
-
-class Script:
-    """Responder for :class:`tests.scripted.ScriptedChatModel`."""
-
-    def __init__(self, turns: list[ScriptedTurn], extraction_latency_s: float = 0.0) -> None:
-        self.by_text = {t.text: t for t in turns}
-        self.extraction_latency_s = extraction_latency_s
-        self.extractor_inputs: list[str] = []
-        """Everything each extraction call was sent (its messages' text)."""
-
-    def __call__(self, messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
-        from tests.scripted import tool_call
-
-        if "MemoryExtraction" in tool_names:
-            time.sleep(self.extraction_latency_s)  # runs in a worker thread (ScriptedChatModel)
-            self.extractor_inputs.append("\n".join(m.text for m in messages))
-            # The extractor sees "- <user message>" lines (quoted: JSON strings); merge what the script says for each.
-            args: dict[str, Any] = {}
-            for line in messages[-1].text.split("<existing_notes>")[0].splitlines():
-                said = line[2:].strip()
-                try:
-                    said = json.loads(said) if said.startswith('"') else said
-                except ValueError:  # not a quoted message (an instruction line of an older prompt)
-                    continue
-                turn = self.by_text.get(said) if line.startswith("- ") else None
-                if turn:
-                    for key, value in turn.extract.items():
-                        args[key] = args.get(key, []) + value if key == "notes" else value
-            return tool_call("MemoryExtraction", **args)
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            return AIMessage(content="Done.")
-        turn = self.by_text.get(last.text) if isinstance(last, HumanMessage) else None
-        if turn and turn.tool:
-            name, args = turn.tool
-            return tool_call(name, **args)
-        return AIMessage(content="Sure.")
-
-
-class NodeTimer(BaseCallbackHandler):
-    """Wall time of each graph node run, from LangChain's chain callbacks.
-
-    A node's runnable reports ``on_chain_start`` with its own name and
-    ``metadata["langgraph_node"]`` equal to it; runnables inside the node
-    (the model, the parser) carry the same metadata under other names and
-    are ignored.
-    """
-
-    def __init__(self) -> None:
-        self._open: dict[Any, tuple[str, float]] = {}
-        self.runs: list[tuple[str, float]] = []
-
-    def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, tags=None, metadata=None, **kwargs):
-        name = kwargs.get("name")
-        if name in NODES and (metadata or {}).get("langgraph_node") == name:
-            self._open[run_id] = (name, time.perf_counter())
-
-    def on_chain_end(self, outputs, *, run_id, **kwargs):
-        if run_id in self._open:
-            name, start = self._open.pop(run_id)
-            self.runs.append((name, time.perf_counter() - start))
-
-    def on_chain_error(self, error, *, run_id, **kwargs):
-        self.on_chain_end(None, run_id=run_id)
-
-
 async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounter) -> dict[str, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.agent import builder
+    from graphs import builder
     from mnemo import User, aremember_many
     from mnemo.stores import default_embeddings as embeddings
     from mnemo.stores import index_config
-    from nodes import chat_models
     from nodes.context import Context
-    from tests.scripted import ScriptedChatModel
 
     emb = CountingEmbeddings(embeddings)
     store = CountingStore(index=index_config(emb))
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     script = Script(turns)
-    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=script)
-    meter = SparseMeter()
-    try:
-        meter.start()
+    with scripted_model(MODEL_NAME, script), SparseMeter() as meter:
         await embeddings.aembed_query("warm up")  # model load is a one-off, not a turn's cost
         seeded = seed_notes(big_notes) if any(t.user == "u_big" for t in turns) else []
         if seeded:
@@ -285,7 +89,7 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             emb.calls.clear()
             script.extractor_inputs.clear()
             meter.calls.clear()
-            timer = NodeTimer()
+            timer = NodeTimer(NODES)
             memory = ""
             reply = ""
             config: RunnableConfig = {"configurable": {"thread_id": turn.thread}, "callbacks": [timer]}
@@ -350,44 +154,6 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
             )
             history[turn.user] += [f"user: {turn.text}", f"assistant: {reply}"]
         return {"records": records, "seeded_notes": len(seeded)}
-    finally:
-        meter.stop()
-        chat_models._models.pop(MODEL_NAME, None)
-
-
-class SparseMeter:
-    """CPU time of every text the learned sparse encoder (SPLADE,
-    :mod:`mnemo.stores.sparse`) encodes, with the graph node that asked: the
-    encoder runs in a worker thread, whose own CPU time is what is measured
-    (numpy's BLAS limited to one thread: ``OPENBLAS_NUM_THREADS=1``)."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, float]] = []
-        self._patch: Any = None
-
-    def start(self) -> None:
-        from unittest import mock
-
-        from bench.common import current_node
-        from mnemo.stores import SpladeEncoder
-
-        original = SpladeEncoder.encode
-
-        def metered(encoder: SpladeEncoder, text: str) -> dict[str, float]:
-            # mnemo.notes.sparse encodes a query in _query_vector, a note in _stamp.
-            kind = "query" if sys._getframe(1).f_code.co_name == "_query_vector" else "write"
-            start = time.thread_time()
-            try:
-                return original(encoder, text)
-            finally:
-                self.calls.append((current_node(), kind, time.thread_time() - start))
-
-        self._patch = mock.patch.object(SpladeEncoder, "encode", metered)
-        self._patch.start()
-
-    def stop(self) -> None:
-        if self._patch is not None:
-            self._patch.stop()
 
 
 async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: float) -> dict[str, Any]:
@@ -396,20 +162,17 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
 
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from graphs.agent import builder
+    from graphs import builder
     from mnemo.stores import default_embeddings as embeddings
     from mnemo.stores import index_config
-    from nodes import chat_models
     from nodes import write_memory as write_node
     from nodes.context import Context
-    from tests.scripted import ScriptedChatModel
 
     async def schedule(*args: Any, **kwargs: Any) -> dict:
         return {}
 
     out: dict[str, Any] = {}
-    chat_models._models[MODEL_NAME] = ScriptedChatModel(respond=Script(turns, extraction_latency_s))
-    try:
+    with scripted_model(MODEL_NAME, Script(turns, extraction_latency_s)):
         await embeddings.aembed_query("warm up")
         for mode in WRITE_MODES:
             store = CountingStore(index=index_config(embeddings))
@@ -430,8 +193,6 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
                     waits.append((time.perf_counter() - start) * 1000)
             out[mode] = summary(waits)
         return out
-    finally:
-        chat_models._models.pop(MODEL_NAME, None)
 
 
 def _aggregate(records: list[dict]) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -57,6 +58,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_ready(
+    url: str, proc: subprocess.Popen[bytes], output: Callable[[], str], *, what: str, timeout: float
+) -> None:
+    """Until ``url`` answers 200 (asked every half second): a ``RuntimeError`` when
+    ``proc`` exits first, a ``TimeoutError`` after ``timeout`` s, each with ``output()``.
+    The servers of the tests and of the benchmarks (``bench.llama_server``) are awaited here."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited ({proc.returncode}):\n{output()}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{what} did not start in {timeout:g} s:\n{output()}")
+
+
 class DevServer:
     """``./scripts/dev`` on a free port, started from ``workdir``; its log
     goes to a file beside (not inside) the watched project directory."""
@@ -81,18 +101,8 @@ class DevServer:
         )
 
     def wait_ready(self, timeout: float = 180) -> None:
-        deadline = time.monotonic() + timeout
         assert self.proc is not None, "launch() first"
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"./scripts/dev exited:\n{self.output()}")
-            try:
-                if httpx.get(f"{self.url}/ok", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.5)
-        raise TimeoutError(f"./scripts/dev did not start:\n{self.output()}")
+        wait_ready(f"{self.url}/ok", self.proc, self.output, what="./scripts/dev", timeout=timeout)
 
     def start(self) -> None:
         self.launch()

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from bench import llama_server
-from bench.llama_server import MODELS, Model, answer_of, cached_model, fenced_json, model_file, pins
-from bench.real_model import llama_timings, request_summary, results_name, tally
+from bench.llama_server import MODELS, Model, cached_model, model_file, pins
+from bench.model_probe import answer_of, fenced_json
+from bench.real_model import results_name
 from bench.real_model_cases import tool_call_examples
+from bench.real_model_report import llama_timings, request_summary, tally
 
 NAMED = {
     "tools": [{"function": {"name": "MemoryExtraction"}}],
@@ -185,7 +187,7 @@ def test_only_picks_parts_of_the_run_by_name():
 
 
 def test_the_dev_servers_warnings_are_counted_whatever_their_case_and_colour():
-    from bench.real_model import plain_lines, warning_lines
+    from bench.real_model_report import plain_lines, warning_lines
 
     log = (
         "\x1b[2m2026-12-04T14:07:14Z\x1b[0m [\x1b[33m\x1b[1mwarning  \x1b[0m] "

@@ -23,6 +23,10 @@ MNEMO_LAYERS = ("core", "audit", "models", "stores", "kinds", "notes", "turn", "
 #: The product's code (bench/ measures it from outside, through the faces).
 PRODUCT = ("graphs", "nodes", "mnemo", "server", "web")
 MAX_MODULE_LINES = 350
+#: bench/ modules still over the cap while other branches split them (issue 45
+#: point 6): locomo.py and tune.py on `recall`, thresholds.py on `dedupe`. The
+#: lead empties this at the merge; no other module may join it.
+STILL_OVER = {"bench/locomo.py", "bench/tune.py", "bench/thresholds.py"}
 
 
 def _is_module(name: str) -> bool:
@@ -168,10 +172,14 @@ def test_code_outside_a_sub_package_imports_its_face():
 
 
 def test_no_module_is_over_the_size_cap():
+    """The product's modules and the benchmarks' (their tests aside, as tests/ is)."""
+    paths = [path for package in (*PRODUCT, "bench") for path in (ROOT / package).rglob("*.py")]
     sizes = {
         str(path.relative_to(ROOT)): len(path.read_text("utf-8").splitlines())
-        for package in PRODUCT
-        for path in (ROOT / package).rglob("*.py")
+        for path in paths
+        if "tests" not in path.relative_to(ROOT).parts
     }
-    assert sizes["mnemo/notes/plan.py"] > 100  # the scan reads the modules
-    assert {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+    assert sizes["mnemo/notes/plan.py"] > 100 and sizes["bench/cli.py"] > 100  # the scan reads both
+    over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert {p: n for p, n in over.items() if p not in STILL_OVER} == {}
+    assert STILL_OVER - set(over) == set()  # one under the cap now leaves the list
