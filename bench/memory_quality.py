@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 
 from bench.common import DEFAULT_OUT, REPO_ROOT, display_path, meta, progress, write_json
-from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
+from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, run_to_end, started_mnemo
 from bench.quality_score import DEFAULT_SET, digest, load_set, report, rescore, score
 
 #: A log line of a warning or an error, as ``langgraph dev`` prints it (``[warning  ]``, colours
@@ -145,22 +145,6 @@ def _chat_records(proxy: RecordingProxy, since: float, until: float) -> int:
         )
 
 
-async def _settle(proxy: RecordingProxy, quiet_s: float, cap_s: float = 600) -> None:
-    """Until the model server has been idle ``quiet_s`` (a write after the run ends first)."""
-    deadline = time.monotonic() + cap_s
-    while proxy.idle_for() < quiet_s and time.monotonic() < deadline:
-        await asyncio.sleep(0.2)
-
-
-async def _run(client: Any, thread_id: str, text: str, context: dict[str, Any]) -> str:
-    run = await client.runs.create(
-        thread_id, "agent", context=context, input={"messages": [{"role": "user", "content": text}]}
-    )
-    while (status := (await client.runs.get(thread_id, run["run_id"]))["status"]) in ("pending", "running"):
-        await asyncio.sleep(POLL_S)
-    return str(status)
-
-
 async def _stored(url: str, bearer: str) -> dict[str, Any]:
     """The user's profile values and note texts, as ``GET /memory/export`` gives them."""
     async with httpx.AsyncClient(timeout=60) as http:
@@ -190,19 +174,19 @@ async def conversation(
     for text in label["turns"]:
         starts.append(time.time())
         wall = time.monotonic()
-        status = await _run(client, thread, text, context)
+        status = await run_to_end(client, thread, text, context, POLL_S)
         turns.append({"status": status, "seconds": round(time.monotonic() - wall, 2)})
-    await _settle(proxy, settle_s)
+    await proxy.wait_idle(settle_s, 600, poll_s=0.2)
     for turn, since, until in zip(turns, starts, [*starts[1:], time.time()], strict=True):
         turn["requests"] = _chat_records(proxy, since, until)  # a turn's write is counted with it
     stored = await _stored(server.url, token(user))
     probes = []
     for probe in label.get("probes", []):
         since = time.time()
-        status = await _run(client, (await client.threads.create())["thread_id"], probe["ask"], context)
+        status = await run_to_end(client, (await client.threads.create())["thread_id"], probe["ask"], context, POLL_S)
         prompts = reply_prompts(proxy.records, since)
         probes.append({"ask": probe["ask"], "status": status, "system_prompt": prompts[0] if prompts else None})
-    await _settle(proxy, min(settle_s, 1.0))  # the probes' own writes end before the next user starts
+    await proxy.wait_idle(min(settle_s, 1.0), 600, poll_s=0.2)  # the probes' own writes end before the next user starts
     return {
         "id": label["id"],
         "lang": label.get("lang"),

@@ -178,3 +178,14 @@ def started_mnemo(tmp: Path, proxy: RecordingProxy, settings: dict[str, str]) ->
     server = DevServer(workdir, server_environment())
     server.start()
     return server, workdir
+
+
+async def run_to_end(client: Any, thread_id: str, text: str, context: dict[str, Any], poll_s: float = 1.0) -> str:
+    """One run of the agent on ``text`` in ``thread_id``, polled until it ends; its
+    status (polled: a join would hit the client's read timeout on a slow model)."""
+    run = await client.runs.create(
+        thread_id, "agent", context=context, input={"messages": [{"role": "user", "content": text}]}
+    )
+    while (status := (await client.runs.get(thread_id, run["run_id"]))["status"]) in ("pending", "running"):
+        await asyncio.sleep(poll_s)
+    return str(status)

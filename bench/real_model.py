@@ -41,7 +41,7 @@ from typing import Any
 from bench.common import REPO_ROOT, meta, write_json
 from bench.llama_server import DEFAULT_CACHE, DEFAULT_MODEL, MODELS, pins, prepare, serve
 from bench.model_probe import probe
-from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
+from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, run_to_end, started_mnemo
 from bench.provenance import load_average
 from bench.real_model_cases import CASES, tool_call_examples
 from bench.real_model_report import llama_timings, plain_lines, report, request_summary, tally, warning_lines
@@ -61,14 +61,7 @@ async def _turn(
     client: Any, thread_id: str, text: str, context: dict[str, Any], *, user_id: str = USER
 ) -> dict[str, Any]:
     started = time.monotonic()
-    run = await client.runs.create(
-        thread_id,
-        "agent",
-        context={**context, "user_id": user_id},
-        input={"messages": [{"role": "user", "content": text}]},
-    )
-    while (status := (await client.runs.get(thread_id, run["run_id"]))["status"]) in ("pending", "running"):
-        await asyncio.sleep(1)  # polled: a join would hit the client's read timeout on a slow model
+    status = await run_to_end(client, thread_id, text, {**context, "user_id": user_id})
     seconds = time.monotonic() - started
     messages = ((await client.threads.get_state(thread_id)).get("values") or {}).get("messages") or []
     reply = messages[-1].get("content") if messages else None
