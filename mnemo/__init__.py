@@ -1,29 +1,29 @@
 """mnemo: long-term memory for LangGraph agents, as plain functions over ``BaseStore``.
 
-This module is the library's API: what an application calls without the graph.
-Every function takes the store and a :class:`User` built from trusted context
-(never from a model or a tool argument), and writes through mnemo's audited
-paths. Every kind of memory lives under the user's label first, so ``(label,)``
-prefixes everything a user has; the kinds and their namespaces: ``docs/memory.md``.
+mnemo's one face: applications import from here, and so does this repository's app
+(``graphs/``, ``nodes/``, ``server/``, ``web/``); the sub-packages behind it are internal.
+Every function takes the store and a :class:`User` built from trusted context (never from a
+model or a tool argument) and writes through mnemo's audited paths; everything a user has lives
+under the user's label (``docs/memory.md``). The library's API, usable without the graph:
 
-Contracts that the stock store leaves as traps:
+- the store: :func:`open_store`, :func:`open_postgres_store`, :func:`open_checkpointer`, :func:`index_config`;
+- who: :class:`User`, :class:`Caller`, :func:`resolve_user`, :func:`user_label`, :func:`mint_token`;
+- the profile, merged field by field: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`,
+  :func:`aupdate_profile`;
+- notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`arecall` (real hits only;
+  :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`;
+- policies: :data:`POLICIES_NAMESPACE`, :func:`load_policy_file`, :func:`aseed_policies`,
+  :func:`aensure_policies`, :func:`asearch_policies`;
+- extraction: :class:`MemoryExtraction`, :func:`build_extractor`, :func:`aextract`.
 
-- a profile update merges field by field; a value not mentioned is kept, and a
-  field is removed only when named in ``forget`` (``put`` would replace it all);
-- listings read every page (no silent ``limit=10``) in one order on every backend;
-- a recall asks the store's vector index and raises :class:`IndexMissingError`
-  when there is none (a ``query`` without an index is otherwise ignored), and
-  keeps real hits only (a ``score`` of ``None`` is filler);
-- a label may hold anything a user id holds (``.`` in an email included), and a
-  value PostgreSQL cannot store is refused on every backend alike
-  (:class:`UnstorableValueError`).
+Its other names are what the app is built from (the turn's snapshot and prompt, bounds, the
+run's models, the background writer), not a promise to applications.
 
 Example::
 
-    from mnemo import User, aget_profile, arecall, aremember, aupdate_profile
-    from mnemo.stores.factory import open_store  # in memory unless given a PostgreSQL URI
+    from mnemo import User, aget_profile, arecall, aremember, aupdate_profile, open_store
 
-    async with open_store() as store:
+    async with open_store() as store:  # in memory unless given a PostgreSQL URI
         user = User.of("zhou.wang@example.com")
         await aupdate_profile(store, user, {"name": "Zhou", "city": "Hangzhou"})
         await aupdate_profile(store, user, {"language": "zh"})  # name and city are kept
@@ -36,10 +36,14 @@ Example::
         hits = await arecall(store, user, "what can't they eat?")
         assert hits[0]["text"] == "Allergic to peanuts."
 
-Errors are :class:`MnemoError` subclasses that say what to change;
+Errors are :class:`MnemoError` subclasses that say what to change (:class:`InvalidInputError`,
+:class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,
+:class:`EmbeddedPostgresError`, :class:`ListingChangedError`, :class:`UnstorableValueError`: a value
+PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`StoreOperationError`);
 :class:`StoreUnavailableError` means nothing was done and a retry may succeed.
 """
 
+from mnemo.access import mint_token
 from mnemo.core import (
     POLICIES_NAMESPACE,
     Caller,
@@ -71,6 +75,7 @@ from mnemo.kinds import (
     load_policy_file,
 )
 from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.stores import index_config, open_checkpointer, open_postgres_store, open_store
 from mnemo.writing import MemoryExtraction, aextract, build_extractor
 
 __all__ = [
@@ -107,7 +112,12 @@ __all__ = [
     "aseed_policies",
     "aupdate_profile",
     "build_extractor",
+    "index_config",
     "load_policy_file",
+    "mint_token",
+    "open_checkpointer",
+    "open_postgres_store",
+    "open_store",
     "resolve_user",
     "user_label",
 ]

@@ -11,6 +11,7 @@ from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config
 from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.factory import (
+    open_checkpointer,
     open_postgres_store,
     open_store,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "default_embeddings",
     "guarded",
     "index_config",
+    "open_checkpointer",
     "open_postgres_store",
     "open_store",
     "running_embedded_postgres",

@@ -11,7 +11,6 @@ from mnemo.writing.background import (
 )
 from mnemo.writing.consolidate import (
     MAX_CONSOLIDATION_CALLS,
-    ConsolidationReport,
     aconsolidate,
 )
 from mnemo.writing.deferred import (
@@ -28,7 +27,6 @@ from mnemo.writing.extraction import (
 )
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
-    Progress,
     aextract_messages,
     pending,
     replied_to,
@@ -41,10 +39,8 @@ from mnemo.writing.refusals import (
 __all__ = [
     "MAX_CONSOLIDATION_CALLS",
     "MAX_EXISTING_NOTES",
-    "ConsolidationReport",
     "DeferredNote",
     "MemoryExtraction",
-    "Progress",
     "aconsolidate",
     "aextract",
     "aextract_messages",

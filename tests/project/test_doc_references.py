@@ -192,7 +192,7 @@ def test_the_checks_see_what_the_docs_cite(importable: None) -> None:
     assert "docs/security.md" in links(readme)
     assert {("token", "--admin"), ("chat", "--thread")} <= cli_calls(readme)
     memory = (ROOT / "docs" / "memory.md").read_text("utf-8")
-    assert "mnemo.stores.embeddings.index_config" in example_imports(memory)
+    assert "mnemo.index_config" in example_imports(memory)
     cited = "`./mnemo/stores/embeddings.py:embeddings`"
     assert repo_paths(cited) == {"mnemo/stores/embeddings.py"}
     assert path_attributes(cited) == {"mnemo.stores.embeddings.embeddings"}
