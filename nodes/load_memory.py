@@ -34,7 +34,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     stamped = stamp_said_at(state["messages"], state.get("said_at"))
     update = {"said_at": stamped} if stamped is not None else {}
-    limits, budgets = settings_of(ctx)  # the memory kinds' own, by name (mnemo.turn.registry)
+    limits, budgets = settings_of(ctx)  # the memory kinds' own, by name (mnemo.turn.parts)
     try:
         snapshot = await aload_snapshot(
             memory_store(runtime),

@@ -1,12 +1,14 @@
 """Where memories are kept: the backends (in-memory, PostgreSQL, the
-embedded PostgreSQL, the platform's), their one factory, the embedders behind
+embedded PostgreSQL, a server's over the SDK), their one factory, the embedders behind
 the index and recall's sparse ranking, and the guard the run's store goes through. Imports only
 :mod:`mnemo.core`; PostgreSQL's packages load only when PostgreSQL is used.
 """
 
 from mnemo.stores.embedded_postgres import (
     DEFAULT_DATA_DIR,
+    PGDATA_ENV,
 )
+from mnemo.stores.embedded_postgres import env_uri as postgres_env_uri
 from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config
 from mnemo.stores.embeddings import embeddings as default_embeddings
@@ -18,9 +20,6 @@ from mnemo.stores.factory import (
 from mnemo.stores.guard import (
     guarded,
 )
-from mnemo.stores.platform import (
-    PGDATA_ENV,
-)
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
     HNSW_EF_SEARCH,
@@ -29,7 +28,7 @@ from mnemo.stores.postgres_setup import (
 from mnemo.stores.remote import (
     ServerStore,
 )
-from mnemo.stores.sparse import (
+from mnemo.stores.splade import (
     SparseVector,
     SpladeEncoder,
     sparse_dot,
@@ -54,6 +53,7 @@ __all__ = [
     "open_checkpointer",
     "open_postgres_store",
     "open_store",
+    "postgres_env_uri",
     "running_embedded_postgres",
     "sparse_dot",
     "sparse_encoder",

@@ -1,14 +1,9 @@
 """Turning what the user said into memory: the extractor and what it is
 shown of existing notes, the one pipeline every write mode goes through,
-applying an extraction, the background writer, consolidation, and what the
-agent refuses to remember.
+applying an extraction, consolidation, and what the agent refuses to
+remember (the background writer's runs are the app's: ``nodes.background_writer``).
 """
 
-from mnemo.writing.background import (
-    aschedule_extraction,
-    on_platform,
-    start_after,
-)
 from mnemo.writing.consolidate import (
     MAX_CONSOLIDATION_CALLS,
     aconsolidate,
@@ -44,16 +39,13 @@ __all__ = [
     "aconsolidate",
     "aextract",
     "aextract_messages",
-    "aschedule_extraction",
     "awrite_deferred",
     "build_extractor",
     "defer_note",
     "extraction_messages",
-    "on_platform",
     "pending",
     "queue_notes",
     "refuse_business_record",
     "replied_to",
     "stamp_said_at",
-    "start_after",
 ]

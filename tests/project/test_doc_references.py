@@ -91,7 +91,7 @@ def cli_calls(text: str) -> set[tuple[str, str]]:
 
 
 def cli_has(command: str, flag: str) -> bool:
-    from mnemo.cli.registry import COMMANDS
+    from mnemo.cli.command_line import COMMANDS
 
     cmd = COMMANDS.get(command)
     return cmd is not None and (not flag or any(flag in a.flags for a in cmd.args))

@@ -3,7 +3,7 @@
 ``POST /memory/notes``, ``GET|PATCH /memory/notes/{id}``, ``POST /memory/notes/{id}/invalidate``,
 ``PATCH /memory/profile``, ``GET /memory/search``. Each goes through mnemo's own write path
 (dedupe, the note index and sparse vectors, expiry), its writes one audited batch on the
-server's own store (:func:`web.memory._store`: one transaction on PostgreSQL), its audit records
+server's own store (:func:`web.server_store.get`: one transaction on PostgreSQL), its audit records
 naming the route and the caller. A user token acts on its own memory, an admin token on the
 ``user_id`` it names (:func:`web.caller.caller`). A bad body is a 4xx naming the field, with
 nothing written; a failed store call is 503 with ``Retry-After``, nothing of the request written.
@@ -23,9 +23,9 @@ from mnemo.access import InvalidTokenError
 from mnemo.audit import Origin
 from mnemo.core import MAX_MEMORY_BODY_BYTES, InvalidInputError, NoteLimitError, User, check_message
 from mnemo.kinds import PROFILE_FIELDS
-from web import memory
-from web.caller import BodyError, bounded_json, caller
-from web.memory import refusal
+from web import server_store
+from web.caller import BodyError, bounded_json, caller, route_origin
+from web.failures import refusal
 
 
 class FieldError(InvalidInputError):
@@ -65,7 +65,7 @@ def memory_route(route: str, handler: Handler, *, body: bool = True) -> Callable
             data = await bounded_json(request, MAX_MEMORY_BODY_BYTES) if body else {}
             named = data.pop("user_id", None) if body else request.query_params.get("user_id")
             user, who = caller(request, named)
-            return await handler(request, user, memory.route_origin(who, route), data)
+            return await handler(request, user, route_origin(who, route), data)
         except BodyError as exc:
             return JSONResponse({"error": str(exc), "field": "body"}, status_code=exc.status)
         except InvalidTokenError as exc:
@@ -110,7 +110,13 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
     expires_at = _expiry(_text(body, "expires_at"))
     try:
         result = await aremember(
-            await memory._store(), user, text, source="app", origin=origin, expires_at=expires_at, refers_to=refers_to
+            await server_store.get(),
+            user,
+            text,
+            source="app",
+            origin=origin,
+            expires_at=expires_at,
+            refers_to=refers_to,
         )
     except NoteLimitError as exc:
         raise FieldError("text", str(exc), status=409) from None
@@ -121,7 +127,7 @@ async def get_note(request: Request, user: User, origin: Origin, body: dict[str,
     from mnemo.notes import aget_note
 
     note_id = request.path_params["note_id"]
-    found = await aget_note(await memory._store(), user, note_id)
+    found = await aget_note(await server_store.get(), user, note_id)
     if found is None:
         return JSONResponse({"error": f"no note {note_id!r}", "field": "note_id"}, status_code=404)
     note, invalidated = found
@@ -132,7 +138,7 @@ async def _revise(request: Request, user: User, origin: Origin, text: str | None
     from mnemo.notes import arevise
 
     note_id = request.path_params["note_id"]
-    note = await arevise(await memory._store(), user, note_id, text=text, origin=origin, source="app")
+    note = await arevise(await server_store.get(), user, note_id, text=text, origin=origin, source="app")
     if note is None:
         return JSONResponse({"error": f"no note {note_id!r} in recall", "field": "note_id"}, status_code=404)
     return JSONResponse({"note": note, "invalidated": text is None})
@@ -168,7 +174,7 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
             raise FieldError(field, f"{field} {value!r} says nothing; send null to delete the field")
         changes[field] = value
     forget = [f for f, v in changes.items() if v is None]
-    store = await memory._store()
+    store = await server_store.get()
     diff = await aupdate_profile(
         store, user, {f: v for f, v in changes.items() if v is not None}, forget=forget, source="app", origin=origin
     )
@@ -187,7 +193,7 @@ async def search(request: Request, user: User, origin: Origin, body: dict[str, A
         raise FieldError(unknown[0], f"unknown parameter {unknown[0]!r}; this route takes q, user_id")
     query = request.query_params.get("q", "")
     _checked("q", check_message, query)  # the chat path's bound: q stands for a user's message
-    return JSONResponse(dict(await aexplain(await memory._store(), user, query)))
+    return JSONResponse(dict(await aexplain(await server_store.get(), user, query)))
 
 
 ROUTES: list[tuple[str, Callable[[Request], Awaitable[JSONResponse]], list[str]]] = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mnemo.cli.registry import arg, command
+from mnemo.cli.command_line import arg, command
 from mnemo.core import env
 
 
