@@ -19,13 +19,24 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
-from mnemo import User, resolve_user
-from mnemo.core import InvalidInputError, clamp, run_caller
-from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
-from mnemo.models import DEFAULT_MODEL, configured_extraction_model, configured_model
-from mnemo.notes import RECALL_MARGIN
-from mnemo.stores import guarded
-from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
+from mnemo import (
+    DEFAULT_MODEL,
+    EPISODE_CHAR_BUDGET,
+    EPISODE_LIMIT,
+    EPISODE_MIN_SCORE,
+    MEMORY_CHAR_BUDGET,
+    RECALL_LIMIT,
+    RECALL_MARGIN,
+    RECENT_LIMIT,
+    InvalidInputError,
+    User,
+    clamp,
+    configured_extraction_model,
+    configured_model,
+    guarded,
+    resolve_user,
+    run_caller,
+)
 
 logger = logging.getLogger(__name__)
 

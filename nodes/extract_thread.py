@@ -9,10 +9,7 @@ from typing import Any, cast
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
-from mnemo.audit import Origin
-from mnemo.core import ForeignThreadError
-from mnemo.notes import asweep_user
-from mnemo.writing import aextract_messages, pending
+from mnemo import ForeignThreadError, Origin, aextract_messages, asweep_user, pending
 from nodes.background_writer import start_after
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store

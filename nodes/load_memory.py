@@ -11,9 +11,17 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from mnemo.core import ForeignThreadError, check_message
-from mnemo.turn import aload_snapshot, render_blocks, render_snapshot, settings_of, slots
-from mnemo.writing import MAX_EXISTING_NOTES, stamp_said_at
+from mnemo import (
+    MAX_EXISTING_NOTES,
+    ForeignThreadError,
+    aload_snapshot,
+    check_message,
+    render_blocks,
+    render_snapshot,
+    settings_of,
+    slots,
+    stamp_said_at,
+)
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 

@@ -23,9 +23,15 @@ from langgraph.channels import LastValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic reads the schemas (Python < 3.12)
 
-from mnemo.core import MAX_GRAPH_VALUE_BYTES, ClientWriteError, InvalidInputError, json_size
-from mnemo.turn import MAX_SUMMARY_CHARS
-from mnemo.writing import DeferredNote, queue_notes
+from mnemo import (
+    MAX_GRAPH_VALUE_BYTES,
+    MAX_SUMMARY_CHARS,
+    ClientWriteError,
+    DeferredNote,
+    InvalidInputError,
+    json_size,
+    queue_notes,
+)
 from nodes.client_writes import check_new_messages
 
 logger = logging.getLogger(__name__)

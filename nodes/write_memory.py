@@ -10,9 +10,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo.audit import Origin
-from mnemo.core import User
-from mnemo.writing import aextract_messages, awrite_deferred
+from mnemo import Origin, User, aextract_messages, awrite_deferred
 from nodes.background_writer import aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store

@@ -18,11 +18,17 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
-from mnemo.access import InvalidTokenError
-from mnemo.audit import Origin
-from mnemo.core import MAX_MEMORY_BODY_BYTES, InvalidInputError, NoteLimitError, User, check_message
-from mnemo.kinds import PROFILE_FIELDS
+from mnemo import (
+    MAX_MEMORY_BODY_BYTES,
+    PROFILE_FIELDS,
+    InvalidInputError,
+    InvalidTokenError,
+    MnemoError,
+    NoteLimitError,
+    Origin,
+    User,
+    check_message,
+)
 from web import server_store
 from web.caller import BodyError, bounded_json, caller, route_origin
 from web.failures import refusal
@@ -84,7 +90,7 @@ _NOTE_FIELDS = ("text", "expires_at", "refers_to", "user_id")
 
 
 def _expiry(value: str | None) -> str | None:
-    from mnemo.notes import expiry_from
+    from mnemo import expiry_from
 
     if value is None:
         return None
@@ -102,7 +108,7 @@ def _checked(field: str, check: Callable[[Any], Any], value: Any) -> Any:
 
 
 async def add_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import aremember, validate_note, validate_refers_to
+    from mnemo import aremember, validate_note, validate_refers_to
 
     _fields(body, _NOTE_FIELDS)
     text = _checked("text", validate_note, _text(body, "text", required=True))
@@ -124,7 +130,7 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def get_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import aget_note
+    from mnemo import aget_note
 
     note_id = request.path_params["note_id"]
     found = await aget_note(await server_store.get(), user, note_id)
@@ -135,7 +141,7 @@ async def get_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def _revise(request: Request, user: User, origin: Origin, text: str | None) -> JSONResponse:
-    from mnemo.notes import arevise
+    from mnemo import arevise
 
     note_id = request.path_params["note_id"]
     note = await arevise(await server_store.get(), user, note_id, text=text, origin=origin, source="app")
@@ -145,7 +151,7 @@ async def _revise(request: Request, user: User, origin: Origin, text: str | None
 
 
 async def patch_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import validate_note
+    from mnemo import validate_note
 
     _fields(body, ("text", "user_id"))
     return await _revise(request, user, origin, _checked("text", validate_note, _text(body, "text", required=True)))
@@ -162,7 +168,7 @@ async def invalidate_note(request: Request, user: User, origin: Origin, body: di
 async def patch_profile(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """A merge patch of the profile: each field given is set (``null`` deletes it),
     the others are left alone; the values' source is ``app``."""
-    from mnemo.kinds import aget_profile, aupdate_profile, normalize_field
+    from mnemo import aget_profile, aupdate_profile, normalize_field
 
     _fields(body, (*PROFILE_FIELDS, "user_id"))
     if not body:
@@ -186,7 +192,7 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
 
 async def search(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """What ``load_memory`` would put in the prompt for the message ``q``."""
-    from mnemo.turn import aexplain
+    from mnemo import aexplain
 
     unknown = [k for k in request.query_params if k not in ("q", "user_id")]
     if unknown:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
-from mnemo import ListingChangedError, StoreOperationError, StoreUnavailableError
-from mnemo.access import InvalidTokenError
+from mnemo import InvalidTokenError, ListingChangedError, StoreOperationError, StoreUnavailableError
 
 
 def unavailable(exc: Exception) -> JSONResponse:

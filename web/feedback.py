@@ -9,9 +9,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
-from mnemo.access import InvalidTokenError
-from mnemo.kinds import DEFAULT_ASSISTANT, arecord_episode, build_episode
+from mnemo import DEFAULT_ASSISTANT, InvalidTokenError, MnemoError, arecord_episode, build_episode
 from server.access import OWNER
 from web import server_store
 from web.caller import caller, json_object

@@ -17,9 +17,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
-from mnemo.core import MAX_OPERATOR_BODY_BYTES
-from mnemo.operator import OPERATIONS, Target
+from mnemo import MAX_OPERATOR_BODY_BYTES, OPERATIONS, MnemoError, Target
 from web import server_store
 from web.caller import BodyError, bounded_json, verified_caller
 from web.failures import refusal

@@ -17,6 +17,6 @@ async def get() -> BaseStore:
     index (a store the runs never read)."""
     from langgraph_api.store import get_store
 
-    from mnemo.stores import guarded
+    from mnemo import guarded
 
     return guarded(await get_store())

@@ -19,7 +19,7 @@ from web.failures import refusal
 
 
 async def export_memory(request: Request) -> JSONResponse:
-    from mnemo.access import aexport_user
+    from mnemo import aexport_user
 
     try:
         user, _ = caller(request, request.query_params.get("user_id"))
@@ -33,8 +33,7 @@ async def export_memory(request: Request) -> JSONResponse:
 
 
 async def forget_memory(request: Request) -> JSONResponse:
-    from mnemo.kinds import aupdate_profile
-    from mnemo.notes import aforget
+    from mnemo import aforget, aupdate_profile
 
     body = await json_object(request)
     if body is None:

@@ -20,7 +20,6 @@ from mnemo.access.privacy import (
 from mnemo.access.tokens import (
     DEV_SECRET_PATH,
     SECRET_ENV,
-    InvalidTokenError,
     caller_from_authorization,
     check_secret,
     ensure_dev_secret,
@@ -32,7 +31,6 @@ from mnemo.access.tokens import (
 __all__ = [
     "DEV_SECRET_PATH",
     "SECRET_ENV",
-    "InvalidTokenError",
     "aadmit",
     "aavailable_tools",
     "aclear_entitlement",

@@ -121,3 +121,41 @@ async def test_the_api_example_runs_as_written():
     namespace: dict = {}
     exec(compile("async def example():\n" + textwrap.indent(code, "    "), "mnemo.__doc__", "exec"), namespace)
     await namespace["example"]()
+
+
+#: The app: what ``langgraph.json`` loads (``tests/project/test_packaging.py``).
+APP = ("graphs", "nodes", "server", "web")
+
+
+def test_the_app_imports_mnemos_face_only():
+    """``from mnemo import name``, a name on the face: never a sub-package's face or module."""
+    import mnemo
+
+    seen, wrong = 0, []
+    for top in APP:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            where = path.relative_to(ROOT)
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if isinstance(node, ast.Import):
+                    wrong += [f"{where}: import {a.name}" for a in node.names if a.name.split(".")[0] == "mnemo"]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mnemo":
+                    seen += len(node.names)
+                    wrong += [f"{where}: {a.name} is off the face" for a in node.names if a.name not in mnemo.__all__]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "mnemo":
+                    seen += len(node.names)
+                    wrong.append(f"{where}: from {node.module} import ...")
+    assert seen > 100  # the scan sees the app's imports of mnemo
+    assert wrong == []
+
+
+def test_no_name_stands_on_two_faces():
+    """A name is exported by one sub-package's face; ``mnemo``'s face re-exports it, the same object."""
+    import mnemo
+
+    homes: dict[str, list[str]] = {}
+    for face in FACES:
+        for name in exported(f"mnemo.{face}"):
+            homes.setdefault(name, []).append(face)
+    assert len(homes) > 200 and "User" in homes  # the scan reads the faces
+    assert {name: faces for name, faces in homes.items() if len(faces) > 1} == {}
+    assert [n for n in mnemo.__all__ if n not in homes] == [], "mnemo's face re-exports, it defines nothing"

@@ -18,7 +18,7 @@ SECRET = "m" * 40
 @pytest.fixture
 def export_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
-    import mnemo.access
+    import mnemo
     import web.server_store
     import web.user_memory
 
@@ -32,7 +32,7 @@ def export_app(monkeypatch):
         return object()
 
     monkeypatch.setattr(web.server_store, "get", own_store)
-    monkeypatch.setattr(mnemo.access, "aexport_user", always_moving)
+    monkeypatch.setattr(mnemo, "aexport_user", always_moving)
     app = Starlette(routes=[Route("/memory/export", web.user_memory.export_memory, methods=["GET"])])
     return app, calls
 
