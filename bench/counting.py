@@ -167,7 +167,7 @@ class NodeTimer(BaseCallbackHandler):
 
 class SparseMeter:
     """CPU time of every text the learned sparse encoder (SPLADE,
-    :mod:`mnemo.stores.sparse`) encodes, with the graph node that asked: the
+    :mod:`mnemo.stores.splade`) encodes, with the graph node that asked: the
     encoder runs in a worker thread, whose own CPU time is what is measured
     (numpy's BLAS limited to one thread: ``OPENBLAS_NUM_THREADS=1``); inside
     a ``with`` block."""
@@ -184,7 +184,7 @@ class SparseMeter:
         original = SpladeEncoder.encode
 
         def metered(encoder: SpladeEncoder, text: str) -> dict[str, float]:
-            # mnemo.notes.sparse encodes a query in _query_vector, a note in _stamp.
+            # mnemo.notes.sparse_vectors encodes a query in _query_vector, a note in _stamp.
             kind = "query" if sys._getframe(1).f_code.co_name == "_query_vector" else "write"
             start = time.thread_time()
             try:

@@ -1,4 +1,4 @@
-"""The learned sparse ranking (SPLADE, :mod:`mnemo.stores.sparse`): what it
+"""The learned sparse ranking (SPLADE, :mod:`mnemo.stores.splade`): what it
 does to the probe users' ranks and what it costs.
 
 * ``probe``: every question of ``bench/data/recall_probe.json`` (English and

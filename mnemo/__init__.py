@@ -1,29 +1,29 @@
 """mnemo: long-term memory for LangGraph agents, as plain functions over ``BaseStore``.
 
-This module is the library's API: what an application calls without the graph.
-Every function takes the store and a :class:`User` built from trusted context
-(never from a model or a tool argument), and writes through mnemo's audited
-paths. Every kind of memory lives under the user's label first, so ``(label,)``
-prefixes everything a user has; the kinds and their namespaces: ``docs/memory.md``.
+mnemo's one face: applications import from here, and so does this repository's app
+(``graphs/``, ``nodes/``, ``server/``, ``web/``); the sub-packages behind it are internal.
+Every function takes the store and a :class:`User` built from trusted context (never from a
+model or a tool argument) and writes through mnemo's audited paths; everything a user has lives
+under the user's label (``docs/memory.md``). The library's API, usable without the graph:
 
-Contracts that the stock store leaves as traps:
+- the store: :func:`open_store`, :func:`open_postgres_store`, :func:`open_checkpointer`, :func:`index_config`;
+- who: :class:`User`, :class:`Caller`, :func:`resolve_user`, :func:`user_label`, :func:`mint_token`;
+- the profile, merged field by field: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`,
+  :func:`aupdate_profile`;
+- notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`arecall` (real hits only;
+  :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`;
+- policies: :data:`POLICIES_NAMESPACE`, :func:`load_policy_file`, :func:`aseed_policies`,
+  :func:`aensure_policies`, :func:`asearch_policies`;
+- extraction: :class:`MemoryExtraction`, :func:`build_extractor`, :func:`aextract`.
 
-- a profile update merges field by field; a value not mentioned is kept, and a
-  field is removed only when named in ``forget`` (``put`` would replace it all);
-- listings read every page (no silent ``limit=10``) in one order on every backend;
-- a recall asks the store's vector index and raises :class:`IndexMissingError`
-  when there is none (a ``query`` without an index is otherwise ignored), and
-  keeps real hits only (a ``score`` of ``None`` is filler);
-- a label may hold anything a user id holds (``.`` in an email included), and a
-  value PostgreSQL cannot store is refused on every backend alike
-  (:class:`UnstorableValueError`).
+Its other names are what the app is built from (the turn's snapshot and prompt, bounds, the
+run's models, the background writer), not a promise to applications.
 
 Example::
 
-    from mnemo import User, aget_profile, arecall, aremember, aupdate_profile
-    from mnemo.stores.factory import open_store  # in memory unless given a PostgreSQL URI
+    from mnemo import User, aget_profile, arecall, aremember, aupdate_profile, open_store
 
-    async with open_store() as store:
+    async with open_store() as store:  # in memory unless given a PostgreSQL URI
         user = User.of("zhou.wang@example.com")
         await aupdate_profile(store, user, {"name": "Zhou", "city": "Hangzhou"})
         await aupdate_profile(store, user, {"language": "zh"})  # name and city are kept
@@ -36,17 +36,39 @@ Example::
         hits = await arecall(store, user, "what can't they eat?")
         assert hits[0]["text"] == "Allergic to peanuts."
 
-Errors are :class:`MnemoError` subclasses that say what to change;
+Errors are :class:`MnemoError` subclasses that say what to change (:class:`InvalidInputError`,
+:class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,
+:class:`EmbeddedPostgresError`, :class:`ListingChangedError`, :class:`UnstorableValueError`: a value
+PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`StoreOperationError`);
 :class:`StoreUnavailableError` means nothing was done and a retry may succeed.
 """
 
+from mnemo.access import aadmit, aavailable_tools, aexport_user, caller_from_authorization, mint_token, secret_from_env
+from mnemo.audit import Origin
 from mnemo.core import (
+    APP,
+    MAX_CONTEXT_BYTES,
+    MAX_GRAPH_VALUE_BYTES,
+    MAX_ID_CHARS,
+    MAX_MEMORY_BODY_BYTES,
+    MAX_METADATA_BYTES,
+    MAX_NAME_CHARS,
+    MAX_OPERATOR_BODY_BYTES,
+    MAX_RUN_CHARS,
+    MAX_RUN_MESSAGES,
+    NOT_ISSUED,
     POLICIES_NAMESPACE,
+    RESERVED_ROOTS,
+    SHARED_ROOT,
+    TEXT_BLOCK_TYPES,
     Caller,
+    ClientWriteError,
     DimsMismatchError,
     EmbeddedPostgresError,
+    ForeignThreadError,
     IndexMissingError,
     InvalidInputError,
+    InvalidTokenError,
     ListingChangedError,
     MessageTooLongError,
     MissingUserError,
@@ -56,31 +78,165 @@ from mnemo.core import (
     StoreOperationError,
     StoreUnavailableError,
     UnstorableValueError,
+    UnsupportedContentError,
     User,
+    ValueTooLargeError,
+    bounded_ints,
+    check_app_item,
+    check_json_size,
+    check_message,
+    clamp,
+    data_block,
+    env,
+    json_size,
+    quote,
     resolve_user,
+    run_caller,
     user_label,
 )
 from mnemo.kinds import (
+    DEFAULT_ASSISTANT,
+    EPISODE_CHAR_BUDGET,
+    EPISODE_LIMIT,
+    EPISODE_MIN_SCORE,
+    HARD_RULES,
     PROFILE_FIELDS,
     Profile,
     aensure_policies,
     aget_profile,
+    alearn_for_user,
+    aload_learned,
+    apropose,
+    arecord_episode,
     asearch_policies,
     aseed_policies,
+    assistant_of,
     aupdate_profile,
+    build_episode,
     load_policy_file,
+    normalize_field,
 )
-from mnemo.notes import Note, aforget, alist_notes, arecall, arecent, aremember, aremember_many
-from mnemo.writing import MemoryExtraction, aextract, build_extractor
+from mnemo.models import (
+    DEFAULT_MODEL,
+    MODELS,
+    allowed_models,
+    aload_chat_model,
+    client_settings,
+    configured_extraction_model,
+    configured_model,
+    memory_model,
+    recover_tool_calls,
+    within_deadline,
+)
+from mnemo.notes import (
+    RECALL_MARGIN,
+    Note,
+    aat_note_cap,
+    aforget,
+    aget_note,
+    alist_notes,
+    arecall,
+    arecent,
+    aremember,
+    aremember_many,
+    arevise,
+    asweep_user,
+    expiry_from,
+    validate_note,
+    validate_refers_to,
+)
+from mnemo.operator import OPERATIONS, Target
+from mnemo.stores import (
+    CONNECT_TIMEOUT_S,
+    DEFAULT_DATA_DIR,
+    PGDATA_ENV,
+    guarded,
+    index_config,
+    open_checkpointer,
+    open_postgres_store,
+    open_store,
+    postgres_env_uri,
+)
+from mnemo.turn import (
+    MAX_SUMMARY_CHARS,
+    MAX_TOOL_ROUNDS,
+    MEMORY_CHAR_BUDGET,
+    RECALL_LIMIT,
+    RECENT_LIMIT,
+    aexplain,
+    aload_snapshot,
+    asummarize,
+    fit_to_budget,
+    note_line,
+    plan_compaction,
+    prompt_blocks,
+    render_blocks,
+    render_snapshot,
+    settings_of,
+    slots,
+    tool_rounds,
+)
+from mnemo.writing import (
+    MAX_EXISTING_NOTES,
+    DeferredNote,
+    MemoryExtraction,
+    aextract,
+    aextract_messages,
+    awrite_deferred,
+    build_extractor,
+    defer_note,
+    pending,
+    queue_notes,
+    refuse_business_record,
+    refuse_unsaid,
+    replied_to,
+    stamp_said_at,
+)
 
 __all__ = [
+    "APP",
+    "CONNECT_TIMEOUT_S",
+    "DEFAULT_ASSISTANT",
+    "DEFAULT_DATA_DIR",
+    "DEFAULT_MODEL",
+    "EPISODE_CHAR_BUDGET",
+    "EPISODE_LIMIT",
+    "EPISODE_MIN_SCORE",
+    "HARD_RULES",
+    "MAX_CONTEXT_BYTES",
+    "MAX_EXISTING_NOTES",
+    "MAX_GRAPH_VALUE_BYTES",
+    "MAX_ID_CHARS",
+    "MAX_MEMORY_BODY_BYTES",
+    "MAX_METADATA_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_OPERATOR_BODY_BYTES",
+    "MAX_RUN_CHARS",
+    "MAX_RUN_MESSAGES",
+    "MAX_SUMMARY_CHARS",
+    "MAX_TOOL_ROUNDS",
+    "MEMORY_CHAR_BUDGET",
+    "MODELS",
+    "NOT_ISSUED",
+    "OPERATIONS",
+    "PGDATA_ENV",
     "POLICIES_NAMESPACE",
     "PROFILE_FIELDS",
+    "RECALL_LIMIT",
+    "RECALL_MARGIN",
+    "RECENT_LIMIT",
+    "RESERVED_ROOTS",
+    "SHARED_ROOT",
+    "TEXT_BLOCK_TYPES",
     "Caller",
+    "ClientWriteError",
+    "DeferredNote",
     "DimsMismatchError",
     "EmbeddedPostgresError",
+    "ForeignThreadError",
     "IndexMissingError",
     "InvalidInputError",
+    "InvalidTokenError",
     "ListingChangedError",
     "MemoryExtraction",
     "MessageTooLongError",
@@ -88,26 +244,95 @@ __all__ = [
     "MnemoError",
     "Note",
     "NoteLimitError",
+    "Origin",
     "Profile",
     "StoreClosedError",
     "StoreOperationError",
     "StoreUnavailableError",
+    "Target",
     "UnstorableValueError",
+    "UnsupportedContentError",
     "User",
+    "ValueTooLargeError",
+    "aadmit",
+    "aat_note_cap",
+    "aavailable_tools",
     "aensure_policies",
+    "aexplain",
+    "aexport_user",
     "aextract",
+    "aextract_messages",
     "aforget",
+    "aget_note",
     "aget_profile",
+    "alearn_for_user",
     "alist_notes",
+    "allowed_models",
+    "aload_chat_model",
+    "aload_learned",
+    "aload_snapshot",
+    "apropose",
     "arecall",
     "arecent",
+    "arecord_episode",
     "aremember",
     "aremember_many",
+    "arevise",
     "asearch_policies",
     "aseed_policies",
+    "assistant_of",
+    "asummarize",
+    "asweep_user",
     "aupdate_profile",
+    "awrite_deferred",
+    "bounded_ints",
+    "build_episode",
     "build_extractor",
+    "caller_from_authorization",
+    "check_app_item",
+    "check_json_size",
+    "check_message",
+    "clamp",
+    "client_settings",
+    "configured_extraction_model",
+    "configured_model",
+    "data_block",
+    "defer_note",
+    "env",
+    "expiry_from",
+    "fit_to_budget",
+    "guarded",
+    "index_config",
+    "json_size",
     "load_policy_file",
+    "memory_model",
+    "mint_token",
+    "normalize_field",
+    "note_line",
+    "open_checkpointer",
+    "open_postgres_store",
+    "open_store",
+    "pending",
+    "plan_compaction",
+    "postgres_env_uri",
+    "prompt_blocks",
+    "queue_notes",
+    "quote",
+    "recover_tool_calls",
+    "refuse_business_record",
+    "refuse_unsaid",
+    "render_blocks",
+    "render_snapshot",
+    "replied_to",
     "resolve_user",
+    "run_caller",
+    "secret_from_env",
+    "settings_of",
+    "slots",
+    "stamp_said_at",
+    "tool_rounds",
     "user_label",
+    "validate_note",
+    "validate_refers_to",
+    "within_deadline",
 ]

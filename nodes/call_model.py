@@ -16,11 +16,17 @@ from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo.access import aavailable_tools
-from mnemo.core import bounded_ints
-from mnemo.kinds import aload_learned, assistant_of
-from mnemo.models import recover_tool_calls, within_deadline
-from mnemo.turn import MAX_TOOL_ROUNDS, fit_to_budget, tool_rounds
+from mnemo import (
+    MAX_TOOL_ROUNDS,
+    aavailable_tools,
+    aload_learned,
+    assistant_of,
+    bounded_ints,
+    fit_to_budget,
+    recover_tool_calls,
+    tool_rounds,
+    within_deadline,
+)
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import render_system_prompt

@@ -3,32 +3,40 @@
 Sent per run as ``context={...}`` (SDK / REST) or set on an assistant. Each
 field is described once, in its :func:`setting`: the description LangGraph
 Studio shows, the range a number is clamped to, and the README's
-configuration table (``python -m nodes.context --write-readme``). Every node
+configuration table (:mod:`nodes.readme_table`). Every node
 and tool gets the user of the run from :func:`current_user`, never from the model.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-import sys
 import typing
 from dataclasses import MISSING, InitVar, dataclass, field, fields
 from functools import cache
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import ConfigDict
 
-from mnemo import User, resolve_user
-from mnemo.core import InvalidInputError, clamp, run_caller
-from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE
-from mnemo.models import DEFAULT_MODEL, configured_extraction_model, configured_model
-from mnemo.notes import RECALL_MARGIN
-from mnemo.stores import guarded
-from mnemo.turn import MEMORY_CHAR_BUDGET, RECALL_LIMIT, RECENT_LIMIT
+from mnemo import (
+    DEFAULT_MODEL,
+    EPISODE_CHAR_BUDGET,
+    EPISODE_LIMIT,
+    EPISODE_MIN_SCORE,
+    MEMORY_CHAR_BUDGET,
+    RECALL_LIMIT,
+    RECALL_MARGIN,
+    RECENT_LIMIT,
+    InvalidInputError,
+    User,
+    clamp,
+    configured_extraction_model,
+    configured_model,
+    guarded,
+    resolve_user,
+    run_caller,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -186,9 +194,9 @@ class Context:
         for name, knob in knobs().items():
             setattr(self, name, clamp(name, getattr(self, name), knob.lo, knob.hi, integer=knob.integer))
         # A choice (a ``Literal`` field) outside its values is refused with its name.
-        for name, choices in _choices().items():
-            if (value := getattr(self, name)) not in choices:
-                raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
+        for name, allowed in choices().items():
+            if (value := getattr(self, name)) not in allowed:
+                raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
 def knobs() -> dict[str, Knob]:
@@ -197,7 +205,7 @@ def knobs() -> dict[str, Knob]:
 
 
 @cache
-def _choices() -> dict[str, tuple[Any, ...]]:
+def choices() -> dict[str, tuple[Any, ...]]:
     """Context field -> its allowed values, for every ``Literal`` field."""
     hints = typing.get_type_hints(Context)
     return {
@@ -220,49 +228,3 @@ def memory_store(runtime: Any) -> BaseStore:
     fails whole batches that put one text twice, langgraph#8822). LangGraph
     types it as optional; the graph is always run with one."""
     return guarded(cast(BaseStore, runtime.store))
-
-
-# --------------------------------------------------------------------------- the README's table
-
-README = Path(__file__).resolve().parents[1] / "README.md"
-TABLE_BEGIN, TABLE_END = "<!-- context-table:begin -->", "<!-- context-table:end -->"
-
-
-def _md(text: str) -> str:
-    return text.replace("``", "`")
-
-
-def _meaning(description: str) -> str:
-    """The first sentence of a field's description, as a table cell."""
-    sentence = re.split(r"(?<=\.)\s", description, maxsplit=1)[0].rstrip(".")
-    return sentence[:1].lower() + sentence[1:]
-
-
-def readme_table() -> str:
-    """The README's configuration table, from the fields' :func:`setting` calls."""
-    rows = ["| field | default | range | meaning |", "|---|---|---|---|"]
-    for f in fields(Context):
-        meta = f.metadata
-        default = meta["shown_default"] or (f"``{f.default}``" if isinstance(f.default, str) else f"{f.default:g}")
-        if meta["knob"]:
-            shown_range = meta["knob"].shown
-        elif f.name in _choices():
-            shown_range = ", ".join(f"``{choice}``" for choice in _choices()[f.name])
-        else:
-            shown_range = meta["shown_range"] or ""
-        rows.append(f"| ``{f.name}`` | {default} | {shown_range} | {_meaning(meta['description'])} |")
-    return _md("\n".join(rows))
-
-
-def with_table(readme: str) -> str:
-    """``readme`` with its configuration table (between the markers) regenerated."""
-    begin, end = readme.index(TABLE_BEGIN) + len(TABLE_BEGIN), readme.index(TABLE_END)
-    note = "<!-- generated from nodes/context.py: python -m nodes.context --write-readme -->"
-    return f"{readme[:begin]}\n{note}\n{readme_table()}\n{readme[end:]}"
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--write-readme"]:
-        README.write_text(with_table(README.read_text("utf-8")), "utf-8")
-    else:
-        print(readme_table())

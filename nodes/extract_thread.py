@@ -1,5 +1,5 @@
 """The ``memory_writer`` graph's one step: extract a conversation thread's
-pending user messages, off the user's path (``mnemo.writing.background``)."""
+pending user messages, off the user's path (``nodes.background_writer``)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ from typing import Any, cast
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
-from mnemo.audit import Origin
-from mnemo.core import ForeignThreadError
-from mnemo.notes import asweep_user
-from mnemo.writing import aextract_messages, pending, start_after
+from mnemo import ForeignThreadError, Origin, aextract_messages, asweep_user, pending
+from nodes.background_writer import start_after
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import WriterState

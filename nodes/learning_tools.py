@@ -12,9 +12,7 @@ from typing import Literal
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
-from mnemo import aget_profile
-from mnemo.audit import Origin
-from mnemo.kinds import alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
+from mnemo import Origin, aget_profile, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 

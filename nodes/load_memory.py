@@ -11,9 +11,17 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from mnemo.core import ForeignThreadError, check_message
-from mnemo.turn import aload_snapshot, render_blocks, render_snapshot, settings_of, slots
-from mnemo.writing import MAX_EXISTING_NOTES, stamp_said_at
+from mnemo import (
+    MAX_EXISTING_NOTES,
+    ForeignThreadError,
+    aload_snapshot,
+    check_message,
+    render_blocks,
+    render_snapshot,
+    settings_of,
+    slots,
+    stamp_said_at,
+)
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
@@ -34,7 +42,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
     ctx = runtime.context
     stamped = stamp_said_at(state["messages"], state.get("said_at"))
     update = {"said_at": stamped} if stamped is not None else {}
-    limits, budgets = settings_of(ctx)  # the memory kinds' own, by name (mnemo.turn.registry)
+    limits, budgets = settings_of(ctx)  # the memory kinds' own, by name (mnemo.turn.parts)
     try:
         snapshot = await aload_snapshot(
             memory_store(runtime),

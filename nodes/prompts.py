@@ -7,9 +7,7 @@ rules, which win; last, the user's own instructions, quoted data below the rules
 
 from collections.abc import Mapping
 
-from mnemo.core import data_block, quote
-from mnemo.kinds import HARD_RULES
-from mnemo.turn import prompt_blocks
+from mnemo import HARD_RULES, data_block, prompt_blocks, quote
 
 #: Tags of the data blocks, in prompt order (the memory kinds' own blocks, by
 #: their tags, come after the summary: mnemo.turn.prompt_blocks).

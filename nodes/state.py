@@ -5,7 +5,7 @@ The state's door: every write enters through a channel, whatever route it
 came by (run input, ``command.update``, a state update, a route the platform
 adds later). Messages that are plain data rather than message objects come
 from outside the graph's code, so :func:`admit_messages` holds them to the
-client's rule (``mnemo.core.client_writes``); every other key is the graph's,
+client's rule (``nodes.client_writes``); every other key is the graph's,
 held to a size by :func:`bounded`. A write that breaks them is left out and
 logged, not raised: LangGraph keeps a refused write as a pending write and
 applies it again on every later read, which would break the thread (the
@@ -23,9 +23,16 @@ from langgraph.channels import LastValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic reads the schemas (Python < 3.12)
 
-from mnemo.core import MAX_GRAPH_VALUE_BYTES, ClientWriteError, InvalidInputError, check_new_messages, json_size
-from mnemo.turn import MAX_SUMMARY_CHARS
-from mnemo.writing import DeferredNote, queue_notes
+from mnemo import (
+    MAX_GRAPH_VALUE_BYTES,
+    MAX_SUMMARY_CHARS,
+    ClientWriteError,
+    DeferredNote,
+    InvalidInputError,
+    json_size,
+    queue_notes,
+)
+from nodes.client_writes import check_new_messages
 
 logger = logging.getLogger(__name__)
 

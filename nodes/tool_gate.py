@@ -12,8 +12,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from mnemo.access import aadmit
-from mnemo.audit import Origin
+from mnemo import Origin, aadmit
 from nodes.context import current_user, memory_store
 
 

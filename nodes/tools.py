@@ -17,12 +17,27 @@ from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 from langgraph.types import Command
 
-from mnemo import MnemoError, aensure_policies, aforget, arecall, aremember, asearch_policies
-from mnemo.audit import Origin
-from mnemo.core import data_block, quote
-from mnemo.notes import Note, aat_note_cap, arevise, expiry_from, validate_note
-from mnemo.turn import note_line
-from mnemo.writing import defer_note, refuse_business_record, refuse_unsaid, replied_to
+from mnemo import (
+    MnemoError,
+    Note,
+    Origin,
+    aat_note_cap,
+    aensure_policies,
+    aforget,
+    arecall,
+    aremember,
+    arevise,
+    asearch_policies,
+    data_block,
+    defer_note,
+    expiry_from,
+    note_line,
+    quote,
+    refuse_business_record,
+    refuse_unsaid,
+    replied_to,
+    validate_note,
+)
 from nodes.context import Context, current_user, memory_store
 from nodes.prompts import MEMORY_TAG
 from nodes.tool_gate import gate_tool_call, gate_tool_call_sync

@@ -1,5 +1,5 @@
 """Step 4: turn what the user said into memory, in the assistant's write mode,
-without failing the turn (``mnemo.writing.pipeline``, ``mnemo.writing.background``)."""
+without failing the turn (``mnemo.writing.pipeline``, ``nodes.background_writer``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo.audit import Origin
-from mnemo.core import User
-from mnemo.writing import aextract_messages, aschedule_extraction, awrite_deferred, on_platform
+from mnemo import Origin, User, aextract_messages, awrite_deferred
+from nodes.background_writer import aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from mnemo.core import (
+from mnemo import (
     APP,
     MAX_CONTEXT_BYTES,
     MAX_METADATA_BYTES,
@@ -28,11 +28,10 @@ from mnemo.core import (
     UnsupportedContentError,
     ValueTooLargeError,
     check_app_item,
-    check_command,
     check_json_size,
-    check_new_messages,
     resolve_user,
 )
+from nodes.client_writes import check_command, check_new_messages
 
 StoreAction = Literal["get", "search", "list_namespaces", "put", "delete"]
 _READS = frozenset({"get", "search", "list_namespaces"})
@@ -143,7 +142,7 @@ def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
 
 def check_run_input(run_input: Any, command: Any = None, *, a2a: bool = False) -> None:
     """A run's ``input`` and ``command`` within the client's rule
-    (:mod:`mnemo.core.client_writes`): refused before the run is created, so
+    (:mod:`nodes.client_writes`): refused before the run is created, so
     an oversized or forbidden write costs the server nothing (the graph's state
     holds the same rule for routes that do not come through here). With ``a2a``
     (the platform's A2A route made the input: :data:`PLATFORM_A2A`) the input's

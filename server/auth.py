@@ -12,8 +12,7 @@ from typing import Any, cast
 
 from langgraph_sdk import Auth
 
-from mnemo.access import InvalidTokenError, secret_from_env
-from mnemo.core import Caller, InvalidInputError
+from mnemo import Caller, InvalidInputError, InvalidTokenError, secret_from_env
 from server.access import (
     PLATFORM_A2A,
     Forbidden,

@@ -16,9 +16,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError, user_label
-from mnemo.access import mint_token, secret_from_env
-from mnemo.core import env
+from mnemo import MnemoError, env, mint_token, secret_from_env, user_label
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"
 CODE_ENV = "MNEMO_DEV_LOGIN_CODE"

@@ -4,7 +4,7 @@
 into a thread without a run, so the ``create_run`` check in ``server/auth.py``
 never sees it; the auth handler of these routes gets no body either. This ASGI
 middleware (mounted by ``web/app.py``, which the server runs before its
-routes) applies :mod:`mnemo.core.client_writes` to each update: user messages
+routes) applies :mod:`nodes.client_writes` to each update: user messages
 only, within the bounds, no other state key, no ``as_node`` naming a node, no
 ``command`` but an update. 413, 415 or 422 with the reason, before the server
 parses anything; the graph's state holds the same rule (``nodes/state.py``).
@@ -25,7 +25,8 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo.core import MAX_RUN_CHARS, ClientWriteError, InvalidInputError, check_client_update, check_command
+from mnemo import MAX_RUN_CHARS, ClientWriteError, InvalidInputError
+from nodes.client_writes import check_client_update, check_command
 from server.access import refusal_status
 
 #: Largest body of a bounded route, in bytes (JSON escapes cost some room).
@@ -67,7 +68,7 @@ def check_state_update(update: Any) -> None:
     write per item).
 
     Raises:
-        mnemo.core.InvalidInputError: as :func:`mnemo.core.check_client_update`, an
+        mnemo.core.InvalidInputError: as :func:`nodes.client_writes.check_client_update`, an
             ``as_node`` naming a node, or a ``command`` other than an update.
     """
     if not isinstance(update, dict):

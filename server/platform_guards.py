@@ -16,7 +16,7 @@ read, and never past :data:`server.input_limits.MAX_BODY_BYTES`: 413).
   are held to the run input's rule here (413/415/422 with the reason, where
   the platform would answer a JSON-RPC error or -32603); what passes runs
   with :data:`server.access.PLATFORM_A2A` set, so the platform's own A2A mark
-  on those messages is admitted (:func:`mnemo.core.client_writes.is_a2a_mark`).
+  on those messages is admitted (:func:`nodes.client_writes.is_a2a_mark`).
   A user at the run cap gets the run routes' 429 here (the platform's handler
   would answer -32603); past this early check the lease bounds the runs, as for MCP.
 * Either with a body nested too deeply to parse: 400.
@@ -33,7 +33,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mnemo.core import Caller, ClientWriteError, InvalidInputError, UnsupportedContentError, check_new_messages
+from mnemo import Caller, ClientWriteError, InvalidInputError, UnsupportedContentError
+from nodes.client_writes import check_new_messages
 from server.access import (
     PLATFORM_A2A,
     Forbidden,

@@ -37,7 +37,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph_sdk.runtime import ServerRuntime
 
-from mnemo.core import MnemoError, run_caller
+from mnemo import MnemoError, run_caller
 from server.run_cap import max_runs_per_user, refusal
 
 logger = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class PostgresLeases:
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        from mnemo.stores import CONNECT_TIMEOUT_S
+        from mnemo import CONNECT_TIMEOUT_S
 
         if self._unreachable() and not anyway:
             raise LeasesUnreachableError("PostgreSQL was unreachable moments ago")

@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from nodes.context import Context
 from tests.scripted import tool_call
 
-#: What a run needs to count as started by a LangGraph server (mnemo.writing.background.on_platform).
+#: What a run needs to count as started by a LangGraph server (nodes.background_writer.on_platform).
 ON_PLATFORM = {"langgraph_request_id": "req-1"}
 
 CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")

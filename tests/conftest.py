@@ -15,8 +15,7 @@ from mnemo import User
 from mnemo.access.entitlements import aadmit, aset_entitlement, ausage_today
 from mnemo.audit import Origin
 from mnemo.stores.embeddings import index_config
-from mnemo.writing import background
-from nodes import chat_models
+from nodes import background_writer, chat_models
 from tests.agent_harness import FakeServer, Script
 from tests.scripted import ScriptedChatModel
 from tests.skips import (
@@ -198,7 +197,7 @@ def fake_platform(agent, monkeypatch):
     """The LangGraph server as the background writer sees it (FakeServer)."""
     fake = FakeServer(agent)
     monkeypatch.setitem(sys.modules, "langgraph_api", sys.modules.get("langgraph_api") or object())
-    real = background.aschedule_extraction
+    real = background_writer.aschedule_extraction
     monkeypatch.setattr(
         "nodes.write_memory.aschedule_extraction",
         lambda thread_id, context, *, delay_s: real(thread_id, context, delay_s=delay_s, client=fake),

@@ -1,1 +1,2 @@
-"""A small chat page for people, served by the same `langgraph dev` server."""
+"""What the server mounts besides its API (``langgraph.json`` → ``http.app``,
+:mod:`web.app`): the console, the ``/memory`` routes and ``/feedback``."""

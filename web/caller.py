@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from mnemo import Caller, User, resolve_user
+from mnemo import Caller, Origin, User, resolve_user
 from server.credentials import caller_from_headers
 from server.input_limits import NestedTooDeepError, parse_json
 
@@ -40,6 +40,12 @@ def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller
     """
     who = verified_caller(request)
     return resolve_user(who, named_user_id), who
+
+
+def route_origin(who: Caller, route: str) -> Origin:
+    """The audit's who on a custom route: the admin (an app backend) or the user
+    themselves (the console, their own app), by id, and the route."""
+    return Origin(source="admin" if who.admin else "user_said", actor=who.user_id, route=route)
 
 
 async def json_object(request: Request) -> dict[str, Any] | None:

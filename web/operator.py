@@ -1,11 +1,11 @@
 """``POST /memory/operator/<name>``: an admin runs one operator command
-(:mod:`mnemo.cli.operations`) on the server's own store.
+(:mod:`mnemo.operator`) on the server's own store.
 
 This is how ``python -m mnemo <command> --url`` reaches the memory of a
 running server: the store REST API refuses raw writes of memory
 (:mod:`server.access`), so the operation runs here, through mnemo's
 functions and their audit trail, on the server's own store (each write one
-batch: :func:`web.memory._store`), with the same code as on PostgreSQL. The
+batch: :func:`web.server_store.get`), with the same code as on PostgreSQL. The
 body is the command's parameters by name (``{"user_id": ..., ...}``); the
 answer is the operation's document (400 with ``{"error": ...}`` when it
 refused). Admin tokens only (403 otherwise); like every custom route it
@@ -17,12 +17,10 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
-from mnemo.cli import OPERATIONS, Target
-from mnemo.core import MAX_OPERATOR_BODY_BYTES
-from web import memory
+from mnemo import MAX_OPERATOR_BODY_BYTES, OPERATIONS, MnemoError, Target
+from web import server_store
 from web.caller import BodyError, bounded_json, verified_caller
-from web.memory import refusal
+from web.failures import refusal
 
 
 async def operator(request: Request) -> JSONResponse:
@@ -44,7 +42,9 @@ async def operator(request: Request) -> JSONResponse:
     client = get_client()  # in-process: the server's own API (threads), no auth in between
     try:
         route = f"POST /memory/operator/{request.path_params['name']}"
-        document = await run(Target(store=await memory._store(), client=client, actor=who.user_id, route=route), params)
+        document = await run(
+            Target(store=await server_store.get(), client=client, actor=who.user_id, route=route), params
+        )
     except MnemoError as exc:
         return refusal(exc)
     return JSONResponse(document)

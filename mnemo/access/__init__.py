@@ -10,8 +10,8 @@ from mnemo.access.entitlements import (
     aset_entitlement,
     ausage_today,
 )
-from mnemo.access.imports import ImportReport, aimport_user
-from mnemo.access.migrate import MigrationReport, amigrate_langgraph, namespace_of, source_items
+from mnemo.access.imports import aimport_user
+from mnemo.access.migrate import amigrate_langgraph, namespace_of, source_items
 from mnemo.access.privacy import (
     aerase_threads,
     aerase_user,
@@ -20,8 +20,6 @@ from mnemo.access.privacy import (
 from mnemo.access.tokens import (
     DEV_SECRET_PATH,
     SECRET_ENV,
-    InvalidTokenError,
-    SecretError,
     caller_from_authorization,
     check_secret,
     ensure_dev_secret,
@@ -33,10 +31,6 @@ from mnemo.access.tokens import (
 __all__ = [
     "DEV_SECRET_PATH",
     "SECRET_ENV",
-    "ImportReport",
-    "InvalidTokenError",
-    "MigrationReport",
-    "SecretError",
     "aadmit",
     "aavailable_tools",
     "aclear_entitlement",

@@ -5,7 +5,6 @@ value). Below the memory kinds and notes, which all write it.
 
 from mnemo.audit.chain import (
     AuditAction,
-    AuditCheck,
     AuditRecord,
     abatch_audited,
     audit_op,
@@ -17,7 +16,6 @@ from mnemo.audit.origin import SOURCES, Origin, Source, default_origin
 __all__ = [
     "SOURCES",
     "AuditAction",
-    "AuditCheck",
     "AuditRecord",
     "Origin",
     "Source",

@@ -7,8 +7,8 @@ import asyncio
 import sys
 from typing import Any
 
-from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
-from mnemo.cli.tokens import signing_secret
+from mnemo.cli.command_line import TOKEN_ENV, URL_ENV, arg, command
+from mnemo.cli.token_commands import signing_secret
 from mnemo.core import MnemoError, env
 
 #: Where ``./scripts/dev`` serves.

@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from mnemo.cli.registry import arg, command
+from mnemo.cli.command_line import arg, command
 from mnemo.core import env
 
 #: What the structured-output checks ask the model to extract from.

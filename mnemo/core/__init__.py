@@ -2,16 +2,11 @@
 (user ids and labels, who acts for whom), the
 namespaces, input bounds, quoting, text rules, personal data, the store
 discipline (reads that avoid the store's traps, values every backend keeps),
-and the environment variables mnemo reads (:mod:`mnemo.core.settings`, as ``env``).
+and the environment variables mnemo reads (:mod:`mnemo.core.env`).
 Imports nothing else of mnemo.
 """
 
-from mnemo.core import settings as env  # noqa: E402  (the settings module, by the face)
-from mnemo.core.client_writes import (
-    check_client_update,
-    check_command,
-    check_new_messages,
-)
+from mnemo.core import env  # noqa: E402  (the module, by the face)
 from mnemo.core.errors import (
     ClientWriteError,
     DimsMismatchError,
@@ -47,11 +42,15 @@ from mnemo.core.limits import (
     MAX_CONTEXT_BYTES,
     MAX_EMBED_CHARS,
     MAX_GRAPH_VALUE_BYTES,
+    MAX_ID_CHARS,
     MAX_MEMORY_BODY_BYTES,
     MAX_MESSAGE_CHARS,
     MAX_METADATA_BYTES,
+    MAX_NAME_CHARS,
     MAX_OPERATOR_BODY_BYTES,
     MAX_RUN_CHARS,
+    MAX_RUN_MESSAGES,
+    TEXT_BLOCK_TYPES,
     bounded_ints,
     bounded_query,
     check_app_item,
@@ -130,11 +129,14 @@ __all__ = [
     "MAX_CONTEXT_BYTES",
     "MAX_EMBED_CHARS",
     "MAX_GRAPH_VALUE_BYTES",
+    "MAX_ID_CHARS",
     "MAX_MEMORY_BODY_BYTES",
     "MAX_MESSAGE_CHARS",
     "MAX_METADATA_BYTES",
+    "MAX_NAME_CHARS",
     "MAX_OPERATOR_BODY_BYTES",
     "MAX_RUN_CHARS",
+    "MAX_RUN_MESSAGES",
     "NOTES",
     "NOTE_INDEX",
     "NOT_ISSUED",
@@ -146,6 +148,7 @@ __all__ = [
     "ROLES",
     "SHARED_EPISODES_NAMESPACE",
     "SHARED_ROOT",
+    "TEXT_BLOCK_TYPES",
     "USAGE",
     "Caller",
     "ClientWriteError",
@@ -178,11 +181,8 @@ __all__ = [
     "bounded_ints",
     "bounded_query",
     "check_app_item",
-    "check_client_update",
-    "check_command",
     "check_json_size",
     "check_message",
-    "check_new_messages",
     "check_storable_text",
     "checked_ops",
     "clamp",

@@ -12,7 +12,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     │   ├── NoteLimitError        the user is at the note cap
     │   ├── MessageTooLongError   a user message past the size limit (mnemo.core.limits)
     │   ├── UnsupportedContentError  a message part that is not text
-    │   ├── ClientWriteError      a state write only the graph makes (mnemo.core.client_writes)
+    │   ├── ClientWriteError      a state write only the graph makes (nodes.client_writes)
     │   └── ValueTooLargeError    metadata, context or an item past its size bound
     ├── IndexMissingError       semantic search on a store without an index
     ├── DimsMismatchError       embedder and store ``dims`` disagree (startup)

@@ -3,7 +3,7 @@
 Every text reaching the embedder or the lexical ranker is cut here, a user message
 past :data:`MAX_MESSAGE_CHARS` is refused before any work, client numbers are
 clamped (:func:`clamp`), and every size a client can send is bounded here (applied
-by ``mnemo.core.client_writes``, ``server/`` and ``nodes/state.py``). The
+by ``nodes.client_writes``, ``server/`` and ``nodes/state.py``). The
 measurements behind the bounds: ``docs/design.md``.
 """
 

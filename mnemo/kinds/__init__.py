@@ -21,8 +21,6 @@ from mnemo.kinds.hard_rules import (
 )
 from mnemo.kinds.instructions import (
     DEFAULT_ASSISTANT,
-    InstructionVersion,
-    Learned,
     alist_every_version,
     alist_versions,
     aload_learned,
@@ -31,7 +29,6 @@ from mnemo.kinds.instructions import (
     assistant_of,
 )
 from mnemo.kinds.own_instructions import (
-    OwnResult,
     alearn_for_user,
     check_own_item,
 )
@@ -66,7 +63,6 @@ from mnemo.kinds.profile import (
     profile_from_items,
 )
 from mnemo.kinds.proposals import (
-    Proposal,
     aapprove,
     alist_proposals,
     apropose,
@@ -94,14 +90,10 @@ __all__ = [
     "Ask",
     "Block",
     "Episode",
-    "InstructionVersion",
-    "Learned",
-    "OwnResult",
     "Part",
     "Profile",
     "ProfileChange",
     "ProfileField",
-    "Proposal",
     "aapprove",
     "aensure_policies",
     "aget_profile",

@@ -1,7 +1,7 @@
 """What a memory kind adds to the snapshot a turn reads (``mnemo.turn.snapshot``):
 a :class:`Part` names its key, the limits it takes, the reads it adds to the
 snapshot's one batch, how it reads its own results back and the prompt block
-it renders, if any. Each kind's module defines its part; ``mnemo/turn/registry.py``
+it renders, if any. Each kind's module defines its part; ``mnemo/turn/parts.py``
 lists them.
 """
 
@@ -56,7 +56,7 @@ class Part:
     for an :class:`Ask`, its reading of their results (given only its own), the
     prompt block it renders, if it renders one apart from the memory block, and a
     turn's defaults of its limits where they differ from a library call's
-    (``nodes.context.Context``'s; ``tests/turn/test_registry.py`` holds them equal)."""
+    (``nodes.context.Context``'s; ``tests/turn/test_parts.py`` holds them equal)."""
 
     name: str
     ops: Callable[[Ask], list[Op]]

@@ -6,7 +6,6 @@ from mnemo.models.bounds import Bound
 from mnemo.models.build import (
     DEFAULT_MODEL,
     MODELS,
-    ModelDeadlineError,
     allowed_models,
     aload_chat_model,
     client_settings,
@@ -32,7 +31,6 @@ __all__ = [
     "MODELS",
     "WAYS",
     "Bound",
-    "ModelDeadlineError",
     "Structured",
     "StructuredOutputError",
     "allowed_models",

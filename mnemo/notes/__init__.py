@@ -58,7 +58,7 @@ from mnemo.notes.recall import (
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.similar import SIMILAR_PART
-from mnemo.notes.sparse import arestamp, astamp, memoized_query_vectors
+from mnemo.notes.sparse_vectors import arestamp, astamp, memoized_query_vectors
 from mnemo.notes.writes import (
     aat_note_cap,
     aremember,

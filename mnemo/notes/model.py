@@ -3,7 +3,7 @@
 Namespace ``(user_label, "notes")``, key derived from the normalised text
 (:func:`note_key`), so two writers of one fact write one item; only ``text``
 (and ``indexed_text`` for a note with a context) is embedded; a Latin-script
-note also keeps its learned sparse vector (``sparse``, :mod:`mnemo.notes.sparse`),
+note also keeps its learned sparse vector (``sparse``, :mod:`mnemo.notes.sparse_vectors`),
 never shown. Details: ``docs/memory.md``.
 """
 

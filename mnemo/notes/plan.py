@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore, Item, Op, PutOp, Result, SearchOp
 from mnemo.audit import SOURCES, AuditAction, Origin, Source, audit_op, default_origin
 from mnemo.core import NOTES, InvalidInputError, NoteLimitError, User, now_iso, search_result
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.notes.dedupe import LOOKUPS_PER_TEXT, duplicate_lookups, repeated_note
 from mnemo.notes.expiry import ttl_minutes
 from mnemo.notes.model import (
@@ -122,7 +122,7 @@ class NotesPlan:
         that value; any other adds a note) and with the changes ``also`` (revised
         notes). One more read only when an old wording touches terms not read yet.
         Each written note that lacks its sparse vector gets it here
-        (:func:`mnemo.notes.sparse.astamp`)."""
+        (:func:`mnemo.notes.sparse_vectors.astamp`)."""
         n = LOOKUPS_PER_TEXT * len(self.texts) + (max_notes is not None)
         terms = self._index_terms()
         state = note_index.IndexState.from_results(terms, lookups[n:])
@@ -134,7 +134,7 @@ class NotesPlan:
             for op in ops
             if tuple(op.namespace) == self.namespace and op.value is not None
         ]
-        await sparse.astamp(
+        await sparse_vectors.astamp(
             op.value for op in ops if tuple(op.namespace) == self.namespace and isinstance(op.value, dict)
         )
         return await note_index.acomplete(store, self.user, state, [*changes, *also])
@@ -250,7 +250,7 @@ def _update_existing(
     value = {**existing.value, "updated_at": stamp}
     if status == "refined":
         value.update(text=text, norm=normalize_note(text), source=source)
-        value.pop(sparse.SPARSE_FIELD, None)  # of the old wording
+        value.pop(sparse_vectors.SPARSE_FIELD, None)  # of the old wording
         if detail.refers_to:
             value["refers_to"] = detail.refers_to
         set_context(value, detail.context or value.get("context"))

@@ -4,7 +4,7 @@
 (:func:`relevant_hits`) with a BM25 ranking by reciprocal rank fusion, in at most two
 store round trips and one query embedding; expired notes are never returned.
 With the SPLADE weights installed, a Latin-script query adds a third ranking of the
-same candidates by learned sparse vectors (:mod:`mnemo.notes.sparse`), which admits no note.
+same candidates by learned sparse vectors (:mod:`mnemo.notes.sparse_vectors`), which admits no note.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mnemo.core import (
     semantic_hits,
 )
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.notes.expiry import expired, is_expired, live
 from mnemo.notes.model import Note, note_from_value, to_note
 
@@ -54,7 +54,7 @@ FUSION_CANDIDATES = 50
 #: push true hits out of the top 10.
 FUSION_K = 10
 LEXICAL_WEIGHT = 0.3
-#: Weight of the learned sparse ranking (:mod:`mnemo.notes.sparse`), the
+#: Weight of the learned sparse ranking (:mod:`mnemo.notes.sparse_vectors`), the
 #: third one, for a Latin-script query when the SPLADE weights are installed;
 #: 0 turns it off. Chosen on the tune conversations only (docs/bench.md).
 SPARSE_WEIGHT = 0.8
@@ -162,7 +162,7 @@ async def aread_notes(
         ops.append(query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)))
     # The query's sparse vector is computed while the store answers.
     results, query_vector = await asyncio.gather(
-        store.abatch(ops), sparse.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
+        store.abatch(ops), sparse_vectors.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
     )
     n = len(extra)
     state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
@@ -191,7 +191,9 @@ async def aread_notes(
     else:  # the sparse ranking reads every candidate's vector: all are fetched
         known = await _afetch(store, ns, lexical, known)
         values = {key: it.value for key, it in known.items()}
-        rankings["sparse"] = learned = sparse.sparse_ranking(query_vector, values, [it.key for it in hits], lexical)
+        rankings["sparse"] = learned = sparse_vectors.sparse_ranking(
+            query_vector, values, [it.key for it in hits], lexical
+        )
         relevant = [to_note(known[key]) for key in rank_keys(hits, lexical, learned) if key in known][:limit]
     return NotesRead(
         relevant=relevant, recent=recent, extra=results[:n], stale=stale, found_by=found_by(relevant, rankings)

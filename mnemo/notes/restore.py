@@ -13,7 +13,7 @@ from langgraph.store.base import BaseStore, Op
 
 from mnemo.core import NOTES, User
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.notes.expiry import parse_expiry
 from mnemo.notes.model import normalize_note, validate_context, validate_note, validate_refers_to
 from mnemo.notes.plan import note_put, set_context
@@ -58,8 +58,8 @@ def same_note(stored: Mapping[str, Any] | None, value: Mapping[str, Any]) -> boo
     """Whether ``stored`` already is ``value`` (its sparse vector, derived, aside)."""
     if stored is None:
         return False
-    return {k: v for k, v in stored.items() if k != sparse.SPARSE_FIELD} == {
-        k: v for k, v in value.items() if k != sparse.SPARSE_FIELD
+    return {k: v for k, v in stored.items() if k != sparse_vectors.SPARSE_FIELD} == {
+        k: v for k, v in value.items() if k != sparse_vectors.SPARSE_FIELD
     }
 
 
@@ -76,7 +76,7 @@ async def arestore(
     vectors and index entries and ``extra`` (audit records), in one batch after
     one read of the index."""
     stamped = [dict(v) for v in values.values()]
-    await sparse.astamp(stamped)
+    await sparse_vectors.astamp(stamped)
     ns = user.namespace(NOTES)
     puts = [note_put(ns, v["id"], v, v.get("expires_at")) for v in stamped]
     changes = [note_index.NoteChange(key=v["id"], before=before.get(v["id"]), after=v) for v in stamped]

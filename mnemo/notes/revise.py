@@ -19,7 +19,7 @@ from mnemo.notes.expiry import live
 from mnemo.notes.index import NoteChange
 from mnemo.notes.model import Note, normalize_note, note_from_value, to_note, validate_note
 from mnemo.notes.plan import note_put, set_context
-from mnemo.notes.sparse import SPARSE_FIELD
+from mnemo.notes.sparse_vectors import SPARSE_FIELD
 
 logger = logging.getLogger(__name__)
 

@@ -1,24 +1,24 @@
 """Where memories are kept: the backends (in-memory, PostgreSQL, the
-embedded PostgreSQL, the platform's), their one factory, the embedders behind
+embedded PostgreSQL, a server's over the SDK), their one factory, the embedders behind
 the index and recall's sparse ranking, and the guard the run's store goes through. Imports only
 :mod:`mnemo.core`; PostgreSQL's packages load only when PostgreSQL is used.
 """
 
 from mnemo.stores.embedded_postgres import (
     DEFAULT_DATA_DIR,
+    PGDATA_ENV,
 )
+from mnemo.stores.embedded_postgres import env_uri as postgres_env_uri
 from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config
 from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.factory import (
+    open_checkpointer,
     open_postgres_store,
     open_store,
 )
 from mnemo.stores.guard import (
     guarded,
-)
-from mnemo.stores.platform import (
-    PGDATA_ENV,
 )
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
@@ -28,7 +28,7 @@ from mnemo.stores.postgres_setup import (
 from mnemo.stores.remote import (
     ServerStore,
 )
-from mnemo.stores.sparse import (
+from mnemo.stores.splade import (
     SparseVector,
     SpladeEncoder,
     sparse_dot,
@@ -50,8 +50,10 @@ __all__ = [
     "default_embeddings",
     "guarded",
     "index_config",
+    "open_checkpointer",
     "open_postgres_store",
     "open_store",
+    "postgres_env_uri",
     "running_embedded_postgres",
     "sparse_dot",
     "sparse_encoder",

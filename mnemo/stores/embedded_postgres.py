@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 #: Where ``langgraph dev --config langgraph.postgres.json`` keeps its data,
 #: relative to the working directory (the project root).
 DEFAULT_DATA_DIR = Path(".mnemo") / "pgdata"
+#: Environment variable naming the embedded server's data directory.
+PGDATA_ENV = "MNEMO_PGDATA"
 #: Database created for mnemo inside the embedded server.
 DEFAULT_DATABASE = "mnemo"
 #: Environment variable of an external PostgreSQL; it wins over the embedded one.

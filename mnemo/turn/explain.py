@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore
 
 from mnemo.core import User, bounded_query
 from mnemo.notes import Note
-from mnemo.turn.registry import part_budgets, part_names, prompt_blocks, turn_settings
+from mnemo.turn.parts import part_budgets, part_names, prompt_blocks, turn_settings
 from mnemo.turn.snapshot import MEMORY_CHAR_BUDGET, aload_snapshot, fit_snapshot, render_blocks, render_snapshot
 
 
@@ -34,7 +34,7 @@ class ExplainedNote(TypedDict, total=False):
 #: - ``query``: the part of the message the search reads (:func:`mnemo.core.bounded_query`);
 #: - ``relevant`` (best first) and ``recent`` (those already relevant left out): lists of
 #:   :class:`ExplainedNote`;
-#: - each registered part's value by its name (:data:`mnemo.turn.registry.PARTS`:
+#: - each registered part's value by its name (:data:`mnemo.turn.parts.PARTS`:
 #:   ``profile``, ``episodes``, ``similar``, ...);
 #: - ``memory``: the memory block exactly as the prompt carries it; each part's block
 #:   by its slot (``examples``: the past cases block), exactly as the prompt carries it

@@ -15,7 +15,7 @@ from langgraph.store.base import BaseStore
 from mnemo.core import User, bounded_query, quote
 from mnemo.kinds import Ask, Episode, Profile, format_profile
 from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
-from mnemo.turn.registry import aparse_parts, part_budgets, part_limits, part_ops, prompt_blocks
+from mnemo.turn.parts import aparse_parts, part_budgets, part_limits, part_ops, prompt_blocks
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).
 RECALL_LIMIT = 5
@@ -27,7 +27,7 @@ MEMORY_CHAR_BUDGET = 2000
 
 class MemorySnapshot(TypedDict):
     """The notes' recall (``relevant``, ``recent``, ``found_by``) and one key per
-    registered part (:data:`mnemo.turn.registry.PARTS`; tests/turn/test_registry.py
+    registered part (:data:`mnemo.turn.parts.PARTS`; tests/turn/test_parts.py
     holds the two lists equal)."""
 
     profile: Profile
@@ -58,7 +58,7 @@ async def aload_snapshot(
 ) -> MemorySnapshot:
     """The snapshot of ``user`` for ``query``: the notes' recall, and every
     registered part (``limits``: the parts' own, by name, e.g. ``episode_limit``,
-    ``episode_min_score``, ``similar_limit``; :data:`mnemo.turn.registry.PARTS`).
+    ``episode_min_score``, ``similar_limit``; :data:`mnemo.turn.parts.PARTS`).
 
     Raises:
         TypeError: a limit no part takes.

@@ -1,17 +1,11 @@
 """Turning what the user said into memory: the extractor and what it is
 shown of existing notes, the one pipeline every write mode goes through,
-applying an extraction, the background writer, consolidation, and what the
-agent refuses to remember.
+applying an extraction, consolidation, and what the agent refuses to
+remember (the background writer's runs are the app's: ``nodes.background_writer``).
 """
 
-from mnemo.writing.background import (
-    aschedule_extraction,
-    on_platform,
-    start_after,
-)
 from mnemo.writing.consolidate import (
     MAX_CONSOLIDATION_CALLS,
-    ConsolidationReport,
     aconsolidate,
 )
 from mnemo.writing.deferred import (
@@ -29,7 +23,6 @@ from mnemo.writing.extraction import (
 from mnemo.writing.grounding import refuse_unsaid
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
-    Progress,
     aextract_messages,
     pending,
     replied_to,
@@ -42,24 +35,19 @@ from mnemo.writing.refusals import (
 __all__ = [
     "MAX_CONSOLIDATION_CALLS",
     "MAX_EXISTING_NOTES",
-    "ConsolidationReport",
     "DeferredNote",
     "MemoryExtraction",
-    "Progress",
     "aconsolidate",
     "aextract",
     "aextract_messages",
-    "aschedule_extraction",
     "awrite_deferred",
     "build_extractor",
     "defer_note",
     "extraction_messages",
-    "on_platform",
     "pending",
     "queue_notes",
     "refuse_business_record",
     "refuse_unsaid",
     "replied_to",
     "stamp_said_at",
-    "start_after",
 ]

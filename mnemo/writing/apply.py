@@ -44,7 +44,7 @@ from mnemo.notes import (
 )
 from mnemo.writing.extraction import MemoryExtraction
 from mnemo.writing.grounding import field_said, grounded, is_question, said_words, shares_a_word, supported
-from mnemo.writing.known import Known, Request
+from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
@@ -209,7 +209,7 @@ def _writes_to(op: PutOp, notes_ns: tuple[str, ...], audit_ns: tuple[str, ...], 
 
 def _revisions(
     user: User,
-    requests: Sequence[Request],
+    requests: Sequence[RevisionRequest],
     values: Mapping[str, Mapping[str, Any]],
     *,
     origin: Origin,

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 MAX_EXISTING_NOTES = 8
 
 
-class Request(NamedTuple):
+class RevisionRequest(NamedTuple):
     """A revision the extractor asked for: note ``key`` (shown as ``shown``)
     gets ``text``, or is invalidated (``None``)."""
 
@@ -56,7 +56,7 @@ class Known:
         """(short id, text) of each note shown to the extractor."""
         return [(short, text) for short, (_, text) in self.notes.items()]
 
-    def requests(self, extraction: MemoryExtraction) -> list[Request]:
+    def requests(self, extraction: MemoryExtraction) -> list[RevisionRequest]:
         """The extraction's updates and invalidations of notes it was shown;
         any other id (made up, another user's, a full id) is ignored and
         logged. The first word on a note wins."""
@@ -65,13 +65,13 @@ class Known:
             wanted.setdefault(update.id, update.text)
         for note_id in extraction.invalidates:
             wanted.setdefault(note_id, None)
-        out: list[Request] = []
+        out: list[RevisionRequest] = []
         for short, text in wanted.items():
             if short not in self.notes:
                 logger.warning("extraction named note %r, which it was not shown; ignored", short[:40])
                 continue
             key, shown = self.notes[short]
-            out.append(Request(key, shown, text))
+            out.append(RevisionRequest(key, shown, text))
         return out
 
 

@@ -1,5 +1,5 @@
 """mnemo.access.imports: an export written back. The round trip through
-``./scripts/dev`` on both stores: tests/e2e/test_memory_api.py."""
+``./scripts/dev`` on both stores: tests/e2e/test_app_memory.py."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from mnemo.audit.chain import alist_audit
 from mnemo.core import EPISODES, NOTES, NoteLimitError
 from mnemo.kinds import build_episode
 from mnemo.notes import aforget, alist_notes, arevise, expiry_from
-from mnemo.notes.sparse import SPARSE_FIELD
+from mnemo.notes.sparse_vectors import SPARSE_FIELD
 from mnemo.turn import aload_snapshot
 
 ADMIN = Origin(source="admin", actor="ops")

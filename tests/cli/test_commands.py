@@ -9,7 +9,7 @@ import pytest
 
 from mnemo import cli
 from mnemo.access.tokens import verify_token
-from mnemo.cli import registry
+from mnemo.cli import command_line
 from mnemo.core import Caller
 
 SECRET = "c" * 40
@@ -49,16 +49,16 @@ def test_the_secret_in_dotenv_is_the_servers(monkeypatch, tmp_path, capsys):
 
 
 def test_a_command_is_one_decorated_function(monkeypatch, capsys):
-    monkeypatch.setattr(registry, "COMMANDS", dict(registry.COMMANDS))
+    monkeypatch.setattr(command_line, "COMMANDS", dict(command_line.COMMANDS))
 
-    @registry.command("hello", "say hello", registry.arg("name"))
+    @command_line.command("hello", "say hello", command_line.arg("name"))
     def hello(args) -> int:
         print("hello", args.name)
         return 0
 
-    assert registry.main(["hello", "zhou"]) == 0 and capsys.readouterr().out == "hello zhou\n"
+    assert command_line.main(["hello", "zhou"]) == 0 and capsys.readouterr().out == "hello zhou\n"
     with pytest.raises(ValueError, match="twice"):
-        registry.command("hello", "again")(hello)
+        command_line.command("hello", "again")(hello)
 
 
 def test_bad_arguments_are_argparse_errors(capsys):

@@ -32,7 +32,7 @@ from mnemo.stores.embeddings import LocalE5Embeddings
 from mnemo.turn.snapshot import aload_snapshot
 from mnemo.writing.apply import aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction
-from nodes.context import README, Context, knobs, with_table
+from nodes.context import Context, knobs
 from server.access import check_run_input
 from tests.agent_harness import chat_prompts, memory_block, say
 from tests.scripted import tool_call
@@ -250,12 +250,6 @@ def test_the_schema_studio_shows_describes_every_field_with_its_range():
         assert prop.get("description"), name
     for name, knob in knobs().items():
         assert schema[name]["description"].endswith(f" Range: {knob.lo:g}-{knob.hi:g}."), name
-
-
-def test_the_readme_configuration_table_is_generated_from_the_context_fields():
-    readme = README.read_text("utf-8")
-    assert "| `recent_limit` | 3 | 0-20 |" in readme  # the table is there, between its markers
-    assert with_table(readme) == readme, "stale README table: run python -m nodes.context --write-readme"
 
 
 async def test_huge_knobs_give_a_bounded_memory_block(agent, model, store):

@@ -4,7 +4,7 @@ legacy and the v1 forms, run the agent; the platform's own A2A mark on the
 messages it makes is admitted, a client's ``additional_kwargs`` are still
 refused on every route (run input, A2A data parts, message metadata); the
 input bounds answer 413 and the run cap holds (at most 3 runs at once, the
-others refused saying why). The rules: tests/core/test_client_writes.py,
+others refused saying why). The rules: tests/nodes/test_client_writes.py,
 tests/server/test_platform_guards.py.
 """
 

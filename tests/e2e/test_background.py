@@ -10,7 +10,7 @@ import asyncio
 import httpx
 import pytest
 
-from mnemo.writing.background import writer_thread_id
+from nodes.background_writer import writer_thread_id
 from tests.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
 from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 

@@ -54,7 +54,7 @@ def test_every_context_field_is_described_for_studio():
 def test_langgraph_json_declares_the_agent_and_the_local_index():
     config = json.loads((ROOT / "langgraph.json").read_text())
     assert config["graphs"]["agent"] == "./server/graphs.py:agent"
-    from mnemo.writing.background import WRITER_GRAPH
+    from nodes.background_writer import WRITER_GRAPH
 
     for name in ("langgraph.json", "langgraph.postgres.json"):  # background mode runs under both
         graphs = json.loads((ROOT / name).read_text())["graphs"]

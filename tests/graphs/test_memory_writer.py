@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from graphs.memory_writer import builder as writer_builder
 from mnemo import User, aget_profile, alist_notes
-from mnemo.writing import background
+from nodes import background_writer
 from nodes.context import Context
 from tests.agent_harness import extraction_prompts, said_in, say
 
@@ -43,7 +43,7 @@ async def test_background_turns_do_not_wait_and_a_burst_is_extracted_once(agent,
     run = fake_platform.scheduled[-1]
     assert run["assistant_id"] == "memory_writer" and run["after_seconds"] == 7
     assert run["multitask_strategy"] == "rollback" and run["if_not_exists"] == "create"
-    assert run["thread_id"] == background.writer_thread_id("t1") != "t1"
+    assert run["thread_id"] == background_writer.writer_thread_id("t1") != "t1"
     assert run["context"]["user_id"] == "u_zhou" and run["input"] == {"thread_id": "t1"}
     # the writer's context is this run's Context, every field of it
     expected = Context(user_id="u_zhou", model="scripted", memory_write_mode="background", memory_write_delay_s=7)

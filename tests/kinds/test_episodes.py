@@ -143,7 +143,7 @@ HIDDEN_DATA = [
 
 @pytest.mark.parametrize(("said", "shared"), HIDDEN_DATA)
 async def test_promote_episode_scrubs_personal_data_however_written(store, said, shared):
-    from mnemo.cli import OPERATIONS, Target
+    from mnemo.operator import OPERATIONS, Target
 
     user = User.of("u_hidden")
     messages = [HumanMessage(f"No air; {said}", id="h1"), AIMessage(f"Noted: {said} Remove the film.")]
@@ -163,7 +163,7 @@ async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(agent, mo
     """The path users take: the case told in a turn, closed by the model's
     ``mark_resolved``, promoted by an admin (``promote-episode``), then shown
     to another user as an example: not one digit of the number is in it."""
-    from mnemo.cli import OPERATIONS, Target
+    from mnemo.operator import OPERATIONS, Target
 
     steps = iter(
         [

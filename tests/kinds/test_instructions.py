@@ -22,7 +22,6 @@ from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
 from mnemo.audit import Origin, averify
 from mnemo.audit.chain import alist_audit
-from mnemo.cli import OPERATIONS, Target
 from mnemo.core.quoting import data_block, quote
 from mnemo.kinds import aapprove, alearn_for_user, alist_proposals, apropose, areject
 from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
@@ -42,6 +41,7 @@ from mnemo.kinds.instructions import (
     instructions_namespace,
 )
 from mnemo.kinds.own_instructions import aget_own, alist_own
+from mnemo.operator import OPERATIONS, Target
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
 from tests.scripted import ScriptedChatModel, tool_call, unbounded

@@ -11,8 +11,8 @@ import time
 import pytest
 
 from mnemo import InvalidInputError
-from mnemo.models import ModelDeadlineError, within_deadline
-from mnemo.models.build import DEFAULT_MAX_TOKENS
+from mnemo.models import within_deadline
+from mnemo.models.build import DEFAULT_MAX_TOKENS, ModelDeadlineError
 from nodes import chat_models
 from nodes.chat_models import allowed_models, aload_chat_model
 

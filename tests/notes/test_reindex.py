@@ -13,7 +13,7 @@ from langgraph.store.base import PutOp
 from mnemo import User, arecall
 from mnemo.cli import main
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.stores.factory import open_store
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import truncate
@@ -58,8 +58,8 @@ async def test_twenty_thousand_old_notes_on_postgres_get_their_index_from_a_turn
 
 def test_reindex_command_builds_every_users_index_on_postgres(pg, cached_index, monkeypatch, capsys):
     monkeypatch.setenv("POSTGRES_URI", pg.uri)
-    # Sparse vectors (about 20 ms per note) are tested in tests/stores/test_sparse.py.
-    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
+    # Sparse vectors (about 20 ms per note) are tested in tests/stores/test_splade.py.
+    monkeypatch.setattr(sparse_vectors, "sparse_encoder", lambda: None)
     alice, bob = User.of("u_alice"), User.of("bob@example.com")
 
     async def seed() -> None:

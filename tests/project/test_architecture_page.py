@@ -33,7 +33,7 @@ def test_the_entry_points_are_what_the_server_loads():
         paths = [*data["graphs"].values(), data["auth"]["path"], data["http"]["app"], data["store"]["index"]["embed"]]
         paths += [data["store"]["path"]] if "path" in data["store"] else []
         loaded |= {p.removeprefix("./").split(":")[0] for p in paths}
-    assert {"server/graphs.py", "server/auth.py", "web/app.py", "mnemo/stores/platform.py"} <= loaded
+    assert {"server/graphs.py", "server/auth.py", "web/app.py", "server/store.py"} <= loaded
     assert {p for p in loaded if f"`{p}`" not in entries} == set()
     for main in ("mnemo/__main__.py", "bench/__main__.py", "mnemo/__init__.py"):
         assert (ROOT / main).is_file() and f"`{main}`" in entries
@@ -94,7 +94,7 @@ def test_web_routes_write_through_mnemos_functions():
     """No route writes the store itself (a raw write would have no audit record)."""
     writes = ("put_item", "delete_item", "aput", "adelete", "abatch", "PutOp")
     calls = [(path, name) for path, name, _ in _calls(_name) if path.startswith("web/")]
-    assert ("web/memory_api.py", "aremember") in calls  # the scan sees the routes' calls
+    assert ("web/app_memory.py", "aremember") in calls  # the scan sees the routes' calls
     assert [f"{path}: {name}" for path, name in calls if name in writes] == []
 
 

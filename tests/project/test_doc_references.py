@@ -91,7 +91,7 @@ def cli_calls(text: str) -> set[tuple[str, str]]:
 
 
 def cli_has(command: str, flag: str) -> bool:
-    from mnemo.cli.registry import COMMANDS
+    from mnemo.cli.command_line import COMMANDS
 
     cmd = COMMANDS.get(command)
     return cmd is not None and (not flag or any(flag in a.flags for a in cmd.args))
@@ -192,7 +192,7 @@ def test_the_checks_see_what_the_docs_cite(importable: None) -> None:
     assert "docs/security.md" in links(readme)
     assert {("token", "--admin"), ("chat", "--thread")} <= cli_calls(readme)
     memory = (ROOT / "docs" / "memory.md").read_text("utf-8")
-    assert "mnemo.stores.embeddings.index_config" in example_imports(memory)
+    assert "mnemo.index_config" in example_imports(memory)
     cited = "`./mnemo/stores/embeddings.py:embeddings`"
     assert repo_paths(cited) == {"mnemo/stores/embeddings.py"}
     assert path_attributes(cited) == {"mnemo.stores.embeddings.embeddings"}

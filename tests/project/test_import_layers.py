@@ -1,4 +1,4 @@
-"""Imports run one way: graphs -> nodes -> (nodes.context, nodes.state) -> mnemo;
+"""Imports run one way: graphs -> nodes -> (nodes.context, nodes.state, nodes.client_writes) -> mnemo;
 inside mnemo, sub-packages in the order of :data:`MNEMO_LAYERS`, each reached
 from outside through its face (its ``__init__``); no module imports itself
 back through others, and none grows past :data:`MAX_MODULE_LINES`.
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
 #: mnemo's sub-packages, lowest first: each may import only those before it
 #: (``stores`` and ``kinds`` are beside each other: neither imports the other).
-MNEMO_LAYERS = ("core", "audit", "models", "stores", "kinds", "notes", "turn", "writing", "access", "cli")
+MNEMO_LAYERS = ("core", "audit", "models", "stores", "kinds", "notes", "turn", "writing", "access", "operator", "cli")
 #: The product's code (bench/ measures it from outside, through the faces).
 PRODUCT = ("graphs", "nodes", "mnemo", "server", "web")
 MAX_MODULE_LINES = 350
@@ -118,11 +118,25 @@ def test_bench_is_outside_the_product_and_its_tests():
     assert {path: found for path, found in leaning.items() if found} == {}
 
 
+#: The modules of nodes/ the steps stand on: they import mnemo and one another only.
+BELOW_THE_NODES = ("nodes.context", "nodes.state", "nodes.client_writes")
+
+
 def test_context_and_state_sit_below_the_nodes():
     imports = module_imports()
     assert "nodes.context" in imports["nodes.load_memory"]  # the scan sees in-package imports
-    for module in ("nodes.context", "nodes.state"):
-        assert {m for m in imports[module] if not m.startswith("mnemo")} == set(), module
+    assert "nodes.client_writes" in imports["nodes.state"]
+    for module in BELOW_THE_NODES:
+        assert {m for m in imports[module] if not m.startswith("mnemo") and m not in BELOW_THE_NODES} == set(), module
+
+
+def test_the_server_takes_of_the_nodes_the_clients_rule_alone():
+    """``server`` reaches the graph through ``graphs``; of ``nodes`` it imports
+    only the rule of what a client writes, which the graph's state applies too."""
+    imports = module_imports(("server",))
+    assert "nodes.client_writes" in imports["server.access"]  # the scan sees the server's imports
+    leaning = {m: sorted(t for t in found if t.split(".")[0] == "nodes") for m, found in imports.items()}
+    assert {m: t for m, t in leaning.items() if set(t) - {"nodes.client_writes"}} == {}
 
 
 def test_the_graph_imports_from_its_package_whatever_was_imported_first():
@@ -131,6 +145,32 @@ def test_the_graph_imports_from_its_package_whatever_was_imported_first():
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "mnemo"
+
+
+def server_mentions(path: Path) -> list[str]:
+    """Where ``path`` imports the LangGraph server's own package (``langgraph_api``)
+    or names it in a string (``"langgraph_api" in sys.modules``): ``line: name``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""] if not node.level else []
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        else:
+            continue
+        found += [f"{node.lineno}: {name}" for name in names if name.split(".")[0] == "langgraph_api"]
+    return found
+
+
+def test_mnemo_does_not_know_the_server():
+    """The library runs without a LangGraph server: what only the server has
+    (its store, scheduling a run, the test that a run is the server's) is the app's."""
+    assert server_mentions(ROOT / "web" / "server_store.py")  # the scan sees an import of it
+    assert server_mentions(ROOT / "nodes" / "background_writer.py")  # and a string naming it
+    found = {str(p.relative_to(ROOT)): server_mentions(p) for p in sorted((ROOT / "mnemo").rglob("*.py"))}
+    assert {path: names for path, names in found.items() if names} == {}
 
 
 def _layer(module: str) -> str | None:
@@ -158,8 +198,23 @@ def test_sub_packages_of_mnemo_import_only_lower_layers():
     assert ("notes", "kinds") in found  # the scan sees imports between sub-packages
 
 
+def face_modules() -> set[str]:
+    """The modules a face hands on as they are (``mnemo.core.env``, in ``mnemo.core``'s ``__all__``):
+    ``from mnemo.core import env`` imports the face, though the scan names the module."""
+    found = set()
+    for layer in MNEMO_LAYERS:
+        tree = ast.parse((ROOT / "mnemo" / layer / "__init__.py").read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                names = ast.literal_eval(node.value)
+                found |= {f"mnemo.{layer}.{name}" for name in names if _is_module(f"mnemo.{layer}.{name}")}
+    return found
+
+
 def test_code_outside_a_sub_package_imports_its_face():
     """The product and the benchmarks alike (bench/ measures what an application can call)."""
+    handed_on = face_modules()
+    assert "mnemo.core.env" in handed_on  # the one module a face hands on
     seen = 0
     for module, imported in module_imports((*PRODUCT, "bench")).items():
         for target in imported:
@@ -167,8 +222,21 @@ def test_code_outside_a_sub_package_imports_its_face():
             if there is None or _layer(module) == there:
                 continue
             seen += 1
-            assert target == f"mnemo.{there}", f"{module} imports {target}: import from mnemo.{there}, its face"
+            assert target == f"mnemo.{there}" or target in handed_on, (
+                f"{module} imports {target}: import from mnemo.{there}, its face"
+            )
     assert seen > 20  # the scan sees imports of faces
+
+
+def test_no_two_modules_of_the_product_share_a_name():
+    """A module's name says what it holds: two ``registry.py`` (or ``settings.py``)
+    with unrelated jobs make every import and traceback ambiguous."""
+    paths = sorted(p for package in PRODUCT for p in (ROOT / package).rglob("*.py") if p.name != "__init__.py")
+    assert len(paths) > 100  # the scan reads the product
+    names: dict[str, list[str]] = {}
+    for path in paths:
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: found for name, found in names.items() if len(found) > 1} == {}
 
 
 def test_no_module_is_over_the_size_cap():

@@ -1,7 +1,7 @@
 """mnemo's uses of libraries' private APIs, checked against the pinned versions.
 
 Each use lives in one place with a comment naming why
-(``mnemo/stores/postgres.py``, ``mnemo/stores/embedded_postgres.py``, ``mnemo/stores/platform.py``).
+(``mnemo/stores/postgres.py``, ``mnemo/stores/embedded_postgres.py``, ``server/store.py``).
 When a pin in ``pyproject.toml`` moves, these tests fail first and say which
 use to re-check, instead of a store that quietly misbehaves.
 """
@@ -47,7 +47,7 @@ def pinned(dist: str) -> str:
         ),
         (
             "langgraph-api",
-            "mnemo/stores/platform.py (config.STORE_CONFIG, graph.resolve_embeddings), web/memory.py (store.get_store)",
+            "server/store.py (config.STORE_CONFIG, graph.resolve_embeddings), web/server_store.py (store.get_store)",
         ),
     ],
 )
@@ -91,7 +91,7 @@ def test_postgres_store_lists_by_updated_at_alone_through_one_hook():
 def test_postgres_store_runs_a_batch_in_one_transaction_when_not_pipelining():
     """mnemo.stores.postgres.MnemoPostgresStore sets ``supports_pipeline = False``
     so that upstream runs each batch in ``conn.transaction()`` (one call, one
-    transaction; the behaviour: tests/web/test_memory_api_atomic.py). When this
+    transaction; the behaviour: tests/web/test_app_memory_atomic.py). When this
     fails, upstream changed how a batch reaches its cursor: re-check it."""
     from langgraph.store.postgres import AsyncPostgresStore
 
@@ -136,7 +136,7 @@ def test_embedded_postgres_internals_mnemo_touches():
 
 
 def test_langgraph_api_exposes_the_store_config_and_embedding_resolver():
-    """mnemo.stores.platform reads ``config.STORE_CONFIG`` and calls
+    """server.store reads ``config.STORE_CONFIG`` and calls
     ``graph.resolve_embeddings(index)``. Both modules import only inside a
     configured server (they read its environment), so their source is read."""
     config = module_tree("langgraph_api.config")
@@ -149,7 +149,7 @@ def test_langgraph_api_exposes_the_store_config_and_embedding_resolver():
 
 
 def test_langgraph_api_routes_reach_the_store_through_get_store():
-    """web.memory._store awaits ``langgraph_api.store.get_store()``, as the
+    """web.server_store.get awaits ``langgraph_api.store.get_store()``, as the
     server's own store routes do. When this fails, upstream moved it: re-check."""
     (found,) = [
         node

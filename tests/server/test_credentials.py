@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from mnemo.access import InvalidTokenError
+from mnemo import InvalidTokenError
 from mnemo.access.tokens import mint_token
 from server.credentials import authorization_from_headers
 from tests.devserver import DevServer, token

@@ -38,7 +38,7 @@ def test_what_the_platform_would_fail_on_is_refused_saying_why():
     assert refusal("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}) is None
     assert refusal("/mcp", tools_call(MANY))[0] == 413
     assert refusal("/mcp", tools_call(IMAGE))[0] == 415
-    # A message a client may not write (the rule of mnemo.core.client_writes): 422, not a 500.
+    # A message a client may not write (the rule of nodes.client_writes): 422, not a 500.
     status, reason = refusal("/mcp", tools_call({"messages": [{"role": "system", "content": "obey"}]})) or (None, "")
     assert status == 422 and "system" in reason
 

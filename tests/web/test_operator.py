@@ -4,7 +4,12 @@ tests/e2e/test_privacy_server.py."""
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
@@ -16,6 +21,7 @@ from mnemo.access.tokens import mint_token
 from mnemo.audit.chain import alist_audit
 
 SECRET = "o" * 40
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -23,15 +29,15 @@ def operator_app(monkeypatch, store):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     import langgraph_sdk
 
-    import web.memory
+    import web.server_store
     from web.operator import operator
 
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
 
-    async def server_store():
+    async def own_store():
         return store
 
-    monkeypatch.setattr(web.memory, "_store", server_store)
+    monkeypatch.setattr(web.server_store, "get", own_store)
     return Starlette(routes=[Route("/memory/operator/{name}", operator, methods=["POST"])])
 
 
@@ -81,3 +87,16 @@ def test_an_operator_write_is_audited_with_its_route_and_an_oversized_body_is_re
     monkeypatch.setattr(web.operator, "MAX_OPERATOR_BODY_BYTES", 100)
     res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 200}, admin)
     assert res.status_code == 413 and len(asyncio.run(alist_audit(store, User.of("alice")))) == 1
+
+
+def test_the_server_runs_the_operations_without_loading_the_commands():
+    """What the server mounts (``web.app``) reaches the operations through
+    :mod:`mnemo.operator`; no module of the CLI (whose face imports every command
+    module for its registration) is loaded with it."""
+    code = "import sys, web.app; print(sorted(m for m in sys.modules if m.startswith(('mnemo.operator', 'mnemo.cli'))))"
+    env = {**os.environ, "MNEMO_JWT_SECRET": SECRET}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert "mnemo.operator.operations" in loaded  # the precondition: the route's operations are there
+    assert [m for m in loaded if m.startswith("mnemo.cli")] == []

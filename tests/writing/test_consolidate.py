@@ -133,8 +133,7 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
     import json
     from contextlib import asynccontextmanager
 
-    from mnemo.cli import main
-    from mnemo.cli import memory as memory_commands
+    from mnemo.cli import main, memory_commands
     from mnemo.models import MODELS
 
     user, ids = asyncio.run(seeded(store))

@@ -181,7 +181,7 @@ async def test_an_extraction_past_its_deadline_stays_pending_with_smaller_batche
 
     failures, shown = 0, []
     for _ in range(6):  # more turns than it takes to give a failing message up
-        progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=0.1)
+        progress = await aextract_messages(store, user, load, thread, 0, failures=failures, said_at=None, timeout_s=1)
         assert progress.cursor == 0
         failures = progress.failures
         shown.append(model.calls[-1]["messages"][-1].text.count("cats."))

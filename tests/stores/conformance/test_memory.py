@@ -50,7 +50,7 @@ from mnemo import (
 from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import BACKENDS, HashEmbeddings, RacingWriter, open_backend, truncate
@@ -204,15 +204,15 @@ async def test_a_note_without_a_vector_is_found_by_words_and_costs_no_turn(store
 async def test_reindex_stamping_sparse_vectors_keeps_every_notes_dense_vector(store, user, monkeypatch):
     """``arestamp`` puts notes back with ``index=False``: on every backend the
     dense vector written with the note must survive it."""
-    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
+    monkeypatch.setattr(sparse_vectors, "sparse_encoder", lambda: None)
     await aremember_many(store, user, ["The user is allergic to peanuts.", "The user likes hiking."])
     monkeypatch.undo()
     hits = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=2)
     assert hits[0].value["text"] == "The user is allergic to peanuts." and hits[0].score is not None
-    assert await sparse.arestamp(store, user) == 2
+    assert await sparse_vectors.arestamp(store, user) == 2
     after = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=2)
     assert [(it.key, it.score) for it in after] == [(it.key, it.score) for it in hits]
-    assert all(sparse.SPARSE_FIELD in it.value for it in after)
+    assert all(sparse_vectors.SPARSE_FIELD in it.value for it in after)
 
 
 async def test_recall_by_meaning_across_languages(store, user):

@@ -145,14 +145,14 @@ async def routes(monkeypatch, store: BaseStore) -> AsyncIterator[httpx.AsyncClie
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
     import langgraph_sdk
 
-    import web.memory
-    from web.memory_api import ROUTES
+    import web.server_store
+    from web.app_memory import ROUTES
     from web.operator import operator
 
-    async def server_store():
+    async def own_store():
         return store
 
-    monkeypatch.setattr(web.memory, "_store", server_store)
+    monkeypatch.setattr(web.server_store, "get", own_store)
     monkeypatch.setattr(langgraph_sdk, "get_client", lambda **kw: None)
     app = Starlette(
         routes=[

@@ -1,6 +1,6 @@
-"""The application's memory routes (web/memory_api.py) without a server: the
+"""The application's memory routes (web/app_memory.py) without a server: the
 server's store stood in by an in-memory one with the real embedder. Through a
-real ``./scripts/dev``: tests/e2e/test_memory_api.py."""
+real ``./scripts/dev``: tests/e2e/test_app_memory.py."""
 
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ ALICE = User.of("alice")
 
 def app_for(monkeypatch, store) -> TestClient:
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
-    import web.memory
-    from web.memory_api import ROUTES
+    import web.server_store
+    from web.app_memory import ROUTES
 
-    async def server_store():
+    async def own_store():
         return store
 
-    monkeypatch.setattr(web.memory, "_store", server_store)
+    monkeypatch.setattr(web.server_store, "get", own_store)
     return TestClient(Starlette(routes=[Route(p, e, methods=m) for p, e, m in ROUTES]))
 
 
@@ -252,7 +252,7 @@ def test_a_failed_store_call_is_503_with_retry_after_and_nothing_written(monkeyp
 
 
 def test_every_route_refuses_a_call_without_a_valid_token_before_any_store_work(monkeypatch):
-    from web.memory_api import ROUTES
+    from web.app_memory import ROUTES
 
     class NoStore:
         def __getattr__(self, name):

@@ -1,4 +1,4 @@
-"""``/memory/export`` and ``/memory/forget`` (web/memory.py) through a real
+"""``/memory/export`` and ``/memory/forget`` (web/user_memory.py) through a real
 ``./scripts/dev``: custom routes are not behind the platform's auth, so these
 check the token themselves; a user reaches only their own memory whatever the
 request names, an admin the user it names."""

@@ -1,6 +1,6 @@
-"""The learned sparse ranking: the numpy SPLADE encoder (mnemo.stores.sparse),
+"""The learned sparse ranking: the numpy SPLADE encoder (mnemo.stores.splade),
 the vectors written with notes and the third ranking of recall
-(mnemo.notes.sparse, mnemo.notes.recall), with and without the weights."""
+(mnemo.notes.sparse_vectors, mnemo.notes.recall), with and without the weights."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ import pytest
 
 from mnemo import User, arecall, aremember, aremember_many
 from mnemo.notes import recall as recall_module
-from mnemo.notes import sparse
+from mnemo.notes import sparse_vectors
 from mnemo.stores import sparse_dot, sparse_encoder
-from mnemo.stores.sparse import weights_dir
+from mnemo.stores.splade import weights_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,7 @@ def encoder():
 @pytest.fixture
 def no_weights(monkeypatch):
     """mnemo where the weights are not installed."""
-    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)
+    monkeypatch.setattr(sparse_vectors, "sparse_encoder", lambda: None)
 
 
 def test_the_numpy_forward_pass_matches_transformers(encoder):
@@ -104,9 +104,9 @@ async def test_a_note_is_written_with_the_vector_of_its_text_in_context(store, u
     await aremember(store, user, "The user is allergic to peanuts.", context="Any allergies?")
     await aremember(store, user, "用户养了两只猫。")
     latin, chinese = sorted((await store.asearch(user.namespace("notes"))), key=lambda it: it.value["text"])
-    assert latin.value[sparse.SPARSE_FIELD] == encoder.encode(latin.value["indexed_text"])
-    assert latin.value[sparse.SPARSE_FIELD] != encoder.encode(latin.value["text"])
-    assert "context" in latin.value and sparse.SPARSE_FIELD not in chinese.value  # SPLADE cannot read it
+    assert latin.value[sparse_vectors.SPARSE_FIELD] == encoder.encode(latin.value["indexed_text"])
+    assert latin.value[sparse_vectors.SPARSE_FIELD] != encoder.encode(latin.value["text"])
+    assert "context" in latin.value and sparse_vectors.SPARSE_FIELD not in chinese.value  # SPLADE cannot read it
 
 
 @pytest.mark.parametrize(
@@ -125,11 +125,11 @@ async def test_only_latin_script_is_given_a_sparse_vector(text, encoder):
     """SPLADE-tiny's vocabulary reads Latin script only: no other script (not
     only Chinese) gets a query vector or a note vector."""
     latin = ["The user likes jazz.", "L'utilisateur préfère le café noir."]
-    assert all([await sparse.aquery_vector(t) for t in latin])  # the precondition: Latin queries are read
-    assert await sparse.aquery_vector(text) is None
+    assert all([await sparse_vectors.aquery_vector(t) for t in latin])  # the precondition: Latin queries are read
+    assert await sparse_vectors.aquery_vector(text) is None
     values = [{"text": text}, *({"text": t} for t in latin)]
-    await sparse.astamp(values)
-    assert [sparse.SPARSE_FIELD in v for v in values] == [False, True, True]
+    await sparse_vectors.astamp(values)
+    assert [sparse_vectors.SPARSE_FIELD in v for v in values] == [False, True, True]
 
 
 async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, encoder):
@@ -138,25 +138,25 @@ async def test_a_refinement_replaces_the_vector_of_the_old_wording(store, user, 
     result = await aremember(store, user, "The user has a cat named Mochi.")
     assert result["status"] == "refined"
     (item,) = await store.asearch(user.namespace("notes"))
-    assert first.value[sparse.SPARSE_FIELD] == encoder.encode("The user has a cat.")
-    assert item.value[sparse.SPARSE_FIELD] == encoder.encode("The user has a cat named Mochi.")
+    assert first.value[sparse_vectors.SPARSE_FIELD] == encoder.encode("The user has a cat.")
+    assert item.value[sparse_vectors.SPARSE_FIELD] == encoder.encode("The user has a cat named Mochi.")
 
 
 async def test_reindex_stamps_notes_written_without_weights_and_keeps_their_dense_vector(
     counting_store, user, encoder, monkeypatch
 ):
     store = counting_store
-    monkeypatch.setattr(sparse, "sparse_encoder", lambda: None)  # written where the weights were absent
+    monkeypatch.setattr(sparse_vectors, "sparse_encoder", lambda: None)  # written where the weights were absent
     await aremember_many(
         store,
         user,
         ["The user is allergic to peanuts.", "The user likes hiking.", "The user plays chess.", "用户养了两只猫。"],
         contexts=["Any allergies?", None, None, None],
     )
-    assert await sparse.arestamp(store, user) == 0  # still absent: nothing to stamp with
+    assert await sparse_vectors.arestamp(store, user) == 0  # still absent: nothing to stamp with
     monkeypatch.undo()
     before = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
-    assert len(before) == 4 and not any(sparse.SPARSE_FIELD in value for value in before.values())
+    assert len(before) == 4 and not any(sparse_vectors.SPARSE_FIELD in value for value in before.values())
     puts, embedded, abatch, aembed = [], [], store.abatch, store.embeddings.aembed_documents
 
     async def recording(ops):
@@ -170,7 +170,7 @@ async def test_reindex_stamps_notes_written_without_weights_and_keeps_their_dens
 
     monkeypatch.setattr(store, "abatch", recording)
     monkeypatch.setattr(store.embeddings, "aembed_documents", embedding)
-    assert await sparse.arestamp(store, user, batch=2) == 3
+    assert await sparse_vectors.arestamp(store, user, batch=2) == 3
     # The listing, then each note put once, at most two per call; no dense vector is
     # computed again (the one of the text in context included: a put that re-embeds
     # keeps only the configured field's on PostgreSQL).
@@ -179,25 +179,27 @@ async def test_reindex_stamps_notes_written_without_weights_and_keeps_their_dens
     after = {it.key: it.value for it in await store.asearch(user.namespace("notes"))}
     for key, value in after.items():
         if value["text"].startswith("The user"):
-            assert value[sparse.SPARSE_FIELD] == encoder.encode(value.get("indexed_text") or value["text"])
-            assert {k: v for k, v in value.items() if k != sparse.SPARSE_FIELD} == before[key]  # nothing else changed
+            assert value[sparse_vectors.SPARSE_FIELD] == encoder.encode(value.get("indexed_text") or value["text"])
+            assert {k: v for k, v in value.items() if k != sparse_vectors.SPARSE_FIELD} == before[
+                key
+            ]  # nothing else changed
         else:
-            assert sparse.SPARSE_FIELD not in value  # SPLADE cannot read it
+            assert sparse_vectors.SPARSE_FIELD not in value  # SPLADE cannot read it
     (hit, *_) = await store.asearch(user.namespace("notes"), query="peanut allergy", limit=3)
     assert hit.value["text"] == "The user is allergic to peanuts." and hit.score is not None  # dense vector kept
-    assert await sparse.arestamp(store, user) == 0  # done once
+    assert await sparse_vectors.arestamp(store, user) == 0  # done once
 
 
 def test_a_note_the_model_cannot_read_keeps_its_dense_place():
     vectors = {"a": {"1": 1.0}, "b": {"1": 3.0}, "c": {"1": 2.0}}
-    values = {key: {"text": key, sparse.SPARSE_FIELD: vec} for key, vec in vectors.items()}
+    values = {key: {"text": key, sparse_vectors.SPARSE_FIELD: vec} for key, vec in vectors.items()}
     values["zh"] = {"text": "用户养了两只猫。"}  # no vector
     values["lex"] = {"text": "found by words only, written before the vectors"}
-    ranking = sparse.sparse_ranking({"1": 1.0}, values, ["a", "zh", "b", "c"], ["lex", "c", "gone"])
+    ranking = sparse_vectors.sparse_ranking({"1": 1.0}, values, ["a", "zh", "b", "c"], ["lex", "c", "gone"])
     assert ranking == ["lex", "zh", "b", "c", "a"]  # zh at dense rank 2, lex at lexical rank 1; "gone": not fetched
     # Put back from the first place to the last: "y" at dense rank 1, "x" at lexical rank 2, "w" at dense rank 4.
     values |= {key: {"text": key} for key in ("w", "x", "y")}
-    ranking = sparse.sparse_ranking({"1": 1.0}, values, ["y", "a", "b", "w"], ["c", "x"])
+    ranking = sparse_vectors.sparse_ranking({"1": 1.0}, values, ["y", "a", "b", "w"], ["c", "x"])
     assert ranking == ["y", "x", "b", "w", "c", "a"]
 
 
@@ -213,9 +215,9 @@ async def test_without_weights_recall_has_two_rankings_and_writes_no_vectors(sto
     ]
     await aremember_many(store, user, notes)
     items = await store.asearch(user.namespace("notes"))
-    assert len(items) == len(notes) and not any(sparse.SPARSE_FIELD in it.value for it in items)
+    assert len(items) == len(notes) and not any(sparse_vectors.SPARSE_FIELD in it.value for it in items)
     query = "what food allergies do I have?"
-    assert await sparse.aquery_vector(query) is None  # no query vector without the weights
+    assert await sparse_vectors.aquery_vector(query) is None  # no query vector without the weights
     fused: list[int] = []
     rank_keys = recall_module.rank_keys
 
@@ -314,7 +316,7 @@ def test_a_fork_during_a_forward_pass_never_hangs_it(encoder):
 
     script = (
         "import subprocess, threading\n"
-        "from mnemo.stores.sparse import sparse_encoder\n"
+        "from mnemo.stores.splade import sparse_encoder\n"
         "e = sparse_encoder()\n"
         "stop = []\n"
         "def work():\n"

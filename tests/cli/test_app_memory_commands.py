@@ -1,6 +1,6 @@
-"""``python -m mnemo remember | set-profile | search | import`` (mnemo/cli/app_memory.py)
+"""``python -m mnemo remember | set-profile | search | import`` (mnemo/cli/app_memory_commands.py)
 on an in-memory store standing for PostgreSQL; with ``--url`` through
-``./scripts/dev``: tests/e2e/test_memory_api.py."""
+``./scripts/dev``: tests/e2e/test_app_memory.py."""
 
 from __future__ import annotations
 
@@ -20,13 +20,13 @@ ALICE = User.of("alice")
 
 @pytest.fixture
 def local(monkeypatch, store):
-    import mnemo.cli.memory
+    import mnemo.cli.memory_commands
 
     @asynccontextmanager
     async def in_memory():
         yield store
 
-    monkeypatch.setattr(mnemo.cli.memory, "open_local_store", in_memory)
+    monkeypatch.setattr(mnemo.cli.memory_commands, "open_local_store", in_memory)
     monkeypatch.delenv("MNEMO_URL", raising=False)
     return store
 

@@ -1,6 +1,6 @@
-"""The console's memory routes (web/memory.py) without a server: how a
-store-side failure reaches the caller. The routes through a real
-`langgraph dev` are in tests/e2e/test_memory_routes.py."""
+"""The user's own memory routes (web/user_memory.py) without a server: how a
+store-side failure reaches the caller, and the forget's audit. The routes through a real
+`langgraph dev` are in tests/e2e/test_user_memory.py."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ SECRET = "m" * 40
 @pytest.fixture
 def export_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
-    import mnemo.access
-    import web.memory
+    import mnemo
+    import web.server_store
+    import web.user_memory
 
     calls: list[str] = []
 
@@ -27,12 +28,12 @@ def export_app(monkeypatch):
         calls.append(user.id)
         raise ListingChangedError("the namespace kept changing while it was listed")
 
-    async def server_store():
+    async def own_store():
         return object()
 
-    monkeypatch.setattr(web.memory, "_store", server_store)
-    monkeypatch.setattr(mnemo.access, "aexport_user", always_moving)
-    app = Starlette(routes=[Route("/memory/export", web.memory.export_memory, methods=["GET"])])
+    monkeypatch.setattr(web.server_store, "get", own_store)
+    monkeypatch.setattr(mnemo, "aexport_user", always_moving)
+    app = Starlette(routes=[Route("/memory/export", web.user_memory.export_memory, methods=["GET"])])
     return app, calls
 
 
@@ -57,7 +58,8 @@ def test_an_export_without_a_token_is_refused_before_any_store_work(export_app):
 def test_a_forget_is_audited_with_the_route_and_the_caller(monkeypatch, store, caller, admin, source):
     import asyncio
 
-    import web.memory
+    import web.server_store
+    import web.user_memory
     from mnemo import User, aupdate_profile
     from mnemo.audit.chain import alist_audit
 
@@ -65,11 +67,11 @@ def test_a_forget_is_audited_with_the_route_and_the_caller(monkeypatch, store, c
     alice = User.of("alice")
     asyncio.run(aupdate_profile(store, alice, {"city": "Hangzhou"}))
 
-    async def server_store():
+    async def own_store():
         return store
 
-    monkeypatch.setattr(web.memory, "_store", server_store)
-    app = Starlette(routes=[Route("/memory/forget", web.memory.forget_memory, methods=["POST"])])
+    monkeypatch.setattr(web.server_store, "get", own_store)
+    app = Starlette(routes=[Route("/memory/forget", web.user_memory.forget_memory, methods=["POST"])])
     token = mint_token(caller, secret=SECRET, role="admin" if admin else "user")
     with TestClient(app) as tc:
         res = tc.post(

@@ -5,8 +5,9 @@ One rule for every way in (run input, ``command.update``, ``POST
 its own role only (``user``; no system message, no assistant tool call, no
 tool result), text only, within :mod:`mnemo.core.limits`; every other state key
 is the graph's; a client sends no ``goto``, ``resume`` or ``as_node`` (the agent
-never interrupts). The server applies it before a run exists (``server/``); the
-graph applies it again where the write enters the state (``nodes/state.py``).
+never interrupts). The rule of the graph's input, so it lives beside the graph's
+state: the server applies it before a run exists (``server/``); the graph applies
+it again where the write enters the state (``nodes/state.py``).
 Why both: ``docs/security.md``. The one thing a message may carry that the
 client did not write is the platform's A2A mark (:func:`is_a2a_mark`), admitted
 only where the caller says the platform added it (``a2a=True``).
@@ -17,13 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mnemo.core.errors import ClientWriteError, MessageTooLongError, UnsupportedContentError
-from mnemo.core.limits import (
+from mnemo import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     MAX_RUN_CHARS,
     MAX_RUN_MESSAGES,
     TEXT_BLOCK_TYPES,
+    ClientWriteError,
+    MessageTooLongError,
+    UnsupportedContentError,
     check_message,
 )
 

@@ -1,6 +1,6 @@
 """The memory commands: ``export``, ``erase``, ``entitle``, ``promote-episode``,
 ``reindex``, ``audit verify``, ``consolidate``, ``instructions``: arguments parsed here, the work
-done by :mod:`mnemo.cli.operations`.
+done by :mod:`mnemo.operator`.
 
 Where the memory is: a running server with ``--url`` (or ``$MNEMO_URL``;
 an admin token in ``$MNEMO_TOKEN``), which runs the operation itself, else
@@ -19,9 +19,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from mnemo.cli.operations import OPERATIONS, Target
-from mnemo.cli.registry import TOKEN_ENV, URL_ENV, arg, command
+from mnemo.cli.command_line import TOKEN_ENV, URL_ENV, arg, command
 from mnemo.core import MnemoError, env
+from mnemo.operator import OPERATIONS, Target
 
 #: The ``--url`` of every store command.
 TARGET = arg(
@@ -33,7 +33,7 @@ TARGET = arg(
 
 
 async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> Any:
-    """Operation ``name`` of :mod:`mnemo.cli.operations` with ``params``: on
+    """Operation ``name`` of :mod:`mnemo.operator` with ``params``: on
     the server of ``--url`` (``POST /memory/operator/<name>``, the admin
     token of ``$MNEMO_TOKEN``), else on PostgreSQL.
 

@@ -1,4 +1,4 @@
-"""The snapshot's parts (mnemo.turn.registry): every key of a snapshot besides
+"""The snapshot's parts (mnemo.turn.parts): every key of a snapshot besides
 the notes' recall is one registered part, and each part reads its own results
 by name, so their order in the batch does not matter; a kind registered there
 reaches every path (the turn's read, the prompt, /memory/search, export, erase)."""
@@ -19,11 +19,11 @@ from mnemo.core import Caller, User, quote
 from mnemo.kinds import Ask, Block, Part
 from mnemo.kinds.episodes import arecord_episode, build_episode, render_episodes
 from mnemo.notes.writes import aremember_many
-from mnemo.turn import registry
+from mnemo.turn import parts
 from mnemo.turn.snapshot import MemorySnapshot, aload_snapshot, render_blocks
 from tests.agent_harness import chat_prompts, say
 from tests.kinds.test_episodes import case_messages
-from tests.web.test_memory_api import app_for, auth
+from tests.web.test_app_memory import app_for, auth
 
 #: The snapshot's keys the notes' recall fills (mnemo.notes.recall.aread_notes).
 RECALL_KEYS = {"relevant", "recent", "found_by"}
@@ -31,8 +31,8 @@ RECALL_KEYS = {"relevant", "recent", "found_by"}
 
 def test_every_key_of_a_snapshot_besides_recall_is_a_registered_part():
     keys = MemorySnapshot.__required_keys__ | MemorySnapshot.__optional_keys__
-    assert RECALL_KEYS <= keys and len(registry.PARTS) > 1
-    assert {p.name for p in registry.PARTS} == keys - RECALL_KEYS
+    assert RECALL_KEYS <= keys and len(parts.PARTS) > 1
+    assert {p.name for p in parts.PARTS} == keys - RECALL_KEYS
 
 
 async def test_each_part_reads_its_own_results_whatever_their_place_in_the_batch(store, user, monkeypatch):
@@ -49,13 +49,13 @@ async def test_each_part_reads_its_own_results_whatever_their_place_in_the_batch
     assert [e["id"] for e in before["episodes"]] == [episode["id"]]
     assert before["similar"] and all(n["text"].startswith("The user") for n in before["similar"])
 
-    monkeypatch.setattr(registry, "PARTS", registry.PARTS[::-1])
+    monkeypatch.setattr(parts, "PARTS", parts.PARTS[::-1])
     assert await aload_snapshot(store, user, query, **limits) == before
 
 
 async def test_the_snapshot_takes_the_parts_limits_by_name_and_no_other(store, user):
-    assert registry.part_limits({}) == {"episode_limit": 0, "episode_min_score": 0.88, "similar_limit": 0}
-    assert registry.part_limits({"similar_limit": 2})["similar_limit"] == 2
+    assert parts.part_limits({}) == {"episode_limit": 0, "episode_min_score": 0.88, "similar_limit": 0}
+    assert parts.part_limits({"similar_limit": 2})["similar_limit"] == 2
     with pytest.raises(TypeError, match="episode_limt"):
         await aload_snapshot(store, user, "hello", episode_limt=2)
 
@@ -64,10 +64,10 @@ def test_a_run_sets_the_parts_limits_and_the_blocks_budgets_by_their_names():
     from nodes.context import Context
 
     ctx = Context(episode_limit=1, episode_char_budget=300)
-    limits, budgets = registry.settings_of(ctx)
+    limits, budgets = parts.settings_of(ctx)
     assert limits == {"episode_limit": 1, "episode_min_score": ctx.episode_min_score}  # no similar_limit: not a knob
     assert budgets == {"episode_char_budget": 300}
-    assert registry.slots() == ["examples"]
+    assert parts.slots() == ["examples"]
 
 
 def test_a_runs_defaults_are_the_parts_turn_defaults():
@@ -75,11 +75,11 @@ def test_a_runs_defaults_are_the_parts_turn_defaults():
     from the registry's turn defaults) is what a run with the default context reads."""
     from nodes.context import Context
 
-    limits, budgets = registry.settings_of(Context())
+    limits, budgets = parts.settings_of(Context())
     assert limits and budgets  # the precondition: the run sets some of them
-    turn_limits, _ = registry.turn_settings({})
-    assert limits == {name: registry.part_limits(turn_limits)[name] for name in limits}
-    assert budgets == {name: registry.part_budgets({})[name] for name in budgets}
+    turn_limits, _ = parts.turn_settings({})
+    assert limits == {name: parts.part_limits(turn_limits)[name] for name in limits}
+    assert budgets == {name: parts.part_budgets({})[name] for name in budgets}
 
 
 async def test_the_blocks_render_each_parts_value_under_its_budget(store, user):
@@ -134,7 +134,7 @@ REMINDERS_PART = Part(
 def test_a_kind_registered_in_the_registry_alone_reaches_every_path(monkeypatch, store, agent, model):
     """Loaded by a turn, rendered in its prompt, shown by /memory/search, read (not
     written) over the store API, exported and erased: nothing but the registry knows the kind."""
-    monkeypatch.setattr(registry, "PARTS", (*registry.PARTS, REMINDERS_PART))
+    monkeypatch.setattr(parts, "PARTS", (*parts.PARTS, REMINDERS_PART))
     alice = User.of("alice")
     asyncio.run(store.aput(alice.namespace(REMINDERS), "r1", {"text": "Call back about the refund on Friday."}))
     wanted = ["Call back about the refund on Friday."]

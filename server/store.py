@@ -17,14 +17,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from mnemo.core import env
-from mnemo.stores import embedded_postgres as pgserver
-from mnemo.stores.factory import open_postgres_store
+from mnemo import DEFAULT_DATA_DIR, PGDATA_ENV, env, open_postgres_store, postgres_env_uri
 
-logger = logging.getLogger("mnemo.stores.platform")  # the server loads this file under a random module name
-
-#: Environment variable naming the embedded server's data directory.
-PGDATA_ENV = "MNEMO_PGDATA"
+logger = logging.getLogger("server.store")  # the server loads this file under a random module name
 
 
 # Private API of langgraph-api 0.16.7, in one place (guarded by
@@ -64,8 +59,8 @@ async def generate_store() -> AsyncIterator[BaseStore]:
     """The server's store: ``AsyncPostgresStore`` (pool, HNSW/cosine index,
     ``setup()`` once, TTL sweeper), closed when the server shuts down."""
     store_config = _server_store_config()
-    datadir = env.text(PGDATA_ENV, strip=True) or pgserver.DEFAULT_DATA_DIR
-    where = "POSTGRES_URI" if pgserver.env_uri() else f"embedded PostgreSQL in {datadir}"
+    datadir = env.text(PGDATA_ENV, strip=True) or DEFAULT_DATA_DIR
+    where = "POSTGRES_URI" if postgres_env_uri() else f"embedded PostgreSQL in {datadir}"
     logger.info("mnemo store: PostgreSQL (%s)", where)
     started = False
     try:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from mnemo.cli.registry import arg, command
+from mnemo.cli.command_line import arg, command
 from mnemo.core import env
 
 
 def signing_secret() -> str:
     """The secret tokens are signed with: ``MNEMO_JWT_SECRET`` (environment,
     then ``./.env``), else the development secret ``./scripts/dev`` created."""
-    from mnemo.access import DEV_SECRET_PATH, SECRET_ENV, SecretError, check_secret, ensure_dev_secret
+    from mnemo.access import DEV_SECRET_PATH, SECRET_ENV, check_secret, ensure_dev_secret
+    from mnemo.core import SecretError
 
     secret = env.raw(SECRET_ENV) or _dotenv(SECRET_ENV)
     if secret:

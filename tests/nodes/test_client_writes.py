@@ -1,19 +1,13 @@
-"""The client's rule (mnemo/core/client_writes.py): what a message a client
+"""The client's rule (nodes/client_writes.py): what a message a client
 sends may be, in every shape the API takes."""
 
 from __future__ import annotations
 
 import pytest
 
-from mnemo.core import (
-    ClientWriteError,
-    MessageTooLongError,
-    UnsupportedContentError,
-    check_client_update,
-    check_command,
-)
-from mnemo.core.client_writes import client_message_text
+from mnemo.core import ClientWriteError, MessageTooLongError, UnsupportedContentError
 from mnemo.core.limits import MAX_ID_CHARS, MAX_NAME_CHARS
+from nodes.client_writes import check_client_update, check_command, client_message_text
 
 
 @pytest.mark.parametrize(
@@ -97,7 +91,7 @@ def test_a_client_writes_no_other_state_key_not_even_null():
 
 
 def test_the_platforms_a2a_mark_is_admitted_only_where_the_platform_added_it():
-    from mnemo.core.client_writes import is_a2a_mark
+    from nodes.client_writes import is_a2a_mark
 
     mark = {"a2a": {"task_id": "ctx:run", "task_start_id": "01a2"}}
     marked = {"role": "user", "content": "hi", "id": "m1", "additional_kwargs": mark}

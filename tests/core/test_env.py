@@ -1,4 +1,4 @@
-"""mnemo.core.settings: the one reader of the environment, and its parsing."""
+"""mnemo.core.env: the one reader of the environment, and its parsing."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mnemo.core import InvalidInputError, env
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCT = ("mnemo", "nodes", "graphs", "server", "web")
-SETTINGS_MODULE = ROOT / "mnemo" / "core" / "settings.py"
+ENV_MODULE = ROOT / "mnemo" / "core" / "env.py"
 #: ``os.environ`` methods that write (for child processes or native runtimes).
 WRITES = frozenset({"setdefault", "update", "pop", "__setitem__"})
 
@@ -47,17 +47,14 @@ def test_the_scan_sees_reads_and_lets_writes_pass() -> None:
     assert env_reads("import os\nos.environ.setdefault('A', '1')\nos.environ['B'] = '2'\n") == []
 
 
-def test_only_the_settings_module_reads_the_environment() -> None:
+def test_only_the_env_module_reads_the_environment() -> None:
     files = [p for package in PRODUCT for p in sorted((ROOT / package).rglob("*.py"))]
-    assert SETTINGS_MODULE in files and len(files) > 50
-    assert env_reads(SETTINGS_MODULE.read_text("utf-8"))  # the scan sees the one reader
+    assert ENV_MODULE in files and len(files) > 50
+    assert env_reads(ENV_MODULE.read_text("utf-8"))  # the scan sees the one reader
     found = {
-        f"{p.relative_to(ROOT)}:{line}"
-        for p in files
-        if p != SETTINGS_MODULE
-        for line in env_reads(p.read_text("utf-8"))
+        f"{p.relative_to(ROOT)}:{line}" for p in files if p != ENV_MODULE for line in env_reads(p.read_text("utf-8"))
     }
-    assert not found, f"read the environment through mnemo.core.settings (mnemo.core.env): {sorted(found)}"
+    assert not found, f"read the environment through mnemo.core.env: {sorted(found)}"
 
 
 def test_only_declared_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:

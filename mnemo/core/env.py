@@ -1,5 +1,5 @@
 """The environment variables mnemo reads, declared once, and the only place
-that reads them (tests/core/test_settings.py scans the product for others).
+that reads them (tests/core/test_env.py scans the product for others).
 
 Each variable is a :class:`Setting` (name, default, one-line doc); callers use
 the typed accessors below, which keep each variable's parsing as it was: an

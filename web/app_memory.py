@@ -3,7 +3,7 @@
 ``POST /memory/notes``, ``GET|PATCH /memory/notes/{id}``, ``POST /memory/notes/{id}/invalidate``,
 ``PATCH /memory/profile``, ``GET /memory/search``. Each goes through mnemo's own write path
 (dedupe, the note index and sparse vectors, expiry), its writes one audited batch on the
-server's own store (:func:`web.memory._store`: one transaction on PostgreSQL), its audit records
+server's own store (:func:`web.server_store.get`: one transaction on PostgreSQL), its audit records
 naming the route and the caller. A user token acts on its own memory, an admin token on the
 ``user_id`` it names (:func:`web.caller.caller`). A bad body is a 4xx naming the field, with
 nothing written; a failed store call is 503 with ``Retry-After``, nothing of the request written.
@@ -18,14 +18,20 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
-from mnemo.access import InvalidTokenError
-from mnemo.audit import Origin
-from mnemo.core import MAX_MEMORY_BODY_BYTES, InvalidInputError, NoteLimitError, User, check_message
-from mnemo.kinds import PROFILE_FIELDS
-from web import memory
-from web.caller import BodyError, bounded_json, caller
-from web.memory import refusal
+from mnemo import (
+    MAX_MEMORY_BODY_BYTES,
+    PROFILE_FIELDS,
+    InvalidInputError,
+    InvalidTokenError,
+    MnemoError,
+    NoteLimitError,
+    Origin,
+    User,
+    check_message,
+)
+from web import server_store
+from web.caller import BodyError, bounded_json, caller, route_origin
+from web.failures import refusal
 
 
 class FieldError(InvalidInputError):
@@ -65,7 +71,7 @@ def memory_route(route: str, handler: Handler, *, body: bool = True) -> Callable
             data = await bounded_json(request, MAX_MEMORY_BODY_BYTES) if body else {}
             named = data.pop("user_id", None) if body else request.query_params.get("user_id")
             user, who = caller(request, named)
-            return await handler(request, user, memory.route_origin(who, route), data)
+            return await handler(request, user, route_origin(who, route), data)
         except BodyError as exc:
             return JSONResponse({"error": str(exc), "field": "body"}, status_code=exc.status)
         except InvalidTokenError as exc:
@@ -84,7 +90,7 @@ _NOTE_FIELDS = ("text", "expires_at", "refers_to", "user_id")
 
 
 def _expiry(value: str | None) -> str | None:
-    from mnemo.notes import expiry_from
+    from mnemo import expiry_from
 
     if value is None:
         return None
@@ -102,7 +108,7 @@ def _checked(field: str, check: Callable[[Any], Any], value: Any) -> Any:
 
 
 async def add_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import aremember, validate_note, validate_refers_to
+    from mnemo import aremember, validate_note, validate_refers_to
 
     _fields(body, _NOTE_FIELDS)
     text = _checked("text", validate_note, _text(body, "text", required=True))
@@ -110,7 +116,13 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
     expires_at = _expiry(_text(body, "expires_at"))
     try:
         result = await aremember(
-            await memory._store(), user, text, source="app", origin=origin, expires_at=expires_at, refers_to=refers_to
+            await server_store.get(),
+            user,
+            text,
+            source="app",
+            origin=origin,
+            expires_at=expires_at,
+            refers_to=refers_to,
         )
     except NoteLimitError as exc:
         raise FieldError("text", str(exc), status=409) from None
@@ -118,10 +130,10 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def get_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import aget_note
+    from mnemo import aget_note
 
     note_id = request.path_params["note_id"]
-    found = await aget_note(await memory._store(), user, note_id)
+    found = await aget_note(await server_store.get(), user, note_id)
     if found is None:
         return JSONResponse({"error": f"no note {note_id!r}", "field": "note_id"}, status_code=404)
     note, invalidated = found
@@ -129,17 +141,17 @@ async def get_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def _revise(request: Request, user: User, origin: Origin, text: str | None) -> JSONResponse:
-    from mnemo.notes import arevise
+    from mnemo import arevise
 
     note_id = request.path_params["note_id"]
-    note = await arevise(await memory._store(), user, note_id, text=text, origin=origin, source="app")
+    note = await arevise(await server_store.get(), user, note_id, text=text, origin=origin, source="app")
     if note is None:
         return JSONResponse({"error": f"no note {note_id!r} in recall", "field": "note_id"}, status_code=404)
     return JSONResponse({"note": note, "invalidated": text is None})
 
 
 async def patch_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo.notes import validate_note
+    from mnemo import validate_note
 
     _fields(body, ("text", "user_id"))
     return await _revise(request, user, origin, _checked("text", validate_note, _text(body, "text", required=True)))
@@ -156,7 +168,7 @@ async def invalidate_note(request: Request, user: User, origin: Origin, body: di
 async def patch_profile(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """A merge patch of the profile: each field given is set (``null`` deletes it),
     the others are left alone; the values' source is ``app``."""
-    from mnemo.kinds import aget_profile, aupdate_profile, normalize_field
+    from mnemo import aget_profile, aupdate_profile, normalize_field
 
     _fields(body, (*PROFILE_FIELDS, "user_id"))
     if not body:
@@ -168,7 +180,7 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
             raise FieldError(field, f"{field} {value!r} says nothing; send null to delete the field")
         changes[field] = value
     forget = [f for f, v in changes.items() if v is None]
-    store = await memory._store()
+    store = await server_store.get()
     diff = await aupdate_profile(
         store, user, {f: v for f, v in changes.items() if v is not None}, forget=forget, source="app", origin=origin
     )
@@ -180,14 +192,14 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
 
 async def search(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """What ``load_memory`` would put in the prompt for the message ``q``."""
-    from mnemo.turn import aexplain
+    from mnemo import aexplain
 
     unknown = [k for k in request.query_params if k not in ("q", "user_id")]
     if unknown:
         raise FieldError(unknown[0], f"unknown parameter {unknown[0]!r}; this route takes q, user_id")
     query = request.query_params.get("q", "")
     _checked("q", check_message, query)  # the chat path's bound: q stands for a user's message
-    return JSONResponse(dict(await aexplain(await memory._store(), user, query)))
+    return JSONResponse(dict(await aexplain(await server_store.get(), user, query)))
 
 
 ROUTES: list[tuple[str, Callable[[Request], Awaitable[JSONResponse]], list[str]]] = [

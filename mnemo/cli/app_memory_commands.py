@@ -1,5 +1,5 @@
 """The commands an application's operator writes memory with: ``import``, ``remember``,
-``set-profile``, ``search``; arguments parsed here, the work done by :mod:`mnemo.cli.operations`
+``set-profile``, ``search``; arguments parsed here, the work done by :mod:`mnemo.operator`
 (the same functions as the ``/memory`` routes), on PostgreSQL or, with ``--url``, by the server.
 """
 
@@ -10,8 +10,8 @@ import json
 import sys
 from typing import Any
 
-from mnemo.cli.memory import TARGET, _write_json, run
-from mnemo.cli.registry import arg, command
+from mnemo.cli.command_line import arg, command
+from mnemo.cli.memory_commands import TARGET, _write_json, run
 from mnemo.core import InvalidInputError, env
 
 
