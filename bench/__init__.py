@@ -23,9 +23,12 @@ Modules:
   wrappers for the store and the embedder, the token counter, JSON output;
 * :mod:`bench.locomo_data` - the LoCoMo loader (public split and the
   original ``locomo10.json`` share one layout);
-* :mod:`bench.locomo` - recall@k of mnemo and of the alternatives;
+* :mod:`bench.locomo` - recall@k of mnemo and of the alternatives (the
+  turns written: :mod:`bench.locomo_write`; the questions asked:
+  :mod:`bench.locomo_ask`; the arithmetic: :mod:`bench.locomo_tables`);
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
-  chosen with (tune conversations apart from held-out ones);
+  chosen with (tune conversations apart from held-out ones; the statistics:
+  :mod:`bench.tune_stats`; the attempt :mod:`bench.tune_dated`);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
   chat model, measured per turn;
 * :mod:`bench.embedders` - throughput and latency of the embedders that

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bench import tune
+from bench import tune, tune_dated
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,7 +231,7 @@ def test_tune_adds_the_ablations_and_the_grids(golden_json, tune_json):
 
 def test_tune_runs_the_dated_notes_attempt(tune_json):
     dated = tune_json["dated_notes"]
-    assert [row["notes"] for row in dated["rows"]] == list(tune.DATED_GRID) == ["none", "said_on"]
+    assert [row["notes"] for row in dated["rows"]] == list(tune_dated.DATED_GRID) == ["none", "said_on"]
     # "none" is recall as it ships: the same figures as mnemo's
     assert dated["rows"][0]["report_recall@10"] == tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
     assert dated["shipped"] == "none" and dated["chosen_on_tune"] is None  # nothing to tune on
@@ -239,14 +239,14 @@ def test_tune_runs_the_dated_notes_attempt(tune_json):
 
 def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
     stores = []
-    write = tune.write_mnemo
+    write = tune_dated.write_mnemo
 
     async def recording(*args, **kwargs):
         store, covers = await write(*args, **kwargs)
         stores.append(store)
         return store, covers
 
-    monkeypatch.setattr(tune, "write_mnemo", recording)
+    monkeypatch.setattr(tune_dated, "write_mnemo", recording)
     args = ["tune", "--only", "dated_notes", "--data", str(locomo_file), "--out", str(tmp_path), "--k", "1,5,10,25"]
     assert main([*args, "--quiet"]) == 0
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["tune_dated_notes.json"]
