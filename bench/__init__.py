@@ -28,7 +28,8 @@ Modules:
   :mod:`bench.locomo_ask`; the arithmetic: :mod:`bench.locomo_tables`);
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
   chosen with (tune conversations apart from held-out ones; the statistics:
-  :mod:`bench.tune_stats`; the attempt :mod:`bench.tune_dated`);
+  :mod:`bench.tune_stats`; the attempts :mod:`bench.tune_dated`,
+  :mod:`bench.tune_spread`);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
   chat model, measured per turn;
 * :mod:`bench.embedders` - throughput and latency of the embedders that

@@ -18,9 +18,10 @@ and the grids, each reported on the tune conversations
 setting chosen on the tune part only: ``fusion_grid`` (fusion constant and
 BM25 weight), ``sparse_grid`` (the learned sparse ranking's weight) and
 ``second_round`` (recall that follows the words of its best hits, an attempt:
-docs/bench.md) and ``dated_notes`` (notes embedded with the day they were
-said, an attempt: :mod:`bench.tune_dated`); the statistics are
-:mod:`bench.tune_stats`'s.
+docs/bench.md); ``dated_notes`` (notes embedded with the day they were
+said, an attempt: :mod:`bench.tune_dated`) and ``spread`` (recall that covers
+several evidence turns: a hit's neighbours, diversity; attempts:
+:mod:`bench.tune_spread`); the statistics are :mod:`bench.tune_stats`'s.
 ``--only PART`` runs one part of :data:`PARTS` (the headline methods always
 run), into ``tune_<part>.json``.
 """
@@ -45,6 +46,7 @@ from bench.locomo_ask import (
 )
 from bench.locomo_write import Timing, Written, indexed_texts, write_memory_agent, write_mnemo
 from bench.tune_dated import dated_tables, prepare_dated
+from bench.tune_spread import prepare_spread, spread_tables
 from bench.tune_stats import grid_table
 
 ABLATIONS = ("mnemo_thresholded", "mnemo_dense", "mnemo_no_context", "memory_agent_plain")
@@ -247,6 +249,13 @@ PARTS = {
     ),
     "dated_notes": Tuning(
         name="tune_dated_notes", methods=(), descriptions={}, prepare=prepare_dated, tables=dated_tables
+    ),
+    "spread": Tuning(
+        name="tune_spread",
+        methods=(),
+        descriptions={},
+        prepare=_cached_query_vectors(prepare_spread),
+        tables=spread_tables,
     ),
 }
 #: ``python -m bench tune``: every part, into ``tune.json``.

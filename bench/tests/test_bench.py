@@ -237,6 +237,22 @@ def test_tune_runs_the_dated_notes_attempt(tune_json):
     assert dated["shipped"] == "none" and dated["chosen_on_tune"] is None  # nothing to tune on
 
 
+def test_tune_runs_the_spread_attempts(tune_json):
+    from bench import tune_spread
+
+    mnemo = tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    for name, grid, keys in (
+        ("neighbours", tune_spread.NEIGHBOUR_GRID, ("best_hits_followed", "weight")),
+        ("diversity", tune_spread.DIVERSITY_GRID, ("group", "cap")),
+    ):
+        table = tune_json[name]
+        assert [[row[k] for k in keys] for row in table["rows"]] == [list(s) for s in grid]
+        # the first setting is recall as it ships: the same figures as mnemo's
+        assert table["rows"][0]["report_recall@10"] == mnemo, name
+        assert table["chosen_on_tune"] is None and table["chosen_vs_baseline"] is None  # nothing to tune on
+        assert set(table["tune_recall@10_by_category"]) == {str(list(s)) for s in grid}
+
+
 def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
     stores = []
     write = tune_dated.write_mnemo
