@@ -98,8 +98,10 @@ async def prepare_spread(
     limit = max(ks)
 
     async def per_question(q: Any, r: QuestionResult) -> None:
-        pool = [dict(n) for n in await arecall(written.store, written.user, q.question, limit=POOL, margin=None)]
-        ids = [n["id"] for n in pool]
+        pool: list[dict[str, Any]] = [
+            dict(n) for n in await arecall(written.store, written.user, q.question, limit=POOL, margin=None)
+        ]
+        ids: list[str] = [n["id"] for n in pool]
         for m, weight in NEIGHBOUR_GRID:
             ranked = ids
             if m:
