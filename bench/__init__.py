@@ -25,9 +25,13 @@ Modules:
 * :mod:`bench.stats` - the percentiles of every result, in its shapes;
 * :mod:`bench.locomo_data` - the LoCoMo loader (public split and the
   original ``locomo10.json`` share one layout);
-* :mod:`bench.locomo` - recall@k of mnemo and of the alternatives;
+* :mod:`bench.locomo` - recall@k of mnemo and of the alternatives (the
+  turns written: :mod:`bench.locomo_write`; the questions asked:
+  :mod:`bench.locomo_ask`; the arithmetic: :mod:`bench.locomo_tables`);
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
-  chosen with (tune conversations apart from held-out ones);
+  chosen with (tune conversations apart from held-out ones; the statistics:
+  :mod:`bench.tune_stats`; the attempts :mod:`bench.tune_dated`,
+  :mod:`bench.tune_spread`);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
   chat model (:mod:`bench.turn_script`), measured per turn and per node
   (:mod:`bench.counting`: store round trips, embeddings, encoder CPU, wall time);

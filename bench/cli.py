@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     locomo_args(sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context"))
     p = sub.add_parser(
         "tune",
-        help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round, dated notes), "
-        "tune conversations apart from held-out ones",
+        help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round, dated notes, "
+        "spread), tune conversations apart from held-out ones",
     )
     locomo_args(p)
     from bench.tune import PARTS

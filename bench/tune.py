@@ -18,39 +18,36 @@ and the grids, each reported on the tune conversations
 setting chosen on the tune part only: ``fusion_grid`` (fusion constant and
 BM25 weight), ``sparse_grid`` (the learned sparse ranking's weight) and
 ``second_round`` (recall that follows the words of its best hits, an attempt:
-docs/bench.md), and ``dated_notes`` (notes embedded with the day they were
-said, an attempt: :func:`prepare_dated`). ``--only PART`` runs one part of
-:data:`PARTS` (the headline methods always run), into ``tune_<part>.json``.
+docs/bench.md); ``dated_notes`` (notes embedded with the day they were
+said, an attempt: :mod:`bench.tune_dated`) and ``spread`` (recall that covers
+several evidence turns: a hit's neighbours, diversity; attempts:
+:mod:`bench.tune_spread`); the statistics are :mod:`bench.tune_stats`'s.
+``--only PART`` runs one part of :data:`PARTS` (the headline methods always
+run), into ``tune_<part>.json``.
 """
 
 from __future__ import annotations
 
 import functools
-import random
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
 
 from bench.common import CachingEmbeddings, TokenCounter
-from bench.locomo import (
-    MAIN_CATEGORIES,
+from bench.locomo_ask import (
     MEMORY_AGENT_LIMIT,
-    TUNE_CONVERSATIONS,
     Bm25Index,
     QuestionHook,
     QuestionResult,
-    Timing,
     Tuning,
-    Written,
-    _mean,
-    _recall,
-    _write_memory_agent,
-    indexed_texts,
     record_agent,
     record_notes,
-    write_mnemo,
 )
+from bench.locomo_write import Timing, Written, indexed_texts, write_memory_agent, write_mnemo
+from bench.tune_dated import dated_tables, prepare_dated
+from bench.tune_spread import prepare_spread, spread_tables
+from bench.tune_stats import grid_table
 
 ABLATIONS = ("mnemo_thresholded", "mnemo_dense", "mnemo_no_context", "memory_agent_plain")
 DESCRIPTIONS = {
@@ -78,13 +75,6 @@ SPARSE_GRID = (0.0, 0.3, 0.5, 0.8, 1.0, 1.5)
 #: docs/bench.md): (best hits whose words are followed, weight of the second
 #: ranking in the fusion); (0, 0) is recall as it ships.
 SECOND_ROUND_GRID = [(0, 0.0)] + [(m, w) for m in (1, 3) for w in (0.1, 0.3, 0.5)]
-#: Notes with the day they were said (an attempt, not shipped unless it
-#: clears the bar of docs/bench.md): "none" is recall as it ships, "said_on"
-#: the notes written again with the session's day in what is embedded
-#: (:func:`dated_indexed_text`).
-DATED_GRID = ("none", "said_on")
-#: Paired bootstrap resamples of the held-out questions (:func:`paired_gain`).
-BOOTSTRAP_SAMPLES = 10_000
 
 
 # --------------------------------------------------------------------------
@@ -101,7 +91,7 @@ async def prepare(
     conv, user = written.conv, written.user
     emb.warm("p", indexed_texts(written.texts, None), desc=f"{conv.sample_id}: notes alone (passages)")
     bare_store, bare_covers = await write_mnemo(conv, written.texts, None, user, emb, Counter(), timing)
-    plain_store = await _write_memory_agent(conv, written.texts, emb, written, timing, fields=("content",))
+    plain_store = await write_memory_agent(conv, written.texts, emb, written, timing, fields=("content",))
     notes = [(n["id"], n["text"]) for n in await alist_notes(written.store, user)]
     words = Bm25Index([text for _, text in notes])  # the second round's ranking: bm25s over the notes' texts
 
@@ -166,152 +156,6 @@ def _second_round(
         r.grids["second_round"][(m, weight)] = [written.covers[nid] for nid in fused[: len(first)]]
 
 
-def said_on(date_time: str) -> str:
-    """The day of a LoCoMo session's date and time ("1:56 pm on 8 May, 2023" -> "8 May, 2023")."""
-    return date_time.rsplit(" on ", 1)[-1].strip()
-
-
-def dated_indexed_text(text: str, context: str | None, day: str) -> str:
-    """What the store would embed for a note carrying the day it was said:
-    :func:`mnemo.notes.indexed_text` with the day beside the context."""
-    return f"{text} (said on {day}; in reply to: {context})" if context else f"{text} (said on {day})"
-
-
-async def prepare_dated(
-    written: Written, emb: CachingEmbeddings, timing: Timing, counter: TokenCounter, ks: list[int]
-) -> QuestionHook:
-    """The attempt ``dated_notes``: the turns written again through
-    :func:`mnemo.aremember_many`, each note embedded with the day of its
-    session (``mnemo.notes.plan.indexed_text`` patched to
-    :func:`dated_indexed_text`; a session's first turn, which has no
-    context, gets its day as one so that it is embedded in context too), so
-    that a question naming a date ("on October 13, 2023", "in May 2023")
-    meets the notes of that day; in the product the day would be the note's
-    ``first_seen``. Returns the hook that records both rankings per question."""
-    from mnemo import arecall
-    from mnemo.notes import indexed_text, validate_context
-
-    conv, texts = written.conv, written.texts
-    day_of: dict[str, str] = {}  # a text's day: that of its first turn (a repeat keeps the first note)
-    for turn, text in zip(conv.turns, texts, strict=True):
-        day_of.setdefault(text, said_on(conv.session_dates.get(turn.session, "")))
-    contexts = [c or day_of[t] or None for t, c in zip(texts, written.contexts, strict=True)]
-
-    def dated(text: str, context: str | None) -> str:
-        day = day_of.get(text, "")
-        if not day:
-            return indexed_text(text, context)
-        return dated_indexed_text(text, None if context == day else context, day)
-
-    emb.warm(
-        "p",
-        [dated(t, validate_context(c)) for t, c in zip(texts, contexts, strict=True)],
-        desc=f"{conv.sample_id}: notes with their day (passages)",
-    )
-    own: Timing = defaultdict(float)
-    with mock.patch("mnemo.notes.plan.indexed_text", dated):
-        store, covers = await write_mnemo(conv, texts, contexts, written.user, emb, Counter(), own)
-    timing["dated_write_s"] += own["mnemo_write_s"]
-    limit = max(ks)
-
-    async def per_question(q: Any, r: QuestionResult) -> None:
-        r.grids["dated"]["none"] = r.ranked["mnemo"]
-        notes = await arecall(store, written.user, q.question, limit=limit, margin=None)
-        r.grids["dated"]["said_on"] = [covers[n["id"]] for n in notes]
-
-    return per_question
-
-
-# --------------------------------------------------------------------------
-# tables
-
-
-def _parts(results: list[QuestionResult]) -> dict[str, list[QuestionResult]]:
-    main = [r for r in results if r.category in MAIN_CATEGORIES]
-    return {
-        "tune": [r for r in main if r.conversation in TUNE_CONVERSATIONS],
-        "report": [r for r in main if r.conversation not in TUNE_CONVERSATIONS],
-    }
-
-
-def _hit(r: QuestionResult, grid: str, setting: Any, k: int) -> float:
-    top = r.grids[grid][setting][:k]
-    return _recall(r.evidence, set().union(*top) if top else set())
-
-
-def _json(setting: Any) -> Any:
-    """A grid's setting as JSON holds it (a tuple as a list)."""
-    return list(setting) if isinstance(setting, tuple) else setting
-
-
-def _label(setting: Any) -> str:
-    return str(_json(setting))
-
-
-def paired_gain(diffs: list[float]) -> dict[str, Any]:
-    """The mean of paired differences and its bootstrap 95 % interval
-    (questions resampled with replacement, :data:`BOOTSTRAP_SAMPLES` times, seed 0)."""
-    rng = random.Random(0)
-    means = sorted(sum(rng.choices(diffs, k=len(diffs))) / len(diffs) for _ in range(BOOTSTRAP_SAMPLES))
-    return {
-        "report_recall@10_gain": round(sum(diffs) / len(diffs), 4),
-        "bootstrap_95": [round(means[int(0.025 * len(means))], 4), round(means[int(0.975 * len(means)) - 1], 4)],
-    }
-
-
-def grid_table(
-    results: list[QuestionResult],
-    ks: list[int],
-    grid: str,
-    settings: list[Any],
-    columns: Callable[[Any], dict[str, Any]],
-    *,
-    shipped: Any,
-    baseline: Any = None,
-) -> dict[str, Any]:
-    """Turn recall (categories 1-4) of every setting on the tune and the
-    held-out conversations, the setting the tune part chooses (best R@10,
-    then R@5; the held-out figures are reported, never used to choose), and
-    with a ``baseline``, the held-out R@10 gain of the chosen setting over
-    it, paired bootstrap 95 % interval (:func:`paired_gain`)."""
-    parts = _parts(results)
-    at = sorted(set(ks) | {5, 10})
-    rows = [
-        {
-            **columns(s),
-            **{
-                f"{name}_recall@{n}": _mean([_hit(r, grid, s, n) for r in part])
-                for name, part in parts.items()
-                for n in at
-            },
-        }
-        for s in settings
-    ]
-    tuned = [(s, row) for s, row in zip(settings, rows, strict=True) if row["tune_recall@10"] is not None]
-    chosen = max(tuned, key=lambda pair: (pair[1]["tune_recall@10"], pair[1]["tune_recall@5"]))[0] if tuned else None
-    out: dict[str, Any] = {
-        "rule": "chosen = best tune recall@10 (then recall@5); report is held out",
-        "rows": rows,
-        "chosen_on_tune": _json(chosen),
-        "shipped": _json(shipped),
-    }
-    if baseline is not None:
-        gain = None
-        if chosen is not None and parts["report"]:
-            gain = paired_gain([_hit(r, grid, chosen, 10) - _hit(r, grid, baseline, 10) for r in parts["report"]])
-        out["chosen_vs_baseline"] = gain
-        report = parts["report"]
-        out["per_category_report_recall@10"] = {
-            c: {
-                _label(s): _mean([_hit(r, grid, s, 10) for r in report if r.category == c])
-                for s in dict.fromkeys([baseline, chosen])
-                if s is not None
-            }
-            for c in MAIN_CATEGORIES
-        }
-    return out
-
-
 def sparse_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
     """``sparse_grid``: the learned sparse ranking's weights, against two rankings (weight 0)."""
     from mnemo.notes import SPARSE_WEIGHT
@@ -370,15 +214,6 @@ def _cached_query_vectors(prepare_fn: Callable) -> Callable:
     return wrapped
 
 
-def dated_tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
-    """``dated_notes``: recall with the notes embedded with their day, against recall as it ships."""
-    return {
-        "dated_notes": grid_table(
-            results, ks, "dated", list(DATED_GRID), lambda s: {"notes": s}, shipped="none", baseline="none"
-        )
-    }
-
-
 def combine(name: str, parts: list[Tuning]) -> Tuning:
     """One :class:`Tuning` running ``parts`` in order: their methods, hooks and tables."""
 
@@ -414,6 +249,13 @@ PARTS = {
     ),
     "dated_notes": Tuning(
         name="tune_dated_notes", methods=(), descriptions={}, prepare=prepare_dated, tables=dated_tables
+    ),
+    "spread": Tuning(
+        name="tune_spread",
+        methods=(),
+        descriptions={},
+        prepare=_cached_query_vectors(prepare_spread),
+        tables=spread_tables,
     ),
 }
 #: ``python -m bench tune``: every part, into ``tune.json``.

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from bench import tune
+from bench import tune, tune_dated
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -231,22 +231,38 @@ def test_tune_adds_the_ablations_and_the_grids(golden_json, tune_json):
 
 def test_tune_runs_the_dated_notes_attempt(tune_json):
     dated = tune_json["dated_notes"]
-    assert [row["notes"] for row in dated["rows"]] == list(tune.DATED_GRID) == ["none", "said_on"]
+    assert [row["notes"] for row in dated["rows"]] == list(tune_dated.DATED_GRID) == ["none", "said_on"]
     # "none" is recall as it ships: the same figures as mnemo's
     assert dated["rows"][0]["report_recall@10"] == tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
     assert dated["shipped"] == "none" and dated["chosen_on_tune"] is None  # nothing to tune on
 
 
+def test_tune_runs_the_spread_attempts(tune_json):
+    from bench import tune_spread
+
+    mnemo = tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    for name, grid, keys in (
+        ("neighbours", tune_spread.NEIGHBOUR_GRID, ("best_hits_followed", "weight")),
+        ("diversity", tune_spread.DIVERSITY_GRID, ("group", "cap")),
+    ):
+        table = tune_json[name]
+        assert [[row[k] for k in keys] for row in table["rows"]] == [list(s) for s in grid]
+        # the first setting is recall as it ships: the same figures as mnemo's
+        assert table["rows"][0]["report_recall@10"] == mnemo, name
+        assert table["chosen_on_tune"] is None and table["chosen_vs_baseline"] is None  # nothing to tune on
+        assert set(table["tune_recall@10_by_category"]) == {str(list(s)) for s in grid}
+
+
 def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
     stores = []
-    write = tune.write_mnemo
+    write = tune_dated.write_mnemo
 
     async def recording(*args, **kwargs):
         store, covers = await write(*args, **kwargs)
         stores.append(store)
         return store, covers
 
-    monkeypatch.setattr(tune, "write_mnemo", recording)
+    monkeypatch.setattr(tune_dated, "write_mnemo", recording)
     args = ["tune", "--only", "dated_notes", "--data", str(locomo_file), "--out", str(tmp_path), "--k", "1,5,10,25"]
     assert main([*args, "--quiet"]) == 0
     assert sorted(p.name for p in tmp_path.glob("*.json")) == ["tune_dated_notes.json"]

@@ -1,7 +1,7 @@
-"""The LoCoMo benchmark's arithmetic (bench.locomo): the recall of a question
-is the fraction of its evidence found in the top k, ``overall`` averages
-categories 1-4 only, and a note is credited for the turns whose content it
-still holds. Pinned on hand-made results, then on a run over a made-up
+"""The LoCoMo benchmark's arithmetic (bench.locomo_tables; the credit rule of
+bench.locomo_write): the recall of a question is the fraction of its evidence
+found in the top k, ``overall`` averages categories 1-4 only, and a note is
+credited for the turns whose content it still holds. Pinned on hand-made results, then on a run over a made-up
 conversation with a refined note."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import json
 
 import pytest
 
-from bench.locomo import QuestionResult, _recall, credited, recall_table, snapshot_recall
+from bench.locomo_ask import QuestionResult
+from bench.locomo_tables import _recall, recall_table, snapshot_recall
+from bench.locomo_write import credited
 
 
 def result(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.tune import paired_gain
+from bench.tune_stats import paired_gain
 
 
 def test_a_paired_gain_is_the_mean_difference_with_its_bootstrap_interval():
