@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CachingEmbeddings, meta, summary, write_json
-from bench.thresholds import PROBE
+from bench.thresholds_replay import PROBE
 
 #: Texts encoded for the cost figures (LoCoMo's first conversation).
 COST_TEXTS = 300
