@@ -38,7 +38,8 @@ Modules:
 * :mod:`bench.embedders` - throughput and latency of the embedders that
   install offline;
 * :mod:`bench.thresholds` - the measurements behind mnemo's similarity
-  thresholds;
+  thresholds (dedupe: :mod:`bench.thresholds_dedupe`; recall's relevance rule
+  replayed: :mod:`bench.thresholds_replay`);
 * :mod:`bench.sparse` - the learned sparse ranking on the probe users, and
   its cost;
 * :mod:`bench.overhead` and :mod:`bench.overhead_serve` - time to first token and CPU

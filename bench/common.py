@@ -194,6 +194,10 @@ class CachingEmbeddings(Embeddings):
         return self._lookup("p", list(texts))
 
     def embed_query(self, text: str) -> list[float]:
+        from mnemo.stores import PASSAGE_QUERY
+
+        if text.startswith(PASSAGE_QUERY):  # a search by a passage (the dedupe lookup): the passage's vector
+            return self._lookup("p", [text[len(PASSAGE_QUERY) :]])[0]
         return self._lookup("q", [text])[0]
 
     # The async variants run in the calling thread: the cache answers in

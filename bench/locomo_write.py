@@ -82,9 +82,8 @@ def warm_cache(
     store then finds every vector in the cache (same vectors, less time)."""
     agent_docs = [get_text_at_path(memory_agent_value(t), "$")[0] for t in texts]
     start = time.perf_counter()
-    # A note in context has two vectors: its text's and its text in context's.
+    # A note in context has two vectors: its text's (its dedupe lookup's too) and its text in context's.
     emb.warm("p", texts + indexed_texts(texts, contexts), desc=f"{conv.sample_id}: notes (passages)")
-    emb.warm("q", texts, desc=f"{conv.sample_id}: dedupe lookups (queries)")
     emb.warm("p", agent_docs, desc=f"{conv.sample_id}: memory-agent values")
     emb.warm("q", [q.question for q in questions] + agent_queries, desc=f"{conv.sample_id}: questions")
     timing["embedding_s"] += time.perf_counter() - start

@@ -10,29 +10,44 @@ from bench.tables import pct, table
 
 def thresholds_tables(d: dict[str, Any]) -> str:
     dd = d["dedupe"]
+    sizes = ", ".join(f"{s.replace('_', ' ')} {n['same']} + {n['different']}" for s, n in dd["pairs_per_split"].items())
     lines = [
         f"**Dedupe** on `{dd['file']}` ({dd['pairs']['same']} same-fact pairs, {dd['pairs']['different']} "
-        "different-fact pairs); similarity = new text as query vs stored note as passage, as "
-        "`aremember_many`'s lookup computes it\n",
-        "| threshold | same deduped (guard) | different merged (guard) | same, similarity only | "
-        "different, similarity only | same deduped (guard), passage-passage | different merged, "
-        "passage-passage similarity only |",
-        "|---|---|---|---|---|---|---|",
+        f"different-fact pairs; {sizes}); similarity = {dd['lookup']}, as `aremember_many`'s lookup computes "
+        "it; same deduped / different merged, with the lexical guard unless said\n",
+        "| threshold | tune | held out | all pairs, similarity only | former lookup (query): tune | former: held out |",
+        "|---|---|---|---|---|---|",
     ]
     for r in dd["sweep"]:
         mark = " (default)" if abs(r["threshold"] - dd["default_threshold"]) < 1e-9 else ""
-        lines.append(
-            f"| {r['threshold']:.2f}{mark} | {pct(r['same_deduped'])} % | {pct(r['different_merged'])} % | "
-            f"{pct(r['same_deduped_similarity_only'])} % | {pct(r['different_merged_similarity_only'])} % | "
-            f"{pct(r.get('same_deduped_passage_passage'))} % | "
-            f"{pct(r.get('different_merged_passage_passage_similarity_only'))} % |"
-        )
-    chk = dd["real_path_check"]
+        rates = [
+            (r[f"{p}{s}_same_deduped"], r[f"{p}{s}_different_merged"])
+            for p in ("", "former_")
+            for s in ("tune", "held_out")
+        ]
+        rates.insert(2, (r["same_deduped_similarity_only"], r["different_merged_similarity_only"]))
+        lines.append(f"| {r['threshold']:.2f}{mark} | " + " | ".join(f"{pct(a)} / {pct(b)} %" for a, b in rates) + " |")
+    chosen, chk = dd["chosen_on_tune"], dd["real_path_check"]
     lines.append("")
     lines.append(
-        f"Real write path at {chk['threshold']}: {chk['pairs_agreeing_with_formula']}/{chk['pairs']} pairs "
-        f"agree with the formula; outcomes {chk['statuses']}."
+        f"Chosen on the tune pairs ({chosen['rule']}): {chosen['threshold']}; `DEDUPE_THRESHOLD` = "
+        f"{dd['default_threshold']}. Real write path at {chk['threshold']}: {chk['pairs_agreeing_with_formula']}/"
+        f"{chk['pairs']} pairs agree with the formula; outcomes {chk['statuses']}."
     )
+    turns = dd.get("locomo_turns")
+    if turns:
+        at = {way: {r["threshold"]: r for r in rows} for way, rows in turns["merged"].items()}
+        new, old = at["passage"].get(dd["default_threshold"]), at["query"].get(dd["former"]["threshold"])
+        near = turns["nearest_earlier_turn"]
+        lines.append("")
+        lines.append(
+            f"LoCoMo turns as notes (tune {turns['turns']['tune']:,} / held out {turns['turns']['held_out']:,} "
+            f"turns), each against its nearest earlier turn: p50 {near['passage']['p50']}, p95 "
+            f"{near['passage']['p95']} passage to passage (as a query: p50 {near['query']['p50']}, p95 "
+            f"{near['query']['p95']}); merged by the threshold and the guard at {dd['default_threshold']}: "
+            f"{new and new['tune']} / {new and new['held_out']} (the former lookup at "
+            f"{dd['former']['threshold']}: {old and old['tune']} / {old and old['held_out']})."
+        )
     r = d.get("recall")
     if r:
         lines.append("")
@@ -104,14 +119,6 @@ def thresholds_tables(d: dict[str, Any]) -> str:
                 f"Chosen on the tune conversations ({chosen.get('rule')}): margin {chosen.get('margin')}; "
                 f"`RECALL_MARGIN` = {rel['default_margin']}."
             )
-        nn = r["turn_nearest_earlier_turn"]
-        lines.append("")
-        lines.append(
-            f"Each turn against its nearest earlier turn (query vs passage): p50 {nn['p50']}, p95 {nn['p95']}; "
-            f"{nn['at_or_above_dedupe_threshold']} of {nn['turns']:,} turns reach the dedupe threshold, "
-            f"{nn['merged_by_guard']} pass the lexical guard too (passage vs passage: p50 "
-            f"{nn['passage_passage']['p50']}, p95 {nn['passage_passage']['p95']})."
-        )
     probe = d.get("probe")
     if probe:
         lines.append("")

@@ -29,7 +29,7 @@ from typing import Any
 
 from bench.common import CachingEmbeddings, meta, write_json
 from bench.stats import summary
-from bench.thresholds import PROBE
+from bench.thresholds_replay import PROBE
 
 #: Texts encoded for the cost figures (LoCoMo's first conversation).
 COST_TEXTS = 300

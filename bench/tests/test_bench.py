@@ -418,7 +418,7 @@ def test_thresholds_json(all_out):
     dedupe = data["dedupe"]
     assert dedupe["pairs"]["same"] > 0 and dedupe["pairs"]["different"] > 0
     assert [row["threshold"] for row in dedupe["sweep"]][0] == 0.85
-    assert [row["threshold"] for row in dedupe["sweep"]][-1] == 0.97
+    assert [row["threshold"] for row in dedupe["sweep"]][-1] == 0.99
     for row in dedupe["sweep"]:
         assert all(_fraction(v) for k, v in row.items() if k != "threshold")
     # the formula the sweep uses agrees with mnemo's real write path

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import thresholds
+from bench import thresholds_replay
 from bench.common import DEFAULT_OUT, CachingEmbeddings
 from mnemo.stores import default_embeddings as embeddings
 
@@ -47,7 +47,7 @@ def _probe_with_drift(monkeypatch) -> tuple[dict[str, Any], Outcomes]:
     machine's first."""
     outcomes: Outcomes = {}
     names: dict[int, str] = {}
-    rules, ranked = thresholds._rules, thresholds._ReplayUser.ranked
+    rules, ranked = thresholds_replay.rules, thresholds_replay.ReplayUser.ranked
 
     def named_rules() -> dict[str, Any]:
         found = rules()
@@ -61,15 +61,15 @@ def _probe_with_drift(monkeypatch) -> tuple[dict[str, Any], Outcomes]:
             outcomes[key] = [plain, *(ranked(self, s, query, keep, limit) for s in _drifted(scores))]
         return plain
 
-    monkeypatch.setattr(thresholds, "_rules", named_rules)
-    monkeypatch.setattr(thresholds._ReplayUser, "ranked", drifting)
-    fresh = json.loads(json.dumps(thresholds.probe_analysis(CachingEmbeddings(embeddings))))  # as written
+    monkeypatch.setattr(thresholds_replay, "rules", named_rules)
+    monkeypatch.setattr(thresholds_replay.ReplayUser, "ranked", drifting)
+    fresh = json.loads(json.dumps(thresholds_replay.probe_analysis(CachingEmbeddings(embeddings))))  # as written
     return fresh, outcomes
 
 
 def _bounds(committed_probe: dict[str, Any], outcomes: Outcomes) -> list[str]:
     """Each committed figure that no drifted decision gives (empty: all within)."""
-    spec = json.loads(thresholds.PROBE.read_text(encoding="utf-8"))["users"]
+    spec = json.loads(thresholds_replay.PROBE.read_text(encoding="utf-8"))["users"]
     wrong = []
     for user, figures in committed_probe["users"].items():
         notes = tuple(spec[user]["notes"])

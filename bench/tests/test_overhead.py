@@ -94,14 +94,14 @@ def test_the_summary_takes_the_worst_kind_of_turn_and_store():
 def test_a_turn_embeds_each_text_once(postgres_uri):
     """On every backend: before the reply, the latest message once as a query (load_memory) and
     nothing else: ``remember_note`` queues its note. After the reply
-    (write_memory), the note once as a query (the dedupe lookup) and once as
-    each of its two passages (its text, its text in context), and one SPLADE
-    encoding of each: nothing twice."""
+    (write_memory), the note once as each of its two passages (its text, which
+    the dedupe lookup embeds and the put reuses; its text in context) and once
+    by SPLADE: nothing twice, and the note never as a query."""
     counts = count_encodings(turns=3, memory_write_mode="hot", postgres_uri=postgres_uri)
     read = {"query": 1, "passage": 0, "sparse": 1}
     assert counts["profile"] == {"load_memory": read}
     assert counts["remember"]["load_memory"] == read
-    assert counts["remember"]["write_memory"] == {"query": 1, "passage": 2, "sparse": 1}
+    assert counts["remember"]["write_memory"] == {"query": 0, "passage": 2, "sparse": 1}
     # call_model and the tools encode nothing: the answer waits for the message's query alone
     assert set(counts["remember"]) == {"load_memory", "write_memory"}
 
@@ -110,7 +110,7 @@ def test_the_encoders_cpu_is_read_per_call_in_a_turn_as_shipped():
     cpu = encoder_cpu_ms(turns=3)
     for kind in ("profile", "remember"):
         assert cpu[kind]["e5"] > 0 and cpu[kind]["sparse"] > 0, cpu
-    # a "Remember" turn also embeds the note after the reply (a query and two passages) and encodes it
+    # a "Remember" turn also embeds the note after the reply (two passages) and encodes it
     assert cpu["remember"]["e5"] > cpu["profile"]["e5"] and cpu["remember"]["sparse"] > cpu["profile"]["sparse"], cpu
     # the methods are the classes' again afterwards
     from mnemo.stores import default_embeddings, sparse_encoder

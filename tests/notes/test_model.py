@@ -720,7 +720,7 @@ def test_dedupe_reads_one_note_each_by_exact_text_by_key_and_by_meaning():
     assert duplicate_lookups(ns, "The user has a cat.") == [
         SearchOp(ns, filter={"norm": norm}, limit=1),
         SearchOp(ns, filter={"id": note_key(norm)}, limit=1),
-        SearchOp(ns, query="The user has a cat.", limit=1),
+        SearchOp(ns, query="passage: The user has a cat.", limit=1),  # the note as a passage
     ]
     now = datetime.now(UTC)
     same = SearchItem(ns, "k", {"text": "The user has a cat."}, now, now)

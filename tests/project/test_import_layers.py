@@ -23,10 +23,6 @@ MNEMO_LAYERS = ("core", "audit", "models", "stores", "kinds", "notes", "turn", "
 #: The product's code (bench/ measures it from outside, through the faces).
 PRODUCT = ("graphs", "nodes", "mnemo", "server", "web")
 MAX_MODULE_LINES = 350
-#: bench/ modules still over the cap while other branches split them (issue 45
-#: point 6): locomo.py and tune.py on `recall`, thresholds.py on `dedupe`. The
-#: lead empties this at the merge; no other module may join it.
-STILL_OVER = {"bench/locomo.py", "bench/tune.py", "bench/thresholds.py"}
 
 
 def _is_module(name: str) -> bool:
@@ -249,5 +245,4 @@ def test_no_module_is_over_the_size_cap():
     }
     assert sizes["mnemo/notes/plan.py"] > 100 and sizes["bench/cli.py"] > 100  # the scan reads both
     over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
-    assert {p: n for p, n in over.items() if p not in STILL_OVER} == {}
-    assert STILL_OVER - set(over) == set()  # one under the cap now leaves the list
+    assert over == {}

@@ -21,7 +21,7 @@ from tests.scripted import ScriptedChatModel, tool_call, unbounded
 ADMIN = Origin(source="admin", actor="test")
 NOTES = [
     "The user is allergic to peanuts.",
-    "The user cannot eat peanuts because of an allergy.",
+    "Peanuts make the user sick.",
     "The user has two cats.",
     "The user has one cat.",
     "The user drives an electric car.",
@@ -34,7 +34,7 @@ def judge(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
     ids = dict(SHOWN.findall(messages[-1].text))
     merges, contradictions = [], []
     if "The user is allergic to peanuts." in ids:
-        pair = [ids["The user is allergic to peanuts."], ids["The user cannot eat peanuts because of an allergy."]]
+        pair = [ids["The user is allergic to peanuts."], ids["Peanuts make the user sick."]]
         merges.append({"ids": pair, "text": "The user is allergic to peanuts and cannot eat them."})
         merges.append({"ids": [pair[0], "n77"], "text": "The user likes peanuts."})  # unknown id: ignored
     if "The user has two cats." in ids:
@@ -60,7 +60,7 @@ async def test_merges_what_says_the_same_and_lists_contradictions_keeping_everyt
     assert counting_store.trips <= 5  # list, one search batch, index read, audit head read, one write
     assert report["model_calls"] == len(model.calls) == 1
     kept = ids["The user is allergic to peanuts."]
-    merged = ids["The user cannot eat peanuts because of an allergy."]
+    merged = ids["Peanuts make the user sick."]
     assert report["merged"] == [
         {"kept": kept, "text": "The user is allergic to peanuts and cannot eat them.", "merged": [merged]}
     ]
@@ -76,7 +76,7 @@ async def test_merges_what_says_the_same_and_lists_contradictions_keeping_everyt
     assert notes["The user is allergic to peanuts and cannot eat them."]["history"][0]["text"] == NOTES[0]
     (moved,) = (await aexport_user(counting_store, user))["other"][INVALIDATED_NOTES]
     assert (moved["key"], moved["value"]["merged_into"]) == (merged, kept)
-    assert moved["value"]["history"][0]["text"] == "The user cannot eat peanuts because of an allergy."
+    assert moved["value"]["history"][0]["text"] == "Peanuts make the user sick."
 
 
 def test_every_string_and_list_of_the_consolidation_schema_is_bounded():

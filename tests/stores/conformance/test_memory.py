@@ -47,10 +47,12 @@ from mnemo import (
     load_policy_file,
     user_label,
 )
+from mnemo.core import NOTES
 from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index
-from mnemo.notes import sparse_vectors
+from mnemo.notes import indexed_text, sparse_vectors
+from mnemo.stores import LocalE5Embeddings, default_embeddings, passage_query
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
 from tests.store_backends import BACKENDS, HashEmbeddings, RacingWriter, open_backend, truncate
@@ -569,6 +571,45 @@ async def test_a_turns_snapshot_embeds_its_query_once(backend, uri, tmp_path, re
         snapshot = await aload_snapshot(store, user, "what pets do I have", episode_limit=3, similar_limit=5)
         assert len(snapshot["similar"]) == 2  # the precondition: the searches ran by meaning
         assert embed.queries == ["what pets do I have"]
+
+
+class CountingModel:
+    """The bundled model, each call recorded: (``"query"`` or ``"passage"``, its texts)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def query(self, texts):
+        self.calls.append(("query", [texts] if isinstance(texts, str) else list(texts)))
+        return self.inner.query(texts)
+
+    def passage(self, texts):
+        self.calls.append(("passage", [texts] if isinstance(texts, str) else list(texts)))
+        return self.inner.passage(texts)
+
+
+async def test_a_notes_dedupe_lookup_embeds_it_as_the_passage_its_put_reuses(backend, uri, tmp_path, request):
+    """The dedupe lookup searches by the note as a passage (its own stored vector
+    scores 1, passage to passage) and the put takes that vector: a new note's text
+    is embedded once, its text in context once, and nothing as a query."""
+    embed = LocalE5Embeddings()
+    model = embed._model = CountingModel(default_embeddings._get_model())
+    user = User.of("u_passage")
+    note, context = "The user has two cats.", "Do you have any pets?"
+    async with open_backend(
+        backend, uri, {"embed": embed, "dims": 384, "fields": ["text"]}, tmp_path, request
+    ) as store:
+        if uri:
+            await truncate(uri)
+        model.calls.clear()  # the dims probe of the store's start
+        (stored,) = await aremember_many(store, user, [note], contexts=[context])
+        assert stored["status"] == "stored"
+        assert sorted(model.calls) == [("passage", [note]), ("passage", [indexed_text(note, context)])]
+        (hit,) = await store.asearch(user.namespace(NOTES), query=passage_query(note), limit=1)
+        assert hit.value["text"] == note and hit.score == pytest.approx(1.0, abs=1e-3)
+        (asked,) = await store.asearch(user.namespace(NOTES), query=note, limit=1)
+        assert asked.score < 0.99  # the precondition: as a query the same text scores lower
 
 
 @on_platform("the server builds its store from langgraph.json without checking dims against the model")
