@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bench import stats
 from bench.common import PARAPHRASES, CachingEmbeddings, display_path
 
 THRESHOLDS = [round(0.85 + 0.01 * i, 2) for i in range(15)]  # 0.85 .. 0.99
@@ -41,8 +42,8 @@ FORMER: dict[str, Any] = {"threshold": 0.88, "lookup": "the new text as a query 
 
 
 def percentiles(values: Iterable[float]) -> dict[str, float | None]:
-    arr = np.asarray(list(values), dtype=float)
-    return {f"p{p}": (round(float(np.percentile(arr, p)), 4) if arr.size else None) for p in PERCENTILES}
+    """p5 to p95 of similarities, to 4 decimals (:func:`bench.stats.percentiles`)."""
+    return stats.percentiles(values, PERCENTILES, 4)
 
 
 def _rate(rows: Sequence[dict], kind: str, threshold: float, *, key: str, guarded: bool = True) -> float | None:

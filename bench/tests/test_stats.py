@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bench.common import DEFAULT_OUT, read_json
 from bench.stats import ms_percentiles, percentiles, summary
-from bench.thresholds import PERCENTILES
+from bench.thresholds_dedupe import PERCENTILES
 
 
 def test_each_shape_is_the_one_the_committed_results_hold():
