@@ -194,10 +194,10 @@ class CachingEmbeddings(Embeddings):
         return self._lookup("p", list(texts))
 
     def embed_query(self, text: str) -> list[float]:
-        from mnemo.stores import PASSAGE_QUERY
+        from mnemo.stores import passage_of
 
-        if text.startswith(PASSAGE_QUERY):  # a search by a passage (the dedupe lookup): the passage's vector
-            return self._lookup("p", [text[len(PASSAGE_QUERY) :]])[0]
+        if (passage := passage_of(text)) is not None:  # a search by a passage (the dedupe lookup): its vector
+            return self._lookup("p", [passage])[0]
         return self._lookup("q", [text])[0]
 
     # The async variants run in the calling thread: the cache answers in

@@ -10,7 +10,7 @@ from mnemo.stores.embedded_postgres import (
 )
 from mnemo.stores.embedded_postgres import env_uri as postgres_env_uri
 from mnemo.stores.embedded_postgres import running as running_embedded_postgres
-from mnemo.stores.embeddings import DIMS, PASSAGE_QUERY, LocalE5Embeddings, index_config, passage_query
+from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config, passage_of, passage_query
 from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.factory import (
     open_checkpointer,
@@ -41,7 +41,6 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "DIMS",
     "HNSW_EF_SEARCH",
-    "PASSAGE_QUERY",
     "PGDATA_ENV",
     "LocalE5Embeddings",
     "ServerStore",
@@ -54,6 +53,7 @@ __all__ = [
     "open_checkpointer",
     "open_postgres_store",
     "open_store",
+    "passage_of",
     "passage_query",
     "postgres_env_uri",
     "running_embedded_postgres",

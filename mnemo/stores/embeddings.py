@@ -42,6 +42,11 @@ def passage_query(text: str) -> str:
     return PASSAGE_QUERY + text
 
 
+def passage_of(query: str) -> str | None:
+    """The passage a :func:`passage_query` query asks by, or ``None`` for a plain query."""
+    return query[len(PASSAGE_QUERY) :] if query.startswith(PASSAGE_QUERY) else None
+
+
 class RecentPassages:
     """The passage vectors marked queries embedded, by their exact text, until a
     put takes them (the put of a note looked up just before reuses the lookup's
@@ -133,8 +138,8 @@ class LocalE5Embeddings(Embeddings):
         return [known[t].tolist() for t in cut]
 
     def embed_query(self, text: str) -> list[float]:
-        if text.startswith(PASSAGE_QUERY):
-            passage = text[len(PASSAGE_QUERY) :][:MAX_EMBED_CHARS]
+        if (marked := passage_of(text)) is not None:
+            passage = marked[:MAX_EMBED_CHARS]
             vector = self._recent.get(passage)
             if vector is None:
                 vector = self._passages([passage])[0]

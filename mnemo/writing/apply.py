@@ -114,9 +114,9 @@ async def aapply_extraction(
         if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
     ]
     # Only what the user's own words support (mnemo.writing.grounding).
-    words = said_words(m.text for m in said) if said else None
+    texts = [m.text for m in said]
+    words = said_words(texts) if said else None
     if words is not None:
-        texts = [m.text for m in said]
         city = changes.get("city")
         changes = dict(
             grounded(

@@ -47,6 +47,11 @@ _SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果
 _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", re.IGNORECASE)
 
 
+def is_question(text: str) -> bool:
+    """Whether ``text`` asks rather than states (ends with a question mark): no fact to keep."""
+    return text.rstrip().endswith(("?", "？"))
+
+
 def stated(text: str) -> str:
     """What ``text`` states: without its hypothetical sentences ("If I had a
     car, I would drive to Denver.") and the asking clause of a question ("I'm
@@ -58,7 +63,7 @@ def stated(text: str) -> str:
             kept.append(sentence)
         elif _SUPPOSES.match(sentence):
             continue
-        elif sentence.rstrip().endswith(("?", "？")):
+        elif is_question(sentence):
             kept.extend(_CLAUSE.split(sentence)[:-1])
         else:
             kept.append(sentence)
@@ -142,11 +147,11 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (a CJK language for CJK text, else not one).
     """
-    folded = " ".join(texts).casefold()
     if field in SAID_FIELDS and not all_words_said(value, words):
         return False
     if field == "name":
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
+    folded = " ".join(texts).casefold()
     if field == "response_style":
         return _named(STYLE_WORDS.get(value, ()), folded)
     if field == "language":
@@ -155,11 +160,6 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
             return value in named
         return (value in _CJK_LANGUAGES) == (script_of(folded) in ("CJK", "KANA", "HANGUL"))
     return True
-
-
-def is_question(text: str) -> bool:
-    """Whether ``text`` asks rather than states (ends with a question mark): no fact to keep."""
-    return text.rstrip().endswith(("?", "？"))
 
 
 def refuse_unsaid(text: str, said: Iterable[str]) -> None:
