@@ -1,5 +1,5 @@
 """The similarity a past case needs to be shown as an example
-(``mnemo.kinds.episodes.EPISODE_MIN_SCORE``), measured on a small labelled set.
+(``mnemo.episodes.cases.EPISODE_MIN_SCORE``), measured on a small labelled set.
 
 ``bench/data/episode_pairs.json``: 48 pairs (past request, new request,
 similar or not), English and Chinese, written for mnemo; most dissimilar

@@ -8,7 +8,7 @@ each a short case against the same ``./scripts/dev`` and model server:
   and listed, the notes afterwards, the model's requests and seconds.
 * ``rewrite``: an instruction rewrite from feedback, twice. Through the agent
   ("Feedback for me: ..."), which has to call ``improve_instructions``; and
-  the same feedback given to ``mnemo.kinds.alearn_for_user`` (what that tool
+  the same feedback given to ``mnemo.instructions.alearn_for_user`` (what that tool
   runs) with the model built by mnemo against the proxy, so the rewrite
   itself is tried even when the model does not call the tool. Reported: the
   tool calls, the user's instructions afterwards, the rewrite's status.
@@ -131,7 +131,7 @@ def _rewrite_directly(proxy: Any, settings: dict[str, str], context: dict[str, A
 
     from mnemo.audit import Origin
     from mnemo.core import InvalidInputError, User
-    from mnemo.kinds import alearn_for_user
+    from mnemo.instructions import alearn_for_user
     from mnemo.models import aload_chat_model
 
     saved = {k: os.environ.get(k) for k in (*settings, "OPENAI_BASE_URL")}

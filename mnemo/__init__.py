@@ -94,28 +94,8 @@ from mnemo.core import (
     run_caller,
     user_label,
 )
-from mnemo.kinds import (
-    DEFAULT_ASSISTANT,
-    EPISODE_CHAR_BUDGET,
-    EPISODE_LIMIT,
-    EPISODE_MIN_SCORE,
-    HARD_RULES,
-    PROFILE_FIELDS,
-    Profile,
-    aensure_policies,
-    aget_profile,
-    alearn_for_user,
-    aload_learned,
-    apropose,
-    arecord_episode,
-    asearch_policies,
-    aseed_policies,
-    assistant_of,
-    aupdate_profile,
-    build_episode,
-    load_policy_file,
-    normalize_field,
-)
+from mnemo.episodes import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE, arecord_episode, build_episode
+from mnemo.instructions import DEFAULT_ASSISTANT, HARD_RULES, alearn_for_user, aload_learned, apropose, assistant_of
 from mnemo.models import (
     DEFAULT_MODEL,
     MODELS,
@@ -146,6 +126,8 @@ from mnemo.notes import (
     validate_refers_to,
 )
 from mnemo.operator import OPERATIONS, Target
+from mnemo.policies import aensure_policies, asearch_policies, aseed_policies, load_policy_file
+from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile, normalize_field
 from mnemo.stores import (
     CONNECT_TIMEOUT_S,
     DEFAULT_DATA_DIR,

@@ -1,7 +1,7 @@
 """Tools through which the agent learns from a case: ``mark_resolved``
-(episodic memory, ``mnemo.kinds.episodes``) and ``improve_instructions``
-(procedural memory: the user's own, ``mnemo.kinds.own_instructions``, or a proposal
-for everyone, ``mnemo.kinds.proposals``). Like every tool, neither takes a user id:
+(episodic memory, ``mnemo.episodes.cases``) and ``improve_instructions``
+(procedural memory: the user's own, ``mnemo.instructions.own``, or a proposal
+for everyone, ``mnemo.instructions.proposals``). Like every tool, neither takes a user id:
 the user and the assistant come from the run, never from the model.
 """
 

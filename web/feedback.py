@@ -1,5 +1,5 @@
 """``POST /feedback``: the user says whether a thread's request was resolved, and
-the thread becomes an episode (:func:`mnemo.kinds.build_episode`) the agent is
+the thread becomes an episode (:func:`mnemo.episodes.build_episode`) the agent is
 shown as an example later. The thread is the caller's own (an admin's: any
 user's it names); anyone else's is "not found".
 """

@@ -1,10 +1,10 @@
-"""``EPISODE_MIN_SCORE`` (mnemo.kinds.episodes) is the threshold
+"""``EPISODE_MIN_SCORE`` (mnemo.episodes.cases) is the threshold
 bench/episode_threshold.py picks on its labelled pairs, not a guess."""
 
 from __future__ import annotations
 
 from bench.episode_threshold import load_pairs, measure, rates, scores
-from mnemo.kinds import EPISODE_MIN_SCORE
+from mnemo.episodes import EPISODE_MIN_SCORE
 
 
 def test_the_threshold_is_the_measured_one():

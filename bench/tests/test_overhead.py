@@ -109,7 +109,11 @@ def test_a_turn_embeds_each_text_once(postgres_uri):
 def test_the_encoders_cpu_is_summed_per_turn_over_the_steps_asked():
     """No timing compared: a log written by hand, its sums and medians read back."""
     logs = [
-        [("load_memory", "query", 1, 0.030), ("load_memory", "sparse", 1, 0.010), ("write_memory", "passage", 2, 0.050)],
+        [
+            ("load_memory", "query", 1, 0.030),
+            ("load_memory", "sparse", 1, 0.010),
+            ("write_memory", "passage", 2, 0.050),
+        ],
         [("load_memory", "query", 1, 0.020), ("load_memory", "sparse", 1, 0.006), ("write_memory", "sparse", 1, 0.004)],
         [("load_memory", "query", 1, 0.040), ("load_memory", "sparse", 1, 0.008)],
     ]

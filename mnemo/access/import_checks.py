@@ -1,6 +1,6 @@
 """What an import document may hold: each part checked by the function of the write path it
-stands for (:func:`mnemo.notes.note_value`, :func:`mnemo.kinds.normalize_field`,
-:func:`mnemo.kinds.check_own_item`, :func:`mnemo.kinds.check_episode`,
+stands for (:func:`mnemo.notes.note_value`, :func:`mnemo.profile.normalize_field`,
+:func:`mnemo.instructions.check_own_item`, :func:`mnemo.episodes.check_episode`,
 :func:`mnemo.core.check_app_item`), so an import holds no more than the memory's own writes
 would; the first part that fails is named by its path in the document
 (``other.instructions[0].value.text: too long: ...``)."""
@@ -21,7 +21,8 @@ from mnemo.core import (
     InvalidInputError,
     check_app_item,
 )
-from mnemo.kinds import MAX_HISTORY, check_episode, check_own_item, normalize_field
+from mnemo.episodes import check_episode
+from mnemo.instructions import check_own_item
 from mnemo.notes import (
     NoteHistoryEntry,
     note_value,
@@ -30,6 +31,7 @@ from mnemo.notes import (
     validate_note,
     validate_refers_to,
 )
+from mnemo.profile import MAX_HISTORY, normalize_field
 
 _KEY = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 #: The source of a note or profile value the document gives none: the importer's statement
@@ -98,7 +100,7 @@ def note_entry(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def profile_entry(field: str) -> Callable[[Mapping[str, Any], str], dict[str, Any]]:
-    """A profile field's former value as :func:`mnemo.kinds.plan_profile_update` keeps it."""
+    """A profile field's former value as :func:`mnemo.profile.plan_profile_update` keeps it."""
 
     def check(entry: Mapping[str, Any], where: str) -> dict[str, Any]:
         with at(where):

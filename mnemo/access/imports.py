@@ -33,8 +33,9 @@ from mnemo.core import (
     alist_all,
     json_value,
 )
-from mnemo.kinds import EPISODE_INDEX, normalize_field
+from mnemo.episodes import EPISODE_INDEX
 from mnemo.notes import MAX_NOTES_PER_USER, arestore, astamp, is_expired, same_note
+from mnemo.profile import normalize_field
 
 #: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).
 VERBATIM: dict[str, list[str] | Literal[False]] = {

@@ -25,8 +25,8 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin
 from mnemo.core import InvalidInputError, User, alist_all
-from mnemo.kinds import aprofile_ops, normalize_field
 from mnemo.notes import MAX_NOTE_CHARS, aremember_many
+from mnemo.profile import aprofile_ops, normalize_field
 
 #: The placeholder of the user's id in a namespace template.
 USER_PLACEHOLDER = "{user_id}"

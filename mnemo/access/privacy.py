@@ -28,8 +28,8 @@ from mnemo.core import (
     most_recent,
     now_iso,
 )
-from mnemo.kinds import Profile, profile_from_items
 from mnemo.notes import Note, to_note
+from mnemo.profile import Profile, profile_from_items
 
 #: Identifies the document's shape; bumped when it changes incompatibly.
 EXPORT_FORMAT: Literal["mnemo.export/1"] = "mnemo.export/1"

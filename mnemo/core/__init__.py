@@ -2,6 +2,7 @@
 (user ids and labels, who acts for whom), the
 namespaces, input bounds, quoting, text rules, personal data, the store
 discipline (reads that avoid the store's traps, values every backend keeps),
+what a memory kind adds to a turn's snapshot (:class:`Part`),
 and the environment variables mnemo reads (:mod:`mnemo.core.env`).
 Imports nothing else of mnemo.
 """
@@ -78,6 +79,7 @@ from mnemo.core.namespaces import (
     SHARED_ROOT,
     USAGE,
 )
+from mnemo.core.part import Ask, Block, Part
 from mnemo.core.personal_data import (
     find_personal_data,
     find_personal_words,
@@ -150,6 +152,8 @@ __all__ = [
     "SHARED_ROOT",
     "TEXT_BLOCK_TYPES",
     "USAGE",
+    "Ask",
+    "Block",
     "Caller",
     "ClientWriteError",
     "DimsMismatchError",
@@ -163,6 +167,7 @@ __all__ = [
     "MissingUserError",
     "MnemoError",
     "NoteLimitError",
+    "Part",
     "Role",
     "SecretError",
     "StoreClosedError",

@@ -13,13 +13,13 @@ from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from mnemo.audit import Origin, Source, audit_op
 from mnemo.core import INVALIDATED_NOTES, NOTES, User, now_iso, search_result
-from mnemo.kinds import MAX_HISTORY
 from mnemo.notes import index as note_index
 from mnemo.notes.expiry import live
 from mnemo.notes.index import NoteChange
 from mnemo.notes.model import Note, normalize_note, note_from_value, to_note, validate_note
 from mnemo.notes.plan import note_put, set_context
 from mnemo.notes.sparse_vectors import SPARSE_FIELD
+from mnemo.profile import MAX_HISTORY
 
 logger = logging.getLogger(__name__)
 

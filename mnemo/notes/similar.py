@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 from langgraph.store.base import BaseStore, Op, Result
 
-from mnemo.core import NOTES, only_in_namespace, query_op, search_result
-from mnemo.kinds import Ask, Part
+from mnemo.core import NOTES, Ask, Part, only_in_namespace, query_op, search_result
 from mnemo.notes.expiry import live
 from mnemo.notes.model import Note, to_note
 

@@ -125,7 +125,7 @@ async def remember(target: Target, params: Mapping[str, Any]) -> Any:
 async def set_profile(target: Target, params: Mapping[str, Any]) -> Any:
     """Profile fields set by an application (``fields``: field -> value, ``None``
     deletes), as ``PATCH /memory/profile``."""
-    from mnemo.kinds import aget_profile, aupdate_profile
+    from mnemo.profile import aget_profile, aupdate_profile
 
     fields = params.get("fields")
     if not isinstance(fields, dict) or not fields:
@@ -198,7 +198,8 @@ async def entitle(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("promote-episode")
 async def promote_episode(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import aget_profile, apromote_episode
+    from mnemo.episodes import apromote_episode
+    from mnemo.profile import aget_profile
 
     user, episode_id = _user(params), _text(params, "episode_id")
     if not episode_id:
@@ -258,7 +259,7 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-list")
 async def instructions_list(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import alist_proposals
+    from mnemo.instructions import alist_proposals
 
     status = params.get("status", "pending")
     if status not in ("pending", "refused", "approved", "rejected", "all"):
@@ -268,7 +269,8 @@ async def instructions_list(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-approve")
 async def instructions_approve(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import aapprove, aget_profile
+    from mnemo.instructions import aapprove
+    from mnemo.profile import aget_profile
 
     proposal_id = _text(params, "id")
     label = (proposal_id or "").split("/")[0]
@@ -279,7 +281,7 @@ async def instructions_approve(target: Target, params: Mapping[str, Any]) -> Any
 
 @operation("instructions-reject")
 async def instructions_reject(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import areject
+    from mnemo.instructions import areject
 
     proposal_id, reason = _text(params, "id") or "", _text(params, "reason") or ""
     return await areject(target.store, proposal_id, origin=target.origin, reason=reason)
@@ -287,7 +289,7 @@ async def instructions_reject(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-versions")
 async def instructions_versions(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import alist_every_version, alist_versions
+    from mnemo.instructions import alist_every_version, alist_versions
 
     if assistant := _text(params, "assistant_id"):
         return {"versions": {assistant: await alist_versions(target.store, assistant)}}
@@ -296,7 +298,7 @@ async def instructions_versions(target: Target, params: Mapping[str, Any]) -> An
 
 @operation("instructions-rollback")
 async def instructions_rollback(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import DEFAULT_ASSISTANT, arollback
+    from mnemo.instructions import DEFAULT_ASSISTANT, arollback
 
     to = params.get("version")
     if isinstance(to, bool) or not isinstance(to, int | str) or to == "":
@@ -307,6 +309,6 @@ async def instructions_rollback(target: Target, params: Mapping[str, Any]) -> An
 
 @operation("instructions-migrate")
 async def instructions_migrate(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.kinds import amigrate_legacy
+    from mnemo.instructions import amigrate_legacy
 
     return {"moved": await amigrate_legacy(target.store)}

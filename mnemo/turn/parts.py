@@ -1,5 +1,5 @@
 """The parts of a snapshot besides the notes' recall, one registration each:
-each kind's module defines its :class:`mnemo.kinds.Part` (its key, limits, reads,
+each kind's module defines its :class:`mnemo.core.Part` (its key, limits, reads,
 parsing and prompt block); :mod:`mnemo.turn.snapshot` reads and builds the
 snapshot, and renders the blocks, from :data:`PARTS` alone.
 """
@@ -11,8 +11,10 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
-from mnemo.kinds import EPISODES_PART, PROFILE_PART, Ask, Block, Part
+from mnemo.core import Ask, Block, Part
+from mnemo.episodes import EPISODES_PART
 from mnemo.notes import SIMILAR_PART
+from mnemo.profile import PROFILE_PART
 
 #: The snapshot's parts besides recall, in the order their reads join the batch.
 PARTS: tuple[Part, ...] = (
@@ -59,7 +61,7 @@ def settings_of(context: object) -> tuple[dict[str, Any], dict[str, int]]:
 
 def turn_settings(given: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """``given`` split into the limits a snapshot takes and the blocks' budgets,
-    the parts' limits over a turn's defaults (:attr:`mnemo.kinds.Part.turn_limits`):
+    the parts' limits over a turn's defaults (:attr:`mnemo.core.Part.turn_limits`):
     what a turn reads unless told otherwise. Names no part or block takes stay
     with the limits (the snapshot's own, or a ``TypeError`` from it)."""
     budgets = {part.block.budget for part in PARTS if part.block is not None}

@@ -12,9 +12,10 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from langgraph.store.base import BaseStore
 
-from mnemo.core import User, bounded_query, quote
-from mnemo.kinds import Ask, Episode, Profile, format_profile
+from mnemo.core import Ask, User, bounded_query, quote
+from mnemo.episodes import Episode
 from mnemo.notes import RECALL_MARGIN, Note, adelete_notes, aread_notes, note_dates
+from mnemo.profile import Profile, format_profile
 from mnemo.turn.parts import aparse_parts, part_budgets, part_limits, part_ops, prompt_blocks
 
 #: Notes relevant to the latest message put in the prompt (``Context.recall_limit``).

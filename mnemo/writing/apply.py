@@ -23,13 +23,6 @@ from mnemo.core import (
     now_iso,
     search_result,
 )
-from mnemo.kinds import (
-    ProfileChange,
-    normalize_field,
-    plan_profile_update,
-    profile_audit_ops,
-    profile_from_items,
-)
 from mnemo.notes import (
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -42,6 +35,7 @@ from mnemo.notes import (
     validate_note,
     validate_refers_to,
 )
+from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.writing.extraction import MemoryExtraction
 from mnemo.writing.grounding import field_said, grounded, is_question, said_words, shares_a_word, supported
 from mnemo.writing.known import Known, RevisionRequest
@@ -76,7 +70,7 @@ async def aapply_extraction(
     as ``origin`` (default: source ``extractor``, no thread or run).
 
     ``as_of``: time of the newest message extracted; profile fields updated
-    after it are not overwritten (:func:`mnemo.kinds.profile.aupdate_profile`).
+    after it are not overwritten (:func:`mnemo.profile.record.aupdate_profile`).
 
     ``said``: the user messages extracted, each with what it replied to: a
     note gets the context of the message it came from (:func:`source_message`),

@@ -20,9 +20,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
 from mnemo.core import data_block, quote
-from mnemo.kinds import FIELD_CHOICES, FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
 from mnemo.models import Bound, Structured, StructuredOutputError, model_timeout_s, within_deadline
 from mnemo.notes import now
+from mnemo.profile import FIELD_CHOICES, FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _profile_field(field: str) -> Any:
 
 if TYPE_CHECKING:
     _ProfileValues = BaseModel
-else:  # one field per name of ProfileField, in its order (mnemo.kinds.profile)
+else:  # one field per name of ProfileField, in its order (mnemo.profile.record)
     _ProfileValues = create_model("ProfileValues", **{f: _profile_field(f) for f in PROFILE_FIELDS})
 
 

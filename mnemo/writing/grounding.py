@@ -11,7 +11,7 @@ user's and every name in it (a capitalised word past a sentence's start: a
 place, a person, a month) was said (:func:`supported`; one shared word let
 the prompt's "I moved to Suzhou last March" through on "moved", issue 42), a
 revision that drops a note only when the note shares a word with what the
-user said, a profile field of the user's own words (:data:`mnemo.kinds.SAID_FIELDS`)
+user said, a profile field of the user's own words (:data:`mnemo.profile.SAID_FIELDS`)
 only when every word of it is there. Content words are
 :func:`mnemo.core.content_tokens` (function words out, five-letter stems,
 whole numbers, CJK characters), so a third-person restatement ("The user is
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from mnemo.core import InvalidInputError, content_tokens, script_of
-from mnemo.kinds import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -143,7 +143,7 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
 
     A name or a city: every word of it said (:func:`all_words_said`); a name
     also is not the ``city`` extracted with it nor said as a place. A
-    ``response_style``: the user used a word asking for it (:data:`mnemo.kinds.STYLE_WORDS`).
+    ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (a CJK language for CJK text, else not one).
     """

@@ -170,8 +170,8 @@ def test_every_section_an_import_restores_has_its_check():
 
 
 async def test_a_note_or_field_the_document_gives_no_source_is_the_importers_not_the_users(store, user):
-    from mnemo.kinds import aget_profile
     from mnemo.notes import alist_notes
+    from mnemo.profile import aget_profile
     from mnemo.turn import note_line
 
     document = await full(store, user)

@@ -13,7 +13,7 @@ from mnemo.access import aerase_user, aexport_user, aimport_user
 from mnemo.audit import Origin, averify
 from mnemo.audit.chain import alist_audit
 from mnemo.core import EPISODES, NOTES, NoteLimitError
-from mnemo.kinds import build_episode
+from mnemo.episodes import build_episode
 from mnemo.notes import aforget, alist_notes, arevise, expiry_from
 from mnemo.notes.sparse_vectors import SPARSE_FIELD
 from mnemo.turn import aload_snapshot
@@ -175,7 +175,7 @@ async def test_every_import_that_writes_is_audited_also_one_without_notes(store,
 
 
 async def test_a_field_changed_more_times_than_the_history_keeps_exports_a_document_that_imports(store, user):
-    from mnemo.kinds import MAX_HISTORY
+    from mnemo.profile import MAX_HISTORY
 
     cities = [f"City {i}" for i in range(MAX_HISTORY + 3)]
     for city in cities:

@@ -124,7 +124,7 @@ async def test_items_of_another_shape_are_skipped_and_a_bad_template_is_refused(
 
 
 async def test_a_profile_value_the_profile_refuses_becomes_a_note_of_its_own_field(store):
-    """As the profile's write path bounds it (mnemo.kinds.normalize_field): whitespace
+    """As the profile's write path bounds it (mnemo.profile.normalize_field): whitespace
     collapsed first, then at most 200 characters; past it, the note says which field it was."""
     wu = User.of("u_wu")
     name = "Wu " + "Xiaoming the Third of the Western Hills, " * 5  # 208 characters

@@ -26,8 +26,8 @@ from mnemo import (
 )
 from mnemo.core import NOTES
 from mnemo.core.limits import MAX_EMBED_CHARS, MAX_MESSAGE_CHARS, MAX_QUERY_CHARS, bounded_ints, check_message
-from mnemo.kinds.profile import aget_profile
 from mnemo.notes.model import MAX_NOTES_PER_TURN, MAX_NOTES_PER_USER
+from mnemo.profile.record import aget_profile
 from mnemo.stores.embeddings import LocalE5Embeddings
 from mnemo.turn.snapshot import aload_snapshot
 from mnemo.writing.apply import aapply_extraction

@@ -2,8 +2,8 @@
 text, however it is written (separators, widths, invisible characters,
 numerals of both languages, e-mail addresses written out) and whatever
 punctuation follows, and what is kept (amounts, dates, versions, short
-numbers). Through the episode promotion path: tests/kinds/test_episodes.py;
-through proposals: tests/kinds/test_instructions.py."""
+numbers). Through the episode promotion path: tests/episodes/test_cases.py;
+through proposals: tests/instructions/test_assistant.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from mnemo.core import find_personal_data, scrub_personal_data
 from mnemo.core.personal_data import PHONE_REGIONS, fold, personal_words
-from mnemo.kinds.hard_rules import check_rewrite
+from mnemo.instructions.hard_rules import check_rewrite
 
 SCRUBBED = [
     ("Hi, my phone is +33 6 12 34 56 78.", "Hi, my phone is [phone]."),

@@ -12,8 +12,8 @@ import pytest
 
 from mnemo import User, aremember, aupdate_profile
 from mnemo.core.quoting import data_block, quote
-from mnemo.kinds.episodes import render_episodes
-from mnemo.kinds.hard_rules import HARD_RULES
+from mnemo.episodes.cases import render_episodes
+from mnemo.instructions.hard_rules import HARD_RULES
 from mnemo.turn.snapshot import render_snapshot
 from nodes.prompts import render_system_prompt
 from tests.agent_harness import chat_prompts, memory_block, say

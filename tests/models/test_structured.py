@@ -14,9 +14,9 @@ from langchain.chat_models import init_chat_model
 from langchain_core.messages import AIMessage, SystemMessage
 
 from mnemo import InvalidInputError
-from mnemo.kinds import MAX_FIELD_CHARS
 from mnemo.models import WAYS, StructuredOutputError, ways_for
 from mnemo.models.structured import astructured
+from mnemo.profile import MAX_FIELD_CHARS
 from mnemo.writing import MemoryExtraction, extraction_messages
 from tests.scripted import ScriptedChatModel, tool_call
 from tests.stub_openai import StubServer

@@ -151,7 +151,7 @@ async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
 async def test_the_callers_own_writes_are_made_in_the_batch_even_with_no_notes(store, user):
     from mnemo.audit import averify
     from mnemo.audit.chain import alist_audit
-    from mnemo.kinds import aget_profile, aprofile_ops
+    from mnemo.profile import aget_profile, aprofile_ops
 
     ops, changes, _ = await aprofile_ops(store, user, {"city": "Hangzhou"}, source="app")
     assert [c["field"] for c in changes] == ["city"] and await aget_profile(store, user) == {}

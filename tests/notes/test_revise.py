@@ -456,8 +456,8 @@ def test_an_invalidated_note_moves_whole_with_its_history_out_of_the_notes():
 
 
 def test_a_revision_keeps_the_last_former_texts_and_only_the_dates_a_note_had():
-    from mnemo.kinds import MAX_HISTORY
     from mnemo.notes import plan_revision
+    from mnemo.profile import MAX_HISTORY
 
     user = User.of("u_zhou")
     history = [{"text": f"The user had {i} cats.", "source": "user_said", "until": STAMP} for i in range(MAX_HISTORY)]

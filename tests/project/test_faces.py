@@ -46,7 +46,7 @@ def imported_from(face: str) -> set[str]:
 
 
 def test_faces_are_found():
-    assert {"audit", "core", "kinds", "notes", "stores", "writing"} <= set(FACES)
+    assert {"audit", "core", "profile", "instructions", "notes", "stores", "writing"} <= set(FACES)
 
 
 @pytest.mark.parametrize("face", ["mnemo", *(f"mnemo.{f}" for f in FACES)])

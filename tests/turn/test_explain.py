@@ -35,8 +35,8 @@ async def test_each_relevant_note_says_which_rankings_found_it(store, user):
 
 
 async def test_it_takes_the_snapshots_settings_by_name_over_a_turns_defaults(store, user):
-    from mnemo.kinds import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, arecord_episode, build_episode
-    from tests.kinds.test_episodes import case_messages
+    from mnemo.episodes import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, arecord_episode, build_episode
+    from tests.episodes.test_cases import case_messages
 
     episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
     assert episode is not None

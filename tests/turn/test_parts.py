@@ -15,14 +15,13 @@ from langgraph.store.base import BaseStore, Op, Result, SearchOp
 from mnemo import aupdate_profile
 from mnemo.access.privacy import aerase_user, aexport_user
 from mnemo.audit import Origin
-from mnemo.core import Caller, User, quote
-from mnemo.kinds import Ask, Block, Part
-from mnemo.kinds.episodes import arecord_episode, build_episode, render_episodes
+from mnemo.core import Ask, Block, Caller, Part, User, quote
+from mnemo.episodes.cases import arecord_episode, build_episode, render_episodes
 from mnemo.notes.writes import aremember_many
 from mnemo.turn import parts
 from mnemo.turn.snapshot import MemorySnapshot, aload_snapshot, render_blocks
 from tests.agent_harness import chat_prompts, say
-from tests.kinds.test_episodes import case_messages
+from tests.episodes.test_cases import case_messages
 from tests.web.test_app_memory import app_for, auth
 
 #: The snapshot's keys the notes' recall fills (mnemo.notes.recall.aread_notes).

@@ -121,7 +121,7 @@ def test_every_string_and_list_of_the_extraction_schema_is_bounded():
 
 
 def test_an_answer_past_the_bounds_is_cut_to_them_not_refused():
-    from mnemo.kinds import MAX_FIELD_CHARS
+    from mnemo.profile import MAX_FIELD_CHARS
     from mnemo.writing.extraction import MAX_DATED, MAX_ID_CHARS, MAX_NOTE_TEXT, MAX_NOTES
 
     long = "The user repeats " * 100
@@ -140,8 +140,8 @@ def test_an_answer_past_the_bounds_is_cut_to_them_not_refused():
 
 
 def test_the_profile_fields_of_the_schema_are_the_profiles_own():
-    from mnemo.kinds import FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS
-    from mnemo.kinds.profile import RESPONSE_STYLES
+    from mnemo.profile import FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS
+    from mnemo.profile.record import RESPONSE_STYLES
 
     properties = MemoryExtraction.model_json_schema()["properties"]
     assert list(properties)[: len(PROFILE_FIELDS)] == list(PROFILE_FIELDS)
@@ -158,7 +158,7 @@ def test_the_prompt_says_what_each_profile_field_means_in_english_and_chinese():
     reads the schema's descriptions: the instructions carry them."""
     import re
 
-    from mnemo.kinds import FIELD_PROMPTS, PROFILE_FIELDS
+    from mnemo.profile import FIELD_PROMPTS, PROFILE_FIELDS
     from mnemo.writing.extraction import extraction_messages
 
     prompt = extraction_messages(["hi"], [])[0].content

@@ -5,7 +5,7 @@ alone (its ``head``); the versions, with who approved each, are under the admins
 (``("mnemo", "instructions", <assistant>)``), which no user reads. Every approved text
 is a new version, nothing is overwritten, and the hard rules (:data:`HARD_RULES`, in
 code) always win. Feedback reaches it only as a proposal an admin approved
-(:mod:`mnemo.kinds.proposals`); a user's own instructions: :mod:`mnemo.kinds.own_instructions`.
+(:mod:`mnemo.instructions.proposals`); a user's own instructions: :mod:`mnemo.instructions.own`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mnemo.core import (
     quote,
     user_label,
 )
-from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.instructions.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 from mnemo.models import Bound, Structured, StructuredOutputError, within_deadline
 
 #: The assistant a run belongs to when the server does not say (a compiled graph in tests).

@@ -1,10 +1,10 @@
-"""mnemo.kinds.profile, backend-independent cases. Merge, forget, provenance, no-op
+"""mnemo.profile.record, backend-independent cases. Merge, forget, provenance, no-op
 writes and concurrent updates run on every backend in tests/stores/conformance/test_memory.py."""
 
 import pytest
 
 from mnemo import InvalidInputError, User, aget_profile, aupdate_profile
-from mnemo.kinds.profile import format_profile, normalize_field
+from mnemo.profile.record import format_profile, normalize_field
 
 
 async def test_invalid_values_are_rejected_before_any_write(store, user):
@@ -41,7 +41,7 @@ async def test_profile_refuses_text_no_backend_can_store(store, user):
 
 
 def test_the_extractor_schema_has_one_field_per_profile_field():
-    from mnemo.kinds.profile import PROFILE_FIELDS
+    from mnemo.profile.record import PROFILE_FIELDS
     from mnemo.writing.extraction import MemoryExtraction
 
     assert len(PROFILE_FIELDS) == 4
@@ -61,7 +61,7 @@ async def test_a_correction_replaces_the_value_and_keeps_the_old_one_in_history(
 
 
 async def test_history_keeps_every_former_value_up_to_its_cap(store, user):
-    from mnemo.kinds.profile import MAX_HISTORY
+    from mnemo.profile.record import MAX_HISTORY
 
     cities = [f"City{i}" for i in range(MAX_HISTORY + 3)]
     for city in cities[:3]:
@@ -94,7 +94,7 @@ async def test_a_late_writer_never_overwrites_a_field_updated_after_its_messages
 
 def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
     from mnemo.core.quoting import quote
-    from mnemo.kinds.profile import PROFILE_FIELDS
+    from mnemo.profile.record import PROFILE_FIELDS
 
     entry = {"source": "user_said", "first_seen": "2026-03-04T10:00:00+00:00"}
     profile = {"city": {"value": "杭州"} | entry, "name": {"value": "Zhou"} | entry | {"source": "inferred"}}
@@ -109,7 +109,7 @@ def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
 
 
 def test_field_checks_at_their_edges_and_what_they_say():
-    from mnemo.kinds.profile import MAX_FIELD_CHARS, PROFILE_FIELDS
+    from mnemo.profile.record import MAX_FIELD_CHARS, PROFILE_FIELDS
 
     assert normalize_field("city", "x" * MAX_FIELD_CHARS) == "x" * MAX_FIELD_CHARS
     with pytest.raises(InvalidInputError) as exc:

@@ -17,8 +17,8 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import INSTRUCTIONS, InvalidInputError, User, alist_all, now_iso
-from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
-from mnemo.kinds.instructions import HEAD, arewrite, clean, head_text, instructions_head_op
+from mnemo.instructions.assistant import HEAD, arewrite, clean, head_text, instructions_head_op
+from mnemo.instructions.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 
 #: Longest feedback kept with a version (the start of a longer one).
 MAX_FEEDBACK_CHARS = 1000

@@ -1,4 +1,4 @@
-"""mnemo.kinds.policies, search quality. Seeding (idempotent, following the file)
+"""mnemo.policies.shared, search quality. Seeding (idempotent, following the file)
 runs on every backend in tests/stores/conformance/test_memory.py."""
 
 import pytest
@@ -52,8 +52,8 @@ async def test_a_planted_or_altered_policy_is_not_served_and_the_store_is_repair
 
 
 async def test_an_edited_policy_file_is_served_without_a_restart(store, monkeypatch):
+    import mnemo.policies.shared as module
     from mnemo import aensure_policies
-    from mnemo.kinds import policies as module
 
     shipped = load_policy_file()
     assert {p["id"] for p in await aensure_policies(store)} == {p["id"] for p in shipped}
@@ -86,10 +86,10 @@ async def test_a_clean_store_serves_up_to_three_policies_rounded_without_repair(
     )
     with pytest.raises(IndexMissingError):  # a store without an index would list, not search
         await asearch_policies(InMemoryStore(), REFUND_QUESTION)
-    assert not [r for r in caplog.records if r.name == "mnemo.kinds.policies"]  # nothing to repair
+    assert not [r for r in caplog.records if r.name == "mnemo.policies.shared"]  # nothing to repair
     await store.aput(POLICIES_NAMESPACE, PLANTED["id"], PLANTED)
     await asearch_policies(store, REFUND_QUESTION)
-    assert [r.getMessage() for r in caplog.records if r.name == "mnemo.kinds.policies"] == [
+    assert [r.getMessage() for r in caplog.records if r.name == "mnemo.policies.shared"] == [
         "policy store differs from the policy file; re-seeding"
     ]
 
@@ -126,8 +126,8 @@ def test_a_policy_file_is_read_as_utf8_with_unique_ids(tmp_path):
 async def test_an_edited_file_is_seeded_by_ensure_itself_and_an_unchanged_one_costs_one_read(
     counting_store, monkeypatch
 ):
+    import mnemo.policies.shared as module
     from mnemo import POLICIES_NAMESPACE, aensure_policies
-    from mnemo.kinds import policies as module
 
     shipped = load_policy_file()
     await aensure_policies(counting_store)

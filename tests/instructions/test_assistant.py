@@ -1,4 +1,4 @@
-"""Procedural memory (mnemo.kinds.instructions, own_instructions, proposals): a user's
+"""Procedural memory (mnemo.instructions.assistant, own_instructions, proposals): a user's
 feedback for themselves applies to their prompt alone, as quoted data below the hard
 rules; feedback for everyone is a proposal in its author's namespace, applied only
 once an admin approves it, and what every user reads of it is the approved text
@@ -23,9 +23,8 @@ from mnemo.access import aerase_user, aexport_user
 from mnemo.audit import Origin, averify
 from mnemo.audit.chain import alist_audit
 from mnemo.core.quoting import data_block, quote
-from mnemo.kinds import aapprove, alearn_for_user, alist_proposals, apropose, areject
-from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
-from mnemo.kinds.instructions import (
+from mnemo.instructions import aapprove, alearn_for_user, alist_proposals, apropose, areject
+from mnemo.instructions.assistant import (
     InstructionVersion,
     acommit_ops,
     aget_instructions,
@@ -40,7 +39,8 @@ from mnemo.kinds.instructions import (
     history_namespace,
     instructions_namespace,
 )
-from mnemo.kinds.own_instructions import aget_own, alist_own
+from mnemo.instructions.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.instructions.own import aget_own, alist_own
 from mnemo.operator import OPERATIONS, Target
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
@@ -802,7 +802,7 @@ async def test_approval_refuses_a_pending_text_that_names_its_author(store):
 async def test_what_older_mnemo_shared_is_never_applied_and_moves_out_of_users_reach(store):
     from langgraph.store.base import PutOp
 
-    from mnemo.kinds import aload_learned, amigrate_legacy
+    from mnemo.instructions import aload_learned, amigrate_legacy
 
     ns = instructions_namespace("agent")
     old = {"version": 1, "text": PHISHING, "author": "user:u_zoe", "reason": f"feedback: {ZOE_FEEDBACK}"}

@@ -13,7 +13,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Op, Result
 
-from mnemo.core import User
+from mnemo.core.identity import User
 
 
 @dataclass(frozen=True)

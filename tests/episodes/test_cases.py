@@ -1,4 +1,4 @@
-"""Episodic memory (mnemo.kinds.episodes): a resolved case becomes an example for a
+"""Episodic memory (mnemo.episodes.cases): a resolved case becomes an example for a
 similar case in a new thread, never for an unrelated one; shared exemplars
 carry no personal data. (That the similarity threshold is the measured one
 is bench's test: bench/tests/test_episode_threshold.py.)"""
@@ -10,13 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from mnemo import User, aupdate_profile
 from mnemo.core import EPISODES, SHARED_EPISODES_NAMESPACE
-from mnemo.kinds.episodes import (
-    apromote_episode,
-    arecord_episode,
-    asimilar_episodes,
-    build_episode,
-    render_episodes,
-)
+from mnemo.episodes.cases import apromote_episode, arecord_episode, asimilar_episodes, build_episode, render_episodes
 from tests.agent_harness import chat_prompts, say
 from tests.scripted import tool_call
 
@@ -259,7 +253,7 @@ def _item(ns, key, text, score, outcome="resolved"):
 
 
 def test_an_episode_holds_the_current_case_only_abridged_to_its_limits():
-    from mnemo.kinds.episodes import MAX_ACTION_CHARS, MAX_ACTIONS, MAX_ANSWER_CHARS, MAX_REQUEST_CHARS
+    from mnemo.episodes.cases import MAX_ACTION_CHARS, MAX_ACTIONS, MAX_ANSWER_CHARS, MAX_REQUEST_CHARS
 
     first = case_messages()[:4]
     closing = tool_call("mark_resolved", how="film")
@@ -296,7 +290,7 @@ def test_an_episode_holds_the_current_case_only_abridged_to_its_limits():
 
 
 def test_an_episode_is_stored_without_its_score_and_embedded_by_its_request_only():
-    from mnemo.kinds.episodes import episode_put
+    from mnemo.episodes.cases import episode_put
 
     episode = build_episode(case_messages(), assistant_id="a1", thread_id="t1", source="test")
     assert episode is not None
@@ -379,7 +373,7 @@ def test_the_examples_block_quotes_every_part_of_a_case():
 
 
 def test_the_best_distinct_resolved_episodes_above_the_threshold_are_picked():
-    from mnemo.kinds.episodes import pick_similar
+    from mnemo.episodes.cases import pick_similar
 
     user = User.of("u1")
     own, shared = user.namespace(EPISODES), SHARED_EPISODES_NAMESPACE
@@ -395,7 +389,7 @@ def test_the_best_distinct_resolved_episodes_above_the_threshold_are_picked():
 
 
 def test_similar_episode_reads_ask_for_resolved_cases_with_room_to_spare():
-    from mnemo.kinds.episodes import similar_ops
+    from mnemo.episodes.cases import similar_ops
 
     user = User.of("u1")
     for limit, wanted in ((1, 5), (2, 6), (3, 9)):

@@ -5,7 +5,7 @@ only they and admins read it, and their export and erase cover it. It holds the
 feedback, the rewrite the model made of the shared instructions, and its status:
 ``pending``, ``refused`` (the guardrails said no), ``approved`` or ``rejected`` (an
 admin decided, recorded with who). Approval re-checks the guardrails and makes the
-text the assistant's next version (:mod:`mnemo.kinds.instructions`), which carries
+text the assistant's next version (:mod:`mnemo.instructions.assistant`), which carries
 the text and the approver, nothing of the author. Every write is audited.
 """
 
@@ -20,8 +20,8 @@ from langgraph.store.base import BaseStore, PutOp
 
 from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import PROPOSALS, RESERVED_ROOTS, InvalidInputError, User, alist_all, alist_every_namespace, now_iso
-from mnemo.kinds.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
-from mnemo.kinds.instructions import acommit_ops, alist_versions, arewrite, clean
+from mnemo.instructions.assistant import acommit_ops, alist_versions, arewrite, clean
+from mnemo.instructions.hard_rules import MAX_INSTRUCTIONS_CHARS, check_rewrite
 
 Status = Literal["pending", "refused", "approved", "rejected"]
 

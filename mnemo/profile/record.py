@@ -15,7 +15,9 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result
 from mnemo.audit import SOURCES, Origin, Source, abatch_audited, audit_op, default_origin, head_op
 from mnemo.core import (
     PROFILE,
+    Ask,
     InvalidInputError,
+    Part,
     User,
     alist_all,
     alist_rest,
@@ -26,7 +28,6 @@ from mnemo.core import (
     quote,
     search_result,
 )
-from mnemo.kinds.part import Ask, Part
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).

@@ -18,7 +18,10 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result, SearchOp
 from mnemo.core import (
     EPISODES,
     SHARED_EPISODES_NAMESPACE,
+    Ask,
+    Block,
     InvalidInputError,
+    Part,
     User,
     bounded_query,
     now_iso,
@@ -30,7 +33,6 @@ from mnemo.core import (
     search_result,
     semantic_hits,
 )
-from mnemo.kinds.part import Ask, Block, Part
 
 #: Similarity (new request as query, past request as passage) a case needs to
 #: be shown: 0.88 maximises F0.5 on 48 labelled pairs, precision 0.88, recall

@@ -1,10 +1,10 @@
-"""mnemo.kinds.hard_rules.check_rewrite at its edges: the length limit, short
+"""mnemo.instructions.hard_rules.check_rewrite at its edges: the length limit, short
 personal words, and what each refusal says (the guardrails themselves are
-tried through procedural memory in tests/kinds/test_instructions.py)."""
+tried through procedural memory in tests/instructions/test_assistant.py)."""
 
 from __future__ import annotations
 
-from mnemo.kinds.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
+from mnemo.instructions.hard_rules import HARD_RULES, MAX_INSTRUCTIONS_CHARS, check_rewrite
 
 
 def test_the_limit_is_inclusive():
