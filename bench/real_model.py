@@ -41,9 +41,9 @@ from typing import Any
 from bench.common import REPO_ROOT, meta, write_json
 from bench.llama_server import DEFAULT_CACHE, DEFAULT_MODEL, MODELS, pins, prepare, serve
 from bench.model_probe import probe
-from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, run_to_end, started_mnemo
+from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
 from bench.provenance import load_average
-from bench.real_model_cases import CASES, tool_call_examples
+from bench.real_model_cases import CASES, timed_turn, tool_call_examples
 from bench.real_model_report import llama_timings, plain_lines, report, request_summary, tally, warning_lines
 
 USER = "real-model-user"
@@ -55,18 +55,6 @@ FACTS = {"name": r"ingrid", "city": r"lisbon", "note": r"peanut"}
 
 def facts_in(text: str) -> dict[str, bool]:
     return {fact: re.search(pattern, text, re.IGNORECASE) is not None for fact, pattern in FACTS.items()}
-
-
-async def _turn(
-    client: Any, thread_id: str, text: str, context: dict[str, Any], *, user_id: str = USER
-) -> dict[str, Any]:
-    started = time.monotonic()
-    status = await run_to_end(client, thread_id, text, {**context, "user_id": user_id})
-    seconds = time.monotonic() - started
-    messages = ((await client.threads.get_state(thread_id)).get("values") or {}).get("messages") or []
-    reply = messages[-1].get("content") if messages else None
-    reply = str(reply)[:200]
-    return {"said": text, "status": status, "seconds": round(seconds, 1), "load": load_average(), "reply": reply}
 
 
 async def _stored(client: Any) -> dict[str, Any]:
@@ -84,12 +72,12 @@ async def _conversation(server: Any, proxy: RecordingProxy, context: dict[str, A
     turns = []
     first = (await client.threads.create())["thread_id"]
     for text in THREAD_ONE:
-        turns.append(await _turn(client, first, text, context))
+        turns.append(await timed_turn(client, first, text, context, user_id=USER))
     await proxy.wait_idle(15, cap_s=300)  # a write still running after the run (background mode) ends first
     stored = await _stored(client)
     second_started = time.time()
     second = (await client.threads.create())["thread_id"]
-    turns.append(await _turn(client, second, THREAD_TWO, context))
+    turns.append(await timed_turn(client, second, THREAD_TWO, context, user_id=USER))
     prompts = reply_prompts(proxy.records, second_started)
     reached = {fact: any(facts_in(p)[fact] for p in prompts) for fact in FACTS}
     return {

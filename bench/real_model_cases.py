@@ -20,7 +20,6 @@ tools, as sent, and what came back (issue 42: does the model call them?).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import time
@@ -31,7 +30,9 @@ from typing import Any
 import httpx
 
 from bench.model_probe import answer_of, fenced_json, json_object
+from bench.model_proxy import run_to_end
 from bench.provenance import load_average
+from bench.real_model_report import request_summary
 
 CONSOLIDATE_USER = "real-model-consolidate"
 #: Two pairs that say the same thing, one contradiction, one note apart.
@@ -50,8 +51,20 @@ FEEDBACK = "Feedback for me: keep your answers to two sentences, please."
 FEEDBACK_TEXT = "keep your answers to two sentences, please"
 
 
+async def timed_turn(
+    client: Any, thread_id: str, text: str, context: dict[str, Any], *, user_id: str
+) -> dict[str, Any]:
+    """One run of ``text`` as ``user_id`` to its end: its status, seconds, the load and the reply's start."""
+    started = time.monotonic()
+    status = await run_to_end(client, thread_id, text, {**context, "user_id": user_id})
+    seconds = time.monotonic() - started
+    messages = ((await client.threads.get_state(thread_id)).get("values") or {}).get("messages") or []
+    reply = messages[-1].get("content") if messages else None
+    reply = str(reply)[:200]
+    return {"said": text, "status": status, "seconds": round(seconds, 1), "load": load_average(), "reply": reply}
+
+
 def _requests(proxy: Any, since: float) -> list[dict[str, Any]]:
-    from bench.real_model_report import request_summary
 
     return [request_summary(r) for r in proxy.records if r["started"] >= since and r["path"].endswith("/completions")]
 
@@ -107,14 +120,13 @@ def consolidate(server: Any, proxy: Any, workdir: Path, settings: dict[str, str]
 
 def rewrite(server: Any, proxy: Any, workdir: Path, settings: dict[str, str], context: dict[str, Any]) -> dict:
     """The ``rewrite`` case (module docstring)."""
-    from bench.real_model import _turn
     from tests.devserver import client as signed_in
 
     async def through_agent() -> dict[str, Any]:
         user = signed_in(server, REWRITE_USER)
         thread = (await user.threads.create())["thread_id"]
         since = time.time()
-        turn = await _turn(user, thread, FEEDBACK, context, user_id=REWRITE_USER)
+        turn = await timed_turn(user, thread, FEEDBACK, context, user_id=REWRITE_USER)
         state = (await user.threads.get_state(thread)).get("values") or {}
         tools = [str(m.get("content"))[:300] for m in state.get("messages") or [] if m.get("type") == "tool"]
         return {"turn": turn, "tool_results": tools, "requests": _requests(proxy, since)}
@@ -197,31 +209,3 @@ def tool_call_examples(records: list[dict[str, Any]], most: int = 3) -> list[dic
     # The ones that show the issue first: a call written as text, then real calls.
     found.sort(key=lambda e: (e["fenced_json_in_text"] is None, not e["called_a_tool"]))
     return found[:most]
-
-
-def case_report(name: str, case: dict[str, Any]) -> str:
-    """One case as markdown lines."""
-    if "error" in case:
-        return f"{name}: failed: {case['error'].splitlines()[-1]}"
-    if name == "consolidate":
-        result = case.get("result") or {}
-        return "\n".join(
-            [
-                f"consolidate: exit {case['exit_code']} in {case['seconds']} s (load {case['load']}); "
-                f"{result.get('model_calls')} model call(s), seeded {[s['status'] for s in case['seeded']]}",
-                f"- merged: {json.dumps(result.get('merged'), ensure_ascii=False)}",
-                f"- contradictions: {json.dumps(result.get('contradictions'), ensure_ascii=False)}",
-                f"- notes after: {json.dumps(case['notes_after'], ensure_ascii=False)}",
-            ]
-        )
-    agent, direct = case["through_agent"], case["direct"]
-    calls = [c for r in agent["requests"] for c in r["tool_calls"]]
-    return "\n".join(
-        [
-            f"rewrite through the agent: run {agent['turn']['status']} in {agent['turn']['seconds']} s "
-            f"(load {agent['turn']['load']}); tool calls {calls}; tool results {agent['tool_results']}",
-            f"- instructions after: {json.dumps(agent['instructions_after'], ensure_ascii=False)[:600]}",
-            f"rewrite directly (alearn_for_user): {json.dumps(direct['result'], ensure_ascii=False)[:600]} "
-            f"in {direct['seconds']} s (load {direct['load']})",
-        ]
-    )

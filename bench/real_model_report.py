@@ -8,6 +8,7 @@ result (:func:`report`, what docs/bench.md shows).
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -87,7 +88,6 @@ def llama_timings(log_text: str) -> dict[str, list[float]]:
 
 def report(result: dict[str, Any]) -> str:
     """The result as markdown (what docs/bench.md shows)."""
-    from bench.real_model_cases import case_report
 
     lines = [
         "| direct request | HTTP | tool calls | JSON args | JSON text | fenced JSON text | finish | tokens | s |",
@@ -126,3 +126,31 @@ def report(result: dict[str, Any]) -> str:
     if result["doctor"] is not None:
         lines.append(f"doctor: exit {result['doctor']['exit_code']} in {result['doctor']['seconds']} s")
     return "\n".join(lines)
+
+
+def case_report(name: str, case: dict[str, Any]) -> str:
+    """One case as markdown lines."""
+    if "error" in case:
+        return f"{name}: failed: {case['error'].splitlines()[-1]}"
+    if name == "consolidate":
+        result = case.get("result") or {}
+        return "\n".join(
+            [
+                f"consolidate: exit {case['exit_code']} in {case['seconds']} s (load {case['load']}); "
+                f"{result.get('model_calls')} model call(s), seeded {[s['status'] for s in case['seeded']]}",
+                f"- merged: {json.dumps(result.get('merged'), ensure_ascii=False)}",
+                f"- contradictions: {json.dumps(result.get('contradictions'), ensure_ascii=False)}",
+                f"- notes after: {json.dumps(case['notes_after'], ensure_ascii=False)}",
+            ]
+        )
+    agent, direct = case["through_agent"], case["direct"]
+    calls = [c for r in agent["requests"] for c in r["tool_calls"]]
+    return "\n".join(
+        [
+            f"rewrite through the agent: run {agent['turn']['status']} in {agent['turn']['seconds']} s "
+            f"(load {agent['turn']['load']}); tool calls {calls}; tool results {agent['tool_results']}",
+            f"- instructions after: {json.dumps(agent['instructions_after'], ensure_ascii=False)[:600]}",
+            f"rewrite directly (alearn_for_user): {json.dumps(direct['result'], ensure_ascii=False)[:600]} "
+            f"in {direct['seconds']} s (load {direct['load']})",
+        ]
+    )
