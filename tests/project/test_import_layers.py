@@ -10,6 +10,7 @@ a cycle fails here even when import order happens to hide it at run time.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,26 +18,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 #: First-party top-level packages (tests/ may import anything but bench).
 PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
-#: mnemo's sub-packages, lowest first: each may import only those before it
-#: (the store and the memory kinds besides notes stand beside each other, :data:`BESIDE`).
-MNEMO_LAYERS = (
-    "core",
-    "audit",
-    "models",
-    "stores",
-    "profile",
-    "episodes",
-    "policies",
-    "instructions",
-    "notes",
-    "turn",
-    "writing",
-    "access",
-    "operator",
-    "cli",
-)
-#: Sub-packages on one floor: none of them imports another.
-BESIDE = frozenset({"stores", "profile", "episodes", "policies", "instructions"})
+
+
+def _layers_of_the_page() -> tuple[tuple[str, ...], frozenset[str]]:
+    """mnemo's sub-packages, lowest first, and those on one floor, as
+    docs/architecture.md draws them (``a -> b, c | d``: ``->`` and ``,`` run
+    upwards, ``|`` stands beside): the page is where the order is written."""
+    page = (ROOT / "docs" / "architecture.md").read_text("utf-8")
+    line = next(x for x in page.splitlines() if x.startswith("core -> "))
+    layers = tuple(re.findall(r"\w+", line))
+    beside = frozenset(name for group in re.findall(r"\w+(?:\s*\|\s*\w+)+", line) for name in re.findall(r"\w+", group))
+    return layers, beside
+
+
+#: mnemo's sub-packages, lowest first: each may import only those before it,
+#: and none of :data:`BESIDE` (the store and the memory kinds besides notes,
+#: on one floor) imports another.
+MNEMO_LAYERS, BESIDE = _layers_of_the_page()
 #: The product's code (bench/ measures it from outside, through the faces).
 PRODUCT = ("graphs", "nodes", "mnemo", "server", "web")
 MAX_MODULE_LINES = 350
@@ -196,6 +194,13 @@ def test_no_import_cycle_between_modules_of_mnemo():
     assert "mnemo.notes.model" in imports["mnemo.notes.plan"]  # the scan sees module imports
     edges = {m: {i for i in imported if i in imports} for m, imported in imports.items()}
     assert find_cycle(edges) is None, f"import cycle: {' -> '.join(find_cycle(edges) or [])}"
+
+
+def test_every_sub_package_of_mnemo_stands_on_the_page():
+    """A new sub-package is placed in the drawing, or its imports go unchecked."""
+    packages = {p.parent.name for p in (ROOT / "mnemo").glob("*/__init__.py")}
+    assert "stores" in packages and "profile" in BESIDE
+    assert packages == set(MNEMO_LAYERS)
 
 
 def test_sub_packages_of_mnemo_import_only_lower_layers():
