@@ -39,9 +39,11 @@ RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
 #: What the extractor is asked of each field (its schema is built from these).
 FIELD_PROMPTS: dict[str, str] = {
-    "name": "The user's own name (用户本人的名字), only if the user said it; never a place or another person's name.",
+    "name": "The user's own name (用户本人的名字), only if the user said it; never a place, a pronoun (myself, "
+    "自己, 本人) or another person's name.",
     "city": "The city where the user lives now (用户现在住的城市), only if the user said it: after a move or a "
-    "correction the new one; never a relative's city or one in a question or a wish.",
+    "correction the new one; never a relative's city, one in a question or a wish, or a place the user is only "
+    "visiting (旅游, 出差: a temporary note).",
     "language": "Language the user wants answers in (希望用哪种语言回答), e.g. 'zh' or 'en', only if stated or "
     "obvious from a request.",
     "response_style": "How the user wants answers (回答风格): 'concise' (short, no fluff; 简短) or 'detailed' "

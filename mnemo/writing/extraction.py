@@ -11,6 +11,7 @@ Instructions go in a system message; the user's messages and their most similar 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -40,7 +41,7 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - "forget_fields": fields the user explicitly asked you to forget or delete, or said are no longer true without giving a new value.
 - "notes": durable personal facts or preferences worth remembering in future conversations
   (e.g. allergies, sizes, devices they own, family, recurring needs), one short self-contained sentence each,
-  written in the user's language, in third person ("The user ..." / "用户……").
+  in third person, in the user's language and words.
   Do NOT include: the profile fields above, questions, greetings, one-off requests, order numbers or
   anything about orders/refunds/payments (the order system is authoritative for those),
   nor a fact an existing note already says.
@@ -52,15 +53,56 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - "dated_notes": durable facts about something that happened or will happen at a known time
   ("I started a new job last March", "my wedding is on 12 June"), each with "refers_to": that date as
   YYYY-MM-DD, YYYY-MM or YYYY, worked out from today's date. Put such a fact here, not in "notes".
-If nothing qualifies, return all fields null and empty lists."""
+If nothing qualifies, return all fields null and empty lists.
+{language}"""
 
-#: The extractor's instructions (``{today}`` filled per call). The profile fields
+#: The extractor's instructions (``{today}`` and ``{language}`` filled per call). The profile fields
 #: are explained here, in English and Chinese, and not only in the schema: where
 #: a server enforces a ``json_schema`` (llama.cpp's grammar) the model never
 #: sees the schema's descriptions (docs/memory.md).
 EXTRACTION_PROMPT = _INSTRUCTIONS.replace(
     "{fields}", "\n".join(f'  "{field}": {FIELD_PROMPTS[field]}' for field in PROFILE_FIELDS)
 )
+
+#: The language of the notes, said last (a small model follows the end of its
+#: instructions best): in another language than the user's, a note is not in the
+#: user's words and the grounding check drops it (issue 42: Chinese facts written
+#: in English). Decided by :func:`writing_language`, in code, from the user's texts.
+NOTES_LANGUAGE: dict[str | None, str] = {
+    "zh": 'The user writes Chinese: write every note in Chinese (用中文写笔记), with the user\'s own words ("用户……").',
+    "ja": "The user writes Japanese: write every note in Japanese (日本語で), with the user's own words.",
+    "ko": "The user writes Korean: write every note in Korean (한국어로), with the user's own words.",
+    "en": 'The user writes English: write every note in English, with the user\'s own words ("The user ...").',
+    None: "Write every note in the language the user writes in, with the user's own words.",
+}
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_KANA = re.compile(r"[\u3041-\u30fa]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+#: Words of English that no other language written in Latin letters uses as a
+#: word of its own ("in", "am", "was" are German, Dutch ...; a lower-case "i" is
+#: Polish or Italian, the capital "I" English's): a text with enough of them is
+#: English; one without, maybe not.
+_ENGLISH_WORDS = frozenset(
+    "I the and are my you your it it's of with have this that what please i'm i've i'd just from".split()
+)
+#: The share of a Latin text's words that must be :data:`_ENGLISH_WORDS` for it to be English.
+_ENGLISH_SHARE = 0.1
+
+
+def writing_language(texts: Sequence[str]) -> str | None:
+    """The language the user writes ``texts`` in, when the writing tells it:
+    ``"zh"``, ``"ja"``, ``"ko"`` when CJK characters outnumber the words in Latin
+    letters (kana: Japanese, mostly Hangul: Korean), ``"en"`` when enough of
+    the words are English's own, else ``None`` (not known)."""
+    text = " ".join(texts)
+    han, kana, hangul = (len(p.findall(text)) for p in (_HAN, _KANA, _HANGUL))
+    words = _LATIN_WORD.findall(text)
+    if han + kana + hangul > len(words):
+        return "ja" if kana else "ko" if hangul > han else "zh"
+    english = sum(w in _ENGLISH_WORDS or w.casefold() in _ENGLISH_WORDS for w in words)
+    return "en" if english and english >= _ENGLISH_SHARE * len(words) else None
 
 
 #: Bounds of one extraction (``maxLength`` / ``maxItems`` in its schema, cut to
@@ -158,12 +200,15 @@ def build_extractor(model: BaseChatModel) -> Any:
 
 
 def extraction_messages(texts: Sequence[str], existing: Sequence[tuple[str, str]]) -> list[BaseMessage]:
-    """The extractor's input: the instructions, then the user's ``texts`` and
-    the ``existing`` notes (short id, text) as quoted data."""
+    """The extractor's input: the instructions (the notes asked in the language
+    of the user's ``texts``), then the ``texts`` and the ``existing`` notes
+    (short id, text) as quoted data."""
     said = data_block("user_messages", "\n".join(f"- {quote(t)}" for t in texts))
     notes = data_block("existing_notes", "\n".join(f"- {quote(text)}  (id {quote(i)})" for i, text in existing))
     return [
-        SystemMessage(EXTRACTION_PROMPT.format(today=now().date().isoformat())),
+        SystemMessage(
+            EXTRACTION_PROMPT.format(today=now().date().isoformat(), language=NOTES_LANGUAGE[writing_language(texts)])
+        ),
         HumanMessage(f"{said}\n{notes}"),
     ]
 

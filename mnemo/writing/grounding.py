@@ -134,6 +134,25 @@ def said_as_place(value: str, texts: Iterable[str]) -> bool:
     return any(_PLACE_BEFORE.search(t[: m.start()]) for t in texts for m in pattern.finditer(t))
 
 
+#: Where a trip's place is said: right after "travelling in", "a trip to", "visiting" ...,
+#: or, in Chinese, right before 出差, 旅游 ... ("在日本出差"): a place the user is away in.
+_TRIP_BEFORE = re.compile(
+    r"\b(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?$",
+    re.IGNORECASE,
+)
+_TRIP_AFTER = re.compile(r"\s*(?:出差|旅游|旅行|度假|出游|游玩)")
+#: Words for the user themselves, never a name: first-person and reflexive pronouns.
+_SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我", "自己", "我自己", "本人", "用户", "俺"})
+
+
+def said_as_trip(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
+    travelling in Japan", "我在日本出差"): where they are away, not where they live."""
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    said = [(t, m) for t in texts for m in pattern.finditer(t)]
+    return bool(said) and all(_TRIP_BEFORE.search(t[: m.start()]) or _TRIP_AFTER.match(t, m.end()) for t, m in said)
+
+
 def _named(names: Iterable[str], folded: str) -> bool:
     return any(n in folded for n in names if len(n) > 2 or not n.isascii())
 
@@ -142,7 +161,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     """Whether the user's ``texts`` (content ``words``) support ``value`` for a profile ``field``.
 
     A name or a city: every word of it said (:func:`all_words_said`); a name
-    also is not the ``city`` extracted with it nor said as a place. A
+    also is not a pronoun ("myself", "自己"), the ``city`` extracted with it nor
+    said as a place; a city not said only as a trip's (:func:`said_as_trip`). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (a CJK language for CJK text, else not one).
@@ -150,7 +170,11 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     if field in SAID_FIELDS and not all_words_said(value, words):
         return False
     if field == "name":
+        if value.strip().casefold() in _SELF_WORDS:
+            return False
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
+    if field == "city":
+        return not said_as_trip(value, texts)
     folded = " ".join(texts).casefold()
     if field == "response_style":
         return _named(STYLE_WORDS.get(value, ()), folded)

@@ -165,7 +165,37 @@ def test_the_prompt_says_what_each_profile_field_means_in_english_and_chinese():
     for field in PROFILE_FIELDS:
         assert f'"{field}": {FIELD_PROMPTS[field]}' in prompt
         assert re.search(r"[\u4e00-\u9fff]", FIELD_PROMPTS[field]), field  # in both languages
-    assert "{fields}" not in prompt and "{today}" not in prompt
+    assert "{fields}" not in prompt and "{today}" not in prompt and "{language}" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("texts", "language"),
+    [
+        (["我三月二十号之前都在日本出差，这段时间请先别给我发货。"], "zh"),
+        (["Hi, I'm Wen.", "请记住我对花生过敏，订单 A-20391。"], "zh"),  # the Chinese outweighs a few Latin words
+        (["I live in Gdansk myself."], "en"),
+        (["Sorry, I misspoke: not Austin, Boston.", "我住在 Boston。"], "en"),  # the English outweighs
+        (["私は東京に住んでいます。"], "ja"),
+        (["저는 서울에 살아요."], "ko"),
+        (["Mieszkam w Gdańsku i mam kota."], None),  # Latin letters, not English: "i" is Polish's "and"
+        (["Ich wohne in Berlin, mein Name ist Hans."], None),
+        (["Hi"], None),
+        (["880312？"], None),  # no word at all
+    ],
+)
+def test_the_notes_are_asked_in_the_language_the_user_writes(texts, language):
+    """A Chinese fact written in English is not the user's words and is dropped
+    (issue 42): the instructions, and only they, name the user's language."""
+    from mnemo.writing.extraction import NOTES_LANGUAGE, extraction_messages, writing_language
+
+    assert writing_language(texts) == language
+    system, data = extraction_messages(texts, [])
+    assert system.content.endswith("\n" + NOTES_LANGUAGE[language])  # said last
+    named = {"zh": "Chinese", "ja": "Japanese", "ko": "Korean", "en": "English"}
+    for code, name in named.items():
+        assert (f"The user writes {name}: write every note in {name}" in system.content) == (code == language)
+    for text in texts:  # the user's words stay in the data part
+        assert text not in system.content and text in data.content
 
 
 def test_no_example_of_the_prompt_is_a_fact_of_a_user_who_shares_one_word_with_it():

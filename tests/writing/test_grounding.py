@@ -190,6 +190,18 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     assert said("city", "Gdansk", *tomasz)
     assert not said("name", "南京", "我住在南京。", "不是南京，是杭州。", city="杭州")
     assert said("name", "王芳", "你好，我叫王芳。")
+    # A pronoun is never a name ("我自己住在合肥" stored the name "自己", issue 42).
+    linxiao = ("我叫林晓，我姐姐住在上海。", "我自己住在合肥。")
+    assert said("name", "林晓", *linxiao, city="合肥")
+    assert not said("name", "自己", *linxiao, city="合肥")
+    assert not said("name", "myself", *tomasz, city="Gdansk")
+    # A place the user only travels in is not where they live; one they also live in is.
+    assert not said("city", "Japan", "I'm travelling in Japan until 20 March.")
+    assert not said("city", "日本", "我三月二十号之前都在日本出差。")
+    assert not said("city", "Lisbon", "We're on a trip to Lisbon.", "Visiting Lisbon was great.")
+    assert said("city", "Lisbon", "After a trip to Lisbon I moved there: I live in Lisbon now.")
+    assert said("city", "日本", "我住在日本。")
+    assert said("city", "杭州市", "我从南京搬到杭州了。")  # not said as such, nor as a trip's
     # An answer style only when the user asked for one.
     assert said("response_style", "concise", "Please keep your answers short.")
     assert said("response_style", "concise", "以后回答我简短一点，别啰嗦。")
