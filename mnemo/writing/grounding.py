@@ -127,11 +127,16 @@ _PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|�
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
 
 
+def _mentions(value: str, texts: Iterable[str]) -> list[tuple[str, re.Match[str]]]:
+    """Each place a text of ``texts`` says ``value`` (any case): the text and the match."""
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    return [(t, m) for t in texts for m in pattern.finditer(t)]
+
+
 def said_as_place(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` right after a place word
     ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
-    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
-    return any(_PLACE_BEFORE.search(t[: m.start()]) for t in texts for m in pattern.finditer(t))
+    return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in _mentions(value, texts))
 
 
 #: Where a trip's place is said: right after "travelling in", "a trip to", "visiting" ...,
@@ -148,8 +153,7 @@ _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我",
 def said_as_trip(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
     travelling in Japan", "我在日本出差"): where they are away, not where they live."""
-    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
-    said = [(t, m) for t in texts for m in pattern.finditer(t)]
+    said = _mentions(value, texts)
     return bool(said) and all(_TRIP_BEFORE.search(t[: m.start()]) or _TRIP_AFTER.match(t, m.end()) for t, m in said)
 
 
