@@ -9,7 +9,13 @@ the same embedder and store index.
 
 Each turn is streamed (``client.runs.stream``, ``stream_mode="messages"``):
 its time to first token runs from sending the request to the first chunk of an
-AI message with text in it (a tool call has none), its wall time to the end of
+AI message with text in it (a tool call has none); ``ttft_run_ms`` runs from
+the moment a worker took the run from the queue (the server's log,
+:func:`run_starts`) to that chunk, ``queue_ms`` before it. ``langgraph dev``'s
+queue looks for runs every 0.5 s when it found none (``langgraph_runtime_inmem``'s
+``Runs.next``), so the wait before a run starts (0.7 to 1 s here) depends on
+when the previous run ended, not on the graph; ``ttft_run_ms`` is what the
+graph adds (its factory, its steps, the model's answer). Its wall time to the end of
 the stream (the run's end: mnemo's ``write_memory`` included), and its CPU is
 the server's process tree over the same interval (every thread of every
 process in the server's session, ``/proc/<pid>/task/<tid>/schedstat``; the
@@ -30,9 +36,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import tempfile
 import time
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +53,37 @@ GRAPHS = {"bare": "bare", "memory_agent": "memory_agent", "mnemo": "agent"}
 PEERS = {"bare": "bare_agent.py", "memory_agent": "memory_agent.py"}
 #: Users of the concurrent part are others than the sequential part's (u100...).
 CONCURRENT_FIRST_USER = 100
+#: What ``langgraph_api.worker`` logs when a worker takes a run from the queue.
+RUN_STARTED = "Starting background run"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_RUN_ID = re.compile(r"\brun_id=([0-9a-f-]{36})")
+_STARTED_AT = re.compile(r"\brun_started_at=(\S+)")
+
+
+def run_starts(log: str) -> dict[str, float]:
+    """Run id -> when a worker took the run from the queue (epoch seconds), read
+    from the server's log (``run_started_at`` of :data:`RUN_STARTED`; the
+    console format, colours and all). A retried run keeps its first start."""
+    starts: dict[str, float] = {}
+    for line in log.splitlines():
+        if RUN_STARTED not in line:
+            continue
+        plain = _ANSI.sub("", line)
+        run_id, at = _RUN_ID.search(plain), _STARTED_AT.search(plain)
+        if run_id and at:
+            starts.setdefault(run_id.group(1), datetime.fromisoformat(at.group(1)).timestamp())
+    return starts
+
+
+def anchor(turns: list[dict[str, Any]], starts: dict[str, float]) -> None:
+    """Each turn's ``queue`` (request sent to the run's start) and ``ttft_run``
+    (the run's start to its first token), in seconds; None for a run the log
+    does not show starting."""
+    for t in turns:
+        started = starts.get(t.get("run_id") or "")
+        known = started is not None and t["sent_at"] is not None
+        t["queue"] = started - t["sent_at"] if known else None
+        t["ttft_run"] = t["first_token_at"] - started if known and t["first_token_at"] is not None else None
 
 
 def session_cpu_ns(sid: int) -> int:
@@ -80,9 +119,10 @@ def _answer_started(part: Any) -> bool:
 
 
 async def stream_turn(client: Any, graph: str, thread_id: str, user: SimUser, turn: int, sid: int) -> dict[str, Any]:
-    """One turn, streamed: ``ok``, ``ttft``, ``wall``, ``cpu`` (seconds), ``tools`` (the tools the model called)."""
-    cpu0, start = session_cpu_ns(sid), time.perf_counter()
-    ttft, tools, ok = None, set(), True
+    """One turn, streamed: ``ok``, ``ttft``, ``wall``, ``cpu`` (seconds), ``tools`` (the tools the model
+    called), ``run_id``, and the wall clock when it was sent and its first token came (for :func:`anchor`)."""
+    cpu0, start, sent_at = session_cpu_ns(sid), time.perf_counter(), time.time()
+    ttft, tools, ok, run_id, first_token_at = None, set(), True, None, None
     try:
         async for part in client.runs.stream(
             thread_id,
@@ -93,8 +133,10 @@ async def stream_turn(client: Any, graph: str, thread_id: str, user: SimUser, tu
         ):
             if part.event == "error":
                 ok = False
+            if part.event == "metadata" and isinstance(part.data, dict) and run_id is None:
+                run_id = part.data.get("run_id")
             if ttft is None and _answer_started(part):
-                ttft = time.perf_counter() - start
+                ttft, first_token_at = time.perf_counter() - start, time.time()
             if part.event in ("messages/partial", "messages/complete") and isinstance(part.data, list):
                 tools |= {c["name"] for m in part.data if m.get("type") == "ai" for c in m.get("tool_calls") or []}
     except Exception:  # a dropped connection: the turn failed
@@ -107,14 +149,27 @@ async def stream_turn(client: Any, graph: str, thread_id: str, user: SimUser, tu
         "wall": wall,
         "cpu": cpu,
         "tools": tools,
+        "run_id": run_id,
+        "sent_at": sent_at,
+        "first_token_at": first_token_at,
     }
 
 
 def _by_kind(turns: list[dict[str, Any]], value: Any) -> dict[str, Any]:
-    """``summary`` of ``value(turn)`` in milliseconds, per kind of turn and over all (``all``)."""
+    """``summary`` of ``value(turn)`` in milliseconds, per kind of turn and over all (``all``);
+    a turn without the value (None) is left out (``unanchored`` counts them)."""
+
+    def ms(kind: str | None) -> list[float]:
+        values = [value(t) for t in turns if t["ok"] and kind in (None, t["kind"])]
+        return [v * 1000.0 for v in values if v is not None]
+
     kinds = [k for k in KINDS if any(t["kind"] == k for t in turns)]
-    out = {k: summary([value(t) * 1000.0 for t in turns if t["kind"] == k and t["ok"]]) for k in kinds}
-    return {**out, "all": summary([value(t) * 1000.0 for t in turns if t["ok"]])}
+    return {**{k: summary(ms(k)) for k in kinds}, "all": summary(ms(None))}
+
+
+def unanchored(turns: list[dict[str, Any]]) -> int:
+    """Successful turns whose run the server's log does not show starting (no ``ttft_run``)."""
+    return sum(t["ok"] and t.get("ttft_run") is None for t in turns)
 
 
 def report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
@@ -125,6 +180,9 @@ def report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
         # Per kind of turn, the tools the model called, and in how many turns.
         "tool_calls": {k: dict(Counter(c for t in turns if t["kind"] == k for c in sorted(t["tools"]))) for k in KINDS},
         "ttft_ms": _by_kind(turns, lambda t: t["ttft"]),
+        "ttft_run_ms": _by_kind(turns, lambda t: t["ttft_run"]),
+        "queue_ms": _by_kind(turns, lambda t: t["queue"]),
+        "unanchored": unanchored(turns),
         "cpu_ms": _by_kind(turns, lambda t: t["cpu"]),
         "cpu_net_ms": _by_kind(turns, lambda t: t["cpu"] - idle_per_s * t["wall"]),
         "wall_ms": _by_kind(turns, lambda t: t["wall"]),
@@ -151,10 +209,13 @@ async def _converse(c: Any, graph: str, tid: str, user: SimUser, turns: int, sid
     return [await stream_turn(c, graph, tid, user, turn, sid) for turn in range(turns)]
 
 
-async def _concurrent(server: Any, sid: int, users: int, turns: int) -> dict[str, dict[str, Any]]:
+async def _concurrent(
+    server: Any, sid: int, users: int, turns: int
+) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Per graph, the figures of its users at once, and its turns (for :func:`anchor`)."""
     from tests.devserver import client
 
-    out = {}
+    out, every = {}, {}
     for g in GRAPHS:
         sims = [SimUser(CONCURRENT_FIRST_USER + i) for i in range(users)]
         clients = [client(server, u.uid) for u in sims]
@@ -164,6 +225,7 @@ async def _concurrent(server: Any, sid: int, users: int, turns: int) -> dict[str
         done = [t for talk in await asyncio.gather(*talks) for t in talk]
         elapsed, cpu = time.perf_counter() - start, (session_cpu_ns(sid) - cpu0) / 1e9
         ok = [t for t in done if t["ok"]]
+        every[g] = done
         out[g] = {
             "turns": len(done),
             "turns_failed": len(done) - len(ok),
@@ -172,7 +234,7 @@ async def _concurrent(server: Any, sid: int, users: int, turns: int) -> dict[str
             "turns_per_s": round(len(ok) / elapsed, 3),
             "cpu_ms_per_turn": round(cpu * 1000.0 / max(1, len(ok)), 1),
         }
-    return out
+    return out, every
 
 
 async def _serve(
@@ -206,8 +268,14 @@ async def _serve(
             await asyncio.sleep(idle_seconds)
             idle_per_s = (session_cpu_ns(sid) - cpu0) / 1e9 / (time.perf_counter() - wall0)
             sequential = await _sequential(server, sid, users, turns)
-            concurrent = await _concurrent(server, sid, concurrent_users, concurrent_turns)
+            concurrent, together = await _concurrent(server, sid, concurrent_users, concurrent_turns)
             trouble = len(server.trouble())
+            starts = run_starts(server.output(tail=10**9))
+            for turns_of in [*sequential.values(), *together.values()]:
+                anchor(turns_of, starts)
+            for g, turns_of in together.items():
+                concurrent[g]["ttft_run_ms"] = _by_kind(turns_of, lambda t: t["ttft_run"])
+                concurrent[g]["unanchored"] = unanchored(turns_of)
         finally:
             server.stop()
     return {

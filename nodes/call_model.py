@@ -10,6 +10,7 @@ memory; then the thread's messages, fitted to ``history_token_budget``
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from langchain_core.messages import SystemMessage
@@ -41,23 +42,34 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     # the tool node's gate still decides each call.
     user = current_user(runtime.context)
     store = memory_store(runtime)
-    try:
-        names = set(await aavailable_tools(store, user, [t.name for t in MODEL_TOOLS]))
-    except Exception:  # every tool needs the store: answer without tools rather than not at all
-        logger.exception("could not read entitlements; offering no tools this turn")
+    # Both reads at once: one round trip's wait before the model, not two.
+    entitled, learned = await asyncio.gather(
+        aavailable_tools(store, user, [t.name for t in MODEL_TOOLS]),
+        aload_learned(store, assistant_of(get_config()), user),
+        return_exceptions=True,
+    )
+    if isinstance(entitled, BaseException):
+        if not isinstance(entitled, Exception):
+            raise entitled
+        # Every tool needs the store: answer without tools rather than not at all.
+        logger.error("could not read entitlements; offering no tools this turn", exc_info=entitled)
         names = set()
+    else:
+        names = set(entitled)
+    if isinstance(learned, BaseException):
+        if not isinstance(learned, Exception):
+            raise learned
+        # The hard rules still apply; the turn goes on.
+        logger.error("could not load the learned instructions; answering with the hard rules only", exc_info=learned)
+        instructions, own = "(unavailable this turn)", None
+    else:
+        instructions, own = learned["shared"] or "", learned["own"]
     chat_model = await aload_chat_model(runtime.context.model)
     if (rounds := tool_rounds(state["messages"])) >= MAX_TOOL_ROUNDS:
         logger.warning("%d rounds of tool calls this turn; asking the model to answer without tools", rounds)
         names = set()
     offered = [t for t in MODEL_TOOLS if t.name in names]
     model = chat_model.bind_tools(offered) if offered else chat_model
-    try:
-        learned = await aload_learned(store, assistant_of(get_config()), user)
-        instructions, own = learned["shared"] or "", learned["own"]
-    except Exception:  # the hard rules still apply; the turn goes on
-        logger.exception("could not load the learned instructions; answering with the hard rules only")
-        instructions, own = "(unavailable this turn)", None
     summary = state.get("summary")
     system = SystemMessage(
         render_system_prompt(

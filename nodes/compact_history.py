@@ -1,5 +1,7 @@
 """Step 1b: keep a long thread under its token budget (``mnemo.turn.history``):
-extract what is leaving the window, summarise it (or not), remove it."""
+extract what is leaving the window, summarise it (or not), remove it. Taken
+only when the thread is over its budget (:func:`route_after_load`): a turn
+under it goes straight to the model, without a step (and a checkpoint) of its own."""
 
 from __future__ import annotations
 
@@ -15,6 +17,13 @@ from nodes.context import Context, current_user, memory_store
 from nodes.state import State
 
 logger = logging.getLogger(__name__)
+
+
+def route_after_load(state: State, runtime: Runtime[Context]) -> str:
+    """``compact_history`` when the thread is over its token budget, else ``call_model``."""
+    ctx = runtime.context
+    over = plan_compaction(state["messages"], budget=ctx.history_token_budget, summary=state.get("summary"))
+    return "compact_history" if over else "call_model"
 
 
 async def compact_history(state: State, runtime: Runtime[Context]) -> dict:

@@ -11,6 +11,7 @@ import pytest
 from bench.cli import main
 from bench.load import KINDS
 from bench.overhead import GOALS, _cpu_ms, count_encodings, encoder_cpu_ms, goals, summarize
+from bench.overhead_serve import anchor, run_starts
 from tests.store_backends import skip_postgres
 
 SUMMARY = [key for key, *_ in GOALS]
@@ -28,9 +29,14 @@ def test_overhead_smoke_serves_every_graph_on_every_store(tmp_path):
         assert store["server_log_trouble"] == 0, name
         for graph, g in store["graphs"].items():
             assert g["turns"] == 4 and g["turns_failed"] == 0, (name, graph, g)
+            # Every run's start is read from the server's log: the queue's wait, then the graph's part.
+            assert g["unanchored"] == 0, (name, graph, g)
             for kind in KINDS:  # one turn of each kind, streamed to its first token and its end
                 ttft, wall = g["ttft_ms"][kind]["p50"], g["wall_ms"][kind]["p50"]
                 assert 0 < ttft <= wall and g["cpu_ms"][kind]["p50"] > 0, (name, graph, kind, g)
+                queue, after = g["queue_ms"][kind]["p50"], g["ttft_run_ms"][kind]["p50"]
+                assert 0 < queue < ttft and 0 < after < ttft, (name, graph, kind, g)
+                assert abs(queue + after - ttft) < 5, (name, graph, kind, g)  # one turn of the kind: the parts add up
         calls = {graph: g["tool_calls"] for graph, g in store["graphs"].items()}
         # A "Remember ..." turn makes each memory graph call its own tool (the stub answers both); bare calls none.
         assert calls["mnemo"]["remember"].get("remember_note") == 1, calls
@@ -38,16 +44,51 @@ def test_overhead_smoke_serves_every_graph_on_every_store(tmp_path):
         assert calls["bare"] == {kind: {} for kind in KINDS}
         for graph, c in store["concurrent"].items():  # 2 users x 2 turns at once
             assert c["turns"] == 4 and c["turns_failed"] == 0 and c["turns_per_s"] > 0, (name, graph, c)
-            assert c["ttft_ms"]["all"]["p95"] > 0, (name, graph, c)
+            assert c["ttft_ms"]["all"]["p95"] > 0 and c["unanchored"] == 0, (name, graph, c)
+            assert 0 < c["ttft_run_ms"]["all"]["p95"] <= c["ttft_ms"]["all"]["max"], (name, graph, c)
     assert list(data["summary"]) == SUMMARY
     measured = [k for k in SUMMARY if k != "ttft_added_p50_ms_postgres" or "postgres" in stores]
     for key in measured:
         value = data["summary"][key]
         assert isinstance(value, int | float) and not isinstance(value, bool), (key, value)
+    assert set(data["ttft_added_from_request_p50_ms"]) == stores
     assert [g["key"] for g in data["goals"]] == SUMMARY
     assert {g["status"] for g in data["goals"] if g["key"] in measured} <= {"pass", "short"}
     assert set(data["encoder_cpu_ms"]) == set(KINDS)
     assert (tmp_path / "overhead.png").stat().st_size > 0
+
+
+def _logged(key: str, value: str) -> str:
+    """``key=value`` as ``langgraph dev``'s console log colours it."""
+    return f"\x1b[36m{key}\x1b[0m=\x1b[35m{value}\x1b[0m"
+
+
+RUN = "5d0c6a3e-1111-4b7e-9c1e-1f2e3d4c5b6a"
+OTHER = "0f9e8d7c-2222-4b7e-9c1e-1f2e3d4c5b6a"
+
+
+def test_a_runs_start_is_read_from_the_servers_log_and_splits_its_time_to_first_token():
+    log = "\n".join(
+        [
+            "\x1b[2m2026-12-04T21:36:55.9Z\x1b[0m [\x1b[32m\x1b[1minfo     \x1b[0m] "
+            + "\x1b[1mStarting background run       \x1b[0m "
+            + " ".join([_logged("graph_id", "bare"), _logged("run_id", RUN), _logged("run_queue_ms", "812")])
+            + " "
+            + _logged("run_started_at", "2026-12-04T21:36:55.000000+00:00"),
+            f"Background run succeeded {_logged('run_id', OTHER)} {_logged('run_started_at', '2026-12-04T21:00:00Z')}",
+            f"Starting background run {_logged('run_id', RUN)} {_logged('run_started_at', '2026-12-04T21:40:00Z')}",
+        ]
+    )
+    start = run_starts(log)
+    assert set(start) == {RUN}  # another line naming a run is not its start; a retry keeps the first
+    assert start[RUN] == 1_796_420_215.0  # 2026-12-04T21:36:55Z
+    turns = [
+        {"run_id": RUN, "sent_at": start[RUN] - 0.8, "first_token_at": start[RUN] + 0.05},
+        {"run_id": OTHER, "sent_at": 1.0, "first_token_at": 2.0},
+    ]
+    anchor(turns, start)
+    assert turns[0]["queue"] == pytest.approx(0.8) and turns[0]["ttft_run"] == pytest.approx(0.05)
+    assert turns[1]["queue"] is None and turns[1]["ttft_run"] is None  # no start in the log: not guessed
 
 
 def _store(ttft: dict[str, list[float]], cpu: dict[str, list[float]], turns_per_s: list[float]) -> dict:
@@ -55,7 +96,8 @@ def _store(ttft: dict[str, list[float]], cpu: dict[str, list[float]], turns_per_
     names = ("bare", "memory_agent", "mnemo")
     graphs = {
         g: {
-            "ttft_ms": {k: {"p50": v[i]} for k, v in ttft.items()},
+            "ttft_run_ms": {k: {"p50": v[i]} for k, v in ttft.items()},
+            "ttft_ms": {k: {"p50": v[i] + 500} for k, v in ttft.items()},  # the summary reads the run's part
             "cpu_ms": {k: {"p50": v[i]} for k, v in cpu.items()},
         }
         for i, g in enumerate(names)

@@ -22,7 +22,8 @@ def test_graph_shape_is_the_declared_one():
     }
     assert edges == {
         ("__start__", "load_memory"),
-        ("load_memory", "compact_history"),
+        ("load_memory", "compact_history"),  # only over the token budget (tests/turn/test_history.py)
+        ("load_memory", "call_model"),
         ("compact_history", "call_model"),
         ("call_model", "tools"),
         ("call_model", "write_memory"),

@@ -4,6 +4,7 @@ called a tool again and again until the server's context was full)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -43,3 +44,59 @@ async def test_a_model_that_keeps_calling_tools_is_asked_to_answer_without_them(
     assert [bool(c["tool_names"]) for c in chats] == [True] * MAX_TOOL_ROUNDS + [False]
     assert tool_rounds(out["messages"]) == MAX_TOOL_ROUNDS
     assert f"{MAX_TOOL_ROUNDS} rounds of tool calls this turn" in caplog.text
+
+
+async def _turn(agent, text="What pets do I have?"):
+    return await agent.ainvoke(
+        {"messages": [HumanMessage(text)]},
+        {"configurable": {"thread_id": "t1"}},
+        context=Context(user_id="u_zhou", model="scripted", memory_write_mode="hot"),
+    )
+
+
+def _chats(model):
+    return [c for c in model.calls if "MemoryExtraction" not in c["tool_names"]]
+
+
+async def test_the_entitlements_and_the_instructions_are_read_at_once(agent, model, monkeypatch):
+    """Each read waits for the other to have started: read one after the other, they would never end."""
+    import nodes.call_model as node
+
+    started = {"tools": asyncio.Event(), "learned": asyncio.Event()}
+
+    def meeting(name, other, read):
+        async def wrapped(*args, **kwargs):
+            started[name].set()
+            await asyncio.wait_for(started[other].wait(), 5)
+            return await read(*args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(node, "aavailable_tools", meeting("tools", "learned", node.aavailable_tools))
+    monkeypatch.setattr(node, "aload_learned", meeting("learned", "tools", node.aload_learned))
+    out = await _turn(agent)
+    assert out["messages"][-1].content and _chats(model)[0]["tool_names"]  # answered, with its tools
+    assert "(unavailable this turn)" not in _chats(model)[0]["messages"][0].text
+
+
+async def test_a_failed_read_costs_only_what_it_reads(agent, model, monkeypatch, caplog):
+    """No entitlements: no tools, the instructions still read; no instructions: the tools still offered."""
+    import nodes.call_model as node
+
+    async def refuse(*args, **kwargs):
+        raise ConnectionError("store down")
+
+    read_tools = node.aavailable_tools
+    monkeypatch.setattr(node, "aavailable_tools", refuse)
+    with caplog.at_level(logging.ERROR):
+        await _turn(agent)
+    first = _chats(model)[-1]
+    assert first["tool_names"] == [] and "(unavailable this turn)" not in first["messages"][0].text
+    assert "could not read entitlements" in caplog.text
+
+    monkeypatch.setattr(node, "aavailable_tools", read_tools)
+    monkeypatch.setattr(node, "aload_learned", refuse)
+    await _turn(agent, "And my cat?")
+    second = _chats(model)[-1]
+    assert second["tool_names"] and "(unavailable this turn)" in second["messages"][0].text
+    assert "could not load the learned instructions" in caplog.text

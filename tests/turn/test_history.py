@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from mnemo import User, aget_profile
 from mnemo.core.quoting import quote
 from mnemo.turn.history import MAX_SUMMARY_CHARS, count_tokens, fit_to_budget
+from nodes.context import Context
 from tests.agent_harness import ON_PLATFORM, extraction_prompts, is_summary_call, say
 from tests.scripted import tool_call
 
@@ -134,6 +135,29 @@ async def test_trim_strategy_drops_without_a_summary_call(agent, model, store, s
         )
     assert not any(is_summary_call(c["messages"]) for c in model.calls)
     assert "summary" not in out and "Turn 0:" not in out["messages"][0].text
+
+
+async def test_a_turn_under_the_budget_takes_no_compaction_step(agent, model, script):
+    """compact_history is a step only when the thread is over its budget: the others go straight to
+    the model (one step and one checkpoint fewer before the first token)."""
+    script.chat = chat
+    steps: list[list[str]] = []
+    for i in range(30):
+        ctx = Context(user_id="u_zhou", model="scripted", memory_write_mode="hot", history_token_budget=300)
+        ran = []
+        async for update in agent.astream(
+            {"messages": [HumanMessage(f"Turn {i}: and the filters?")]},
+            {"configurable": {"thread_id": "t1"}},
+            context=ctx,
+            stream_mode="updates",
+        ):
+            ran += list(update)
+        steps.append(ran)
+    assert steps[0] == ["load_memory", "call_model", "write_memory"]
+    over = [i for i, ran in enumerate(steps) if "compact_history" in ran]
+    assert over, steps  # the thread did outgrow its budget, and then the step ran
+    assert all(ran[:3] == ["load_memory", "compact_history", "call_model"] for ran in (steps[i] for i in over))
+    assert all(ran[:2] == ["load_memory", "call_model"] for i, ran in enumerate(steps) if i not in over)
 
 
 def test_an_over_budget_turn_never_keeps_a_tool_result_without_its_call():
