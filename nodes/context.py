@@ -13,11 +13,11 @@ import logging
 import typing
 from dataclasses import MISSING, InitVar, dataclass, field, fields
 from functools import cache
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from langgraph.config import get_config
 from langgraph.store.base import BaseStore
-from pydantic import ConfigDict
+from pydantic import Field
 
 from mnemo import (
     DEFAULT_MODEL,
@@ -82,9 +82,6 @@ def setting(
 class Context:
     """Who is talking, which model answers, and how memory is used."""
 
-    # The InitVar below keeps its attribute docstring as its description.
-    __pydantic_config__ = ConfigDict(use_attribute_docstrings=True)
-
     user_id: str = setting(
         "",
         doc="Id of the end user whose memory this run reads and writes; a user token may only name "
@@ -134,9 +131,17 @@ class Context:
         knob=Knob(0, 0.2),
     )
 
-    recall_min_score: InitVar[float | None] = None
-    """Deprecated and ignored: the fixed similarity cut it set was replaced by
-    ``recall_margin``. Still accepted so that saved assistants keep running."""
+    # Described where it is declared, as the settings are: not from a docstring, which pydantic
+    # would find by reading this file's source on every run (the platform asks for the schema per run).
+    recall_min_score: InitVar[
+        Annotated[
+            float | None,
+            Field(
+                description="Deprecated and ignored: the fixed similarity cut it set was replaced by "
+                "``recall_margin``. Still accepted so that saved assistants keep running."
+            ),
+        ]
+    ] = None
 
     memory_char_budget: int = setting(
         MEMORY_CHAR_BUDGET,

@@ -111,3 +111,19 @@ def test_the_retired_recall_min_score_is_ignored_and_said_so(caplog):
     assert [r.getMessage() for r in caplog.records] == [
         "context recall_min_score is ignored: relevance is now set by recall_margin"
     ]
+
+
+def test_the_schema_the_platform_asks_for_per_run_reads_no_source(monkeypatch):
+    """The server builds the context's JSON schema for every run that sends a context: every field
+    keeps its description without pydantic reading this file's source (docstrings) each time."""
+    import inspect
+
+    from graphs.agent import graph
+
+    def no_source(*args, **kwargs):
+        raise AssertionError("the context schema read a source file")
+
+    monkeypatch.setattr(inspect, "getsourcelines", no_source)
+    props = graph.get_context_jsonschema()["properties"]
+    assert "recall_margin" in props and props["recall_min_score"]["description"].startswith("Deprecated and ignored")
+    assert all(p.get("description") for p in props.values()), props
