@@ -106,6 +106,7 @@ from mnemo.models import (
     configured_model,
     memory_model,
     recover_tool_calls,
+    with_tools,
     within_deadline,
 )
 from mnemo.notes import (
@@ -316,5 +317,6 @@ __all__ = [
     "user_label",
     "validate_note",
     "validate_refers_to",
+    "with_tools",
     "within_deadline",
 ]

@@ -26,6 +26,7 @@ from mnemo import (
     fit_to_budget,
     recover_tool_calls,
     tool_rounds,
+    with_tools,
     within_deadline,
 )
 from nodes.chat_models import aload_chat_model
@@ -69,7 +70,7 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
         logger.warning("%d rounds of tool calls this turn; asking the model to answer without tools", rounds)
         names = set()
     offered = [t for t in MODEL_TOOLS if t.name in names]
-    model = chat_model.bind_tools(offered) if offered else chat_model
+    model = with_tools(chat_model, offered) if offered else chat_model
     summary = state.get("summary")
     system = SystemMessage(
         render_system_prompt(

@@ -14,6 +14,7 @@ from mnemo.models.build import (
     configured_model,
     memory_model,
     model_timeout_s,
+    with_tools,
     within_deadline,
 )
 from mnemo.models.structured import (
@@ -45,5 +46,6 @@ __all__ = [
     "pinned_way",
     "recover_tool_calls",
     "ways_for",
+    "with_tools",
     "within_deadline",
 ]

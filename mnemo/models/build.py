@@ -5,16 +5,21 @@ Only models of ``MNEMO_ALLOWED_MODELS`` can be built; every client has a
 request timeout (``MNEMO_MODEL_TIMEOUT_S``), a retry limit
 (``MNEMO_MODEL_MAX_RETRIES``) and an output cap (``MNEMO_MODEL_MAX_TOKENS``),
 and :func:`ainvoke_within` bounds a whole call, streamed or not (docs/models.md).
+What is made of a client per call (tools bound, structured output) is made once
+(:func:`made_once`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 
 from mnemo.core import InvalidInputError, env
 
@@ -39,6 +44,10 @@ DEFAULT_MEMORY_MAX_TOKENS = 1024
 MEMORY_SUFFIX = " (memory calls)"
 #: Key -> the client mnemo built for it (any other in MODELS was registered).
 _built: dict[str, BaseChatModel] = {}
+#: What was made of a model (tools bound, a structured-output runnable), by the
+#: identities of what it was made from; the oldest go past :data:`MADE_KEPT`.
+_made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+MADE_KEPT = 256
 
 T = TypeVar("T")
 
@@ -116,6 +125,27 @@ def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
         max_retries=int(settings["max_retries"]),
         **cap_arguments(spec, int(settings["max_tokens"])),
     )
+
+
+def made_once(parts: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """``make()``, made once for ``parts`` (a model and what is bound to it,
+    each compared by identity and kept alive while the result is kept; a
+    string by value). Binding tools or a schema converts them to the
+    provider's format every time (about 10 ms a turn, docs/bench.md), and the
+    result depends on nothing else."""
+    key = tuple(p if isinstance(p, str) else id(p) for p in parts)
+    if (hit := _made.get(key)) is not None:
+        return cast(T, hit[1])
+    made = make()
+    if len(_made) >= MADE_KEPT:
+        _made.pop(next(iter(_made)))
+    _made[key] = (parts, made)
+    return made
+
+
+def with_tools(model: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
+    """``model.bind_tools(tools)``, bound once per model and tool list (:func:`made_once`)."""
+    return made_once((model, *tools), lambda: model.bind_tools(list(tools)))
 
 
 async def aload_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:

@@ -23,6 +23,7 @@ from langchain_core.output_parsers import PydanticOutputParser
 from pydantic import BaseModel
 
 from mnemo.core import env
+from mnemo.models.build import made_once
 
 logger = logging.getLogger(__name__)
 
@@ -145,6 +146,11 @@ def _read(out: Any, schema: type[M], way: str) -> Attempt:
 
 
 def _runnable(model: BaseChatModel, schema: type[M], way: str) -> Any:
+    """The runnable that asks ``model`` for ``schema`` one ``way``, made once per model, schema and way."""
+    return made_once((model, schema, way), lambda: _make_runnable(model, schema, way))
+
+
+def _make_runnable(model: BaseChatModel, schema: type[M], way: str) -> Any:
     if way == "json_schema":
         # langchain's own way, given the schema as JSON schema: with the class, langchain-openai
         # parses in the client and a text answer raises there, raw answer lost; checked by _read.

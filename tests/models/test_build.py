@@ -182,3 +182,63 @@ async def test_a_call_given_a_later_deadline_still_ends_at_mnemo_model_timeout_s
     # And its own when it is the sooner.
     with pytest.raises(ModelDeadlineError, match=r"within 0.2s"):
         await within_deadline(asyncio.sleep(60), timeout_s=0.2)
+
+
+def _counting_conversions(monkeypatch) -> list[str]:
+    """Names of the tools and schemas langchain-openai converts to its format, as it does them."""
+    import langchain_openai.chat_models.base as openai_base
+
+    done: list[str] = []
+    convert = openai_base.convert_to_openai_tool
+
+    def counting(tool, *args, **kwargs):
+        out = convert(tool, *args, **kwargs)
+        done.append(out["function"]["name"])
+        return out
+
+    monkeypatch.setattr(openai_base, "convert_to_openai_tool", counting)
+    return done
+
+
+def test_tools_are_bound_to_a_model_once_whatever_the_calls(monkeypatch):
+    from langchain_openai import ChatOpenAI
+
+    from mnemo.models import with_tools
+    from nodes.tools import MODEL_TOOLS
+
+    done = _counting_conversions(monkeypatch)
+    model = ChatOpenAI(model="m", api_key="not-a-key", base_url="http://127.0.0.1:9")
+    first = with_tools(model, MODEL_TOOLS)
+    assert sorted(done) == sorted(t.name for t in MODEL_TOOLS)  # bound: every tool converted
+    assert with_tools(model, MODEL_TOOLS) is first and len(done) == len(MODEL_TOOLS)  # not again
+    fewer = with_tools(model, MODEL_TOOLS[:1])  # another list is its own binding, with its tools only
+    assert fewer is not first and [t["function"]["name"] for t in fewer.kwargs["tools"]] == [MODEL_TOOLS[0].name]
+    other = ChatOpenAI(model="m", api_key="not-a-key", base_url="http://127.0.0.1:9")  # equal, not the same
+    assert with_tools(other, MODEL_TOOLS) is not first
+
+
+def test_a_structured_answer_is_asked_through_one_runnable_per_model_schema_and_way(monkeypatch):
+    from langchain_openai import ChatOpenAI
+
+    from mnemo.models.structured import _runnable
+    from mnemo.writing import MemoryExtraction
+
+    done = _counting_conversions(monkeypatch)
+    model = ChatOpenAI(model="m", api_key="not-a-key", base_url="http://127.0.0.1:9")
+    made = _runnable(model, MemoryExtraction, "function_calling")
+    converted = len(done)
+    assert converted and set(done) == {"MemoryExtraction"}  # made: the schema converted
+    assert _runnable(model, MemoryExtraction, "function_calling") is made and len(done) == converted  # not again
+    assert _runnable(model, MemoryExtraction, "tool_required") is not made  # another way, its own
+
+
+def test_what_is_made_of_models_is_kept_within_its_bound():
+    from mnemo.models import build
+
+    models = [object() for _ in range(build.MADE_KEPT + 10)]
+    for m in models:
+        build.made_once((m, "x"), lambda: "made")
+    assert len(build._made) <= build.MADE_KEPT
+    calls = []
+    build.made_once((models[-1], "x"), lambda: calls.append(1))  # the newest is still kept
+    assert calls == []
