@@ -1,8 +1,8 @@
 """Step 2: the model answers, or asks for tools.
 
 Its prompt: the assistant's approved instructions and the user's own (read
-here, in one round trip, every call, so an approval, a rollback or the user's
-feedback applies from the next model call), the hard rules, the running
+here every call, beside the entitlements and at the same time, so an approval,
+a rollback or the user's feedback applies from the next model call), the hard rules, the running
 summary, the memory kinds' own blocks (similar past cases) and the user's
 memory; then the thread's messages, fitted to ``history_token_budget``
 (``mnemo.turn.history``).

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, Op, Result, SearchItem
+from langgraph.store.base import BaseStore, GetOp, Item, Op, Result, SearchItem, SearchOp
 
 from mnemo.core import (
     NOTES,
@@ -137,7 +137,8 @@ async def aread_notes(
     extra: Sequence[Op] = (),
 ) -> NotesRead:
     """The notes relevant to ``query`` and the most recent ones, in at most
-    two round trips (``extra`` ops ride along in the first).
+    two round trips (``extra`` ops ride along in the first; a search of the
+    notes by the same query is answered from the recall's own: :func:`answered_by`).
 
     An empty ``query`` or ``limit=0`` reads no relevant notes (and embeds nothing).
     A user whose notes predate the index gets it built first, at most once
@@ -157,14 +158,16 @@ async def aread_notes(
     if searching:
         require_index(store)
     terms = note_index.query_terms(query) if searching else []
-    ops: list[Op] = [*extra, *note_index.read_ops(user, terms)]
-    if searching:
-        ops.append(query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)))
+    dense_op = query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)) if searching else None
+    shared = answered_by(dense_op, extra) if dense_op is not None else {}
+    asked = [op for i, op in enumerate(extra) if i not in shared]
+    ops: list[Op] = [*asked, *note_index.read_ops(user, terms), *([dense_op] if dense_op is not None else [])]
     # The query's sparse vector is computed while the store answers.
     results, query_vector = await asyncio.gather(
         store.abatch(ops), sparse_vectors.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
     )
-    n = len(extra)
+    n = len(asked)
+    extra_results = _merged(results[:n], shared, results[-1] if dense_op is not None else None, len(extra))
     state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
     # No head: a user without notes (nothing to fetch, so this probe is the
     # second and last round trip), or notes written before the index existed:
@@ -172,13 +175,12 @@ async def aread_notes(
     # ``python -m mnemo reindex`` builds it.
     if state.head is None and await store.asearch(ns, limit=1) and await note_index.arebuild_once(store, user):
         again = await aread_notes(store, user, query, limit=limit, margin=margin)
-        return NotesRead(
-            relevant=again.relevant, recent=again.recent, extra=results[:n], stale=again.stale, found_by=again.found_by
-        )
+        again.extra = extra_results
+        return again
     stale: dict[str, Mapping[str, Any]] = {r["id"]: r for r in state.recent if is_expired(r)}
     recent = [note_from_value(r["id"], r) for r in state.recent if not is_expired(r)]
     if not searching:
-        return NotesRead(relevant=[], recent=recent, extra=results[:n], stale=stale)
+        return NotesRead(relevant=[], recent=recent, extra=extra_results, stale=stale)
     dense = search_result(results[-1])
     stale |= {it.key: it.value for it in expired(dense) if tuple(it.namespace) == ns}
     hits = relevant_hits(semantic_hits(live(dense), ns, min_score=-math.inf), margin=margin)
@@ -196,8 +198,30 @@ async def aread_notes(
         )
         relevant = [to_note(known[key]) for key in rank_keys(hits, lexical, learned) if key in known][:limit]
     return NotesRead(
-        relevant=relevant, recent=recent, extra=results[:n], stale=stale, found_by=found_by(relevant, rankings)
+        relevant=relevant, recent=recent, extra=extra_results, stale=stale, found_by=found_by(relevant, rankings)
     )
+
+
+def answered_by(search: SearchOp, ops: Sequence[Op]) -> dict[int, int]:
+    """The searches of ``ops`` that ``search``'s result answers too, by position:
+    their limit. The same namespace, query and filter, from the first item, and
+    no more items than ``search`` asks (the turn's ``similar`` notes are the
+    recall's nearest: one search by meaning, not two)."""
+    same = (search.namespace_prefix, search.query, search.filter, 0, search.refresh_ttl)
+    return {
+        i: op.limit
+        for i, op in enumerate(ops)
+        if isinstance(op, SearchOp)
+        and (op.namespace_prefix, op.query, op.filter, op.offset, op.refresh_ttl) == same
+        and op.limit <= search.limit
+    }
+
+
+def _merged(asked: Sequence[Result], shared: Mapping[int, int], dense: Result, total: int) -> list[Result]:
+    """The results of all ``total`` extra ops in order: those asked, and the first
+    ``shared[i]`` items of the dense search for the others."""
+    answers = iter(asked)
+    return [search_result(dense)[: shared[i]] if i in shared else next(answers) for i in range(total)]
 
 
 async def _afetch_ranked(

@@ -85,3 +85,39 @@ async def test_at_most_two_round_trips_then_two_more_to_delete_the_expired_notes
     snap = await aload_snapshot(store, user, "blue kettle")
     assert store.trips == 4 and kettle["id"] not in {n["id"] for n in snap["relevant"]}  # two reads, two to delete
     assert await store.aget(user.namespace("notes"), kettle["id"]) is None  # met expired: deleted in the same call
+
+
+async def test_the_similar_notes_come_from_the_recalls_own_search(counting_store, user):
+    """The extractor's ``similar`` notes are the recall's nearest: one search of the notes by meaning
+    per turn, and the same notes, in the same order, as a search of their own would give."""
+    from langgraph.store.base import SearchOp
+
+    store = counting_store
+    texts = [f"The user owns {n} {pet}." for n, pet in zip(range(2, 9), ["cats", "dogs", "fish", "birds"] * 2)]
+    await aremember_many(store, user, texts)
+    store.ops.clear()
+    snap = await aload_snapshot(store, user, "what pets do I have?", similar_limit=3)
+    by_meaning = [op for op in store.ops if isinstance(op, SearchOp) and op.query]
+    notes_ns = user.namespace("notes")
+    assert [tuple(op.namespace_prefix) for op in by_meaning].count(notes_ns) == 1
+    own = await store.asearch(notes_ns, query="what pets do I have?", limit=3)
+    assert len(snap["similar"]) == 3 and [n["id"] for n in snap["similar"]] == [it.key for it in own]
+
+
+def test_a_search_answers_another_only_when_it_holds_that_ones_result():
+    from langgraph.store.base import GetOp, SearchOp
+
+    from mnemo.notes.recall import answered_by
+
+    ns = ("u", "notes")
+    recall = SearchOp(ns, query="pets", limit=50)
+    others = [
+        SearchOp(ns, query="pets", limit=20),  # answered: its first 20
+        SearchOp(ns, query="pets", limit=51),  # more than recall asks
+        SearchOp(ns, query="cats", limit=5),  # another query
+        SearchOp(ns, query="pets", filter={"kind": "x"}, limit=5),  # a filter
+        SearchOp(ns, query="pets", offset=5, limit=5),  # not from the first item
+        SearchOp(("u", "episodes"), query="pets", limit=5),  # another namespace
+        GetOp(ns, "k"),
+    ]
+    assert answered_by(recall, others) == {0: 20}
