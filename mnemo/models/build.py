@@ -12,6 +12,7 @@ What is made of a client per call (tools bound, structured output) is made once
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast
 
@@ -47,6 +48,7 @@ _built: dict[str, BaseChatModel] = {}
 #: What was made of a model (tools bound, a structured-output runnable), by the
 #: identities of what it was made from; the oldest go past :data:`MADE_KEPT`.
 _made: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+_made_lock = threading.Lock()
 MADE_KEPT = 256
 
 T = TypeVar("T")
@@ -131,16 +133,18 @@ def made_once(parts: tuple[Any, ...], make: Callable[[], T]) -> T:
     """``make()``, made once for ``parts`` (a model and what is bound to it,
     each compared by identity and kept alive while the result is kept; a
     string by value). Binding tools or a schema converts them to the
-    provider's format every time (about 10 ms a turn, docs/bench.md), and the
-    result depends on nothing else."""
+    provider's format every time (3-5 ms of CPU a turn, docs/models.md), and
+    the result depends on nothing else. Thread-safe (the server runs runs on
+    several event loops): two threads may both make it, one result is kept."""
     key = tuple(p if isinstance(p, str) else id(p) for p in parts)
-    if (hit := _made.get(key)) is not None:
-        return cast(T, hit[1])
+    with _made_lock:
+        if (hit := _made.get(key)) is not None:
+            return cast(T, hit[1])
     made = make()
-    if len(_made) >= MADE_KEPT:
-        _made.pop(next(iter(_made)))
-    _made[key] = (parts, made)
-    return made
+    with _made_lock:
+        if key not in _made and len(_made) >= MADE_KEPT:
+            _made.pop(next(iter(_made)))
+        return cast(T, _made.setdefault(key, (parts, made))[1])
 
 
 def with_tools(model: BaseChatModel, tools: Sequence[BaseTool]) -> Runnable[Any, BaseMessage]:
