@@ -8,7 +8,6 @@ are in a total order.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
@@ -16,10 +15,8 @@ from contextlib import asynccontextmanager
 from typing import Any, cast
 
 import psycopg
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import NOT_PROVIDED, NotProvided, Op, PutOp, Result, SearchOp, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
-from psycopg.adapt import Dumper
 from psycopg_pool import AsyncConnectionPool
 
 from mnemo.core import StoreClosedError, StoreOperationError, StoreUnavailableError, checked_ops
@@ -44,6 +41,7 @@ from mnemo.stores.postgres_setup import (
     make_pool,
     setup_connection,
 )
+from mnemo.stores.postgres_vectors import _QUERY_VECTORS, QueryAwareEmbeddings
 
 logger = logging.getLogger(__name__)
 
@@ -54,28 +52,6 @@ SILENT_AFTER_S = 1.0
 #: distance, so scores are the same cosine similarities as InMemoryStore's.
 ANN_INDEX: dict[str, Any] = {"kind": "hnsw", "vector_type": "vector"}
 
-#: While a search batch runs: its query vectors by text (``None``: not searching).
-_QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
-    "mnemo_query_vectors", default=None
-)
-
-
-class Vector(list[float]):
-    """An embedding on its way to pgvector: a list of floats that psycopg sends
-    as one text literal (``[x,y,...]``, pgvector's own input form, read as the
-    ``vector`` the SQL casts it to or the column it fills), where a plain list
-    is sent as an array of 384 floats dumped one by one (about 0.8 ms of the
-    event loop a vector, three per turn's read). Same values: both are each
-    float's ``repr``."""
-
-
-class _VectorDumper(Dumper):
-    def dump(self, obj: Vector) -> bytes:
-        return ("[" + ",".join(map(repr, obj)) + "]").encode()
-
-
-psycopg.adapters.register_dumper(Vector, _VectorDumper)
-
 
 def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
     """``index`` plus the pgvector settings: ``ann_index_config`` HNSW over
@@ -84,42 +60,6 @@ def postgres_index_config(index: Mapping[str, Any]) -> dict[str, Any]:
     config.setdefault("ann_index_config", dict(ANN_INDEX))
     config.setdefault("distance_type", DISTANCE)
     return config
-
-
-class QueryAwareEmbeddings(Embeddings):
-    """Routes ``aembed_documents`` to ``aembed_query`` while a search runs, each
-    text of the batch once.
-
-    ``AsyncPostgresStore`` (3.2.0) embeds search *queries* with
-    ``aembed_documents``, ``InMemoryStore`` with ``aembed_query``: for E5
-    (``query: `` / ``passage: ``) the scores, and so mnemo's thresholds, would
-    differ per backend. And upstream embeds a query once per search, where a
-    turn's snapshot runs several with one text (docs/postgres.md). The search
-    path sets a context variable (per task: concurrent writes are unaffected).
-    """
-
-    def __init__(self, inner: Embeddings) -> None:
-        self.inner = inner
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if (known := _QUERY_VECTORS.get()) is not None:
-            for text in dict.fromkeys(t for t in texts if t not in known):
-                known[text] = Vector(self.inner.embed_query(text))
-            return [known[t] for t in texts]
-        return [Vector(v) for v in self.inner.embed_documents(texts)]
-
-    def embed_query(self, text: str) -> list[float]:
-        return Vector(self.inner.embed_query(text))
-
-    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        if (known := _QUERY_VECTORS.get()) is not None:
-            for text in dict.fromkeys(t for t in texts if t not in known):
-                known[text] = Vector(await self.inner.aembed_query(text))
-            return [known[t] for t in texts]
-        return [Vector(v) for v in await self.inner.aembed_documents(texts)]
-
-    async def aembed_query(self, text: str) -> list[float]:
-        return Vector(await self.inner.aembed_query(text))
 
 
 class MnemoPostgresStore(AsyncPostgresStore):
