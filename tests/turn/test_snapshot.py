@@ -93,7 +93,8 @@ async def test_the_similar_notes_come_from_the_recalls_own_search(counting_store
     from langgraph.store.base import SearchOp
 
     store = counting_store
-    texts = [f"The user owns {n} {pet}." for n, pet in zip(range(2, 9), ["cats", "dogs", "fish", "birds"] * 2)]
+    pets = ["cats", "dogs", "fish", "birds", "rabbits", "hamsters", "turtles"]
+    texts = [f"The user owns {n} {pet}." for n, pet in enumerate(pets, 2)]
     await aremember_many(store, user, texts)
     store.ops.clear()
     snap = await aload_snapshot(store, user, "what pets do I have?", similar_limit=3)
