@@ -177,24 +177,21 @@ class PostgresLeases:
     async def _acquire(self, owner: str, run_id: str, cap: int) -> bool:
         async with self._connection() as conn:
             await self._setup(conn)
-            async with conn.transaction():
+            # Pipelined: the statements go out together and the answer comes back once.
+            async with conn.pipeline(), conn.transaction():
                 await conn.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
-                # One transaction at a time per owner, on every server: count and take atomically.
+                # One transaction at a time per owner, on every server: count and take atomically
+                # (the count's statement starts after the lock is held, so it sees every lease taken).
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{TABLE}:{owner}",))
                 await conn.execute(f"DELETE FROM {TABLE} WHERE owner = %s AND expires_at < now()", (owner,))
                 cursor = await conn.execute(
-                    f"SELECT count(*) AS n FROM {TABLE} WHERE owner = %s AND run_id <> %s", (owner, run_id)
-                )
-                row = await cursor.fetchone()
-                if _first(row) >= cap:
-                    return False
-                await conn.execute(
                     f"INSERT INTO {TABLE} (run_id, owner, expires_at) "
-                    "VALUES (%s, %s, now() + make_interval(secs => %s)) "
-                    "ON CONFLICT (run_id) DO UPDATE SET expires_at = EXCLUDED.expires_at",
-                    (run_id, owner, LEASE_TTL_S),
+                    "SELECT %s, %s, now() + make_interval(secs => %s) "
+                    f"WHERE (SELECT count(*) FROM {TABLE} WHERE owner = %s AND run_id <> %s) < %s "
+                    "ON CONFLICT (run_id) DO UPDATE SET expires_at = EXCLUDED.expires_at RETURNING run_id",
+                    (run_id, owner, LEASE_TTL_S, owner, run_id, cap),
                 )
-                return True
+                return await cursor.fetchone() is not None
 
     async def renew(self, run_id: str) -> None:
         await self._within(
@@ -215,10 +212,6 @@ class PostgresLeases:
     async def _execute(self, sql: str, params: tuple[Any, ...], *, anyway: bool = False) -> None:
         async with self._connection(anyway=anyway) as conn:
             await conn.execute(sql, params)
-
-
-def _first(row: Any) -> int:
-    return int(next(iter(row.values())) if isinstance(row, dict) else row[0])
 
 
 _tasks: set[asyncio.Task[Any]] = set()  # background calls, kept from the garbage collector
