@@ -95,7 +95,15 @@ from mnemo.core import (
     user_label,
 )
 from mnemo.episodes import EPISODE_CHAR_BUDGET, EPISODE_LIMIT, EPISODE_MIN_SCORE, arecord_episode, build_episode
-from mnemo.instructions import DEFAULT_ASSISTANT, HARD_RULES, alearn_for_user, aload_learned, apropose, assistant_of
+from mnemo.instructions import (
+    DEFAULT_ASSISTANT,
+    HARD_RULES,
+    Learned,
+    alearn_for_user,
+    aload_learned,
+    apropose,
+    assistant_of,
+)
 from mnemo.models import (
     DEFAULT_MODEL,
     MODELS,
@@ -220,6 +228,7 @@ __all__ = [
     "IndexMissingError",
     "InvalidInputError",
     "InvalidTokenError",
+    "Learned",
     "ListingChangedError",
     "MemoryExtraction",
     "MessageTooLongError",

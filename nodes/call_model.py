@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
@@ -19,6 +21,7 @@ from langgraph.runtime import Runtime
 
 from mnemo import (
     MAX_TOOL_ROUNDS,
+    Learned,
     aavailable_tools,
     aload_learned,
     assistant_of,
@@ -37,34 +40,33 @@ from nodes.tools import MODEL_TOOLS
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+#: The learned instructions when they cannot be read.
+UNAVAILABLE: Learned = {"shared": "(unavailable this turn)", "own": None}
+
 
 async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     # The model is offered only the tools this user may call now (entitlements);
     # the tool node's gate still decides each call.
     user = current_user(runtime.context)
     store = memory_store(runtime)
-    # Both reads at once: one round trip's wait before the model, not two.
+    # Both reads at once: one round trip's wait before the model, not two. A failed
+    # read costs only what it reads: without entitlements no tools are offered (every
+    # tool needs the store), without instructions the hard rules still apply.
     entitled, learned = await asyncio.gather(
-        aavailable_tools(store, user, [t.name for t in MODEL_TOOLS]),
-        aload_learned(store, assistant_of(get_config()), user),
-        return_exceptions=True,
+        _or_else(
+            aavailable_tools(store, user, [t.name for t in MODEL_TOOLS]),
+            [],
+            "could not read entitlements; offering no tools this turn",
+        ),
+        _or_else(
+            aload_learned(store, assistant_of(get_config()), user),
+            UNAVAILABLE,
+            "could not load the learned instructions; answering with the hard rules only",
+        ),
     )
-    if isinstance(entitled, BaseException):
-        if not isinstance(entitled, Exception):
-            raise entitled
-        # Every tool needs the store: answer without tools rather than not at all.
-        logger.error("could not read entitlements; offering no tools this turn", exc_info=entitled)
-        names = set()
-    else:
-        names = set(entitled)
-    if isinstance(learned, BaseException):
-        if not isinstance(learned, Exception):
-            raise learned
-        # The hard rules still apply; the turn goes on.
-        logger.error("could not load the learned instructions; answering with the hard rules only", exc_info=learned)
-        instructions, own = "(unavailable this turn)", None
-    else:
-        instructions, own = learned["shared"] or "", learned["own"]
+    names = set(entitled)
+    instructions, own = learned["shared"] or "", learned["own"]
     chat_model = await aload_chat_model(runtime.context.model)
     if (rounds := tool_rounds(state["messages"])) >= MAX_TOOL_ROUNDS:
         logger.warning("%d rounds of tool calls this turn; asking the model to answer without tools", rounds)
@@ -88,6 +90,15 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     for call in getattr(response, "tool_calls", None) or []:
         call["args"] = bounded_ints(call["args"])  # the thread must be able to store them
     return {"messages": [response]}
+
+
+async def _or_else(read: Awaitable[T], fallback: T, failure: str) -> T:
+    """What ``read`` returns, or ``fallback`` when it fails (logged as ``failure``): the turn goes on."""
+    try:
+        return await read
+    except Exception:
+        logger.exception(failure)
+        return fallback
 
 
 def route_after_model(state: State) -> str:

@@ -5,6 +5,7 @@ and the hard rules every rewrite passes. Plain functions over ``BaseStore``.
 
 from mnemo.instructions.assistant import (
     DEFAULT_ASSISTANT,
+    Learned,
     alist_every_version,
     alist_versions,
     aload_learned,
@@ -29,6 +30,7 @@ from mnemo.instructions.proposals import (
 __all__ = [
     "DEFAULT_ASSISTANT",
     "HARD_RULES",
+    "Learned",
     "aapprove",
     "alearn_for_user",
     "alist_every_version",
