@@ -111,6 +111,7 @@ from mnemo.core.storable import (
     json_value,
 )
 from mnemo.core.text import (
+    HAN,
     adds_nothing,
     bm25_tokens,
     collapse_whitespace,
@@ -126,6 +127,7 @@ __all__ = [
     "AUDIT_HEAD",
     "ENTITLEMENTS",
     "EPISODES",
+    "HAN",
     "INSTRUCTIONS",
     "INVALIDATED_NOTES",
     "MAX_CONTEXT_BYTES",

@@ -20,7 +20,9 @@ _FUNCTION_CHARS = frozenset("用户的了是在有对和与也都很一个着过
 
 _WORD = re.compile(r"[a-z0-9]+")
 _WHITESPACE = re.compile(r"\s+")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+#: One Han character (CJK ideographs, their extension A and compatibility block).
+HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_HAN_RUN = re.compile(f"(?:{HAN.pattern})+")
 
 
 def collapse_whitespace(text: str) -> str:
@@ -36,7 +38,7 @@ def content_tokens(text: str) -> frozenset[str]:
         for w in _WORD.findall(folded)
         if w not in _FUNCTION_WORDS and (len(w) > 1 or w.isdigit())
     }
-    chars = {c for c in _CJK.findall(folded) if c not in _FUNCTION_CHARS}
+    chars = {c for c in HAN.findall(folded) if c not in _FUNCTION_CHARS}
     return frozenset(words | chars)
 
 
@@ -61,7 +63,7 @@ def bm25_tokens(text: str) -> list[str]:
     for Chinese)."""
     folded = text.casefold()
     tokens = [w for w in _WORD.findall(folded) if w not in _BM25_STOP and len(w) > 1]
-    for run in re.findall(r"[\u3400-\u9fff\uf900-\ufaff]+", folded):
+    for run in _HAN_RUN.findall(folded):
         tokens.extend(c for c in run if c not in _FUNCTION_CHARS)
         tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
     return tokens

@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, create_model
 
-from mnemo.core import data_block, quote
+from mnemo.core import HAN, data_block, quote
 from mnemo.models import Bound, Structured, StructuredOutputError, model_timeout_s, within_deadline
 from mnemo.notes import now
 from mnemo.profile import FIELD_CHOICES, FIELD_MAX_CHARS, FIELD_PROMPTS, MAX_FIELD_CHARS, PROFILE_FIELDS, ProfileField
@@ -76,7 +76,6 @@ NOTES_LANGUAGE: dict[str | None, str] = {
     None: "Write every note in the language the user writes in, with the user's own words.",
 }
 
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _KANA = re.compile(r"[\u3041-\u30fa]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _LATIN_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
@@ -97,7 +96,7 @@ def writing_language(texts: Sequence[str]) -> str | None:
     letters (kana: Japanese, mostly Hangul: Korean), ``"en"`` when enough of
     the words are English's own, else ``None`` (not known)."""
     text = " ".join(texts)
-    han, kana, hangul = (len(p.findall(text)) for p in (_HAN, _KANA, _HANGUL))
+    han, kana, hangul = (len(p.findall(text)) for p in (HAN, _KANA, _HANGUL))
     words = _LATIN_WORD.findall(text)
     if han + kana + hangul > len(words):
         return "ja" if kana else "ko" if hangul > han else "zh"
