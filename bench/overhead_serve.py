@@ -80,10 +80,9 @@ def anchor(turns: list[dict[str, Any]], starts: dict[str, float]) -> None:
     (the run's start to its first token), in seconds; None for a run the log
     does not show starting."""
     for t in turns:
-        started = starts.get(t.get("run_id") or "")
-        known = started is not None and t["sent_at"] is not None
-        t["queue"] = started - t["sent_at"] if known else None
-        t["ttft_run"] = t["first_token_at"] - started if known and t["first_token_at"] is not None else None
+        started, first = starts.get(t["run_id"] or ""), t["first_token_at"]
+        t["queue"] = started - t["sent_at"] if started is not None else None
+        t["ttft_run"] = first - started if started is not None and first is not None else None
 
 
 def session_cpu_ns(sid: int) -> int:
