@@ -41,7 +41,7 @@ from mnemo.stores.postgres_setup import (
     make_pool,
     setup_connection,
 )
-from mnemo.stores.postgres_vectors import _QUERY_VECTORS, QueryAwareEmbeddings
+from mnemo.stores.postgres_vectors import QUERY_VECTORS, QueryAwareEmbeddings
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
     async def _batch_search_ops(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
     ) -> None:
-        token = _QUERY_VECTORS.set({})  # queries are embedded as queries, each text once
+        token = QUERY_VECTORS.set({})  # queries are embedded as queries, each text once
         try:
             exact = await aexact_searches(cur, search_ops)
             rest = [(idx, op) for idx, op in search_ops if idx not in exact]
@@ -105,7 +105,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
             short = [(idx, op) for idx, op in rest if op.query and len(cast(list, results[idx])) < op.limit]
             await self._asearch([*(p for p in search_ops if p[0] in exact), *short], results, cur, exactly=True)
         finally:
-            _QUERY_VECTORS.reset(token)
+            QUERY_VECTORS.reset(token)
 
     async def _asearch(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any, *, exactly: bool

@@ -11,7 +11,7 @@ from langchain_core.embeddings import Embeddings
 from psycopg.adapt import Dumper
 
 #: While a search batch runs: its query vectors by text (``None``: not searching).
-_QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
+QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
     "mnemo_query_vectors", default=None
 )
 
@@ -49,7 +49,7 @@ class QueryAwareEmbeddings(Embeddings):
         self.inner = inner
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        if (known := _QUERY_VECTORS.get()) is not None:
+        if (known := QUERY_VECTORS.get()) is not None:
             for text in dict.fromkeys(t for t in texts if t not in known):
                 known[text] = Vector(self.inner.embed_query(text))
             return [known[t] for t in texts]
@@ -59,7 +59,7 @@ class QueryAwareEmbeddings(Embeddings):
         return Vector(self.inner.embed_query(text))
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        if (known := _QUERY_VECTORS.get()) is not None:
+        if (known := QUERY_VECTORS.get()) is not None:
             for text in dict.fromkeys(t for t in texts if t not in known):
                 known[text] = Vector(await self.inner.aembed_query(text))
             return [known[t] for t in texts]

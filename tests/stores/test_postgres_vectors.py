@@ -12,7 +12,7 @@ async def test_a_vector_goes_to_postgres_as_one_literal_of_the_same_values(pg):
     import psycopg
     from psycopg.adapt import PyFormat
 
-    from mnemo.stores.postgres_vectors import _QUERY_VECTORS, QueryAwareEmbeddings, Vector, _VectorDumper
+    from mnemo.stores.postgres_vectors import QUERY_VECTORS, QueryAwareEmbeddings, Vector, _VectorDumper
 
     assert psycopg.adapters.get_dumper(Vector, PyFormat.AUTO) is _VectorDumper
     values = [0.1, -0.25, 1e-07, 0.3333333432674408, 12.0]
@@ -25,11 +25,11 @@ async def test_a_vector_goes_to_postgres_as_one_literal_of_the_same_values(pg):
     assert literal == array and literal is not None and literal[0].startswith("[0.1,-0.25,1e-07,")
 
     embeddings = QueryAwareEmbeddings(HashEmbeddings(8))
-    token = _QUERY_VECTORS.set({})  # a search's queries
+    token = QUERY_VECTORS.set({})  # a search's queries
     try:
         searched = await embeddings.aembed_documents(["pets", "pets"])
     finally:
-        _QUERY_VECTORS.reset(token)
+        QUERY_VECTORS.reset(token)
     stored = await embeddings.aembed_documents(["The user has two cats."])  # a put's passages
     assert all(type(v) is Vector and len(v) == len(stored[0]) for v in [*searched, *stored])
     assert all(type(v) is Vector for v in [embeddings.embed_documents(["x"])[0], await embeddings.aembed_query("x")])
