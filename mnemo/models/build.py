@@ -4,7 +4,9 @@ operator command's (``init_chat_model``, built once per process).
 Only models of ``MNEMO_ALLOWED_MODELS`` can be built; every client has a
 request timeout (``MNEMO_MODEL_TIMEOUT_S``), a retry limit
 (``MNEMO_MODEL_MAX_RETRIES``) and an output cap (``MNEMO_MODEL_MAX_TOKENS``),
-and :func:`ainvoke_within` bounds a whole call, streamed or not (docs/models.md).
+and :func:`within_deadline` bounds a whole call, streamed or not (docs/models.md).
+A memory call's client never streams and is hidden from the run's ``messages``
+stream (:data:`MEMORY_CALLS`): its answer is read whole, by mnemo, not by the user.
 What is made of a client per call (tools bound, structured output) is made once
 (:func:`made_once`).
 """
@@ -21,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph.constants import TAG_NOSTREAM
 
 from mnemo.core import InvalidInputError, env
 
@@ -40,6 +43,12 @@ DEFAULT_MAX_TOKENS = 2048
 #: characters for an extraction, :mod:`mnemo.models.bounds`), below the reply's,
 #: so a model that loops costs half the time before its cause is logged.
 DEFAULT_MEMORY_MAX_TOKENS = 1024
+
+#: What a memory-call client is built with: no streamed request (a client
+#: streams whenever the run streams ``messages``, chunk by chunk through every
+#: callback), and LangGraph's tag that keeps its answer out of that stream
+#: (a web UI would otherwise receive the extraction's JSON).
+MEMORY_CALLS: dict[str, Any] = {"disable_streaming": True, "tags": [TAG_NOSTREAM]}
 
 #: The key of a spec's memory-call client in :data:`MODELS`.
 MEMORY_SUFFIX = " (memory calls)"
@@ -118,7 +127,8 @@ def cap_arguments(spec: str, max_tokens: int) -> dict[str, Any]:
 
 def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
     """A new client for ``spec`` with mnemo's timeout, retries and output cap
-    (the memory calls' cap with ``memory``; no allow list: :func:`aload_chat_model` checks it)."""
+    (with ``memory``: the memory calls' cap and :data:`MEMORY_CALLS`; no allow
+    list: :func:`aload_chat_model` checks it)."""
     settings = client_settings(memory=memory)
     return init_chat_model(
         spec,
@@ -126,6 +136,7 @@ def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
         timeout=settings["timeout"],
         max_retries=int(settings["max_retries"]),
         **cap_arguments(spec, int(settings["max_tokens"])),
+        **(MEMORY_CALLS if memory else {}),
     )
 
 

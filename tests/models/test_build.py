@@ -118,6 +118,34 @@ async def test_memory_calls_carry_their_own_smaller_cap_and_a_registered_model_s
     assert await aload_chat_model("openai:mine", memory=True) is registered
 
 
+async def test_a_memory_call_is_neither_streamed_nor_in_the_runs_messages_stream(env, stub):
+    """A run streamed in ``messages`` mode (every web UI) shows the reply, never
+    the extraction's JSON; the memory client's request is not streamed."""
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from nodes.chat_models import aload_memory_model
+
+    env.setenv("OPENAI_BASE_URL", stub.base_url)
+    env.setenv("MNEMO_ALLOWED_MODELS", "openai:both")
+
+    async def node(state: MessagesState) -> dict:
+        memory = await aload_memory_model(type("Ctx", (), {"model": "openai:both", "extraction_model": ""})())
+        await memory.ainvoke("the memory call")
+        return {"messages": [await (await aload_chat_model("openai:both")).ainvoke("the reply")]}
+
+    graph = StateGraph(MessagesState).add_node("node", node).add_edge(START, "node").add_edge("node", END).compile()
+    streamed = [
+        (chunk.id, meta.get("tags"))
+        async for chunk, meta in graph.astream({"messages": []}, stream_mode="messages")
+        if meta["langgraph_node"] == "node"
+    ]
+    asked = {r["messages"][-1]["content"]: r for r in stub.requests}
+    assert set(asked) == {"the memory call", "the reply"}
+    assert asked["the reply"].get("stream") is True and streamed  # the precondition: the reply is streamed, and seen
+    assert not asked["the memory call"].get("stream")
+    assert len({chunk_id for chunk_id, _ in streamed}) == 1  # one message: the reply's chunks, none of the memory call
+
+
 def test_openais_own_api_gets_its_own_cap_name(env):
     from mnemo.models.build import cap_arguments
 
