@@ -20,6 +20,7 @@ from typing import Any, NamedTuple, TypeVar
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from mnemo.core import env
@@ -157,7 +158,9 @@ def _make_runnable(model: BaseChatModel, schema: type[M], way: str) -> Any:
         return model.with_structured_output(schema.model_json_schema(), method=way, include_raw=True)
     if way == "function_calling":
         # langchain's own forced call; with the raw answer, "ignored" is told from "malformed".
-        return model.with_structured_output(schema, method=way, include_raw=True)
+        # Given as the tool it becomes (the same request): with the class, langchain converts it
+        # again on every call for its tracing metadata (2 ms of CPU an extraction); checked by _read.
+        return model.with_structured_output(convert_to_openai_tool(schema), method=way, include_raw=True)
     if way == "tool_required":
         # Hand-built: with_structured_output always names the tool; some servers honour only "required".
         return model.bind_tools([schema], tool_choice="required")

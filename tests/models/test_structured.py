@@ -60,6 +60,24 @@ async def test_a_way_the_server_ignores_is_left_for_the_next_and_the_one_that_wo
         assert ways_for(model)[0] == "function_calling"
 
 
+async def test_a_forced_call_asks_for_the_classs_own_tool_and_converts_it_once(monkeypatch):
+    """The request offers the function langchain makes of the class, and later
+    calls convert nothing again (langchain's tracing metadata did, every call)."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "function_calling")
+    with StubServer() as stub:
+        model = client(stub)
+        assert (await astructured(model, MemoryExtraction, SAID, what="x")).city == "Suzhou"
+        made = []
+        monkeypatch.setattr(MemoryExtraction, "model_json_schema", lambda *a, **k: made.append(1) or {})
+        found = await astructured(model, MemoryExtraction, SAID, what="x")
+        assert (found.name, found.city) == ("Lin", "Suzhou") and isinstance(found, MemoryExtraction)
+        assert made == []
+        monkeypatch.undo()
+        assert [r["tools"] for r in stub.requests] == [[convert_to_openai_tool(MemoryExtraction)]] * 2
+
+
 async def test_a_named_tool_choice_answered_in_text_is_told_apart(monkeypatch, caplog):
     monkeypatch.setenv("MNEMO_STRUCTURED_OUTPUT", "function_calling")
     with StubServer(profile="llamacpp") as stub:
