@@ -41,7 +41,7 @@ from mnemo.stores.postgres_setup import (
     make_pool,
     setup_connection,
 )
-from mnemo.stores.postgres_vectors import QUERY_VECTORS, QueryAwareEmbeddings
+from mnemo.stores.postgres_vectors import EARLY_VECTORS, QUERY_VECTORS, QueryAwareEmbeddings, start_queries
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,8 @@ class MnemoPostgresStore(AsyncPostgresStore):
     async def _batch_search_ops(
         self, search_ops: Sequence[tuple[int, SearchOp]], results: list[Result], cur: Any
     ) -> None:
-        token = QUERY_VECTORS.set({})  # queries are embedded as queries, each text once
+        early = EARLY_VECTORS.get()  # queries are embedded as queries, each text once, from the call's start
+        token = QUERY_VECTORS.set(dict(await early) if early is not None else {})
         try:
             exact = await aexact_searches(cur, search_ops)
             rest = [(idx, op) for idx, op in search_ops if idx not in exact]
@@ -140,7 +141,8 @@ class MnemoPostgresStore(AsyncPostgresStore):
         ], embedding_requests
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Upstream's ``abatch``, checked; fails fast while PostgreSQL is down.
+        """Upstream's ``abatch``, checked; fails fast while PostgreSQL is down;
+        its search queries embedded from its start (:func:`start_queries`).
 
         A call still running after :data:`REACHABLE_CHECK_S` checks that
         PostgreSQL can be reached (one direct connection, refused at once
@@ -156,15 +158,23 @@ class MnemoPostgresStore(AsyncPostgresStore):
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
         ops = checked_ops(ops)
-        for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-            try:
-                return await self._abatch_once(ops)
-            except CONFLICTS as exc:
-                if attempt == CONFLICT_ATTEMPTS:
-                    raise StoreOperationError(failure_message(exc, attempts=attempt)) from exc
-                logger.info("store call hit %s; running it again (%d)", type(exc).__name__, attempt)
-                await asyncio.sleep(conflict_pause(attempt - 1))
-        raise AssertionError("unreachable")
+        queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query] if self.index_config else []
+        early = start_queries(self.embeddings, queries) if queries and self.embeddings is not None else None
+        token = EARLY_VECTORS.set(early)
+        try:
+            for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+                try:
+                    return await self._abatch_once(ops)
+                except CONFLICTS as exc:
+                    if attempt == CONFLICT_ATTEMPTS:
+                        raise StoreOperationError(failure_message(exc, attempts=attempt)) from exc
+                    logger.info("store call hit %s; running it again (%d)", type(exc).__name__, attempt)
+                    await asyncio.sleep(conflict_pause(attempt - 1))
+            raise AssertionError("unreachable")
+        finally:
+            EARLY_VECTORS.reset(token)
+            if early is not None:
+                early.cancel()  # done: no effect; else the call failed before it needed them
 
     async def _abatch_once(self, ops: list[Op]) -> list[Result]:
         if self._down and not await self._areachable():

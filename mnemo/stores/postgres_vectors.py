@@ -1,10 +1,13 @@
 """How embeddings reach PostgreSQL: search queries embedded as queries, each
-text of a batch once (:class:`QueryAwareEmbeddings`), and every vector sent as
-pgvector's own text form (:class:`Vector`). Needs the ``postgres`` extra."""
+text of a batch once and from the batch's start (:class:`QueryAwareEmbeddings`,
+:func:`start_queries`), and every vector sent as pgvector's own text form
+(:class:`Vector`). Needs the ``postgres`` extra."""
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+from collections.abc import Sequence
 
 import psycopg
 from langchain_core.embeddings import Embeddings
@@ -13,6 +16,13 @@ from psycopg.adapt import Dumper
 #: While a search batch runs: its query vectors by text (``None``: not searching).
 QUERY_VECTORS: contextvars.ContextVar[dict[str, list[float]] | None] = contextvars.ContextVar(
     "mnemo_query_vectors", default=None
+)
+
+
+#: While a store call runs: its search queries' vectors, embedded since the
+#: call began (:func:`start_queries`; ``None``: none asked).
+EARLY_VECTORS: contextvars.ContextVar[asyncio.Future[dict[str, list[float]]] | None] = contextvars.ContextVar(
+    "mnemo_early_vectors", default=None
 )
 
 
@@ -67,3 +77,18 @@ class QueryAwareEmbeddings(Embeddings):
 
     async def aembed_query(self, text: str) -> list[float]:
         return Vector(await self.inner.aembed_query(text))
+
+
+def start_queries(embeddings: Embeddings, texts: Sequence[str]) -> asyncio.Future[dict[str, list[float]]]:
+    """The query vectors of ``texts`` (each once), embedding from now: upstream
+    embeds a batch's queries only after its reads by key and mnemo's counts ran,
+    on a connection held in an open transaction, so a turn's read waited for the
+    two in turn; started first, the encoder (its own thread) and the SQL overlap.
+    A failure is raised where the vectors are awaited (never logged as unretrieved)."""
+
+    async def embed() -> dict[str, list[float]]:
+        return {text: await embeddings.aembed_query(text) for text in dict.fromkeys(texts)}
+
+    early = asyncio.ensure_future(embed())
+    early.add_done_callback(lambda done: done.cancelled() or done.exception())
+    return early

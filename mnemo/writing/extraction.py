@@ -1,7 +1,7 @@
 """Turning what the user said into memory updates, with structured output.
 
 Only the user's messages reach the extractor, asked by the best way the server honours
-(:func:`mnemo.models.astructured`). :func:`aextract` never raises: a failure returns ``None``
+(:func:`mnemo.models.structured.astructured`). :func:`aextract` never raises: a failure returns ``None``
 (skip the write), a timeout :data:`TIMED_OUT` (the messages stay pending), nothing found is an
 empty :class:`MemoryExtraction`.
 Instructions go in a system message; the user's messages and their most similar notes
