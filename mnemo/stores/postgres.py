@@ -158,7 +158,7 @@ class MnemoPostgresStore(AsyncPostgresStore):
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
         ops = checked_ops(ops)
-        queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query] if self.index_config else []
+        queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query]
         early = start_queries(self.embeddings, queries) if queries and self.embeddings is not None else None
         token = EARLY_VECTORS.set(early)
         try:
