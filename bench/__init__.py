@@ -31,7 +31,7 @@ Modules:
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
   chosen with (tune conversations apart from held-out ones; the statistics:
   :mod:`bench.tune_stats`; the attempts :mod:`bench.tune_dated`,
-  :mod:`bench.tune_spread`);
+  :mod:`bench.tune_spread`, :mod:`bench.tune_entities`);
 * :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
   chat model (:mod:`bench.turn_script`), measured per turn and per node
   (:mod:`bench.counting`: store round trips, embeddings, encoder CPU, wall time);

@@ -80,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "tune",
         help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round, dated notes, "
-        "spread), tune conversations apart from held-out ones",
+        "spread, entities), tune conversations apart from held-out ones",
     )
     locomo_args(p)
     from bench.tune import PARTS

@@ -21,7 +21,8 @@ BM25 weight), ``sparse_grid`` (the learned sparse ranking's weight) and
 docs/bench.md); ``dated_notes`` (notes embedded with the day they were
 said, an attempt: :mod:`bench.tune_dated`) and ``spread`` (recall that covers
 several evidence turns: a hit's neighbours, diversity; attempts:
-:mod:`bench.tune_spread`); the statistics are :mod:`bench.tune_stats`'s.
+:mod:`bench.tune_spread`) and ``entities`` (notes linked by the entities they
+name, an attempt: :mod:`bench.tune_entities`); the statistics are :mod:`bench.tune_stats`'s.
 ``--only PART`` runs one part of :data:`PARTS` (the headline methods always
 run), into ``tune_<part>.json``.
 """
@@ -46,6 +47,7 @@ from bench.locomo_ask import (
 )
 from bench.locomo_write import Timing, Written, indexed_texts, write_memory_agent, write_mnemo
 from bench.tune_dated import dated_tables, prepare_dated
+from bench.tune_entities import entity_tables, prepare_entities
 from bench.tune_spread import prepare_spread, spread_tables
 from bench.tune_stats import grid_table
 
@@ -256,6 +258,13 @@ PARTS = {
         descriptions={},
         prepare=_cached_query_vectors(prepare_spread),
         tables=spread_tables,
+    ),
+    "entities": Tuning(
+        name="tune_entities",
+        methods=(),
+        descriptions={},
+        prepare=_cached_query_vectors(prepare_entities),
+        tables=entity_tables,
     ),
 }
 #: ``python -m bench tune``: every part, into ``tune.json``.

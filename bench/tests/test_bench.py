@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bench import tune, tune_dated
+from bench import tune, tune_dated, tune_entities
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,9 +201,16 @@ def golden_json(locomo_file, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def tune_json(locomo_file, tmp_path_factory) -> dict:
-    """``python -m bench tune`` on the whole synthetic conversation."""
+    """``python -m bench tune`` on the whole synthetic conversation (entities:
+    its capitalised words, so that the part runs the same with or without spaCy)."""
     out = tmp_path_factory.mktemp("tune")
-    assert main(["tune", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25", "--quiet"]) == 0
+
+    def capitalised(texts: list[str]) -> list[frozenset[str]]:
+        return [frozenset(w.casefold() for w in re.findall(r"\b[A-Z][a-z]+", t)) for t in texts]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tune_entities, "EXTRACTOR", lambda: capitalised)
+        assert main(["tune", "--data", str(locomo_file), "--out", str(out), "--k", "1,5,10,25", "--quiet"]) == 0
     assert not (out / "locomo.json").exists()  # tune writes its own file
     return json.loads((out / "tune.json").read_text())
 
@@ -251,6 +259,21 @@ def test_tune_runs_the_spread_attempts(tune_json):
         assert table["rows"][0]["report_recall@10"] == mnemo, name
         assert table["chosen_on_tune"] is None and table["chosen_vs_baseline"] is None  # nothing to tune on
         assert set(table["tune_recall@10_by_category"]) == {str(list(s)) for s in grid}
+
+
+def test_tune_runs_the_entities_attempt_and_its_ceiling(tune_json):
+    mnemo = tune_json["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    table = tune_json["entities"]
+    assert table["installed"] is True and table["model"] == tune_entities.MODEL
+    keys = ("seeds", "best_hits_followed", "weight")
+    assert [[row[k] for k in keys] for row in table["rows"]] == [list(s) for s in tune_entities.ENTITY_GRID]
+    assert table["rows"][0]["report_recall@10"] == mnemo  # the first setting is recall as it ships
+    assert table["chosen_on_tune"] is None and table["chosen_vs_baseline"] is None  # nothing to tune on
+    assert set(table["tune_recall@10_by_category"]) == {str(list(s)) for s in tune_entities.ENTITY_GRID}
+    ceiling = table["ceiling"]
+    assert [row["ranking"] for row in ceiling["rows"]] == ["none", "oracle"]
+    assert ceiling["rows"][0]["report_recall@10"] == mnemo
+    assert ceiling["rows"][1]["report_recall@10"] >= mnemo  # an oracle only adds evidence
 
 
 def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
