@@ -22,7 +22,8 @@ docs/bench.md); ``dated_notes`` (notes embedded with the day they were
 said, an attempt: :mod:`bench.tune_dated`) and ``spread`` (recall that covers
 several evidence turns: a hit's neighbours, diversity; attempts:
 :mod:`bench.tune_spread`) and ``entities`` (notes linked by the entities they
-name, an attempt: :mod:`bench.tune_entities`); the statistics are :mod:`bench.tune_stats`'s.
+name, an attempt: :mod:`bench.tune_entities`); on demand only, ``rewrite`` (the
+chat model writes the search queries: :mod:`bench.tune_rewrite`); the statistics are :mod:`bench.tune_stats`'s.
 ``--only PART`` runs one part of :data:`PARTS` (the headline methods always
 run), into ``tune_<part>.json``.
 """
@@ -48,6 +49,7 @@ from bench.locomo_ask import (
 from bench.locomo_write import Timing, Written, indexed_texts, write_memory_agent, write_mnemo
 from bench.tune_dated import dated_tables, prepare_dated
 from bench.tune_entities import entity_tables, prepare_entities
+from bench.tune_rewrite import prepare_rewrite, rewrite_tables
 from bench.tune_spread import prepare_spread, spread_tables
 from bench.tune_stats import grid_table
 
@@ -266,6 +268,15 @@ PARTS = {
         prepare=_cached_query_vectors(prepare_entities),
         tables=entity_tables,
     ),
+    "rewrite": Tuning(
+        name="tune_rewrite",
+        methods=(),
+        descriptions={},
+        prepare=_cached_query_vectors(prepare_rewrite),
+        tables=rewrite_tables,
+    ),
 }
-#: ``python -m bench tune``: every part, into ``tune.json``.
-TUNING = combine("tune", list(PARTS.values()))
+#: Parts that need a chat model: run with ``--only`` alone, never by ``python -m bench tune``.
+ON_DEMAND = ("rewrite",)
+#: ``python -m bench tune``: every part but those on demand, into ``tune.json``.
+TUNING = combine("tune", [part for name, part in PARTS.items() if name not in ON_DEMAND])

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from bench import tune, tune_dated, tune_entities
+from bench import tune, tune_dated, tune_entities, tune_rewrite
 from bench.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
@@ -274,6 +275,36 @@ def test_tune_runs_the_entities_attempt_and_its_ceiling(tune_json):
     assert [row["ranking"] for row in ceiling["rows"]] == ["none", "oracle"]
     assert ceiling["rows"][0]["report_recall@10"] == mnemo
     assert ceiling["rows"][1]["report_recall@10"] >= mnemo  # an oracle only adds evidence
+
+
+def test_tune_rewrite_runs_on_demand_only_with_the_models_queries(locomo_file, tmp_path, monkeypatch):
+    assert "rewrite" in tune.PARTS and "rewrite" in tune.ON_DEMAND
+    asked: list[list] = []
+
+    class Scripted(FakeListChatModel):
+        def invoke(self, messages, *args, **kwargs):
+            asked.append(messages)
+            return super().invoke(messages, *args, **kwargs)
+
+    monkeypatch.setenv("MNEMO_MODEL", "scripted")
+    moved = "I moved to a new apartment near the river."
+    monkeypatch.setattr(tune_rewrite, "MODEL", lambda: Scripted(responses=[moved] * 100))
+    args = ["tune", "--only", "rewrite", "--data", str(locomo_file), "--out", str(tmp_path), "--k", "1,5,10,25"]
+    assert main([*args, "--quiet"]) == 0
+    data = json.loads((tmp_path / "tune_rewrite.json").read_text())
+    table = data["rewrite"]
+    assert table["model"] == "scripted" and table["prompt"] == tune_rewrite.PROMPT
+    assert [row["weight"] for row in table["rows"]] == tune_rewrite.REWRITE_GRID
+    mnemo = data["split"]["report"]["turn"]["mnemo"]["recall@10"]["overall"]
+    assert table["rows"][0]["report_recall@10"] == mnemo  # weight 0 is recall as it ships
+    # one call per question of categories 1-4, the instructions as the system message, the question as the user's
+    main_questions = sum(n for c, n in data["questions"].items() if c in {"1", "2", "3", "4"})
+    assert len(asked) == main_questions > 0
+    assert [m.type for m in asked[0]] == ["system", "human"] and asked[0][0].content == tune_rewrite.PROMPT
+    assert data["timing_s"]["rewrite_model_s"] >= 0
+    # the query finds the move first; weighed as the question, it takes the first place from the evidence
+    at_1 = {row["weight"]: row["report_recall@1"] for row in table["rows"]}
+    assert at_1[1.0] < at_1[0.0] == at_1[0.25], at_1  # a small weight keeps the question's first
 
 
 def test_tune_only_runs_one_part_beside_the_headline(golden_json, locomo_file, tmp_path, monkeypatch):
