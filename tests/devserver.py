@@ -5,7 +5,9 @@ and ``.mnemo/``), a ``.env`` made from ``.env.example`` with the stub model's
 key and base URL filled in, and ``./scripts/dev`` started there with its own
 defaults (auto-reload and all); only the port and, for PostgreSQL, the config
 are added, as a user would. The copy shares this checkout's ``.venv`` (a
-symlink): ``scripts/_venv.sh`` sees an up-to-date install and installs nothing.
+symlink): ``scripts/_venv.sh`` sees an up-to-date install and installs nothing
+(a stale one, this checkout's ``pyproject.toml`` edited, it reinstalls from
+this checkout, never from the copy).
 
 Auth is on, as it always is: the copy holds a development secret in
 ``.mnemo/jwt-secret`` (what ``./scripts/dev`` creates on a first start, here

