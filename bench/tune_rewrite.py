@@ -33,6 +33,8 @@ POOL = 50
 QUERIES = 3
 #: Characters of one query kept.
 QUERY_CHARS = 300
+#: Tokens of the model's reply, at most.
+MAX_TOKENS = 80
 #: Weight of each query's ranking in the fusion; 0.0 is recall as it ships.
 REWRITE_GRID = [0.0, 0.25, 0.5, 1.0]
 #: What the model is asked (its system message; the question is the user's message).
@@ -56,13 +58,16 @@ def queries(question: str, reply: str) -> list[str]:
 
 
 def chat_model() -> Any:
-    """The model of ``$MNEMO_MODEL`` at temperature 0, 80 tokens at most, or ``None`` without it."""
+    """The model of ``$MNEMO_MODEL`` at temperature 0, :data:`MAX_TOKENS` at most (capped
+    as mnemo caps it, :func:`mnemo.models.build.cap_arguments`), or ``None`` without it."""
     name = os.environ.get("MNEMO_MODEL")
     if not name:
         return None
     from langchain.chat_models import init_chat_model
 
-    return init_chat_model(name, temperature=0, max_tokens=80, timeout=120, max_retries=0)
+    from mnemo.models.build import cap_arguments
+
+    return init_chat_model(name, temperature=0, timeout=120, max_retries=0, **cap_arguments(name, MAX_TOKENS))
 
 
 #: Where the part takes its model (tests put a scripted one).

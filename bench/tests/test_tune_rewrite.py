@@ -19,11 +19,17 @@ def test_the_queries_are_the_replys_lines_without_marks_repeats_or_the_question(
 
 def test_the_model_is_mnemo_models_and_none_without_it(monkeypatch):
     monkeypatch.delenv("MNEMO_MODEL", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
     assert tune_rewrite.chat_model() is None
     monkeypatch.setenv("MNEMO_MODEL", "openai:some-model")
     monkeypatch.setenv("OPENAI_API_KEY", "not-used")
     model = tune_rewrite.chat_model()
     assert (model.model_name, model.temperature, model.max_tokens) == ("some-model", 0, 80)
+    # an OpenAI-compatible server (llama.cpp, Ollama) reads the cap only as the body's max_tokens
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")
+    model = tune_rewrite.chat_model()
+    assert model.max_tokens is None and model.extra_body == {"max_tokens": 80}
 
 
 def test_without_a_model_the_part_says_so_and_ranks_nothing():
