@@ -59,13 +59,13 @@ def queries(question: str, reply: str) -> list[str]:
 
 def chat_model() -> Any:
     """The model of ``$MNEMO_MODEL`` at temperature 0, :data:`MAX_TOKENS` at most (capped
-    as mnemo caps it, :func:`mnemo.models.build.cap_arguments`), or ``None`` without it."""
+    as mnemo caps it, :func:`mnemo.models.cap_arguments`), or ``None`` without it."""
     name = os.environ.get("MNEMO_MODEL")
     if not name:
         return None
     from langchain.chat_models import init_chat_model
 
-    from mnemo.models.build import cap_arguments
+    from mnemo.models import cap_arguments
 
     return init_chat_model(name, temperature=0, timeout=120, max_retries=0, **cap_arguments(name, MAX_TOKENS))
 
