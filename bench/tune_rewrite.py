@@ -5,9 +5,9 @@ The model of ``$MNEMO_MODEL`` (any ``init_chat_model`` provider; for a local
 server, ``openai:NAME`` with ``OPENAI_BASE_URL``, e.g. ``python -m bench
 serve-model``) is asked, with :data:`PROMPT` as its system message and the
 question as the user's, for up to :data:`QUERIES` search queries, one a line.
-Each is recalled as the question is (``arecall(margin=None)``, :data:`POOL`
-notes) and the rankings join mnemo's by reciprocal rank fusion, each with
-weight ``w``; ``w = 0`` is recall as it ships. Only questions of categories
+Each is recalled as the question is (``arecall(margin=None)``,
+``mnemo.notes.FUSION_CANDIDATES`` notes) and the rankings join mnemo's by
+reciprocal rank fusion, each with weight ``w``; ``w = 0`` is recall as it ships. Only questions of categories
 1-4 are sent to the model (adversarial ones keep mnemo's ranking).
 
 Without ``$MNEMO_MODEL`` the part reports ``model: null`` and ranks nothing.
@@ -27,8 +27,6 @@ from bench.locomo_data import MAIN_CATEGORIES
 from bench.locomo_write import Timing, Written
 from bench.tune_stats import category_rows, grid_table
 
-#: Notes of each recall (mnemo.notes.FUSION_CANDIDATES).
-POOL = 50
 #: Queries of the model's reply that are recalled, at most.
 QUERIES = 3
 #: Characters of one query kept.
@@ -82,7 +80,7 @@ async def prepare_rewrite(
 
     from mnemo import arecall
     from mnemo.core import reciprocal_rank_fusion
-    from mnemo.notes import FUSION_K
+    from mnemo.notes import FUSION_CANDIDATES, FUSION_K
 
     limit = max(ks)
     model = MODEL()
@@ -90,7 +88,8 @@ async def prepare_rewrite(
     async def per_question(q: Any, r: QuestionResult) -> None:
         if model is None:
             return
-        base = [n["id"] for n in await arecall(written.store, written.user, q.question, limit=POOL, margin=None)]
+        hits = await arecall(written.store, written.user, q.question, limit=FUSION_CANDIDATES, margin=None)
+        base = [n["id"] for n in hits]
         extra: list[list[str]] = []
         if r.category in MAIN_CATEGORIES:
             start = time.perf_counter()
@@ -99,7 +98,7 @@ async def prepare_rewrite(
             reply = await asyncio.to_thread(model.invoke, [SystemMessage(PROMPT), HumanMessage(q.question)])
             timing["rewrite_model_s"] += time.perf_counter() - start
             for text in queries(q.question, str(reply.content)):
-                hits = await arecall(written.store, written.user, text, limit=POOL, margin=None)
+                hits = await arecall(written.store, written.user, text, limit=FUSION_CANDIDATES, margin=None)
                 extra.append([n["id"] for n in hits])
         for weight in REWRITE_GRID:
             ranked = base

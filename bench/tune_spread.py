@@ -1,6 +1,7 @@
 """``python -m bench tune --only spread``: recall that covers several evidence
-turns (issue 46), two attempts over mnemo's ranking of a question's
-:data:`POOL` best notes (``arecall(margin=None)``), bench-side:
+turns (issue 46), two attempts over mnemo's ranking of a question's best
+notes (``arecall(margin=None)``, ``mnemo.notes.FUSION_CANDIDATES`` of them),
+bench-side:
 
 ``neighbours``
     the notes said just before and just after each of the ``m`` best hits,
@@ -31,8 +32,6 @@ from bench.locomo_ask import QuestionHook, QuestionResult
 from bench.locomo_write import Timing, Written
 from bench.tune_stats import category_rows, grid_table
 
-#: Notes of mnemo's ranking the attempts reorder (mnemo.notes.FUSION_CANDIDATES).
-POOL = 50
 #: (best hits whose neighbours are followed, weight of the neighbours'
 #: ranking in the fusion); (0, 0.0) is recall as it ships.
 NEIGHBOUR_GRID = [(0, 0.0)] + [(m, w) for m in (1, 3, 5) for w in (0.1, 0.3, 0.5)]
@@ -69,7 +68,7 @@ async def prepare_spread(
     returns the hook that records every setting's ranking per question."""
     from mnemo import arecall
     from mnemo.core import reciprocal_rank_fusion
-    from mnemo.notes import FUSION_K
+    from mnemo.notes import FUSION_CANDIDATES, FUSION_K
 
     turns = written.conv.turns
     place = {t.dia_id: i for i, t in enumerate(turns)}
@@ -98,9 +97,8 @@ async def prepare_spread(
     limit = max(ks)
 
     async def per_question(q: Any, r: QuestionResult) -> None:
-        pool: list[dict[str, Any]] = [
-            dict(n) for n in await arecall(written.store, written.user, q.question, limit=POOL, margin=None)
-        ]
+        hits = await arecall(written.store, written.user, q.question, limit=FUSION_CANDIDATES, margin=None)
+        pool: list[dict[str, Any]] = [dict(n) for n in hits]
         ids: list[str] = [n["id"] for n in pool]
         for m, weight in NEIGHBOUR_GRID:
             ranked = ids
