@@ -14,7 +14,7 @@ fi
 # would outlive the copy.
 OWNER="$ROOT"
 if [ -L .venv ]; then
-  OWNER="$(cd "$(dirname "$(readlink -f .venv)")" && pwd)"
+  OWNER="$(dirname "$(readlink -f .venv)")"
 fi
 STAMP=.venv/.mnemo-installed
 WANT="$(cat "$OWNER/pyproject.toml" "$OWNER/requirements-weights.txt" | sha256sum | cut -d' ' -f1)"
