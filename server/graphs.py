@@ -6,13 +6,17 @@ with its context's JSON schema made once (:func:`schema_once`)."""
 from __future__ import annotations
 
 import copy
+import logging
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
 from graphs.agent import graph as _agent
 from graphs.memory_writer import graph as _memory_writer
+from mnemo import configured_model, setup_problem
 from server.run_lease import served
+
+logger = logging.getLogger(__name__)
 
 #: Context schema -> its JSON schema, as langgraph makes it.
 _context_schemas: dict[Any, dict[str, Any] | None] = {}
@@ -39,5 +43,13 @@ def schema_once(graph: CompiledStateGraph[Any, Any, Any, Any]) -> CompiledStateG
     return made
 
 
+def say_setup_problem() -> None:
+    """At start-up, what the configured model lacks (no key, nothing configured): logged once,
+    before the first run fails for it (every run then ends with the same sentence)."""
+    if (problem := setup_problem(configured_model())) is not None:
+        logger.warning("mnemo: %s. Every run fails until this is fixed.", problem)
+
+
+say_setup_problem()
 agent = served(schema_once(_agent))
 memory_writer = served(schema_once(_memory_writer))

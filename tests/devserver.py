@@ -98,8 +98,11 @@ class DevServer:
         args = [str(self.workdir / "scripts" / "dev"), "--port", str(self.port)]
         if self.config:
             args += ["--config", self.config]
+        # The start-up model check (one more request to the stub, at a moment no test controls) is
+        # asked for by the tests of it only (tests/e2e/test_model_errors.py).
+        env = {"MNEMO_DEV_MODEL_CHECK": "0", **self.env}
         self.proc = subprocess.Popen(
-            args, cwd=self.workdir, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+            args, cwd=self.workdir, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
 
     def wait_ready(self, timeout: float = 180) -> None:

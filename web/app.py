@@ -21,6 +21,7 @@ from starlette.routing import Route
 from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
+from server.model_errors import ModelErrorText
 from server.platform_guards import PlatformGuards
 from web.app_memory import ROUTES as APP_MEMORY_ROUTES
 from web.failures import unavailable
@@ -62,7 +63,7 @@ app = Starlette(
         Route("/feedback", feedback, methods=["POST"]),
     ],
     # The server runs a custom app's middleware before all of its own routes.
-    middleware=[Middleware(BoundedStateUpdates), Middleware(PlatformGuards)],
+    middleware=[Middleware(BoundedStateUpdates), Middleware(PlatformGuards), Middleware(ModelErrorText)],
     # This app is the server's root: the platform's own routes (/store/...) answer
     # 503 too when the store's database is down, within the pool's timeout.
     exception_handlers={

@@ -5,14 +5,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any
 
 from mnemo.cli.command_line import TOKEN_ENV, URL_ENV, arg, command
 from mnemo.cli.token_commands import signing_secret
 from mnemo.core import MnemoError, env
 
-#: Where ``./scripts/dev`` serves.
+#: Where ``./scripts/dev`` serves by default.
 DEV_URL = "http://127.0.0.1:2024"
+#: Where ``./scripts/dev`` writes the URL it serves at (whatever its ``--port``), in its checkout.
+DEV_URL_PATH = Path(".mnemo") / "dev-url"
+
+
+def server_url(given: str | None) -> str:
+    """The server to talk to: ``--url``, else ``$MNEMO_URL``, else the one ``./scripts/dev``
+    of this checkout last started (:data:`DEV_URL_PATH`), else :data:`DEV_URL`."""
+    if given:
+        return given
+    if url := env.text(URL_ENV, strip=True):
+        return url
+    try:
+        return DEV_URL_PATH.read_text().strip() or DEV_URL
+    except OSError:
+        return DEV_URL
 
 
 def _chat_credentials(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
@@ -49,7 +65,7 @@ async def _stream_turn(client: Any, thread_id: str, args: argparse.Namespace, te
         stream_mode="messages-tuple",
     ):
         if part.event == "error":
-            print(f"\nerror: the run failed: {part.data}", file=sys.stderr)
+            print(f"\nerror: the run failed: {_run_error(part.data)}", file=sys.stderr)
             return False
         if part.event != "messages":
             continue
@@ -77,43 +93,63 @@ async def _stream_turn(client: Any, thread_id: str, args: argparse.Namespace, te
         help=f"the user to chat as; without ${TOKEN_ENV}, a user token for them is minted with the signing "
         "secret (development: ./scripts/dev's secret)",
     ),
-    arg("--url", default=env.text(URL_ENV) or DEV_URL, help=f"the server (default ${URL_ENV}, else {DEV_URL})"),
+    arg(
+        "--url",
+        help=f"the server (default ${URL_ENV}, else where ./scripts/dev of this checkout serves ({DEV_URL_PATH}), "
+        f"else {DEV_URL})",
+    ),
     arg("--assistant", default="agent", help="assistant id or graph name (default: agent)"),
     arg("--thread", help="continue this thread (default: a new one)"),
 )
 async def chat(args: argparse.Namespace) -> int:
-    import httpx
+    """Exit status 0, or 1 when a turn failed (each failure is said, and the chat goes on)."""
     from langgraph_sdk import get_client
 
     token, context = _chat_credentials(args)
+    args.url = server_url(args.url)
     client = get_client(url=args.url, headers={"Authorization": f"Bearer {token}"})
     interactive = sys.stdin.isatty()
     if interactive:
         print(f"mnemo at {args.url}, assistant {args.assistant!r}. /new: new conversation, /quit: end.")
     thread_id: str | None = args.thread
-    try:
-        while True:
-            if interactive:
-                print("you> ", end="", flush=True)
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line or line.strip() == "/quit":
-                return 0
-            text = line.strip()
-            if text == "/new":
-                thread_id = None
-                continue
-            if not text:
-                continue
+    failed = False
+    while True:
+        if interactive:
+            print("you> ", end="", flush=True)
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line or line.strip() == "/quit":
+            return int(failed)
+        text = line.strip()
+        if text == "/new":
+            thread_id = None
+            continue
+        if not text:
+            continue
+        try:
             if thread_id is None:
                 thread_id = (await client.threads.create())["thread_id"]
-            if not await _stream_turn(client, thread_id, args, text, context):
-                return 1
-    except httpx.HTTPStatusError as exc:
-        print(f"error: {exc.response.status_code} from the server: {_detail(exc.response)}", file=sys.stderr)
-        return 1
-    except httpx.TransportError as exc:
-        print(f"error: cannot reach {args.url} ({exc}); is the server running (./scripts/dev)?", file=sys.stderr)
-        return 1
+            ok = await _stream_turn(client, thread_id, args, text, context)
+        except Exception as exc:  # said, and the next line is another try: the chat stays
+            ok = False
+            print(f"error: {_failure(exc, args.url)}", file=sys.stderr)
+        failed = failed or not ok
+
+
+def _failure(exc: Exception, url: str) -> str:
+    import httpx
+
+    if isinstance(exc, httpx.HTTPStatusError):
+        return f"{exc.response.status_code} from the server: {_detail(exc.response)}"
+    if isinstance(exc, httpx.TransportError):
+        return f"cannot reach {url} ({exc}); is the server running (./scripts/dev)?"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _run_error(data: Any) -> str:
+    """What a failed run's ``error`` event says (the server sends ``{"error": type, "message": ...}``)."""
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    return str(data)
 
 
 def _detail(response: Any) -> str:

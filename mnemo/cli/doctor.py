@@ -19,7 +19,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
 from mnemo.cli.command_line import arg, command
-from mnemo.core import env
+from mnemo.core import InvalidInputError, ModelUnavailableError, env
 
 #: What the structured-output checks ask the model to extract from.
 SAID = "Hi, my name is Lin and I live in Suzhou."
@@ -87,10 +87,32 @@ async def _run(check: Callable[[BaseChatModel], Awaitable[str]], model: BaseChat
     except Degraded as exc:
         detail, status = str(exc), "WARN"
     except Exception as exc:
-        status = "FAIL"
-        detail = str(exc) if type(exc) is ValueError else f"{type(exc).__name__}: {exc}"  # ValueError: a check's own
-    width = 200 if status == "WARN" else 110  # a warning's detail says what to do: kept whole
-    return status, " ".join(detail.split())[:width], time.perf_counter() - started
+        status, detail = "FAIL", _failure(exc)
+    return status, _shown(status, detail), time.perf_counter() - started
+
+
+def _failure(exc: Exception) -> str:
+    """What a failed check shows: a check's own ``ValueError`` and mnemo's errors as
+    said (they say what to do), anything else with its type."""
+    if type(exc) is ValueError or isinstance(exc, ModelUnavailableError | InvalidInputError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _shown(status: str, detail: str) -> str:
+    # A warning's or a configuration failure's detail says what to do: kept whole.
+    whole = status == "WARN" or "mnemo doctor" in detail or "MNEMO_ALLOWED_MODELS" in detail
+    return " ".join(detail.split())[: 400 if whole else 110]
+
+
+async def _model(spec: str, *, memory: bool) -> BaseChatModel | str:
+    """The client mnemo builds for ``spec``, or why it cannot be built (a FAIL line, never a traceback)."""
+    from mnemo.models import aload_chat_model
+
+    try:
+        return await aload_chat_model(spec, memory=memory)
+    except (ModelUnavailableError, InvalidInputError) as exc:
+        return str(exc)
 
 
 def _load_dotenv() -> None:
@@ -106,12 +128,16 @@ def _load_dotenv() -> None:
     "doctor",
     "check the model server as mnemo uses it: answers, streaming, tools, structured output (exit 1: no memory)",
     arg("--model", help="provider:model to check (default: $MNEMO_MODEL and $MNEMO_EXTRACTION_MODEL)"),
+    arg(
+        "--brief",
+        action="store_true",
+        help="one line: whether the chat model answers a plain question (./scripts/dev says it at start-up)",
+    ),
 )
 async def doctor(args: argparse.Namespace) -> int:
     _load_dotenv()
     from mnemo.models import (
         WAYS,
-        aload_chat_model,
         client_settings,
         configured_memory_model,
         configured_model,
@@ -120,6 +146,8 @@ async def doctor(args: argparse.Namespace) -> int:
     )
 
     chat = args.model or configured_model()
+    if args.brief:
+        return await _brief(chat)
     memory = args.model or configured_memory_model()
     settings = client_settings()
     print(f"model server: {env.text('OPENAI_BASE_URL') or '(the provider default)'}")
@@ -129,6 +157,7 @@ async def doctor(args: argparse.Namespace) -> int:
         + f"; memory calls max_tokens={client_settings(memory=True)['max_tokens']}"
     )
     rows: list[tuple[str, str, str, str, float]] = []
+    clients = {(chat, False): await _model(chat, memory=False), (memory, True): await _model(memory, memory=True)}
     checks: list[tuple[str, str, Callable[[BaseChatModel], Awaitable[str]]]] = [
         (chat, "plain answer", _plain),
         (chat, "streaming", _streamed),
@@ -136,18 +165,25 @@ async def doctor(args: argparse.Namespace) -> int:
         *((memory, f"structured: {way}", _structured(way)) for way in WAYS),
     ]
     for spec, what, check in checks:  # structured answers as memory calls ask them (their output cap)
-        model = await aload_chat_model(spec, memory=what.startswith("structured"))
+        model = clients[spec, what.startswith("structured")]
+        if isinstance(model, str):  # cannot be built: one line says why, its checks are not run
+            if not any(r[0] == spec and r[1] == "model setup" for r in rows):
+                rows.append((spec, "model setup", "FAIL", _shown("FAIL", model), 0.0))
+            continue
         rows.append((spec, what, *await _run(check, model)))
     width = max(len(r[1]) for r in rows)
     for spec, what, status, detail, seconds in rows:
         print(f"{status:<4}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
     working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] != "FAIL" for r in rows)]
-    usable = [w for w in ways_for(await aload_chat_model(memory, memory=True)) if w in working]
-    plain_ok = rows[0][2] != "FAIL"
+    memory_client = clients[memory, True]
+    usable = [] if isinstance(memory_client, str) else [w for w in ways_for(memory_client) if w in working]
+    plain_ok = any(r[1] == "plain answer" and r[2] != "FAIL" for r in rows)
     if usable and plain_ok:
         print(f"memory is written by: {usable[0]}")
         return 0
-    if not plain_ok:
+    if any(r[1] == "model setup" for r in rows):
+        print("the model cannot be used as configured (the FAIL line above says what to set)")
+    elif not plain_ok:
         print("the model server does not answer: mnemo cannot chat or write memory with it")
     elif (pinned := pinned_way()) is not None and working:
         print(
@@ -161,3 +197,17 @@ async def doctor(args: argparse.Namespace) -> int:
             "or pin a way with MNEMO_STRUCTURED_OUTPUT (docs/models.md)"
         )
     return 1
+
+
+async def _brief(spec: str) -> int:
+    """``doctor --brief``: one line saying whether ``spec`` answers, and if not what to set."""
+    model = await _model(spec, memory=False)
+    if isinstance(model, str):
+        status, detail, seconds = "FAIL", model, 0.0
+    else:
+        status, detail, seconds = await _run(_plain, model)
+    if status == "FAIL":
+        print(f"mnemo: the chat model {spec} cannot be used: {' '.join(detail.split())}")
+        return 1
+    print(f"mnemo: the chat model {spec} answers ({seconds:.1f} s)")
+    return 0

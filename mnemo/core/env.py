@@ -38,6 +38,7 @@ _DECLARED = (
     Setting("MNEMO_STRUCTURED_OUTPUT", "auto", "the structured-output way to pin (auto: try them)"),
     Setting("OPENAI_BASE_URL", "", "an OpenAI-compatible model server"),
     Setting("OPENAI_API_BASE", "", "the older name of OPENAI_BASE_URL"),
+    Setting("OPENAI_API_KEY", "", "the openai provider's key (mnemo reads only whether one is set)"),
     Setting("MNEMO_PGDATA", "", "the embedded PostgreSQL's data directory"),
     Setting("POSTGRES_URI", "", "an external PostgreSQL (instead of the embedded one)"),
     Setting("MNEMO_JWT_SECRET", "", "the secret tokens are signed with"),

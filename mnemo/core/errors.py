@@ -21,6 +21,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── StoreOperationError     the database is up but failed this call (a timeout, a full disk...; HTTP 503)
     ├── ListingChangedError     a namespace kept changing while it was paged through
     ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
+    ├── ModelUnavailableError   (also a RuntimeError) the chat model cannot be used as configured
     ├── ForeignThreadError      a thread of another user named by a run
     ├── InvalidTokenError       no usable bearer token, or an identity mnemo did not issue
     └── SecretError             no usable signing secret
@@ -107,6 +108,14 @@ class ListingChangedError(MnemoError):
 
 class EmbeddedPostgresError(MnemoError, RuntimeError):
     """The embedded PostgreSQL could not be started or prepared."""
+
+
+class ModelUnavailableError(MnemoError, RuntimeError):
+    """The configured chat model cannot be used: no credentials, a key the
+    server refuses, a server nobody answers, a model name it does not know, or
+    a provider package that is not installed (:mod:`mnemo.models.unavailable`).
+    The message says which and what to set; it never carries a key. A
+    ``RuntimeError`` so that the server shows its message to every client."""
 
 
 class ForeignThreadError(MnemoError):

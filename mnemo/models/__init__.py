@@ -27,6 +27,7 @@ from mnemo.models.structured import (
     ways_for,
 )
 from mnemo.models.text_calls import recover_tool_calls
+from mnemo.models.unavailable import last_reason, setup_problem
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -43,10 +44,12 @@ __all__ = [
     "configured_extraction_model",
     "configured_memory_model",
     "configured_model",
+    "last_reason",
     "memory_model",
     "model_timeout_s",
     "pinned_way",
     "recover_tool_calls",
+    "setup_problem",
     "ways_for",
     "with_tools",
     "within_deadline",

@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool
 from langgraph.constants import TAG_NOSTREAM
 
 from mnemo.core import InvalidInputError, env
+from mnemo.models.unavailable import explain_call, explain_setup
 
 #: The chat model when the operator configures none (``MNEMO_MODEL``).
 DEFAULT_MODEL = "openai:gpt-4o-mini"
@@ -128,16 +129,24 @@ def cap_arguments(spec: str, max_tokens: int) -> dict[str, Any]:
 def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
     """A new client for ``spec`` with mnemo's timeout, retries and output cap
     (with ``memory``: the memory calls' cap and :data:`MEMORY_CALLS`; no allow
-    list: :func:`aload_chat_model` checks it)."""
+    list: :func:`aload_chat_model` checks it).
+
+    Raises:
+        ModelUnavailableError: the client cannot be made as configured (no key,
+            the provider's package missing): the message says what to set.
+    """
     settings = client_settings(memory=memory)
-    return init_chat_model(
-        spec,
-        temperature=0,
-        timeout=settings["timeout"],
-        max_retries=int(settings["max_retries"]),
-        **cap_arguments(spec, int(settings["max_tokens"])),
-        **(MEMORY_CALLS if memory else {}),
-    )
+    try:
+        return init_chat_model(
+            spec,
+            temperature=0,
+            timeout=settings["timeout"],
+            max_retries=int(settings["max_retries"]),
+            **cap_arguments(spec, int(settings["max_tokens"])),
+            **(MEMORY_CALLS if memory else {}),
+        )
+    except Exception as exc:
+        raise explain_setup(exc, spec) from exc
 
 
 def made_once(parts: tuple[Any, ...], make: Callable[[], T]) -> T:
@@ -171,6 +180,7 @@ async def aload_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
 
     Raises:
         InvalidInputError: ``spec`` is not on the allow list.
+        ModelUnavailableError: its client cannot be made (:func:`build_chat_model`).
     """
     if memory and spec in MODELS and MODELS[spec] is not _built.get(spec):
         return MODELS[spec]
@@ -198,11 +208,20 @@ async def within_deadline(call: Awaitable[T], timeout_s: float | None = None) ->
 
     Raises:
         ModelDeadlineError: the deadline passed.
+        ModelUnavailableError: the call failed because of the configuration
+            (a key refused, no server at the URL, a model it does not serve):
+            the message says what to set (:mod:`mnemo.models.unavailable`).
     """
     limit = model_timeout_s() if timeout_s is None else min(timeout_s, model_timeout_s())
     try:
         return await asyncio.wait_for(call, timeout=limit)
-    except TimeoutError:
+    except TimeoutError as exc:
+        if (explained := explain_call(exc)) is not None:  # the client's own timeout, before the deadline
+            raise explained from exc
         raise ModelDeadlineError(
             f"the model did not finish within {limit:g}s (MNEMO_MODEL_TIMEOUT_S; the call was cancelled)"
         ) from None
+    except Exception as exc:
+        if (explained := explain_call(exc)) is not None:
+            raise explained from exc
+        raise

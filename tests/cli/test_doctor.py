@@ -124,3 +124,39 @@ def test_the_doctor_reports_the_pinned_way_memory_will_use(checkout, capsys, pin
         "memory cannot be written with this server: MNEMO_STRUCTURED_OUTPUT pins function_calling, which failed "
         "above; it works with json_schema" in out
     ), out
+
+
+def test_the_doctor_with_no_model_configured_prints_one_fail_line_and_no_traceback(checkout, capsys):
+    (checkout / ".env").write_text("MNEMO_MODEL=\n")  # a fresh checkout: nothing set
+    status = main(["doctor"])
+    out, err = capsys.readouterr()
+    assert status == 1, out
+    line = row(out, "model setup")
+    assert line.startswith("FAIL") and "no chat model is configured" in line and "OPENAI_API_KEY" in line
+    assert "Traceback" not in out + err
+    assert "the model cannot be used as configured" in out
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(401, "refused the key (HTTP 401)"), (404, "does not serve the model 'stub-model' (HTTP 404)")],
+)
+def test_the_doctor_names_a_refused_key_or_an_unknown_model(checkout, capsys, status, said):
+    with StubServer() as stub:
+        stub.refuse, stub.refuse_status = "model", status
+        got, out = doctor(checkout, stub, capsys, MNEMO_MODEL_MAX_RETRIES="0")
+    assert got == 1, out
+    assert row(out, "plain answer").startswith("FAIL") and said in row(out, "plain answer"), out
+    assert "Traceback" not in out
+
+
+def test_the_doctor_names_a_server_nobody_answers(checkout, capsys):
+    from tests.devserver import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    lines = [f"OPENAI_BASE_URL={url}", "OPENAI_API_KEY=k", "MNEMO_MODEL=openai:m", "MNEMO_MODEL_MAX_RETRIES=0"]
+    (checkout / ".env").write_text("\n".join(lines) + "\n")
+    status = main(["doctor"])
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert f"nobody answers at the model server {url}" in row(out, "plain answer"), out

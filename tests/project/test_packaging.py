@@ -128,3 +128,22 @@ def test_a_copy_sharing_a_venv_installs_the_venvs_checkout_not_itself(tmp_path: 
     log.write_text("")
     assert subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=copy).returncode == 0
     assert log.read_text() == ""
+
+
+def test_a_venv_linked_from_outside_any_checkout_installs_this_checkout(tmp_path: Path):
+    """A ``.venv`` that is a symlink to a virtualenv kept elsewhere (not inside a
+    checkout: no mnemo ``pyproject.toml`` beside it) installs the checkout that
+    links it, instead of stopping on the other directory's missing files."""
+    log = tmp_path / "pip.log"
+    kept = tmp_path / "venvs" / "mnemo"
+    python = kept / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\necho "$@" >> {log}\n')
+    python.chmod(0o755)
+    checkout = _fake_checkout(tmp_path / "checkout")
+    (checkout / ".venv").symlink_to(kept, target_is_directory=True)
+    run = subprocess.run(["bash", "-c", "source scripts/_venv.sh"], cwd=checkout, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    calls = log.read_text().splitlines()
+    assert f"-m pip install --quiet -e {checkout.resolve()}[dev]" in calls, calls
+    assert (kept / ".mnemo-installed").exists()

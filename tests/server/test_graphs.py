@@ -56,3 +56,18 @@ async def test_the_graphs_langgraph_json_names_are_the_ones_that_make_it_once(fa
         schemas = [graph.copy(update={"store": None}).get_context_jsonschema() for _ in range(3)]
     assert schemas[0]["properties"]["user_id"] and schemas == schemas[:1] * 3
     assert len(made) == 1
+
+
+def test_a_server_with_no_model_configured_says_so_at_start_up(monkeypatch, caplog):
+    from server.graphs import say_setup_problem
+
+    for name in ("MNEMO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    with caplog.at_level("WARNING", logger="server.graphs"):
+        say_setup_problem()
+    assert any("no chat model is configured" in r.getMessage() for r in caplog.records), caplog.text
+    caplog.clear()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-configured")
+    with caplog.at_level("WARNING", logger="server.graphs"):
+        say_setup_problem()
+    assert not caplog.records  # a key is set: nothing to say
