@@ -103,3 +103,24 @@ async def test_a_refused_key_an_unknown_model_and_a_server_nobody_answers(workdi
         await every_client_is_told(server, f"nobody answers at the model server {stub.base_url}", workdir)
     finally:
         server.stop()
+
+
+def test_the_console_says_what_is_missing(browser, workdir, server_env):
+    from tests.e2e.test_web_ui import sign_in
+
+    (workdir / ".env").write_text((workdir / ".env.example").read_text())  # nothing configured
+    server = DevServer(workdir, checked(server_env))
+    server.start()
+    try:
+        page = browser.new_page()
+        page.goto(server.console_url())
+        sign_in(page, "u_console")
+        page.fill("#text", "hello")
+        page.click("form button")
+        page.wait_for_function(
+            "document.querySelector('#log').textContent.includes('no chat model is configured')", timeout=120_000
+        )
+        log = page.inner_text("#log")
+        assert "OPENAI_API_KEY" in log and HIDDEN not in log, log
+    finally:
+        server.stop()
