@@ -17,6 +17,7 @@ from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
 from mnemo.core.errors import IndexMissingError, ListingChangedError
 from mnemo.core.limits import bounded_query
+from mnemo.core.namespaces import RESERVED_ROOTS
 
 #: Page size for listing; the store default (10) is never relied upon.
 PAGE_SIZE = 100
@@ -222,8 +223,6 @@ async def alist_users(store: BaseStore, *, page_size: int = PAGE_SIZE) -> list[s
     ``limit=1`` read, and shared roots (``org`` and the other reserved roots of
     :mod:`mnemo.core.identity`) are never users.
     """
-    from mnemo.core.namespaces import RESERVED_ROOTS
-
     roots = [ns[0] for ns in await alist_every_namespace(store, max_depth=1, page_size=page_size) if ns]
     candidates = sorted({r for r in roots if r.lower() not in RESERVED_ROOTS})
     if not candidates:

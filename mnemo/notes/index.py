@@ -18,7 +18,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 from mnemo.audit import abatch_audited
-from mnemo.core import NOTE_INDEX, NOTES, User, bm25_tokens
+from mnemo.core import NOTE_INDEX, NOTES, User, alist_all, bm25_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -245,8 +245,6 @@ async def arebuild(store: BaseStore, user: User, *, batch: int = REBUILD_BATCH) 
     the head last with the marker's removal: a rebuild cut short leaves no
     head (the index counts as missing) but a turn's marker, so only the
     migration does it again."""
-    from mnemo.core import alist_all
-
     items = await alist_all(store, user.namespace(NOTES))
     ns = index_namespace(user)
     old = [it.key for it in await alist_all(store, ns)]

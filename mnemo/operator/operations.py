@@ -20,8 +20,36 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from mnemo.audit import Origin
-from mnemo.core import InvalidInputError, User
+from mnemo.access import (
+    aclear_entitlement,
+    aerase_threads,
+    aerase_user,
+    aexport_user,
+    aget_entitlements,
+    aimport_user,
+    amigrate_langgraph,
+    aset_entitlement,
+    ausage_today,
+    source_items,
+)
+from mnemo.audit import Origin, averify
+from mnemo.core import InvalidInputError, User, alist_users, check_message
+from mnemo.episodes import apromote_episode
+from mnemo.instructions import (
+    DEFAULT_ASSISTANT,
+    aapprove,
+    alist_every_version,
+    alist_proposals,
+    alist_versions,
+    amigrate_legacy,
+    areject,
+    arollback,
+)
+from mnemo.models import aload_chat_model, configured_memory_model
+from mnemo.notes import arebuild, aremember, arestamp, expiry_from
+from mnemo.profile import aget_profile, aupdate_profile
+from mnemo.turn import aexplain
+from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +101,6 @@ def _text(params: Mapping[str, Any], name: str) -> str | None:
 
 @operation("export")
 async def export(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.access import aexport_user
 
     return await aexport_user(target.store, _user(params))
 
@@ -81,7 +108,6 @@ async def export(target: Target, params: Mapping[str, Any]) -> Any:
 @operation("import")
 async def import_(target: Target, params: Mapping[str, Any]) -> Any:
     """An export document (``document``) into the user's memory (:func:`mnemo.access.aimport_user`)."""
-    from mnemo.access import aimport_user
 
     return await aimport_user(
         target.store, _user(params), params.get("document"), origin=target.origin, dry_run=_flag(params, "dry_run")
@@ -92,7 +118,6 @@ async def import_(target: Target, params: Mapping[str, Any]) -> Any:
 async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
     """A LangGraph memory app's items (namespace ``namespace_template``, read from
     the store, or given as ``items``) into the user's mnemo memory."""
-    from mnemo.access import amigrate_langgraph, source_items
 
     return await amigrate_langgraph(
         target.store,
@@ -107,7 +132,6 @@ async def migrate_langgraph(target: Target, params: Mapping[str, Any]) -> Any:
 @operation("remember")
 async def remember(target: Target, params: Mapping[str, Any]) -> Any:
     """A note from an application (``text``, ``expires_at``, ``refers_to``), as ``POST /memory/notes``."""
-    from mnemo.notes import aremember, expiry_from
 
     until = _text(params, "expires_at")
     return await aremember(
@@ -125,7 +149,6 @@ async def remember(target: Target, params: Mapping[str, Any]) -> Any:
 async def set_profile(target: Target, params: Mapping[str, Any]) -> Any:
     """Profile fields set by an application (``fields``: field -> value, ``None``
     deletes), as ``PATCH /memory/profile``."""
-    from mnemo.profile import aget_profile, aupdate_profile
 
     fields = params.get("fields")
     if not isinstance(fields, dict) or not fields:
@@ -145,8 +168,6 @@ async def set_profile(target: Target, params: Mapping[str, Any]) -> Any:
 @operation("search")
 async def search(target: Target, params: Mapping[str, Any]) -> Any:
     """What ``load_memory`` would put in the prompt for the message ``q`` (:func:`mnemo.turn.aexplain`)."""
-    from mnemo.core import check_message
-    from mnemo.turn import aexplain
 
     query = _text(params, "q") or ""
     check_message(query)
@@ -155,7 +176,6 @@ async def search(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("erase")
 async def erase(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.access import aerase_threads, aerase_user
 
     if not _flag(params, "yes"):
         raise InvalidInputError("nothing is erased without yes=true (--yes)")
@@ -175,7 +195,6 @@ async def erase(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("entitle")
 async def entitle(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.access import aclear_entitlement, aget_entitlements, aset_entitlement, ausage_today
 
     user, tool, allowed, limit = _user(params), _text(params, "tool"), params.get("allowed"), params.get("daily_limit")
     if allowed is not None and not isinstance(allowed, bool):
@@ -198,8 +217,6 @@ async def entitle(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("promote-episode")
 async def promote_episode(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.episodes import apromote_episode
-    from mnemo.profile import aget_profile
 
     user, episode_id = _user(params), _text(params, "episode_id")
     if not episode_id:
@@ -211,8 +228,6 @@ async def promote_episode(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("reindex")
 async def reindex(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.core import alist_users
-    from mnemo.notes import arebuild, arestamp
 
     every = _flag(params, "all")
     if every == (params.get("user_id") is not None):
@@ -228,7 +243,6 @@ async def reindex(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("audit-verify")
 async def audit_verify(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.audit import averify
 
     return await averify(target.store, _user(params))
 
@@ -238,8 +252,6 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
     """Merge the user's notes that say the same thing; list likely contradictions
     (:func:`mnemo.writing.aconsolidate`), with ``model`` (default: the extraction
     model where it runs; one of ``MNEMO_ALLOWED_MODELS``) and at most ``max_calls`` model calls."""
-    from mnemo.models import aload_chat_model, configured_memory_model
-    from mnemo.writing import MAX_CONSOLIDATION_CALLS, aconsolidate
 
     spec = params.get("model") or configured_memory_model()
     if not isinstance(spec, str) or not spec.strip():
@@ -259,7 +271,6 @@ async def consolidate(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-list")
 async def instructions_list(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import alist_proposals
 
     status = params.get("status", "pending")
     if status not in ("pending", "refused", "approved", "rejected", "all"):
@@ -269,8 +280,6 @@ async def instructions_list(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-approve")
 async def instructions_approve(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import aapprove
-    from mnemo.profile import aget_profile
 
     proposal_id = _text(params, "id")
     label = (proposal_id or "").split("/")[0]
@@ -281,7 +290,6 @@ async def instructions_approve(target: Target, params: Mapping[str, Any]) -> Any
 
 @operation("instructions-reject")
 async def instructions_reject(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import areject
 
     proposal_id, reason = _text(params, "id") or "", _text(params, "reason") or ""
     return await areject(target.store, proposal_id, origin=target.origin, reason=reason)
@@ -289,7 +297,6 @@ async def instructions_reject(target: Target, params: Mapping[str, Any]) -> Any:
 
 @operation("instructions-versions")
 async def instructions_versions(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import alist_every_version, alist_versions
 
     if assistant := _text(params, "assistant_id"):
         return {"versions": {assistant: await alist_versions(target.store, assistant)}}
@@ -298,7 +305,6 @@ async def instructions_versions(target: Target, params: Mapping[str, Any]) -> An
 
 @operation("instructions-rollback")
 async def instructions_rollback(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import DEFAULT_ASSISTANT, arollback
 
     to = params.get("version")
     if isinstance(to, bool) or not isinstance(to, int | str) or to == "":
@@ -309,6 +315,5 @@ async def instructions_rollback(target: Target, params: Mapping[str, Any]) -> An
 
 @operation("instructions-migrate")
 async def instructions_migrate(target: Target, params: Mapping[str, Any]) -> Any:
-    from mnemo.instructions import amigrate_legacy
 
     return {"moved": await amigrate_legacy(target.store)}

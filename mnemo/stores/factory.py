@@ -106,7 +106,7 @@ async def open_checkpointer(
         return
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-    from mnemo.stores.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, make_pool
+    from mnemo.stores.postgres_setup import SAVER_SETUP_LOCK, advisory_lock, make_pool  # needs the postgres extra
 
     async with make_pool(postgres_uri, pool_config) as pool:
         saver = AsyncPostgresSaver(pool)
