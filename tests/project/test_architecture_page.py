@@ -103,3 +103,31 @@ def test_bench_imports_mnemos_faces_and_the_graph_only():
     edges = package_edges()
     assert "mnemo" in edges["bench"]  # the scan sees bench's imports
     assert edges["bench"] <= {"mnemo", "graphs", "nodes"}
+
+
+def _sentences(page: str) -> list[str]:
+    """The page's prose as sentences: code blocks, tables and headings left out, a list
+    item a sentence of its own, a code span or a link's target one word."""
+    prose = re.sub(r"```.*?```", "\n\n", page, flags=re.S)
+    found: list[str] = []
+    for block in re.split(r"\n\s*\n", prose):
+        kept = [ln for ln in block.splitlines() if not ln.lstrip().startswith(("|", "#"))]
+        items = re.split(r"\n(?=\s*(?:[-*]|\d+\.)\s)", "\n".join(kept))
+        for item in items:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"`[^`]*`", "X", item))
+            found += [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s.strip()]
+    return found
+
+
+def test_the_page_is_read_in_one_sitting():
+    """Issue 58: at most 400 lines, sentences of at most 60 words, 25 at the median."""
+    words = sorted(len(s.split()) for s in _sentences(PAGE))
+    assert len(PAGE.splitlines()) <= 400
+    assert len(words) > 100 and words[-1] <= 60, [s for s in _sentences(PAGE) if len(s.split()) > 60]
+    assert words[len(words) // 2] <= 25
+
+
+def test_adding_a_memory_kind_names_every_registry_a_test_requires():
+    steps = PAGE.split("**A memory kind.**", 1)[1].split("**A tool.**", 1)[0]
+    for required in ("mnemo/core/namespaces.py", "VERBATIM", "`CHECKS`", "mnemo/turn/parts.py", "MemorySnapshot"):
+        assert required in steps, required
