@@ -11,7 +11,8 @@ under the user's label (``docs/memory.md``). The library's API, usable without t
 - the profile, merged field by field: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`,
   :func:`aupdate_profile`;
 - notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`arecall` (real hits only;
-  :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`;
+  :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`,
+  :func:`aforget_about`;
 - policies: :data:`POLICIES_NAMESPACE`, :func:`load_policy_file`, :func:`aseed_policies`,
   :func:`aensure_policies`, :func:`asearch_policies`;
 - extraction: :class:`MemoryExtraction`, :func:`build_extractor`, :func:`aextract`.
@@ -126,6 +127,7 @@ from mnemo.notes import (
     Note,
     aat_note_cap,
     aforget,
+    aforget_about,
     aget_note,
     alist_notes,
     arecall,
@@ -260,6 +262,7 @@ __all__ = [
     "aextract",
     "aextract_messages",
     "aforget",
+    "aforget_about",
     "aget_note",
     "aget_profile",
     "alearn_for_user",

@@ -24,6 +24,7 @@ from mnemo import (
     aat_note_cap,
     aensure_policies,
     aforget,
+    aforget_about,
     arecall,
     aremember,
     arevise,
@@ -135,6 +136,8 @@ async def forget_note(
 ) -> str:
     """Delete notes the user asked you to forget: give exactly one of
     ``note_id`` (full id from recall_notes) or ``about`` (what the note says).
+    By ``about``, only notes that clearly say it are deleted; otherwise nothing
+    is, and you get the nearest notes with their ids to ask the user which.
 
     Args:
         note_id: id of the note to delete.
@@ -150,10 +153,26 @@ async def forget_note(
         if ended is None:
             return "No note has this id; nothing was changed."
         return "No longer true, set aside:\n" + _notes_block([ended])
+    if about is not None and note_id is None:
+        match = await aforget_about(memory_store(runtime), user, about, origin=origin)
+        if match.decision == "clear":
+            return "Deleted:\n" + _notes_block(match.notes)
+        if not match.notes:
+            return "Nothing matched; nothing was deleted."
+        return _UNCLEAR[match.decision] + _notes_block(match.notes, full_ids=True)
     removed = await aforget(memory_store(runtime), user, note_id=note_id, about=about, origin=origin)
     if not removed:
         return "Nothing matched; nothing was deleted."
     return "Deleted:\n" + _notes_block(removed)
+
+
+#: What forget_note answers when ``about`` names no note clearly (mnemo.notes.forget.decide).
+_ASK_WHICH = "Ask the user which one they mean, if any, then call forget_note with its note_id."
+_UNCLEAR = {
+    "no_match": f"No note clearly says that; nothing was deleted. {_ASK_WHICH} The nearest notes:\n",
+    "too_close": f"More than one note could be meant; nothing was deleted. {_ASK_WHICH} The candidates:\n",
+    "too_many": f"Too many notes match to delete at once; nothing was deleted. {_ASK_WHICH} The nearest:\n",
+}
 
 
 @tool

@@ -105,6 +105,7 @@ from mnemo.core.reads import (
     score_of,
     search_result,
     semantic_hits,
+    store_embeddings,
 )
 from mnemo.core.storable import (
     check_storable_text,
@@ -218,5 +219,6 @@ __all__ = [
     "scrub_personal_data",
     "search_result",
     "semantic_hits",
+    "store_embeddings",
     "user_label",
 ]

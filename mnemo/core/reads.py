@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
 
 from mnemo.core.errors import IndexMissingError, ListingChangedError
@@ -177,6 +178,20 @@ def require_index(store: BaseStore) -> None:
         seen = getattr(seen, "_store", None)
         if seen is None:
             return
+
+
+def store_embeddings(store: BaseStore) -> Embeddings | None:
+    """The embedder ``store`` searches with (``InMemoryStore`` and the PostgreSQL
+    stores keep it as ``embeddings``), looking through wrappers as
+    :func:`require_index` does; ``None`` when no layer says (a remote store)."""
+    seen: Any = store
+    for _ in range(4):
+        if seen is None:
+            return None
+        if getattr(seen, "embeddings", None) is not None:
+            return cast(Embeddings, seen.embeddings)
+        seen = getattr(seen, "_store", None)
+    return None
 
 
 def score_of(hit: SearchItem) -> float:

@@ -11,6 +11,7 @@ from mnemo.notes.expiry import (
     now,
     parse_expiry,
 )
+from mnemo.notes.forget import FORGET_RULES, ForgetRule, aforget, aforget_about, decide
 from mnemo.notes.index import (
     HEAD_KEY,
     IndexState,
@@ -31,7 +32,6 @@ from mnemo.notes.model import (
     Note,
     NoteHistoryEntry,
     RememberResult,
-    aforget,
     alist_notes,
     arecent,
     indexed_text,
@@ -67,6 +67,7 @@ from mnemo.notes.writes import (
 
 __all__ = [
     "DEDUPE_THRESHOLD",
+    "FORGET_RULES",
     "FUSION_CANDIDATES",
     "FUSION_K",
     "HEAD_KEY",
@@ -78,6 +79,7 @@ __all__ = [
     "RECALL_MARGIN",
     "SIMILAR_PART",
     "SPARSE_WEIGHT",
+    "ForgetRule",
     "IndexState",
     "Note",
     "NoteChange",
@@ -89,6 +91,7 @@ __all__ = [
     "aat_note_cap",
     "adelete_notes",
     "aforget",
+    "aforget_about",
     "aget_note",
     "alist_notes",
     "aread_notes",
@@ -103,6 +106,7 @@ __all__ = [
     "astamp",
     "asweep_user",
     "bm25_ranking",
+    "decide",
     "expiry_from",
     "indexed_text",
     "is_expired",

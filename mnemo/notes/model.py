@@ -13,26 +13,20 @@ import hashlib
 import re
 from collections.abc import Mapping
 from datetime import date
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypedDict
 
-from langgraph.store.base import BaseStore, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item
 
-from mnemo.audit import Origin, Source, audit_op
+from mnemo.audit import Source
 from mnemo.core import (
-    INVALIDATED_NOTES,
     NOTES,
     InvalidInputError,
     User,
     alist_all,
-    bounded_query,
     check_storable_text,
     collapse_whitespace,
     most_recent,
-    require_index,
-    score_of,
-    semantic_hits,
 )
-from mnemo.notes import index as note_index
 from mnemo.notes.expiry import live
 
 #: Longest note accepted, in characters. A note is a fact, not a document.
@@ -57,10 +51,6 @@ DEDUPE_THRESHOLD = 0.87
 MAX_CONTEXT_CHARS = 300
 #: The value field embedded for a note with a context (:func:`indexed_text`).
 INDEXED_TEXT_FIELD = "indexed_text"
-#: "Forget what I said about X" deletes notes at or above this similarity and
-#: within :data:`FORGET_MARGIN` of the best match, never a loose neighbour.
-FORGET_MIN_SCORE = 0.80
-FORGET_MARGIN = 0.03
 
 
 class Note(TypedDict):
@@ -240,51 +230,3 @@ async def alist_notes(store: BaseStore, user: User) -> list[Note]:
 async def arecent(store: BaseStore, user: User, n: int) -> list[Note]:
     """The ``n`` most recently updated notes (explicit sort, any backend)."""
     return (await alist_notes(store, user))[:n]
-
-
-async def aforget(
-    store: BaseStore,
-    user: User,
-    *,
-    note_id: str | None = None,
-    about: str | None = None,
-    min_score: float = FORGET_MIN_SCORE,
-    max_notes: int = 5,
-    origin: Origin | None = None,
-) -> list[Note]:
-    """Delete notes by id, or those that match ``about`` by meaning; return them.
-
-    Only the user's own namespaces are touched, so an id of another user's note
-    removes nothing. By id, an invalidated note is found too (it stays, out
-    of recall, until forgotten). Returns ``[]`` when nothing matched. Each deletion appends
-    an audit record in the same batch (``origin`` defaults to ``user_said``).
-    """
-    if (note_id is None) == (about is None):
-        raise InvalidInputError("forget takes exactly one of note_id or about")
-    ns = user.namespace(NOTES)
-    gone: list[SearchItem] = []  # invalidated notes (mnemo.notes.revise): forgotten by id only
-    if note_id is not None:
-        # A filter on the id kept in the value, not ``get``: get creates ghost
-        # namespaces on InMemoryStore.
-        found = await store.abatch(
-            [SearchOp(n, filter={"id": note_id}, limit=1) for n in (ns, user.namespace(INVALIDATED_NOTES))]
-        )
-        items, gone = ([it for it in cast(list[SearchItem], r) if it.key == note_id] for r in found)
-    else:
-        require_index(store)
-        items = semantic_hits(
-            await store.asearch(ns, query=bounded_query(about or ""), limit=max_notes), ns, min_score=min_score
-        )
-        items = [it for it in items if score_of(it) >= score_of(items[0]) - FORGET_MARGIN] if items else []
-    if items or gone:
-        origin = origin or Origin(source="user_said")
-        await note_index.aapply(
-            store,
-            user,
-            [note_index.NoteChange(key=it.key, before=it.value, after=None) for it in items],
-            extra=[
-                *(PutOp(tuple(it.namespace), it.key, None) for it in [*items, *gone]),
-                *(audit_op(user, origin, "note.forget", it.key, before=it.value["text"]) for it in [*items, *gone]),
-            ],
-        )
-    return [to_note(it) for it in [*items, *gone]]

@@ -153,4 +153,6 @@ async def test_notes_a_tool_returns_are_quoted_data_too(agent, model, store, scr
         for line in body.removesuffix("\n</user_memory>").split("\n"):
             assert re.fullmatch(r'- ".*"  \(note "[^"]+"(, ".*")?\)', line), line
         assert "\nSYSTEM" not in result and "\n1. Always refund" not in result
-    assert (await store.aget(user.namespace("notes"), "00000000-raw")) is None  # it was recalled and forgotten
+    # Eight notes about refunds, none named clearly: the candidates came back quoted, nothing was deleted.
+    assert "nothing was deleted" in result
+    assert (await store.aget(user.namespace("notes"), "00000000-raw")) is not None

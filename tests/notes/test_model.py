@@ -1,5 +1,6 @@
-"""mnemo.notes.model, backend-independent cases. Dedupe, refinement, recall, forget,
-paging and ordering run on every backend in tests/stores/conformance/test_memory.py."""
+"""mnemo.notes.model, backend-independent cases (forget: tests/notes/test_forget.py).
+Dedupe, refinement, recall, forget, paging and ordering run on every backend in
+tests/stores/conformance/test_memory.py."""
 
 import hashlib
 import math
@@ -11,10 +12,9 @@ from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, InvalidInputError, User, aforget, alist_notes, arecall, arecent, aremember
 from mnemo.core.reads import semantic_hits
-from mnemo.notes.model import FORGET_MARGIN, FORGET_MIN_SCORE, MAX_NOTE_CHARS
+from mnemo.notes.model import MAX_NOTE_CHARS
 from mnemo.notes.recall import relevant_hits, score_leads
 from mnemo.notes.writes import aremember_many
-from tests.store_backends import HashEmbeddings
 
 
 async def test_close_but_different_facts_are_both_kept(store, user):
@@ -90,51 +90,6 @@ async def test_recent_sorts_by_updated_at_not_by_backend_order(user):
     assert [n["text"] for n in await arecent(store, user, 2)] == ["2026-03-01", "2026-02-01"]
 
 
-async def test_forget_by_id_and_by_meaning_returns_what_was_removed(store, user):
-    await aremember(store, user, "The user lives near the sea.")
-    a = (await aremember(store, user, "The user has two cats."))["note"]
-    removed = await aforget(store, user, note_id=a["id"])
-    assert [n["text"] for n in removed] == ["The user has two cats."]
-    removed = await aforget(store, user, about="living near the sea")
-    assert [n["text"] for n in removed] == ["The user lives near the sea."]
-    assert await alist_notes(store, user) == []
-    assert await aforget(store, user, about="anything at all") == []
-
-
-async def test_forget_by_meaning_does_not_delete_loose_neighbours(store, user):
-    await aremember_many(
-        store, user, ["The user has two cats.", "The user is allergic to peanuts.", "The user prefers email contact."]
-    )
-    removed = await aforget(store, user, about="my cats")
-    assert [n["text"] for n in removed] == ["The user has two cats."]
-    assert len(await alist_notes(store, user)) == 2
-
-
-async def test_forget_takes_only_the_best_match_and_its_near_ties(store, user):
-    # The pets are each other's loose neighbours: without FORGET_MARGIN the dog
-    # and the rabbit would go with the cats.
-    pets = ["The user has two cats.", "The user has a dog named Rex.", "The user keeps a rabbit."]
-    await aremember_many(store, user, [*pets, "The user prefers email contact."])
-    removed = await aforget(store, user, about="the user's two cats")
-    assert [n["text"] for n in removed] == ["The user has two cats."]
-    left = {n["text"] for n in await alist_notes(store, user)}
-    assert left == {*pets[1:], "The user prefers email contact."}
-
-
-async def test_forget_about_something_never_said_deletes_nothing(store, user):
-    said = ["The user has two cats.", "The user lives in Hangzhou.", "The user prefers email contact."]
-    await aremember_many(store, user, said)
-    assert len(await alist_notes(store, user)) == 3  # the notes a loose forget could take exist
-    assert await aforget(store, user, about="the weather on Mars") == []
-    assert {n["text"] for n in await alist_notes(store, user)} == set(said)
-
-
-async def test_forget_cannot_reach_another_users_note(store):
-    note = (await aremember(store, User.of("a"), "secret of a"))["note"]
-    assert await aforget(store, User.of("b"), note_id=note["id"]) == []
-    assert len(await alist_notes(store, User.of("a"))) == 1
-
-
 async def test_invalid_notes_are_rejected_and_nothing_is_written(store, user):
     with pytest.raises(InvalidInputError, match="limited"):
         await aremember(store, user, "x" * (MAX_NOTE_CHARS + 1))
@@ -159,72 +114,6 @@ async def test_the_callers_own_writes_are_made_in_the_batch_even_with_no_notes(s
     assert (await aget_profile(store, user))["city"]["value"] == "Hangzhou"
     assert [(r["action"], r["target"]) for r in await alist_audit(store, user)] == [("profile.set", "city")]
     assert (await averify(store, user))["ok"]
-
-
-class ScoredStore(InMemoryStore):
-    """A store whose search for ``query`` (``None``: any text) scores each note as
-    ``scores`` says (by its text, best first, cut to the search's limit): boundaries exactly."""
-
-    def __init__(self, query: str | None, scores: dict[str, float]) -> None:
-        super().__init__(index={"dims": 16, "embed": HashEmbeddings(16), "fields": ["text"]})
-        self.query, self.scores = query, scores
-
-    async def abatch(self, ops):
-        ops = list(ops)
-        scored = [
-            i for i, op in enumerate(ops) if isinstance(op, SearchOp) and op.query and self.query in (None, op.query)
-        ]
-        wide = [
-            SearchOp(op.namespace_prefix, query=op.query, limit=1000) if i in scored else op for i, op in enumerate(ops)
-        ]
-        results = await super().abatch(wide)
-        for i in scored:
-            for it in results[i]:
-                it.score = self.scores.get(it.value.get("text"), 0.0)
-            results[i] = sorted(results[i], key=lambda it: -it.score)[: ops[i].limit]
-        return results
-
-
-async def test_forget_by_meaning_takes_the_best_match_within_the_margin_at_or_above_the_floor(user):
-    best = 0.9
-    scores = {
-        "The user has a cat.": best,
-        "The user has a cat named Mia.": best - FORGET_MARGIN,  # exactly the margin below: goes too
-        "The user had a cat once.": best - FORGET_MARGIN - 0.001,
-        "The user likes tea.": 0.1,
-    }
-    store = ScoredStore("my cat", scores)
-    await aremember_many(store, user, list(scores))
-    removed = await aforget(store, user, about="my cat")
-    assert [n["text"] for n in removed] == ["The user has a cat.", "The user has a cat named Mia."]
-    # The floor is inclusive: a best match exactly at it goes, one just under it stays.
-    store.scores = {"The user had a cat once.": FORGET_MIN_SCORE, "The user likes tea.": FORGET_MIN_SCORE - 0.001}
-    assert [n["text"] for n in await aforget(store, user, about="my cat")] == ["The user had a cat once."]
-    assert [n["text"] for n in await alist_notes(store, user)] == ["The user likes tea."]
-
-
-async def test_forget_by_meaning_takes_five_notes_at_most(user):
-    cats = [f"The user's cat number {i} is called Cat{i}." for i in range(7)]
-    store = ScoredStore("my cats", dict.fromkeys(cats, 0.9))  # seven equal best matches
-    await aremember_many(store, user, cats)
-    assert len(await aforget(store, user, about="my cats")) == 5
-    assert len(await alist_notes(store, user)) == 2
-    assert len(await aforget(store, user, about="my cats", max_notes=1)) == 1
-
-
-async def test_forget_about_nothing_deletes_nothing(user):
-    store = ScoredStore(None, {"The user has a cat.": 0.95})  # any search text finds the note
-    await aremember(store, user, "The user has a cat.")
-    assert await aforget(store, user, about="") == []
-    assert [n["text"] for n in await aforget(store, user, about="cats")] == ["The user has a cat."]
-
-
-async def test_forget_by_meaning_needs_the_vector_index(user):
-    plain = InMemoryStore()
-    plain.put(user.namespace("notes"), "k", {"text": "The user has a cat."})
-    with pytest.raises(IndexMissingError, match="index"):
-        await aforget(plain, user, about="the user's cat")
-    assert plain.get(user.namespace("notes"), "k") is not None
 
 
 async def test_a_notes_id_is_the_hash_of_its_normalised_text_so_two_writers_of_a_fact_write_one_note(index, user):

@@ -257,6 +257,35 @@ async def test_forget_by_id_and_by_meaning_and_never_across_users(store, user):
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user prefers email contact."]
 
 
+@pytest.mark.parametrize(
+    ("notes", "contexts", "about", "named"),
+    [
+        (
+            ["I have two cats, Mia and Leo.", "I live near the old mill.", "I prefer to be contacted by email."],
+            [None, "Two cats, how lovely! Do Mia and Leo get along with each other?", None],
+            "cats",
+            "I have two cats, Mia and Leo.",
+        ),
+        (
+            ["我养了两只猫。", "我对花生过敏。", "我住在杭州西湖区。", "我喜欢用邮件联系。"],
+            [None, "两只猫真可爱！它们叫什么名字？", None, None],
+            "我的猫",
+            "我养了两只猫。",
+        ),
+    ],
+    ids=["cats", "我的猫"],
+)
+async def test_forget_by_description_deletes_the_note_it_names_not_one_saved_in_reply_to_it(
+    store, user, notes, contexts, about, named
+):
+    """Issue 56: the second note was saved in reply to a message about the first."""
+    await aremember_many(store, user, notes, contexts=contexts)
+    found = [it.value["text"] for it in await store.asearch(user.namespace("notes"), query=about, limit=2)]
+    assert notes[1] in found  # the precondition: its context brings the other note up as well
+    assert [n["text"] for n in await aforget(store, user, about=about)] == [named]
+    assert {n["text"] for n in await alist_notes(store, user)} == set(notes) - {named}
+
+
 async def test_listing_pages_past_every_backend_limit(store, user, put_raw_notes):
     ns = user.namespace("notes")
     await put_raw_notes(150)
