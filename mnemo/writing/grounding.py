@@ -38,8 +38,17 @@ T = TypeVar("T")
 _warned: set[str] = set()
 
 
+#: The marks that end a question, in any script: every character Unicode names a question
+#: mark (``?``, ``？``, ``؟``, ``﹖``, ``⁇``, ``⁈``, ``⁉``, ``❓`` ...) and the interrobang ``‽``,
+#: but those that open one (``¿``), the invisible tag and the Greek question mark, which is
+#: ``;`` (a clause's end elsewhere: no ``;`` asks). A small set, checked against
+#: :mod:`unicodedata` by tests/writing/test_grounding.py.
+QUESTION_MARKS = frozenset(
+    "?\uff1f\ufe56\ufe16\u061f\u055e\u1367\u1945\u2047\u2048\u2049\u203d\u2753\u2754"
+    "\u2cfa\u2cfb\u2e2e\u2e54\ua60f\ua6f7\U00011143\U0001fbc4"
+)
 #: Where a sentence ends (kept with it) and where a clause does.
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+_SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
 _CLAUSE = re.compile(r"[,;，；、]")
 #: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
 _SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
@@ -48,8 +57,13 @@ _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", 
 
 
 def is_question(text: str) -> bool:
-    """Whether ``text`` asks rather than states (ends with a question mark): no fact to keep."""
-    return text.rstrip().endswith(("?", "？"))
+    """Whether ``text`` asks rather than states: a question mark (:data:`QUESTION_MARKS`)
+    after its last letter or digit, whatever follows it (a quote, a bracket, an emoji:
+    ``Is it Max?)``, ``是马克斯吗？」``). A question is no fact to keep."""
+    end = len(text)
+    while end and not text[end - 1].isalnum():
+        end -= 1
+    return not QUESTION_MARKS.isdisjoint(text[end:])
 
 
 def stated(text: str) -> str:

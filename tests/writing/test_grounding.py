@@ -263,3 +263,41 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert "city" not in await aget_profile(store, user)
     await aapply_extraction(store, user, MemoryExtraction(city="佛山"), said=said)
     assert (await aget_profile(store, user))["city"]["value"] == "佛山"
+
+
+def question_marks_by_name() -> set[str]:
+    """What Unicode names a question mark (and the interrobang), but those that open one, the
+    invisible tag and the Greek question mark (``;`` itself once normalised)."""
+    import sys
+    import unicodedata
+
+    named = {chr(c): unicodedata.name(chr(c), "") for c in range(sys.maxunicode + 1)}
+    return {
+        ch
+        for ch, name in named.items()
+        if ("QUESTION MARK" in name or "QUESTION EXCLAMATION" in name or name == "INTERROBANG")
+        and unicodedata.category(ch)[0] in "PS"
+        and not any(word in name for word in ("INVERTED", "INITIAL", "GREEK", "WITH QUESTION MARK"))
+    }
+
+
+def test_the_question_marks_are_those_unicode_names_and_no_semicolon():
+    from mnemo.writing.grounding import QUESTION_MARKS
+
+    assert {"?", "？", "؟", "﹖", "⁇", "‽", "❓"} <= QUESTION_MARKS  # the precondition of the comparison
+    assert question_marks_by_name() == QUESTION_MARKS
+    assert not {";", "\u037e", "；", "¿"} & QUESTION_MARKS
+
+
+@pytest.mark.parametrize("mark", sorted(question_marks_by_name()))
+@pytest.mark.parametrize("after", ["", " ", "  \n", ")", '"', "」", "”", "!", "...", " 🙂", "?"])
+def test_an_offered_question_is_refused_however_it_ends(mark, after):
+    from mnemo.core import InvalidInputError
+    from mnemo.writing import refuse_unsaid
+
+    said = ["I have a dog called Max."]
+    asked = "Is the user's dog called Max"
+    for stating in (".", "", "!", ")", ";"):
+        refuse_unsaid(asked + stating + after.replace("?", ""), said)  # the same words, stated: kept
+    with pytest.raises(InvalidInputError, match="a question states no fact"):
+        refuse_unsaid(asked + mark + after, said)
