@@ -301,3 +301,68 @@ def test_an_offered_question_is_refused_however_it_ends(mark, after):
         refuse_unsaid(asked + stating + after.replace("?", ""), said)  # the same words, stated: kept
     with pytest.raises(InvalidInputError, match="a question states no fact"):
         refuse_unsaid(asked + mark + after, said)
+
+
+#: Where a name may stand in a note: opening it, a later sentence or a clause after ":" or ";"
+#: (where a capital does not tell a name) ...
+OPENING = [
+    "{name} is the user's dog.",
+    "The user has a cat. {name} is the dog.",
+    "The user has a dog: {name}.",
+    "The user has a cat; {name} is the dog.",
+    '"{name}" is the user\'s dog.',
+]
+#: ... or inside a sentence: its second word, after a comma, in brackets or quotes, at the end, as an owner.
+INNER = [
+    "Dog {name} is the user's.",
+    "The user has a dog, {name}.",
+    "The user has a dog called {name}.",
+    "The user's dog ({name}) has a cat.",
+    'The user\'s dog is called "{name}".',
+    "The user's dog is {name}'s.",
+]
+NAME_PLACES = OPENING + INNER
+#: (what the user said, a name they said, one they did not)
+NAMES = [
+    (["I have a dog called Max and a cat."], "Max", "Rex"),
+    (["I have a dog called José and a cat."], "José", "Émile"),  # letters outside ASCII
+    (["I have a dog called Максим and a cat."], "Максим", "Борис"),
+]
+
+
+@pytest.mark.parametrize(("texts", "named", "unnamed"), NAMES)
+@pytest.mark.parametrize("place", NAME_PLACES)
+def test_every_name_a_note_gives_is_the_users_wherever_it_stands(place, texts, named, unnamed):
+    from mnemo.core import content_tokens
+    from mnemo.writing.grounding import supported
+
+    words = said_words(texts)
+    assert supported(place.format(name=named), words)  # the name the user said: kept
+    note = place.format(name=unnamed)
+    tokens = content_tokens(note)
+    assert 2 * len(tokens & words) >= len(tokens)  # half of its words the user's: only the name refuses it
+    assert not supported(note, words)
+
+
+def test_a_name_inside_chinese_and_a_sentences_first_word_in_another_form():
+    from mnemo.core import content_tokens
+    from mnemo.writing.grounding import supported
+
+    words = said_words(["我的狗叫Max。"])
+    assert supported("用户的狗叫Max。", words) and not supported("用户的狗叫Rex。", words)
+    # A sentence's first word is the user's in some form: a verb, not only a name.
+    words = said_words(["I live in Lisbon and work at the bakery."])
+    for kept in ("Lives in Lisbon.", "Living in Lisbon.", "Works at the bakery.", "The user works at the bakery."):
+        assert supported(kept, words), kept
+    lisa = "Lisa is at the Lisbon bakery."
+    assert 2 * len(content_tokens(lisa) & words) >= len(content_tokens(lisa))  # only the name refuses it
+    assert not supported(lisa, words)  # three letters of "Lisbon" do not name Lisa
+
+
+@pytest.mark.parametrize("place", INNER)
+def test_inside_a_sentence_a_name_is_the_users_exactly_not_in_another_form(place):
+    from mnemo.writing.grounding import supported
+
+    words = said_words(["I have a dog called Maxine and a cat."])
+    assert supported(place.format(name="Maxine"), words)
+    assert not supported(place.format(name="Max"), words)  # "Max" starts "Maxine": not the name said
