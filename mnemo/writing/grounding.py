@@ -98,6 +98,8 @@ def shares_a_word(text: str, said: frozenset[str]) -> bool:
 
 #: A run of letters, with the apostrophes and hyphens inside a name ("O'Neil", "Jean-Luc").
 _LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: A possessive's ending, left out of a name compared whole ("José's").
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 #: Where a sentence (or a clause a note starts afresh) begins.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 
@@ -122,9 +124,6 @@ def word_tokens(word: str) -> frozenset[str]:
     if word.isascii():
         return content_tokens(word)
     return frozenset({_POSSESSIVE.sub("", word).casefold()})
-
-
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 
 
 def _unicode_words(text: str) -> frozenset[str]:
@@ -166,17 +165,18 @@ def _said_in_a_form(token: str, said: frozenset[str]) -> bool:
 
 
 def supported(text: str, said: frozenset[str]) -> bool:
-    """Whether the user's words ``said`` support ``text`` (a note): at least half
-    of its content words (one at least) are the user's, every one of its
-    :func:`named_words` too, and each sentence's first word in some form
-    (:func:`_said_in_a_form`): a capital there does not tell a name ("Max is the
-    user's dog.") from a verb ("Works at the bakery."). Words are compared
-    case-folded; CJK text by character."""
+    """Whether the user's words ``said`` support ``text`` (a note, a revision's new
+    text): it states, not asks (:func:`is_question`), at least half of its content
+    words (one at least) are the user's, every one of its :func:`named_words` too,
+    and each sentence's first word in some form (:func:`_said_in_a_form`): a capital
+    there does not tell a name ("Max is the user's dog.") from a verb ("Works at the
+    bakery."). Words are compared case-folded; CJK text by character."""
     words = content_tokens(text)
     shared = words & said
     inner, opening = _names(text)
     return (
-        bool(shared)
+        not is_question(text)
+        and bool(shared)
         and 2 * len(shared) >= len(words)
         and inner <= said
         and all(_said_in_a_form(token, said) for token in opening)

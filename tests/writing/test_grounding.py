@@ -95,6 +95,19 @@ async def test_a_revision_the_users_words_do_not_touch_is_not_applied(store, use
     assert [n["text"] for n in await alist_notes(store, user)] == [cats["text"]]
 
 
+async def test_a_revision_to_a_question_is_not_applied_however_it_ends(store, user):
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    said = [Said("I have three cats now.", None)]
+    for asked in ("Does the user have three cats?", "Does the user have three cats？」"):
+        extraction = MemoryExtraction(updates=[NoteUpdate(id="n1", text=asked)])
+        applied = await aapply_extraction(store, user, extraction, said=said, known=Known.of_notes([cats]))
+        assert applied["revised"] == [], asked
+    stated = MemoryExtraction(updates=[NoteUpdate(id="n1", text="The user has three cats.")])
+    applied = await aapply_extraction(store, user, stated, said=said, known=Known.of_notes([cats]))
+    assert applied["revised"] == [cats["id"]]  # the same words, stated: applied
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has three cats."]
+
+
 async def test_an_update_to_what_another_note_says_merges_into_it(store, user):
     oslo = (await aremember(store, user, "The user lives in Oslo."))["note"]
     lisbon = (await aremember(store, user, "The user lives in Lisbon."))["note"]
