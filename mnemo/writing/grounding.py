@@ -202,6 +202,8 @@ def all_words_said(text: str, said: frozenset[str]) -> bool:
 _PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|来自)\s*)$", re.IGNORECASE)
 #: Scripts whose writers are answered in a CJK language when they name none.
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+#: The one language of a script (:func:`mnemo.core.script_of`: ``KANA`` when any kana).
+_SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
 
 
 def _mentions(value: str, texts: Iterable[str]) -> list[tuple[str, re.Match[str]]]:
@@ -246,7 +248,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     said as a place; a city not said only as a trip's (:func:`said_as_trip`). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
-    script they write in (a CJK language for CJK text, else not one).
+    script they write in (Japanese for text with kana, Korean for Hangul, a CJK
+    language for Han alone, else not one).
     """
     if field in SAID_FIELDS and not all_words_said(value, words):
         return False
@@ -263,7 +266,10 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
         named = [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
         if named:
             return value in named
-        return (value in _CJK_LANGUAGES) == (script_of(folded) in ("CJK", "KANA", "HANGUL"))
+        script = script_of(folded)
+        if script in _SCRIPT_LANGUAGE:  # kana however many kanji: Japanese; mostly Hangul: Korean
+            return value == _SCRIPT_LANGUAGE[script]
+        return (value in _CJK_LANGUAGES) == (script == "CJK")
     return True
 
 

@@ -228,6 +228,10 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     assert said("language", "zh", "我的包裹到哪里了？")
     assert not said("language", "en", "我的包裹到哪里了？")
     assert said("language", "en", "以后请用英文回答我。")
+    # Japanese with kana is Japanese however many kanji it has; Hangul is Korean.
+    assert said("language", "ja", "東京都港区在住の会社員です。")
+    assert not said("language", "zh", "東京都港区在住の会社員です。")
+    assert said("language", "ko", "저는 서울에 살아요.") and not said("language", "zh", "저는 서울에 살아요.")
 
 
 async def test_a_question_is_no_note_though_every_word_is_the_users(store, user):
