@@ -65,9 +65,10 @@ def is_id(name: str) -> bool:
 
 
 def ids(value: Mapping[str, Any], where: str) -> None:
-    """Check every id-like field (:func:`is_id`) of the part ``value`` at ``where`` as an id."""
+    """Check every id-like field (:func:`is_id`) of the part ``value`` at ``where`` as an id
+    (``None`` or ``""``: none, as an episode recorded outside a thread has no ``thread_id``)."""
     for name, field in value.items():
-        if isinstance(name, str) and is_id(name) and field is not None:
+        if isinstance(name, str) and is_id(name) and field not in (None, ""):
             key(field, f"{where}.{name}")
 
 

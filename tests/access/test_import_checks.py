@@ -270,6 +270,9 @@ async def test_every_id_of_every_part_is_checked_as_an_id_merged_into_included(s
         ("other.instructions[].value", "key"),
         *((f"other.{kind}[]", "key") for kind in VERBATIM),
     }
+    no_thread = copy.deepcopy(document)
+    item(no_thread, "episodes")[1]["thread_id"] = ""  # recorded outside a thread (a graph run without one)
+    assert (await aimport_user(store, other, no_thread, origin=ADMIN, dry_run=True))["written"]["episodes"] == 1
     for path, name in found:
         spoiled = copy.deepcopy(document)
         at_path(spoiled, path)[name] = "../../u_other/notes"
