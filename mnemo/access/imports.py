@@ -18,7 +18,20 @@ from typing import Any, Literal, TypedDict, cast
 
 from langgraph.store.base import BaseStore, PutOp
 
-from mnemo.access.import_checks import CHECKS, UNSOURCED, at, history, key, note_of, profile_entry, source, stamp
+from mnemo.access.import_checks import (
+    CHECKS,
+    UNSOURCED,
+    at,
+    declared,
+    fields,
+    history,
+    key,
+    note_of,
+    profile_entry,
+    source,
+    stamp,
+)
+from mnemo.access.privacy import EXPORT_FORMAT, StoredItem, UserExport
 from mnemo.audit import Origin, abatch_audited, audit_op
 from mnemo.core import (
     APP,
@@ -35,7 +48,7 @@ from mnemo.core import (
 )
 from mnemo.episodes import EPISODE_INDEX
 from mnemo.notes import MAX_NOTES_PER_USER, arestore, astamp, is_expired, same_note
-from mnemo.profile import normalize_field
+from mnemo.profile import ProfileEntry, normalize_field
 
 #: The export sections kept verbatim, and how each is put back (``index``: the fields embedded).
 VERBATIM: dict[str, list[str] | Literal[False]] = {
@@ -88,6 +101,7 @@ def _profile(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         where = f"profile.{field}"
         if not isinstance(entry, Mapping):
             raise InvalidInputError(f"{where} is an object with value, source, first_seen, updated_at")
+        fields(entry, declared(ProfileEntry), where, "a profile field")
         with at(where):
             value = normalize_field(field, entry.get("value"))
         if value is None:
@@ -115,13 +129,14 @@ def _verbatim(document: Mapping[str, Any], skipped: list[str]) -> dict[str, dict
             continue
         if not isinstance(items, list):
             raise InvalidInputError(f"other.{kind} is a list of items")
-        count += len(items)
+        count += len(items)  # every section's items together
         if count > MAX_IMPORT_ITEMS:
             raise InvalidInputError(f"the document has more than {MAX_IMPORT_ITEMS} items besides notes and profile")
         for i, item in enumerate(items):
             where = f"other.{kind}[{i}]"
             if not isinstance(item, Mapping) or not isinstance(item.get("value"), dict):
                 raise InvalidInputError(f"{where} is an object with key and value")
+            fields(item, declared(StoredItem), where, "an exported item")
             value = CHECKS[kind](json_value(item["value"], f"{where}.value"), f"{where}.value")
             out.setdefault(kind, {})[key(item.get("key"), f"{where}.key")] = value
     return out
@@ -137,10 +152,9 @@ async def aimport_user(
         InvalidInputError: not an export document, or any part of it invalid (nothing written).
         NoteLimitError: the user would hold more than :data:`MAX_NOTES_PER_USER` notes.
     """
-    from mnemo.access.privacy import EXPORT_FORMAT
-
     if not isinstance(document, Mapping) or document.get("format") != EXPORT_FORMAT:
         raise InvalidInputError(f"not an export document: its format is {EXPORT_FORMAT!r}")
+    fields(document, declared(UserExport), "", "an export document")
     skipped = [f"{s}: not imported (the import is audited in the user's own trail)" for s in ("audit",)]
     skipped += [f"{s}: admin controls, not memory" for s in ("entitlements", "usage") if document.get(s)]
     notes, profile, verbatim = _notes(document, skipped), _profile(document), _verbatim(document, skipped)

@@ -37,7 +37,7 @@ from mnemo.notes import (
 )
 from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import field_said, grounded, is_question, said_words, shares_a_word, supported
+from mnemo.writing.grounding import field_said, grounded, said_words, shares_a_word, supported
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.refusals import business_record_term
 
@@ -120,9 +120,7 @@ async def aapply_extraction(
                 lambda fv: f"{fv[0]}={fv[1]}",
             )
         )
-        notes = grounded(
-            "note(s)", notes, lambda n: supported(n.text, words) and not is_question(n.text), lambda n: n.text
-        )
+        notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]

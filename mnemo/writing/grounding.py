@@ -7,8 +7,9 @@ Suzhou."), a note it was shown, copied back. Measured with a small model on
 llama.cpp's server (docs/bench.md, the real-model check), every turn did.
 The schema cannot catch it (the values have the right shape), so the write
 does: a note is kept only when at least half of its content words are the
-user's and every name in it (a capitalised word past a sentence's start: a
-place, a person, a month) was said (:func:`supported`; one shared word let
+user's, every name in it (a capitalised word past a sentence's start: a
+place, a person, a month) was said and each sentence's first word in some
+form (:func:`supported`; one shared word let
 the prompt's "I moved to Suzhou last March" through on "moved", issue 42), a
 revision that drops a note only when the note shares a word with what the
 user said, a profile field of the user's own words (:data:`mnemo.profile.SAID_FIELDS`)
@@ -38,8 +39,17 @@ T = TypeVar("T")
 _warned: set[str] = set()
 
 
+#: The marks that end a question, in any script: every character Unicode names a question
+#: mark (``?``, ``？``, ``؟``, ``﹖``, ``⁇``, ``⁈``, ``⁉``, ``❓`` ...) and the interrobang ``‽``,
+#: but those that open one (``¿``), the invisible tag and the Greek question mark, which is
+#: ``;`` (a clause's end elsewhere: no ``;`` asks). A small set, checked against
+#: :mod:`unicodedata` by tests/writing/test_grounding.py.
+QUESTION_MARKS = frozenset(
+    "?\uff1f\ufe56\ufe16\u061f\u055e\u1367\u1945\u2047\u2048\u2049\u203d\u2753\u2754"
+    "\u2cfa\u2cfb\u2e2e\u2e54\ua60f\ua6f7\U00011143\U0001fbc4"
+)
 #: Where a sentence ends (kept with it) and where a clause does.
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+_SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
 _CLAUSE = re.compile(r"[,;，；、]")
 #: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
 _SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
@@ -48,8 +58,13 @@ _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", 
 
 
 def is_question(text: str) -> bool:
-    """Whether ``text`` asks rather than states (ends with a question mark): no fact to keep."""
-    return text.rstrip().endswith(("?", "？"))
+    """Whether ``text`` asks rather than states: a question mark (:data:`QUESTION_MARKS`)
+    after its last letter or digit, whatever follows it (a quote, a bracket, an emoji:
+    ``Is it Max?)``, ``是马克斯吗？」``). A question is no fact to keep."""
+    end = len(text)
+    while end and not text[end - 1].isalnum():
+        end -= 1
+    return not QUESTION_MARKS.isdisjoint(text[end:])
 
 
 def stated(text: str) -> str:
@@ -71,8 +86,9 @@ def stated(text: str) -> str:
 
 
 def said_words(texts: Iterable[str]) -> frozenset[str]:
-    """The content words of what the user's messages ``texts`` state (:func:`stated`)."""
-    return frozenset().union(*(content_tokens(stated(t)) for t in texts))
+    """The content words of what the user's messages ``texts`` state (:func:`stated`),
+    with their words outside ASCII whole (:func:`word_tokens`: "josé", "максим")."""
+    return frozenset().union(*(content_tokens(s) | _unicode_words(s) for s in map(stated, texts)))
 
 
 def shares_a_word(text: str, said: frozenset[str]) -> bool:
@@ -80,30 +96,91 @@ def shares_a_word(text: str, said: frozenset[str]) -> bool:
     return not content_tokens(text).isdisjoint(said)
 
 
-#: A word of Latin letters as written (its capital tells a name).
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+#: A run of letters, with the apostrophes and hyphens inside a name ("O'Neil", "Jean-Luc").
+_LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+#: A possessive's ending, left out of a name compared whole ("José's").
+_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
 #: Where a sentence (or a clause a note starts afresh) begins.
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 
 
-def named_words(text: str) -> frozenset[str]:
-    """The content words of ``text``'s capitalised words past each sentence's
-    first: names, places, months ("Suzhou", "March"), not "The user ..."."""
-    found: set[str] = set()
+def _cased_words(text: str) -> Iterable[tuple[int, str]]:
+    """Each word of ``text`` in a script with case (Latin, Greek, Cyrillic ...: its capital
+    tells a name), with where it starts; letters without case (Han, kana) split words."""
+    for run in _LETTERS.finditer(text):
+        start = None
+        for i, ch in enumerate(f"{run[0]} "):
+            if ch.lower() != ch.upper() or (start is not None and ch in "'’-"):
+                start = i if start is None else start
+            elif start is not None:
+                yield run.start() + start, run[0][start:i]
+                start = None
+
+
+def word_tokens(word: str) -> frozenset[str]:
+    """``word`` as the grounding compares it: its content words (:func:`content_tokens`,
+    ASCII letters), or, with a letter outside ASCII, the whole word case-folded (without a
+    possessive ``'s``: "josé" of "José's")."""
+    if word.isascii():
+        return content_tokens(word)
+    return frozenset({_POSSESSIVE.sub("", word).casefold()})
+
+
+def _unicode_words(text: str) -> frozenset[str]:
+    return frozenset().union(*(word_tokens(w) for _, w in _cased_words(text) if not w.isascii()))
+
+
+def _names(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The tokens of ``text``'s capitalised words: those past a sentence's first word
+    (names: "Suzhou", "March", "José"), and each sentence's first word when it is a
+    content word (a name or not: "Max is ...", "Works at ...")."""
+    inner: set[str] = set()
+    opening: set[str] = set()
     for sentence in _SENTENCE_END.split(text):
-        for word in _LATIN_WORD.findall(sentence)[1:]:
+        first = next((i for i, ch in enumerate(sentence) if ch.isalnum()), -1)
+        for start, word in _cased_words(sentence):
             if word[0].isupper():
-                found |= content_tokens(word)
-    return frozenset(found)
+                (opening if start == first else inner).update(word_tokens(word))
+    return frozenset(inner), frozenset(opening)
+
+
+def named_words(text: str) -> frozenset[str]:
+    """The tokens of ``text``'s capitalised words past each sentence's first:
+    names, places, months ("Suzhou", "March"), not "The user ..."."""
+    return _names(text)[0]
+
+
+def _said_in_a_form(token: str, said: frozenset[str]) -> bool:
+    """Whether ``token`` (a sentence's first word) is the user's in some form: said, or,
+    without a final "e", one starting the other ("works" for "work", "livin" for
+    "live"), or their first four letters shared ("prefe" for "prefs")."""
+
+    def alike(a: str, b: str) -> bool:
+        a, b = a.removesuffix("e"), b.removesuffix("e")
+        if min(len(a), len(b)) < 3:
+            return False
+        return a.startswith(b) or b.startswith(a) or (min(len(a), len(b)) >= 4 and a[:4] == b[:4])
+
+    return token in said or any(alike(token, s) for s in said)
 
 
 def supported(text: str, said: frozenset[str]) -> bool:
-    """Whether the user's words ``said`` support ``text`` (a note): at least half
-    of its content words (one at least) and every one of its :func:`named_words`
-    are the user's. Words are compared case-folded; CJK text by character."""
+    """Whether the user's words ``said`` support ``text`` (a note, a revision's new
+    text): it states, not asks (:func:`is_question`), at least half of its content
+    words (one at least) are the user's, every one of its :func:`named_words` too,
+    and each sentence's first word in some form (:func:`_said_in_a_form`): a capital
+    there does not tell a name ("Max is the user's dog.") from a verb ("Works at the
+    bakery."). Words are compared case-folded; CJK text by character."""
     words = content_tokens(text)
     shared = words & said
-    return bool(shared) and 2 * len(shared) >= len(words) and named_words(text) <= said
+    inner, opening = _names(text)
+    return (
+        not is_question(text)
+        and bool(shared)
+        and 2 * len(shared) >= len(words)
+        and inner <= said
+        and all(_said_in_a_form(token, said) for token in opening)
+    )
 
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
@@ -125,6 +202,8 @@ def all_words_said(text: str, said: frozenset[str]) -> bool:
 _PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|来自)\s*)$", re.IGNORECASE)
 #: Scripts whose writers are answered in a CJK language when they name none.
 _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+#: The one language of a script (:func:`mnemo.core.script_of`: ``KANA`` when any kana).
+_SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
 
 
 def _mentions(value: str, texts: Iterable[str]) -> list[tuple[str, re.Match[str]]]:
@@ -169,7 +248,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     said as a place; a city not said only as a trip's (:func:`said_as_trip`). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
-    script they write in (a CJK language for CJK text, else not one).
+    script they write in (Japanese for text with kana, Korean for Hangul, a CJK
+    language for Han alone, else not one).
     """
     if field in SAID_FIELDS and not all_words_said(value, words):
         return False
@@ -186,7 +266,10 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
         named = [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
         if named:
             return value in named
-        return (value in _CJK_LANGUAGES) == (script_of(folded) in ("CJK", "KANA", "HANGUL"))
+        script = script_of(folded)
+        if script in _SCRIPT_LANGUAGE:  # kana however many kanji: Japanese; mostly Hangul: Korean
+            return value == _SCRIPT_LANGUAGE[script]
+        return (value in _CJK_LANGUAGES) == (script == "CJK")
     return True
 
 

@@ -8,6 +8,8 @@ document failing any of them writes nothing and names the first offending path. 
 from __future__ import annotations
 
 import copy
+import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -183,3 +185,114 @@ async def test_a_note_or_field_the_document_gives_no_source_is_the_importers_not
     note = next(n for n in await alist_notes(store, other) if n["id"] == said["id"])
     assert note["source"] == "app" and "set by an application" in note_line(note)
     assert (await aget_profile(store, other))["name"]["source"] == "app"
+
+
+#: What an import reads as no part of its own: sections it does not restore, an app item's
+#: value (the application's own JSON), a note's derived fields (made again, never read).
+NOT_PARTS = re.compile(r"^(audit|entitlements|usage)\b|^other\.app\[\d+\]\.value$|\.(norm|indexed_text|sparse)$")
+#: Objects that map names to parts (a profile field, a section of ``other``): each name is
+#: checked as such (an unknown field, a section not restored), not as a part's key.
+BY_NAME = ("profile", "other")
+
+
+def parts(value: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each object of an export document an import reads as a part, with its path as the
+    import's errors name it (``notes[0].history[0]``, ``other.episodes[0].value``)."""
+    if NOT_PARTS.search(path):
+        return
+    if isinstance(value, dict):
+        if path not in BY_NAME:
+            yield path, value
+        for name, inner in value.items():
+            if path != "other" or name in VERBATIM:
+                yield from parts(inner, f"{path}.{name}".lstrip("."))
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from parts(inner, f"{path}[{i}]")
+
+
+def at_path(document: dict[str, Any], path: str) -> dict[str, Any]:
+    return dict(parts(document))[path]
+
+
+async def test_every_part_refuses_a_key_its_kind_does_not_have_naming_it_and_nothing_is_written(store, user):
+    document = await full(store, user)
+    other = User.of("u_new")
+    paths = [path for path, _ in parts(document)]
+    # The walk reaches every kind of part: a later one is covered as soon as the export holds it.
+    assert set(document["other"]) == set(VERBATIM)
+    for expected in (
+        r"",
+        r"notes\[0\]",
+        r"notes\[\d\]\.history\[0\]",
+        r"profile\.city",
+        r"profile\.city\.history\[0\]",
+    ):
+        assert any(re.fullmatch(expected, p) for p in paths), expected
+    for kind in VERBATIM:
+        assert f"other.{kind}[0]" in paths
+        assert (f"other.{kind}[0].value" in paths) == (kind != APP)
+    for path in paths:
+        spoiled = copy.deepcopy(document)
+        at_path(spoiled, path)["planted"] = "x" * 50_000  # 50 KB under a key nothing reads
+        named = f"{path}.planted".lstrip(".")
+        with pytest.raises(InvalidInputError, match=rf"^{re.escape(named)}: not a field"):
+            await aimport_user(store, other, spoiled, origin=ADMIN)
+        assert await store.asearch(other.root, limit=1) == [], path
+    # Unspoiled, the same document imports whole.
+    assert (await aimport_user(store, other, document, origin=ADMIN))["written"]["notes"] == 3
+
+
+#: The names of the fields that hold an id, wherever they stand in a part.
+ID_FIELDS = ("id", "key", "merged_into", "thread_id", "assistant_id")
+
+
+async def test_every_id_of_every_part_is_checked_as_an_id_merged_into_included(store, user):
+    document = await full(store, user)
+    _, invalidated = item(document, "notes_invalidated")
+    invalidated["merged_into"] = document["notes"][0]["id"]  # what replaced it: another note
+    invalidated["history"][0]["thread_id"] = "t-2"
+    next(n for n in document["notes"] if n.get("history"))["history"][0]["thread_id"] = "t-3"
+    other = User.of("u_new")
+    assert (await aimport_user(store, other, document, origin=ADMIN, dry_run=True))["written"]["notes_invalidated"]
+    found = [(path, name) for path, part in parts(document) for name in part if name in ID_FIELDS]
+    # Every id-like field of every kind of part is reached (the walk covers a kind added later).
+    named = {(re.sub(r"\[\d+\]", "[]", path), name) for path, name in found}
+    assert named >= {
+        ("notes[]", "id"),
+        ("notes[].history[]", "thread_id"),
+        ("other.notes_invalidated[].value", "merged_into"),
+        ("other.notes_invalidated[].value", "id"),
+        ("other.notes_invalidated[].value.history[]", "thread_id"),
+        ("other.episodes[].value", "id"),
+        ("other.episodes[].value", "thread_id"),
+        ("other.episodes[].value", "assistant_id"),
+        ("other.instructions[].value", "key"),
+        *((f"other.{kind}[]", "key") for kind in VERBATIM),
+    }
+    no_thread = copy.deepcopy(document)
+    item(no_thread, "episodes")[1]["thread_id"] = ""  # recorded outside a thread (a graph run without one)
+    assert (await aimport_user(store, other, no_thread, origin=ADMIN, dry_run=True))["written"]["episodes"] == 1
+    for path, name in found:
+        spoiled = copy.deepcopy(document)
+        at_path(spoiled, path)[name] = "../../u_other/notes"
+        where = f"{path}.{name}"
+        with pytest.raises(InvalidInputError, match=rf"^{re.escape(where)}: an id is 1-128 letters"):
+            await aimport_user(store, other, spoiled, origin=ADMIN)
+        assert await store.asearch(other.root, limit=1) == [], where
+
+
+async def test_the_item_cap_counts_every_section_together(store, user, monkeypatch):
+    from mnemo.access import imports
+
+    document = await full(store, user)
+    sizes = {kind: len(items) for kind, items in document["other"].items()}
+    assert len(sizes) > 1 and sum(sizes.values()) > max(sizes.values())  # no section alone holds them all
+    other = User.of("u_new")
+    monkeypatch.setattr(imports, "MAX_IMPORT_ITEMS", sum(sizes.values()))
+    assert await aimport_user(store, other, document, origin=ADMIN, dry_run=True)  # at the cap: taken
+    monkeypatch.setattr(imports, "MAX_IMPORT_ITEMS", sum(sizes.values()) - 1)  # each section alone under it
+    assert max(sizes.values()) <= imports.MAX_IMPORT_ITEMS
+    with pytest.raises(InvalidInputError, match="more than .* items besides notes and profile"):
+        await aimport_user(store, other, document, origin=ADMIN)
+    assert await store.asearch(other.root, limit=1) == []

@@ -176,6 +176,8 @@ def test_the_prompt_says_what_each_profile_field_means_in_english_and_chinese():
         (["I live in Gdansk myself."], "en"),
         (["Sorry, I misspoke: not Austin, Boston.", "我住在 Boston。"], "en"),  # the English outweighs
         (["私は東京に住んでいます。"], "ja"),
+        (["東京都港区在住の会社員です。"], "ja"),  # kanji outnumber kana (10 to 3): still Japanese
+        (["東京都港区在住、職業エンジニア。"], "ja"),  # katakana only, kanji 9 to 5
         (["저는 서울에 살아요."], "ko"),
         (["Mieszkam w Gdańsku i mam kota."], None),  # Latin letters, not English: "i" is Polish's "and"
         (["Ich wohne in Berlin, mein Name ist Hans."], None),

@@ -95,6 +95,19 @@ async def test_a_revision_the_users_words_do_not_touch_is_not_applied(store, use
     assert [n["text"] for n in await alist_notes(store, user)] == [cats["text"]]
 
 
+async def test_a_revision_to_a_question_is_not_applied_however_it_ends(store, user):
+    cats = (await aremember(store, user, "The user has two cats."))["note"]
+    said = [Said("I have three cats now.", None)]
+    for asked in ("Does the user have three cats?", "Does the user have three cats？」"):
+        extraction = MemoryExtraction(updates=[NoteUpdate(id="n1", text=asked)])
+        applied = await aapply_extraction(store, user, extraction, said=said, known=Known.of_notes([cats]))
+        assert applied["revised"] == [], asked
+    stated = MemoryExtraction(updates=[NoteUpdate(id="n1", text="The user has three cats.")])
+    applied = await aapply_extraction(store, user, stated, said=said, known=Known.of_notes([cats]))
+    assert applied["revised"] == [cats["id"]]  # the same words, stated: applied
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user has three cats."]
+
+
 async def test_an_update_to_what_another_note_says_merges_into_it(store, user):
     oslo = (await aremember(store, user, "The user lives in Oslo."))["note"]
     lisbon = (await aremember(store, user, "The user lives in Lisbon."))["note"]
@@ -215,6 +228,10 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     assert said("language", "zh", "我的包裹到哪里了？")
     assert not said("language", "en", "我的包裹到哪里了？")
     assert said("language", "en", "以后请用英文回答我。")
+    # Japanese with kana is Japanese however many kanji it has; Hangul is Korean.
+    assert said("language", "ja", "東京都港区在住の会社員です。")
+    assert not said("language", "zh", "東京都港区在住の会社員です。")
+    assert said("language", "ko", "저는 서울에 살아요.") and not said("language", "zh", "저는 서울에 살아요.")
 
 
 async def test_a_question_is_no_note_though_every_word_is_the_users(store, user):
@@ -263,3 +280,106 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert "city" not in await aget_profile(store, user)
     await aapply_extraction(store, user, MemoryExtraction(city="佛山"), said=said)
     assert (await aget_profile(store, user))["city"]["value"] == "佛山"
+
+
+def question_marks_by_name() -> set[str]:
+    """What Unicode names a question mark (and the interrobang), but those that open one, the
+    invisible tag and the Greek question mark (``;`` itself once normalised)."""
+    import sys
+    import unicodedata
+
+    named = {chr(c): unicodedata.name(chr(c), "") for c in range(sys.maxunicode + 1)}
+    return {
+        ch
+        for ch, name in named.items()
+        if ("QUESTION MARK" in name or "QUESTION EXCLAMATION" in name or name == "INTERROBANG")
+        and unicodedata.category(ch)[0] in "PS"
+        and not any(word in name for word in ("INVERTED", "INITIAL", "GREEK", "WITH QUESTION MARK"))
+    }
+
+
+def test_the_question_marks_are_those_unicode_names_and_no_semicolon():
+    from mnemo.writing.grounding import QUESTION_MARKS
+
+    assert {"?", "？", "؟", "﹖", "⁇", "‽", "❓"} <= QUESTION_MARKS  # the precondition of the comparison
+    assert question_marks_by_name() == QUESTION_MARKS
+    assert not {";", "\u037e", "；", "¿"} & QUESTION_MARKS
+
+
+@pytest.mark.parametrize("mark", sorted(question_marks_by_name()))
+@pytest.mark.parametrize("after", ["", " ", "  \n", ")", '"', "」", "”", "!", "...", " 🙂", "?"])
+def test_an_offered_question_is_refused_however_it_ends(mark, after):
+    from mnemo.core import InvalidInputError
+    from mnemo.writing import refuse_unsaid
+
+    said = ["I have a dog called Max."]
+    asked = "Is the user's dog called Max"
+    for stating in (".", "", "!", ")", ";"):
+        refuse_unsaid(asked + stating + after.replace("?", ""), said)  # the same words, stated: kept
+    with pytest.raises(InvalidInputError, match="a question states no fact"):
+        refuse_unsaid(asked + mark + after, said)
+
+
+#: Where a name may stand in a note: opening it, a later sentence or a clause after ":" or ";"
+#: (where a capital does not tell a name) ...
+OPENING = [
+    "{name} is the user's dog.",
+    "The user has a cat. {name} is the dog.",
+    "The user has a dog: {name}.",
+    "The user has a cat; {name} is the dog.",
+    '"{name}" is the user\'s dog.',
+]
+#: ... or inside a sentence: its second word, after a comma, in brackets or quotes, at the end, as an owner.
+INNER = [
+    "Dog {name} is the user's.",
+    "The user has a dog, {name}.",
+    "The user has a dog called {name}.",
+    "The user's dog ({name}) has a cat.",
+    'The user\'s dog is called "{name}".',
+    "The user's dog is {name}'s.",
+]
+NAME_PLACES = OPENING + INNER
+#: (what the user said, a name they said, one they did not)
+NAMES = [
+    (["I have a dog called Max and a cat."], "Max", "Rex"),
+    (["I have a dog called José and a cat."], "José", "Émile"),  # letters outside ASCII
+    (["I have a dog called Максим and a cat."], "Максим", "Борис"),
+]
+
+
+@pytest.mark.parametrize(("texts", "named", "unnamed"), NAMES)
+@pytest.mark.parametrize("place", NAME_PLACES)
+def test_every_name_a_note_gives_is_the_users_wherever_it_stands(place, texts, named, unnamed):
+    from mnemo.core import content_tokens
+    from mnemo.writing.grounding import supported
+
+    words = said_words(texts)
+    assert supported(place.format(name=named), words)  # the name the user said: kept
+    note = place.format(name=unnamed)
+    tokens = content_tokens(note)
+    assert 2 * len(tokens & words) >= len(tokens)  # half of its words the user's: only the name refuses it
+    assert not supported(note, words)
+
+
+def test_a_name_inside_chinese_and_a_sentences_first_word_in_another_form():
+    from mnemo.core import content_tokens
+    from mnemo.writing.grounding import supported
+
+    words = said_words(["我的狗叫Max。"])
+    assert supported("用户的狗叫Max。", words) and not supported("用户的狗叫Rex。", words)
+    # A sentence's first word is the user's in some form: a verb, not only a name.
+    words = said_words(["I live in Lisbon and work at the bakery."])
+    for kept in ("Lives in Lisbon.", "Living in Lisbon.", "Works at the bakery.", "The user works at the bakery."):
+        assert supported(kept, words), kept
+    lisa = "Lisa is at the Lisbon bakery."
+    assert 2 * len(content_tokens(lisa) & words) >= len(content_tokens(lisa))  # only the name refuses it
+    assert not supported(lisa, words)  # three letters of "Lisbon" do not name Lisa
+
+
+@pytest.mark.parametrize("place", INNER)
+def test_inside_a_sentence_a_name_is_the_users_exactly_not_in_another_form(place):
+    from mnemo.writing.grounding import supported
+
+    words = said_words(["I have a dog called Maxine and a cat."])
+    assert supported(place.format(name="Maxine"), words)
+    assert not supported(place.format(name="Max"), words)  # "Max" starts "Maxine": not the name said
