@@ -45,18 +45,22 @@ _DIGIT_WORD = re.compile(r"(?<![A-Za-z])(zero|oh|one|two|three|four|five|six|sev
 _ZH_DIGITS = {"\u3007": 0.0, "两": 2.0}
 # Separators spelled out, read as the sign they name: between digits ("650
 # dash 253", "138杠0013"), and in an e-mail address ("bob-at-example-dot-com",
-# "bob艾特example点com"); "bob at example dot com" is the e-mail pattern's.
+# "bob艾特example点com", "bob@example。com"); "bob at example dot com" is the
+# e-mail pattern's. And a digit said twice or three times ("double oh seven").
 _SPELLED = re.compile(
     r"(?<=\d)[^\S\n]*(?:(?<![A-Za-z])(?P<num>dash|hyphen|minus|dot|period|point|slash)(?![A-Za-z])|(?P<zh>杠|点))[^\S\n]*(?=\d)"
     r"|(?<=[A-Za-z0-9])(?P<sep>[-_])(?P<word>at|dot|period)(?P=sep)(?=[A-Za-z0-9])"
-    r"|\s*(?P<at>艾特)\s*(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])\s*(?P<dot>点)\s*(?=[A-Za-z])",
+    r"|\s*(?P<at>艾特)\s*(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?:\s*(?P<dot>点)\s*|(?P<stop>。))(?=(?-i:[a-z]))"
+    r"|(?<![A-Za-z])(?P<times>double|triple)[\s-]*(?P<digit>\d)",
     re.I,
 )
 _SIGN = {"dash": "-", "hyphen": "-", "minus": "-", "slash": "/", "杠": "-", "at": "@", "艾特": "@"}
 
 
 def _sign(m: re.Match[str]) -> str:
-    """The sign a spelled separator names (dot, period, point, 点: ".")."""
+    """What a spelled separator names (dot, period, point, 点: "."), or a digit repeated."""
+    if m["times"]:
+        return m["digit"] * (2 if m["times"].lower() == "double" else 3)
     return _SIGN.get(next(w for w in m.groups() if w and w not in "-_").lower(), ".")
 
 
@@ -92,17 +96,18 @@ def _fold_char(c: str) -> str:
 
 
 def _substitute(folded: Folded, pattern: re.Pattern[str], sign: Callable[[re.Match[str]], str]) -> Folded:
-    """``folded`` with each match of ``pattern`` read as one character,
-    ``sign(match)``, standing for the whole match as written."""
+    """``folded`` with each match of ``pattern`` read as ``sign(match)``, each
+    of its characters standing for the whole match as written."""
     chars, starts, ends, at = list(folded.text), folded.starts, folded.ends, 0
     out, out_starts, out_ends = [], [], []
     for m in pattern.finditer(folded.text):
         out += chars[at : m.start()]
         out_starts += starts[at : m.start()]
         out_ends += ends[at : m.start()]
-        out.append(sign(m))
-        out_starts.append(starts[m.start()])
-        out_ends.append(ends[m.end() - 1])
+        for k in sign(m):
+            out.append(k)
+            out_starts.append(starts[m.start()])
+            out_ends.append(ends[m.end() - 1])
         at = m.end()
     return Folded("".join(out + chars[at:]), out_starts + starts[at:], out_ends + ends[at:], folded.original)
 
@@ -158,7 +163,7 @@ _AMOUNT = re.compile(
 )
 _DATE = re.compile(r"(\d{4})([-./])(\d{1,2})\2(\d{1,2})|(\d{1,2})([-./])(\d{1,2})\6(?:\d{4}|\d{2})")
 _TIME = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
-_VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")
+_VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")  # nine digits at most: "138.001.380.00" is a phone
 # A card of four-digit groups listed with ", " (a list otherwise; years are a list).
 _LISTED_CARD = re.compile(r"(?<![\d,])\d{4}(?:, ?\d{4}){2,3}(?:, ?\d{1,4})?(?![\d]|,\d)")
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -207,7 +212,7 @@ def _kept_one(atom: str) -> bool:
         whole, part = (m["whole"] or m["w"]).replace(",", "").replace(".", ""), m["part"] or m["p"] or ""
         if len(whole) <= 7 and (len(part) <= 2 or len(whole) <= 3 and len(part) <= 6):
             return True
-    if _VERSION.fullmatch(atom) or _TIME.fullmatch(atom):
+    if _VERSION.fullmatch(atom) and len(re.sub(r"\D", "", atom)) <= 9 or _TIME.fullmatch(atom):
         return True
     if not (m := _DATE.fullmatch(atom)):
         return False
@@ -217,7 +222,9 @@ def _kept_one(atom: str) -> bool:
 
 def _kept(atom: str) -> bool:
     """An amount, date, time or version, or a range of two ("10:30-11:30")."""
-    return _kept_one(atom) or atom.count("-") == 1 and all(map(_kept_one, atom.split("-")))
+    return _kept_one(atom) or any(
+        c == "-" and _kept_one(atom[:i]) and _kept_one(atom[i + 1 :]) for i, c in enumerate(atom)
+    )
 
 
 def _joins(text: str, end: int, start: int) -> bool:

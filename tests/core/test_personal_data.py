@@ -68,6 +68,10 @@ ISSUE_56 = [
     ("I live at Baker Street 221B, London.", "I live at [address], London."),
     ("Send it to Jianguo Road No. 88.", "Send it to [address]."),
     ("i live on baker street 221b.", "i live on [address]."),
+    ("call double oh seven five five five one two three four now", "call [number] now"),
+    ("邮箱bob@example。com。", "邮箱[email]。"),
+    ("phone 138.001.380.00 ok", "phone [phone] ok"),  # no version has eleven digits
+    ("at 192.168.100.200 ok", "at [number] ok"),
 ]
 
 #: However a piece is written, it is found (issue 43): separators of every
@@ -140,6 +144,7 @@ KEPT = [
     "Steps: 1) unplug 2) wait 30 s 3) plug in; chapter 3.2, sizes 42 / 43, 1/2 cup.",
     "2026年5月25日 14:30 到货，共两件，下午两点到五点。",
     "Look at example . com or meet me at home. Then we go.",
+    "Booked 2026-05-12-2026-05-14 and 2026/05/31-2026/06/02, a double check of 12.",
 ]
 
 PUNCTUATION = [".", ",", ";", ":", "!", "?", "。", "，", "；", "！", "？", ")", "）"]
