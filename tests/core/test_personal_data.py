@@ -72,6 +72,8 @@ ISSUE_56 = [
     ("邮箱bob@example。com。", "邮箱[email]。"),
     ("phone 138.001.380.00 ok", "phone [phone] ok"),  # no version has eleven digits
     ("at 192.168.100.200 ok", "at [number] ok"),
+    ("card 4111 x 1111 $ 1111 & 1111 ok", "card [card] ok"),  # what ends a number ends no card
+    ("card 4111 and 1111 and 1111 and 1111 ok", "card [card] ok"),
 ]
 
 #: However a piece is written, it is found (issue 43): separators of every
@@ -204,6 +206,14 @@ def test_a_listed_card_is_found_even_when_a_group_looks_like_a_year():
     assert "2026" in listed.split(", ")
     assert [(f.kind, f.text) for f in find_personal_data(f"Card: {listed}.")] == [("card", listed)]
     assert find_personal_data("In 2023, 2024, 2025, 2026.") == []  # years all: a list, Luhn-valid as it is
+    after_years = f"In 2023, 2024, 2025, 2026, {listed}."
+    assert [(f.kind, f.text) for f in find_personal_data(after_years)] == [("card", listed)]
+
+
+def test_a_listed_card_of_19_digits_in_five_groups_is_found():
+    card = _luhn_valid("6" + "2" * 17)
+    listed = ", ".join(card[i : i + 4] for i in range(0, 19, 4))
+    assert [(f.kind, f.text) for f in find_personal_data(f"UnionPay {listed} ok")] == [("card", listed)]
 
 
 @pytest.mark.parametrize(
