@@ -382,3 +382,37 @@ def test_a_long_text_without_personal_data_is_read_in_linear_time(text):
     started = time.process_time()
     assert [f.kind for f in find_personal_data(text + " and 12345")] == ["number"]  # read to the end
     assert time.process_time() - started < 2.0
+
+
+#: docs/security.md, "Still not found": each passes, as the page says.
+STILL_NOT_FOUND = [
+    "mail bob at example.com or bob at example . com",
+    "call fifty-five fifty-five",
+    "call 650, 253, 0000 or 650、253、0000",
+    "ref 1234 x 5678 $ 90",
+    "ref 123\n\n4567",
+    "pay 4,155,550 or 655.299.88",
+    "电话洞幺拐洞",
+    "I live at 12 baker street in London.",
+]
+
+#: docs/security.md, "Scrubbed though it identifies no one" (deny by default).
+SCRUBBED_ANYWAY = [
+    ("It cost 10000 yuan.", "10000"),
+    ("Chrome 120.0.6099.109 here.", "120.0.6099.109"),
+    ("at 192.168.100.200 ok", "192.168.100.200"),
+    ("in 2026. 12 items", "2026. 12"),
+    ("ISO 9001:2015 ok", "9001:2015"),
+    ("120 + 35 = 155 ok", "120 + 35 = 155"),
+    ("on Main Street 5 minutes away", "Main Street 5"),
+]
+
+
+@pytest.mark.parametrize("text", STILL_NOT_FOUND)
+def test_what_the_security_page_says_still_passes_passes(text):
+    assert find_personal_data(text) == []
+
+
+@pytest.mark.parametrize(("text", "found"), SCRUBBED_ANYWAY)
+def test_what_the_security_page_says_is_scrubbed_anyway_is(text, found):
+    assert [f.text for f in find_personal_data(text)] == [found]
