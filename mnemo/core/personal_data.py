@@ -2,13 +2,14 @@
 street addresses, one finder.
 
 What a shared text must not carry (a promoted episode is scrubbed, a shared
-instruction refused). The text is folded first (:func:`fold`), so that a
+instruction refused). The text is folded first (:mod:`mnemo.core.folding`), so that a
 separator, a width, an invisible character or a numeral of another script
 hides nothing; then phone numbers are found by ``phonenumbers``
 (libphonenumber's formats of every country), and what it cannot know (e-mail
-addresses, also written out; cards and other runs of five digits or more;
-street addresses) by patterns. Amounts ("€35.50", "1,299"), dates, versions
-and short numbers ("2 items", "12 May", "2026-05-12", "10.15.7") are kept.
+addresses, also written out; cards and other runs of five digits or more,
+joined across any non-letters; street addresses) by patterns. Amounts
+("€35.50", "1,299"), dates, times, versions and short numbers ("2 items",
+"12 May", "2026-05-12", "10:30", "10.15.7") are kept.
 Rules, and why some of it is written here: ``docs/security.md``.
 """
 
@@ -20,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import phonenumbers
+
+from mnemo.core.folding import Folded, fold
 
 #: Regions whose national formats (no ``+``) are tried; a number written with
 #: ``+`` is found whichever region is tried. A user's profile says little about
@@ -34,66 +37,6 @@ MIN_NUMBER_DIGITS = 5
 PLACEHOLDERS = {"email": "[email]", "card": "[card]", "phone": "[phone]", "address": "[address]", "number": "[number]"}
 _RANK = {kind: i for i, kind in enumerate(PLACEHOLDERS)}
 
-# Digits read out one by one, as a phone or card number is (no library gives
-# their place in the text: text2num converts "fifty-five" but returns a new text).
-_DIGIT_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine".split())}
-_DIGIT_WORDS["oh"] = "0"
-_DIGIT_WORD = re.compile(r"(?<![A-Za-z])(zero|oh|one|two|three|four|five|six|seven|eight|nine)(?![A-Za-z])", re.I)
-
-
-class Folded(NamedTuple):
-    """A text as the finder reads it; its character ``i`` stands for
-    ``original[starts[i]:ends[i]]``."""
-
-    text: str
-    starts: list[int]
-    ends: list[int]
-
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        """The original span of the folded ``text[start:end]``."""
-        return self.starts[start], self.ends[end - 1]
-
-
-def _fold_char(c: str) -> str:
-    if unicodedata.category(c) == "Cf":  # zero-width space and joiners, soft hyphen, BOM
-        return ""
-    out = []
-    for k in unicodedata.normalize("NFKC", c):  # full width, circled digits, every space
-        value = unicodedata.numeric(k, None) if "\u3007" == k or "\u4e00" <= k <= "\u9fff" else None
-        if (digit := unicodedata.decimal(k, None)) is not None:  # digits of every script
-            out.append(str(digit))
-        elif value is not None and value < 10 and value == int(value):  # 〇 零 一 ... 九, 壹 ... 玖, 幺
-            out.append(str(int(value)))
-        elif unicodedata.category(k) == "Pd":  # every dash
-            out.append("-")
-        else:
-            out.append(k)
-    return "".join(out)
-
-
-def fold(text: str) -> Folded:
-    """``text`` as the finder reads it: invisible characters dropped, NFKC
-    (widths, spaces), digits of every script and Chinese numerals as ASCII
-    digits, every dash as ``-``, digits spelled out in English ("five", "oh")
-    as digits; each character mapped back to where it came from."""
-    chars, starts, ends = [], [], []
-    for i, c in enumerate(text):
-        for k in _fold_char(c):
-            chars.append(k)
-            starts.append(i)
-            ends.append(i + 1)
-    once = "".join(chars)
-    out, out_starts, out_ends, at = [], [], [], 0
-    for m in _DIGIT_WORD.finditer(once):
-        out += chars[at : m.start()]
-        out_starts += starts[at : m.start()]
-        out_ends += ends[at : m.start()]
-        out.append(_DIGIT_WORDS[m.group().lower()])
-        out_starts.append(starts[m.start()])
-        out_ends.append(ends[m.end() - 1])
-        at = m.end()
-    return Folded("".join(out + chars[at:]), out_starts + starts[at:], out_ends + ends[at:])
-
 
 class Found(NamedTuple):
     start: int
@@ -103,27 +46,36 @@ class Found(NamedTuple):
 
 
 # E-mail addresses, also written out: "bob at example dot com", "bob[at]x(dot)cn",
-# "bob @ example.com" (no library finds these; email-validator checks one address).
+# "bob @ example . com" (no library finds these; email-validator checks one address).
+# A dot between spaces only before a lower-case label: "at home. Then" is a sentence.
 _AT = r"\s*@\s*|\s*[\[({<]\s*(?:at|@)\s*[\])}>]\s*|\s+at\s+"
-_DOT = r"\.|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+dot\s+"
+_DOT = r"\s+\.\s+(?=(?-i:[a-z0-9]))|\.|\s*[\[({<]\s*(?:dot|\.)\s*[\])}>]\s*|\s+(?:dot|period|point)\s+"
 # ASCII only: \w would take the Chinese words before an address ("邮箱是a@b.cn").
 _EMAIL = re.compile(
     rf"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+(?P<at>{_AT})[A-Za-z0-9-]+(?:(?:{_DOT})[A-Za-z0-9-]+)*(?:{_DOT})[A-Za-z]{{2,24}}(?![A-Za-z0-9])",
     re.I,
 )
-_WRITTEN_OUT = re.compile(r"[\[({<]|(?<![A-Za-z])dot(?![A-Za-z])", re.I)
+_WRITTEN_OUT = re.compile(r"[\[({<]|(?<![A-Za-z])(?:dot|period|point)(?![A-Za-z])", re.I)
 
-# Digit groups joined without a space ("4111.1111.1111.1111", "4111,1111", "2026-05-12"),
-# and the gaps that join groups into one number: any spaces, at most one line
-# break, at most two of "-/()·_" ("5500   0000", "(415) 555-0134"). Not ", ": a list.
-_ATOM = re.compile(r"\d+(?:[-./·・_,]\d+)*")
-_GAP = re.compile(r"(?:[^\S\n]*\n)?[^\S\n]*(?:[-/()·・_]{1,2}[^\S\n]*)?")
-# Kept groups, which also end a number: amounts and decimals, dates, versions.
-_AMOUNT = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+[.,]\d+")
+# Digit groups joined without a space ("4111.1111", "4111,1111", "2026-05-12", "10:30"),
+# each kept as a whole or not. Groups not kept join into one number across any
+# run of non-letters (deny by default) but for what ends one (_ENDS): a list
+# (", " or "; " with a space, "、"), a currency sign or "%" (amounts side by side),
+# two line breaks, or one before a list item ("2026:\n1. Restart").
+_ATOM = re.compile(r"\d+(?:[-./·・_,:]\d+)*")
+_ENDS = re.compile(r"[,;]\s|[、%‰]")
+_LIST_ITEM = re.compile(r"\d{1,2}[.)](?:\s|$)")
+# Kept groups, which also end a number: amounts and decimals, dates, times, versions.
+_AMOUNT = re.compile(
+    r"(?P<whole>\d{1,3}(?:,\d{3})+|\d{1,3}(?:\.\d{3})+)(?:[.,](?P<part>\d+))?|(?P<w>\d+)[.,](?P<p>\d+)"
+)
 _DATE = re.compile(r"(\d{4})([-./])(\d{1,2})\2(\d{1,2})|(\d{1,2})([-./])(\d{1,2})\6(?:\d{4}|\d{2})")
-_VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")
-# A card of four-digit groups listed with ", " (a list otherwise; years are a list).
-_LISTED_CARD = re.compile(r"(?<![\d,])\d{4}(?:, ?\d{4}){2,3}(?:, ?\d{1,4})?(?![\d]|,\d)")
+_TIME = re.compile(r"(?:[01]?\d|2[0-4]):[0-5]\d(?::[0-5]\d)?")
+_VERSION = re.compile(r"\d{1,3}(?:\.\d{1,3}){1,3}")  # nine digits at most: "138.001.380.00" is a phone
+# A card of four-digit groups (the last of one to four) with up to five other
+# characters between them on one line, where a number ends otherwise ("4111,
+# 1111, 1111, 1111", "4111 x 1111 $ 1111 & 1111"); years all are a list.
+_CARD_GAP = re.compile(r"[^\d\n]{1,5}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 
 # Street addresses: a house number, up to four capitalised words, a street
@@ -137,12 +89,22 @@ _STREET = (
 _ADDRESS = re.compile(
     rf"(?<![\w.])(?:No\.?\s*)?\d{{1,5}}[A-Za-z]?,?\s+(?:(?:\d+(?:st|nd|rd|th)|[A-Z][A-Za-z'-]*\.?)\s+){{1,4}}{_STREET}\b"
 )
-# In lower case only with a whole street word ending the clause, and digits
-# written as digits ("12 baker street.", not "one main street.").
-_ADDRESS_LOWER = re.compile(
-    r"(?<![\w.])\d{1,5}[a-z]?\s+(?:[a-z]+\s+){1,3}(?:street|road|avenue|lane|boulevard|drive)(?=\s*[,.;:!?]|\s*$)"
+# The number after the street, as much of Europe writes it ("Baker Street 221B").
+_STREET_FIRST = r"(?i:street|st|road|rd|avenue|ave|boulevard|blvd|lane)"
+_ADDRESS_AFTER = re.compile(
+    rf"(?<![\w.])(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}{_STREET_FIRST}\.?,?\s+(?:No\.?\s*)?\d{{1,5}}[A-Za-z]?(?!\w)"
 )
-_ADDRESS_ZH = re.compile(r"(?:路|街|大道|大街|巷|弄|胡同)[\d十百]+(?:-\d+)?号(?:[\d十百]+(?:号楼|栋|幢|单元|楼|室))*")
+# In lower case only with a whole street word ending the clause, and digits
+# written as digits ("12 baker street.", not "one main street."), or the
+# number ending it ("baker street 221b.").
+_LOWER_STREET = r"(?:street|road|avenue|lane|boulevard|drive)"
+_ADDRESS_LOWER = re.compile(
+    rf"(?<![\w.])(?:\d{{1,5}}[a-z]?\s+(?:[a-z]+\s+){{1,3}}{_LOWER_STREET}|(?:(?!(?:on|in|at|to|of|the|near|from|live|lives)\s)[a-z]+\s+){{1,2}}{_LOWER_STREET}\s+\d{{1,5}}[a-z]?)"
+    r"(?=\s*[,.;:!?]|\s*$)"
+)
+_ADDRESS_ZH = re.compile(
+    r"(?:路|街|大道|大街|巷|弄|胡同)\s*第?\s*[\d十百]+(?:-\d+)?\s*[号號](?:\s*[\d十百]+\s*(?:号楼|栋|幢|单元|楼|室))*"
+)
 _ZH_PLACE = re.compile(r"[\u4e00-\u9fff]")
 _NOT_PLACE = set("在是住到于从往的址为我你他她们和与及或请寄送")
 
@@ -155,8 +117,12 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _kept(atom: str) -> bool:
-    if _AMOUNT.fullmatch(atom) or _VERSION.fullmatch(atom):
+def _kept_one(atom: str) -> bool:
+    if m := _AMOUNT.fullmatch(atom):  # up to seven digits, then two decimals or up to 0.123456
+        whole, part = (m["whole"] or m["w"]).replace(",", "").replace(".", ""), m["part"] or m["p"] or ""
+        if len(whole) <= 7 and (len(part) <= 2 or len(whole) <= 3 and len(part) <= 6):
+            return True
+    if _VERSION.fullmatch(atom) and len(re.sub(r"\D", "", atom)) <= 9 or _TIME.fullmatch(atom):
         return True
     if not (m := _DATE.fullmatch(atom)):
         return False
@@ -164,12 +130,27 @@ def _kept(atom: str) -> bool:
     return 1 <= a <= 31 and 1 <= b <= 31 and min(a, b) <= 12
 
 
+def _kept(atom: str) -> bool:
+    """An amount, date, time or version, or a range of two ("10:30-11:30")."""
+    return _kept_one(atom) or any(
+        c == "-" and _kept_one(atom[:i]) and _kept_one(atom[i + 1 :]) for i, c in enumerate(atom)
+    )
+
+
+def _joins(text: str, end: int, start: int) -> bool:
+    """Whether the digit groups before ``end`` and from ``start`` are one number."""
+    gap = text[end:start]
+    if any(c.isalpha() or unicodedata.category(c) == "Sc" for c in gap) or _ENDS.search(gap):
+        return False
+    return gap.count("\n") == 0 or gap.count("\n") == 1 and not _LIST_ITEM.match(text, start)
+
+
 def _numbers(text: str) -> Iterator[tuple[int, int, str]]:
     groups: list[list[re.Match[str]]] = []
     for atom in _ATOM.finditer(text):
         if _kept(atom.group()):
             groups.append([])
-        elif groups and groups[-1] and _GAP.fullmatch(text, groups[-1][-1].end(), atom.start()):
+        elif groups and groups[-1] and _joins(text, groups[-1][-1].end(), atom.start()):
             groups[-1].append(atom)
         else:
             groups.append([atom])
@@ -185,16 +166,22 @@ def _numbers(text: str) -> Iterator[tuple[int, int, str]]:
 
 
 def _listed_cards(text: str) -> Iterator[tuple[int, int, str]]:
-    for m in _LISTED_CARD.finditer(text):
-        groups = re.split(r", ?", m.group())
-        digits = "".join(groups)
-        if 13 <= len(digits) <= 19 and _luhn(digits) and not all(_YEAR.fullmatch(g) for g in groups):
-            yield m.start(), m.end(), "card"
+    runs = list(re.finditer(r"\d+", text))
+    for i, first in enumerate(runs):
+        group = [first.group()]
+        for run in runs[i + 1 : i + 5]:
+            if len(group[-1]) != 4 or not _CARD_GAP.fullmatch(text, runs[i + len(group) - 1].end(), run.start()):
+                break
+            group.append(run.group())
+            digits = "".join(group)
+            if len(group) > 2 and 13 <= len(digits) <= 19 and _luhn(digits):
+                if not all(_YEAR.fullmatch(g) for g in group):
+                    yield first.start(), run.end(), "card"
 
 
 def _addresses(folded: Folded) -> Iterator[tuple[int, int]]:
     text = folded.text
-    for m in _ADDRESS.finditer(text):
+    for m in (*_ADDRESS.finditer(text), *_ADDRESS_AFTER.finditer(text)):
         yield m.start(), m.end()
     for m in _ADDRESS_LOWER.finditer(text):
         if folded.ends[m.start()] - folded.starts[m.start()] == 1:  # not a digit word
@@ -209,7 +196,11 @@ def _addresses(folded: Folded) -> Iterator[tuple[int, int]]:
 def _candidates(folded: Folded) -> Iterator[tuple[int, int, str]]:
     text = folded.text
     for m in _EMAIL.finditer(text):
-        if _WRITTEN_OUT.search(m["at"]) or "@" in m["at"] or _WRITTEN_OUT.search(text, m.end("at"), m.end()):
+        domain, at = text[m.end("at") : m.end()], m.end("at")  # a dot spelled out ("点", "-dot-") reads "."
+        spelled = any(
+            c == "." and folded.original[slice(*folded.span(i, i + 1))] != "." for i, c in enumerate(domain, at)
+        )
+        if "@" in m["at"] or _WRITTEN_OUT.search(m["at"]) or _WRITTEN_OUT.search(domain) or spelled:
             yield m.start(), m.end(), "email"
     for region in PHONE_REGIONS:
         for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):

@@ -34,6 +34,48 @@ SCRUBBED = [
     ("卡号4111111111111111。", "卡号[card]。"),
 ]
 
+#: Issue 56: each reached another user's prompt, through an approved proposal
+#: and a promoted episode. Digits joined across any run of non-letters,
+#: whatever separates the groups, are one number; separators spelled out are
+#: separators. Also held through both paths: tests/instructions/test_assistant.py,
+#: tests/episodes/test_cases.py.
+ISSUE_56 = [
+    ("card 4.111.111.111.111.111 ok", "card [card] ok"),  # no amount has sixteen digits
+    ("card 4,111,111,111,111,111 ok", "card [card] ok"),
+    ("card 4111111111111111.00 ok", "card [card] ok"),
+    ("card 4111. 1111. 1111. 1111 ok", "card [card] ok"),
+    ("card 4111|1111|1111|1111 ok", "card [card] ok"),
+    ("card 4111 * 1111 * 1111 * 1111 ok", "card [card] ok"),
+    ("card 4111:1111:1111:1111 ok", "card [card] ok"),
+    ("card 4111+1111+1111+1111 ok", "card [card] ok"),
+    ("card 4111~1111~1111~1111 ok", "card [card] ok"),
+    ("card 4111---1111---1111---1111 ok", "card [card] ok"),
+    ("card 4111 =/= 1111 ## 1111 >> 1111 ok", "card [card] ok"),
+    ("我的电话是一三八两两一三八两两两。", "我的电话是[phone]。"),  # 两 is the "two" of numbers read out
+    ("电话幺三八杠零零一三杠八零零零。", "电话[phone]。"),
+    ("call 650 dash 253 dash 0000 now", "call [phone] now"),  # separators spelled out
+    ("call six five oh dash two five three dash zero zero zero zero now", "call [phone] now"),
+    ("mail bob @ example . com now", "mail [email] now"),
+    ("mail bob-at-example-dot-com now", "mail [email] now"),
+    ("mail bob_at_example_dot_com now", "mail [email] now"),
+    ("mail bob at example period com now", "mail [email] now"),
+    ("mail bob at example point co now", "mail [email] now"),
+    ("邮箱bob艾特example点com。", "邮箱[email]。"),
+    ("邮箱 bob 艾特 example 点 com。", "邮箱 [email]。"),
+    ("邮箱bob at example点com。", "邮箱[email]。"),
+    ("我住在建国路 88 号。", "我住在[address]。"),
+    ("我住在建国路第88号。", "我住在[address]。"),
+    ("I live at Baker Street 221B, London.", "I live at [address], London."),
+    ("Send it to Jianguo Road No. 88.", "Send it to [address]."),
+    ("i live on baker street 221b.", "i live on [address]."),
+    ("call double oh seven five five five one two three four now", "call [number] now"),
+    ("邮箱bob@example。com。", "邮箱[email]。"),
+    ("phone 138.001.380.00 ok", "phone [phone] ok"),  # no version has eleven digits
+    ("at 192.168.100.200 ok", "at [number] ok"),
+    ("card 4111 x 1111 $ 1111 & 1111 ok", "card [card] ok"),  # what ends a number ends no card
+    ("card 4111 and 1111 and 1111 and 1111 ok", "card [card] ok"),
+]
+
 #: However a piece is written, it is found (issue 43): separators of every
 #: kind and number, widths, invisible characters, numerals of both languages.
 WRITTEN_ANYHOW = [
@@ -73,6 +115,7 @@ WRITTEN_ANYHOW = [
     ("邮箱bob＠example．com。", "邮箱[email]。"),
     ("我住在北京市朝阳区建国路88号3号楼501室，谢谢。", "我住在[address]，谢谢。"),
     ("地址：上海市南京西路一二六六号。", "地址：[address]。"),
+    *ISSUE_56,
 ]
 
 #: What a case needs and identifies no one: kept as it is.
@@ -94,6 +137,16 @@ KEPT = [
     "一个一个地来，三五成群，第一步。",
     "二〇二六年十二月四日，共三件，一千二百元。",
     "订单号1234，共3件，v2.4.10版本。",
+    # Digits join across any non-letters (issue 56), but amounts, times and dates
+    # are no number, nor amounts side by side, lists, list items or a blank line.
+    "It costs $12.50, or $120 + $35 shipping; 50% + 30% off.",
+    "Open 10:30-11:30 and 14:00–17:30, at 10:30:45 on 2026-05-25 10:30.",
+    "Refund 1,299.00 - 35.50 = 1,263.50 at a rate of 7.1234, ¥99 × 3 = ¥297.",
+    "Updated in 2026:\n1. Unplug it.\n2. Wait 10 minutes.\n3) Plug it in.",
+    "Steps: 1) unplug 2) wait 30 s 3) plug in; chapter 3.2, sizes 42 / 43, 1/2 cup.",
+    "2026年5月25日 14:30 到货，共两件，下午两点到五点。",
+    "Look at example . com or meet me at home. Then we go.",
+    "Booked 2026-05-12-2026-05-14 and 2026/05/31-2026/06/02, a double check of 12.",
 ]
 
 PUNCTUATION = [".", ",", ";", ":", "!", "?", "。", "，", "；", "！", "？", ")", "）"]
@@ -119,6 +172,71 @@ def test_amounts_dates_and_short_numbers_are_kept(text):
     assert find_personal_data(text) == []
     assert scrub_personal_data(text) == text
     assert check_rewrite(text) is None
+
+
+@pytest.mark.parametrize(
+    "date", ["2026-12-25", "2026/05/31", "25.12.2026", "12/25/2026", "31/05/26", "05/31/26", "25-12-2026"]
+)
+def test_a_date_whose_day_is_over_12_is_kept_in_either_order(date):
+    assert find_personal_data(f"Delivered {date}.") == []
+    assert scrub_personal_data(f"Delivered {date}, 10:30.") == f"Delivered {date}, 10:30."
+    for not_a_date in (date.replace("12", "13").replace("05", "13"), date.replace("25", "32").replace("31", "32")):
+        assert [f.kind for f in find_personal_data(f"Ref {not_a_date}.")] == ["number"], not_a_date
+
+
+#: Every Chinese numeral a phone number is read out with, and its digit.
+ZH_NUMERALS = {
+    "〇": "0", "零": "0", "一": "1", "幺": "1", "壹": "1", "二": "2", "两": "2", "兩": "2", "贰": "2", "貳": "2",
+    "三": "3", "叁": "3", "四": "4", "肆": "4", "五": "5", "伍": "5", "六": "6", "陆": "6", "七": "7", "柒": "7",
+    "八": "8", "捌": "8", "九": "9", "玖": "9",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("numeral", "digit"), ZH_NUMERALS.items())
+def test_every_chinese_numeral_of_a_phone_number_reads_as_its_digit(numeral, digit):
+    assert fold(numeral).text == digit
+    number = f"一三八{numeral * 4}八零零零"  # 138 dddd 8000
+    assert [(f.kind, f.text) for f in find_personal_data(f"电话{number}。")] == [("phone", number)]
+    assert scrub_personal_data(f"电话{number}。") == "电话[phone]。"
+
+
+def test_a_listed_card_is_found_even_when_a_group_looks_like_a_year():
+    card = _luhn_valid("411120261111111")  # 4111 2026 1111 111x
+    listed = ", ".join(card[i : i + 4] for i in range(0, 16, 4))
+    assert "2026" in listed.split(", ")
+    assert [(f.kind, f.text) for f in find_personal_data(f"Card: {listed}.")] == [("card", listed)]
+    assert find_personal_data("In 2023, 2024, 2025, 2026.") == []  # years all: a list, Luhn-valid as it is
+    after_years = f"In 2023, 2024, 2025, 2026, {listed}."
+    assert [(f.kind, f.text) for f in find_personal_data(after_years)] == [("card", listed)]
+
+
+def test_a_listed_card_of_19_digits_in_five_groups_is_found():
+    card = _luhn_valid("6" + "2" * 17)
+    listed = ", ".join(card[i : i + 4] for i in range(0, 19, 4))
+    assert [(f.kind, f.text) for f in find_personal_data(f"UnionPay {listed} ok")] == [("card", listed)]
+
+
+@pytest.mark.parametrize(
+    "gap", [" ", "   ", "\t", "\n", " \n ", "\r\n", ". ", "|", " * ", "+", "~", "---", " -/- ", "()"]
+)
+def test_digit_groups_are_one_number_across_any_run_of_non_letters_and_one_line_break(gap):
+    """docs/security.md: groups join across anything but letters, what ends a
+    list or an amount, two line breaks, and one before a list item."""
+    (found,) = find_personal_data(f"Ref 123{gap}45 ok")
+    assert (found.kind, found.text) == ("number", f"123{gap}45")
+
+
+@pytest.mark.parametrize("gap", ["\n\n", "\n \n", "\n-\n", "\r\n\r\n", " x ", "号", ", ", "; ", "、", " $", "€", "% "])
+def test_digit_groups_are_two_numbers_across_letters_a_list_a_currency_or_two_line_breaks(gap):
+    assert [f.text for f in find_personal_data(f"Ref 123{gap}45678 ok")] == ["45678"]  # the second alone
+    assert find_personal_data(f"Ref 123{gap}45 ok") == []
+
+
+def test_a_line_break_before_a_list_item_ends_a_number():
+    assert [f.text for f in find_personal_data("Ref 1234\n1 unit.")] == ["1234\n1"]  # no item: one number
+    for item in ("1. Restart it.", "12) Restart it.", "3."):
+        assert find_personal_data(f"Ref 1234\n{item}") == [], item
+        assert find_personal_data(f"Since 2026:\n{item}") == [], item
 
 
 def test_the_folded_text_maps_each_character_back_to_where_it_came_from():
@@ -264,3 +382,37 @@ def test_a_long_text_without_personal_data_is_read_in_linear_time(text):
     started = time.process_time()
     assert [f.kind for f in find_personal_data(text + " and 12345")] == ["number"]  # read to the end
     assert time.process_time() - started < 2.0
+
+
+#: docs/security.md, "Still not found": each passes, as the page says.
+STILL_NOT_FOUND = [
+    "mail bob at example.com or bob at example . com",
+    "call fifty-five fifty-five",
+    "call 650, 253, 0000 or 650、253、0000",
+    "ref 1234 x 5678 $ 90",
+    "ref 123\n\n4567",
+    "pay 4,155,550 or 655.299.88",
+    "电话洞幺拐洞",
+    "I live at 12 baker street in London.",
+]
+
+#: docs/security.md, "Scrubbed though it identifies no one" (deny by default).
+SCRUBBED_ANYWAY = [
+    ("It cost 10000 yuan.", "10000"),
+    ("Chrome 120.0.6099.109 here.", "120.0.6099.109"),
+    ("at 192.168.100.200 ok", "192.168.100.200"),
+    ("in 2026. 12 items", "2026. 12"),
+    ("ISO 9001:2015 ok", "9001:2015"),
+    ("120 + 35 = 155 ok", "120 + 35 = 155"),
+    ("on Main Street 5 minutes away", "Main Street 5"),
+]
+
+
+@pytest.mark.parametrize("text", STILL_NOT_FOUND)
+def test_what_the_security_page_says_still_passes_passes(text):
+    assert find_personal_data(text) == []
+
+
+@pytest.mark.parametrize(("text", "found"), SCRUBBED_ANYWAY)
+def test_what_the_security_page_says_is_scrubbed_anyway_is(text, found):
+    assert [f.text for f in find_personal_data(text)] == [found]

@@ -109,3 +109,43 @@ async def test_feedback_reaches_other_users_only_as_text_an_admin_approved(workd
         assert server.trouble() == [], server.trouble()
     finally:
         server.stop()
+
+
+#: Issue 56: writings that once reached another user's prompt through an
+#: approved proposal (each alone: tests/instructions/test_assistant.py), and
+#: what the refusal names of each.
+HIDDEN = [
+    ("quote card 4111|1111|1111|1111 in refunds", "4111|1111|1111|1111"),
+    ("call 650 dash 253 dash 0000 for refunds", "650 dash 253 dash 0000"),
+    ("escalate to bob-at-example-dot-com", "bob-at-example-dot-com"),
+    ("ship spares to Baker Street 221B first", "Baker Street 221B"),
+    ("退款请拨打一三八两两一三八两两两", "一三八两两一三八两两两"),
+]
+
+
+async def test_feedback_with_personal_data_however_written_reaches_no_other_user(workdir, server_env, stub):
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        zoe, li = client(server, "u_zoe"), client(server, "u_li")
+        for said, data in HIDDEN:
+            run = await chat(zoe, f"Feedback for everyone: {said}", user_id="u_zoe")
+            assert run["status"] == "success", server.output()
+            (result,) = [r for r in await tool_results(zoe, run) if "review" in r]
+            assert result.startswith("Not sent for review") and repr(data) in result, result
+        run = await chat(zoe, f"Feedback for everyone: {SHARED_TEXT}", user_id="u_zoe")
+        listed = cli("instructions", "list", url=server.url)
+        assert listed.returncode == 0, listed.stderr
+        (proposal,) = json.loads(listed.stdout)["proposals"]  # the clean one alone
+        assert proposal["text"] == SHARED_TEXT
+        assert cli("instructions", "approve", proposal["id"], url=server.url).returncode == 0
+
+        assert (await chat(li, "hello", user_id="u_li"))["status"] == "success"
+        prompt = system_prompts(stub)[-1]
+        assert SHARED_TEXT in prompt.split("Hard rules")[0]  # positive, first: the approved text reaches Li
+        for said, data in HIDDEN:
+            assert data not in prompt and said not in prompt, data
+        shared = str(json.loads(await readable(li, ["org"])))  # as written, not JSON-escaped
+        assert SHARED_TEXT in shared and not any(data in shared for _, data in HIDDEN)
+    finally:
+        server.stop()

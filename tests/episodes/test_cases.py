@@ -5,6 +5,8 @@ is bench's test: bench/tests/test_episode_threshold.py.)"""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -12,6 +14,7 @@ from mnemo import User, aupdate_profile
 from mnemo.core import EPISODES, SHARED_EPISODES_NAMESPACE
 from mnemo.episodes.cases import apromote_episode, arecord_episode, asimilar_episodes, build_episode, render_episodes
 from tests.agent_harness import chat_prompts, say
+from tests.core.test_personal_data import ISSUE_56
 from tests.scripted import tool_call
 
 EXAMPLES = "Past cases that went well"
@@ -447,3 +450,39 @@ def test_examples_fill_their_budget_exactly_and_never_past_it():
     assert both.count("Example") == 2
     assert render_episodes(cases, char_budget=len(both)) == both
     assert render_episodes(cases, char_budget=len(both) - 1).count("Example") == 1
+
+
+@pytest.mark.parametrize(("said", "shared"), ISSUE_56)
+async def test_personal_data_however_written_reaches_no_other_user_through_a_promoted_episode(
+    agent, model, store, script, said, shared
+):
+    """Issue 56: writings that once reached another user's prompt. The case
+    told in a turn, closed by ``mark_resolved``, promoted by an admin, then
+    shown to another user as an example: with a placeholder, the data gone."""
+    from mnemo.core import find_personal_data
+    from mnemo.operator import OPERATIONS, Target
+
+    (found,) = find_personal_data(said)
+    steps = iter(
+        [
+            AIMessage("Please remove the plastic film from the filter and restart it."),
+            tool_call("mark_resolved", how="Removing the plastic film from the filter."),
+            AIMessage("Glad it works!"),
+        ]
+    )
+    script.chat = lambda messages: next(steps, AIMessage("ok"))
+    told = f"My purifier makes no air. {said}"
+    await say(agent, told, user="u_hidden", thread="t1")
+    await say(agent, "It works now, thanks!", user="u_hidden", thread="t1")
+    (kept,) = await store.asearch(User.of("u_hidden").namespace(EPISODES))
+    assert kept.value["text"] == told  # the user's own copy is theirs, as said
+
+    target = Target(store=store, actor="admin:li")
+    promoted = await OPERATIONS["promote-episode"](target, {"user_id": "u_hidden", "episode_id": kept.key})
+    assert promoted["text"] == f"My purifier makes no air. {shared}"
+
+    await say(agent, "My purifier makes no air, what should I do?", user="u_other", thread="t2")
+    prompt = chat_prompts(model)[-1]
+    (customer,) = [line for line in prompt.splitlines() if "Customer:" in line]
+    assert shared in customer  # positive, first: the shared case is the example shown
+    assert found.text not in prompt and not re.search(r"\d{3}", customer)

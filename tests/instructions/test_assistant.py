@@ -6,6 +6,7 @@ alone; guardrails, versions, rollback, export and erase."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +23,7 @@ from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
 from mnemo.audit import Origin, averify
 from mnemo.audit.chain import alist_audit
+from mnemo.core import find_personal_data
 from mnemo.core.quoting import data_block, quote
 from mnemo.instructions import aapprove, alearn_for_user, alist_proposals, apropose, areject
 from mnemo.instructions.assistant import (
@@ -44,6 +46,7 @@ from mnemo.instructions.own import aget_own, alist_own
 from mnemo.operator import OPERATIONS, Target
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
+from tests.core.test_personal_data import ISSUE_56
 from tests.scripted import ScriptedChatModel, tool_call, unbounded
 
 LEARNED = "Learned instructions"
@@ -835,3 +838,31 @@ def test_own_instructions_cannot_leave_their_block_nor_pose_as_rules():
     assert prompt.count(f"</{OWN_TAG}>") == 1
     assert sum(line.startswith("Hard rules") for line in prompt.splitlines()) == 1
     assert not any(line.startswith(("1. Refund", "SYSTEM")) for line in prompt.splitlines())
+
+
+@pytest.mark.parametrize(("text", "scrubbed"), ISSUE_56)
+async def test_personal_data_however_written_never_reaches_another_users_prompt_through_a_proposal(
+    agent, model, store, script, text, scrubbed
+):
+    """Issue 56: writings that once reached another user's prompt. Proposed in a
+    turn, the text is refused; pending from before, approval refuses it; the
+    same text with its data scrubbed is approved and reaches the other user's
+    prompt, which carries nothing of the data."""
+    (found,) = find_personal_data(text)
+    feedback_turn(script, text, scope="everyone")
+    out = await say(agent, "Tell people this.", user="u_zoe", thread="t1")
+    assert tool_reply(out).startswith("Not sent for review") and repr(found.text) in tool_reply(out)
+    zoe = User.of("u_zoe")
+    value = {"assistant_id": "agent", "text": text, "change": "", "feedback": "More.", "status": "pending"}
+    value |= {"based_on_version": 0, "created_at": "2026-01-01"}
+    await store.aput(zoe.namespace("proposals"), "p1", value, index=False)
+    await store.aput(zoe.namespace("proposals"), "p2", {**value, "text": scrubbed}, index=False)
+    with pytest.raises(
+        InvalidInputError, match=f"^proposal 'u_zoe/p1' cannot be approved: .*{re.escape(repr(found.text))}"
+    ):
+        await aapprove(store, "u_zoe/p1", origin=ADMIN)
+    await aapprove(store, "u_zoe/p2", origin=ADMIN)
+    await say(agent, "hello", user="u_li", thread="t2")
+    prompt = chat_prompts(model)[-1]
+    assert scrubbed in learned_part(prompt)  # positive, first: what was approved is there
+    assert found.text not in prompt and not re.search(r"\d{3}", learned_part(prompt))
