@@ -43,7 +43,18 @@ PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`Sto
 :class:`StoreUnavailableError` means nothing was done and a retry may succeed.
 """
 
-from mnemo.access import aadmit, aavailable_tools, aexport_user, caller_from_authorization, mint_token, secret_from_env
+from mnemo.access import (
+    aadmit,
+    aavailable_tools,
+    aexport_user,
+    caller_from_authorization,
+    consent_refusal,
+    declare,
+    effect_of,
+    held,
+    mint_token,
+    secret_from_env,
+)
 from mnemo.audit import Origin
 from mnemo.core import (
     APP,
@@ -288,12 +299,16 @@ __all__ = [
     "client_settings",
     "configured_extraction_model",
     "configured_model",
+    "consent_refusal",
     "data_block",
+    "declare",
     "defer_note",
+    "effect_of",
     "env",
     "expiry_from",
     "fit_to_budget",
     "guarded",
+    "held",
     "index_config",
     "json_size",
     "load_policy_file",
