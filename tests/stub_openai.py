@@ -27,6 +27,9 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   runs from queued ones without measuring time.
 * A user message containing "linger" is held until ``POST /release`` (or
   60 s): a run that stays in progress as long as a test needs.
+* "... the past case ..." in the user's last message makes it answer with
+  the first fenced block a past case in its system prompt holds (quoted, as
+  the prompt quotes every case), as a small model copying its example would.
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -71,6 +74,8 @@ QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
 ALLERGY = re.compile(r"(?:I'm|I am) allergic to (\w+)")
 ORDER = re.compile(r"order ([A-Z]-?\d+)")
 
+PAST_CASE = re.compile(r'Customer: ("(?:[^"\\]|\\.)*")')
+FENCED = re.compile(r"```.*?```", re.DOTALL)
 PROFILES = ("default", "llamacpp", "nostructured", "textcalls", "looping")
 #: Seconds between two words of the looping model.
 LOOP_DELAY_S = 0.05
@@ -92,6 +97,16 @@ def _extraction_args(prompt: str) -> dict:
     if m := ALLERGY.search(prompt):
         args["notes"] = [f"The user is allergic to {m.group(1)}."]
     return args
+
+
+def _copied_block(body: dict) -> str | None:
+    """The first fenced block of a past case in the request's system prompt, unquoted."""
+    system = body["messages"][0]
+    text = str(system.get("content", "")) if system["role"] == "system" else ""
+    for quoted in PAST_CASE.findall(text):
+        if m := FENCED.search(json.loads(quoted)):
+            return m.group(0)
+    return None
 
 
 def _schema_answer(body: dict, said: str) -> str:
@@ -178,6 +193,8 @@ class _Handler(BaseHTTPRequestHandler):
                 message["content"] = "together"
             except threading.BrokenBarrierError:
                 message["content"] = "alone"
+        elif "past case" in said and (copied := _copied_block(body)):
+            message["content"] = copied
         elif "InstructionRewrite" in tools:
             message, finish = self._tool_call("InstructionRewrite", **_rewrite_args(said)), "tool_calls"
         elif "improve_instructions" in tools and (m := FEEDBACK.search(said)):
