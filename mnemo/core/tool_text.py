@@ -34,8 +34,11 @@ _KEYS = re.compile(
 )
 #: A JSON string literal (a quoted value of the prompt, a tool's JSON result).
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-#: Objects tried per text, at most (a text of braces costs no more than this).
-MAX_OBJECTS = 200
+#: Where a call object can start: its first key is one of its own.
+_START = re.compile(r'\{\s*"(?:name|arguments|parameters)"\s*:')
+#: Objects tried per text, at most (a text of such starts costs no more than this;
+#: :func:`tool_call_text` still sees the keys past them).
+MAX_OBJECTS = 1000
 _DECODER = json.JSONDecoder()
 
 
@@ -87,16 +90,17 @@ def _walk(value: Any, found: list[tuple[str, dict[str, Any]]]) -> None:
 
 
 def _objects(text: str, found: list[tuple[str, dict[str, Any]]]) -> None:
-    i, tried = text.find("{"), 0
-    while i != -1 and tried < MAX_OBJECTS:
-        tried += 1
+    end = 0
+    for tried, m in enumerate(_START.finditer(text)):
+        if tried == MAX_OBJECTS:
+            break
+        if m.start() < end:  # inside an object already read (_walk saw what it holds)
+            continue
         try:
-            value, end = _DECODER.raw_decode(text, i)
+            value, end = _DECODER.raw_decode(text, m.start())
         except ValueError:
-            i = text.find("{", i + 1)
             continue
         _walk(value, found)
-        i = text.find("{", end)
 
 
 def calls_in(text: str, *, depth: int = 2) -> list[tuple[str, dict[str, Any]]]:

@@ -51,6 +51,7 @@ def test_anything_but_one_call_is_not_a_reply_call(text):
         '{"arguments": {"about": "cats"}, "name": "forget_note"}',  # another key order
         '{"name": "forget_note", "parameters": "{\\"about\\": \\"cats\\"}"}',  # the wire form
         '{"tool_calls": [{"name": "forget_note", "arguments": {"about": "cats"}}]}',  # inside another object
+        '{"a": 1} {{ ' * 1500 + CALL,  # past any number of other objects and braces
     ],
 )
 def test_a_call_is_found_wherever_and_however_it_is_written(text):
