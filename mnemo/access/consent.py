@@ -36,8 +36,8 @@ AWAITING = "awaits_confirmation"
 _ENDING = r"forget|forgot|delete|remove|erase|wipe"
 #: A negated request ("don't forget", "do not delete my...", 不要忘记, 别删): not a request to end anything.
 _NEGATED = re.compile(
-    rf"\b(?:don[’']?t|do not|never|not|no need to)\s+(?:\w+\s+){{0,2}}?(?:{_ENDING})\w*"
-    r"|(?:不要|别|不用|不能|不会|没有|不)(?:忘|删|去掉|清除|移除)",
+    rf"\b(?:don[’']?t|do not|never|not|no need to)\s+(?:\w+\s+){{0,3}}?(?:{_ENDING})\w*"
+    r"|(?:不要|别|不用|不能|不会|没有|不想|不希望|不)[^，。！？,.!?\s]{0,4}?(?:忘|删|去掉|清除|移除)",
     re.IGNORECASE,
 )
 _ASKS = re.compile(

@@ -26,6 +26,8 @@ CALL = {"name": "forget_note", "args": {"about": "my cats"}, "id": "c1"}
         "把我的地址删掉",
         "去掉那条",
         "不要记我的地址",
+        "Don't forget to delete my old address.",
+        "不要记住我的地址，删掉旧的",
     ],
 )
 def test_a_request_to_forget_is_the_users_word(text):
@@ -42,6 +44,9 @@ def test_a_request_to_forget_is_the_users_word(text):
         "I remember my cats fondly.",
         "不要忘记我对花生过敏",
         "别删我的笔记",
+        "I don't want you to delete my notes.",
+        "我不想让你删除它",
+        "别把它删了",
         "我的净化器不出风了",
     ],
 )
