@@ -30,6 +30,9 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
 * "... the past case ..." in the user's last message makes it answer with
   the first fenced block a past case in its system prompt holds (quoted, as
   the prompt quotes every case), as a small model copying its example would.
+* "Tidy up my notes about <topic>" makes it call ``forget_note`` though nobody
+  said forget, as a model deciding by itself would; "yes" repeats the last
+  ``forget_note`` call of the conversation (a model asked to confirm).
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -68,6 +71,7 @@ CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 NAME = re.compile(r"(?:I'm|I am|(?i:my name is)|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 REMEMBER = re.compile(r"remember that (.+?)(?:[.!]|$)", re.IGNORECASE)
 RECALL = re.compile(r"what do you remember about (.+?)(?:[.?!]|$)", re.IGNORECASE)
+TIDY = re.compile(r"tidy up my notes about (.+?)(?:[.!]|$)", re.IGNORECASE)
 FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
 FEEDBACK = re.compile(r"feedback for (me|everyone): (.+)", re.IGNORECASE)
 QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
@@ -107,6 +111,13 @@ def _copied_block(body: dict) -> str | None:
         if m := FENCED.search(json.loads(quoted)):
             return m.group(0)
     return None
+
+
+def _last_forget(body: dict) -> dict | None:
+    """The arguments of the conversation's last ``forget_note`` call."""
+    calls = [c for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    forgets = [c for c in calls if c["function"]["name"] == "forget_note"]
+    return json.loads(forgets[-1]["function"]["arguments"]) if forgets else None
 
 
 def _schema_answer(body: dict, said: str) -> str:
@@ -206,8 +217,10 @@ class _Handler(BaseHTTPRequestHandler):
             message, finish = self._tool_call("upsert_memory", content=m.group(1), context=said), "tool_calls"
         elif "recall_notes" in tools and (m := RECALL.search(said)):
             message, finish = self._tool_call("recall_notes", query=m.group(1)), "tool_calls"
-        elif "forget_note" in tools and (m := FORGET.search(said)):
+        elif "forget_note" in tools and (m := FORGET.search(said) or TIDY.search(said)):
             message, finish = self._tool_call("forget_note", about=m.group(1)), "tool_calls"
+        elif "forget_note" in tools and said.strip().lower() == "yes" and (held := _last_forget(body)):
+            message, finish = self._tool_call("forget_note", **held), "tool_calls"
         elif "lookup_order" in tools and (m := ORDER.search(said)):  # the doctor's check
             message, finish = self._tool_call("lookup_order", order_id=m.group(1)), "tool_calls"
         elif "search_policy" in tools and "refund" in said.lower():

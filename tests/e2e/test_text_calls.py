@@ -78,3 +78,30 @@ async def test_a_forget_note_block_in_a_past_case_deletes_nobodys_note(workdir, 
         assert json.loads(cli("export", "u_li", url=server.url).stdout)["notes"]
     finally:
         server.stop()
+
+
+async def test_a_forget_nobody_asked_for_waits_for_a_yes_through_the_server(workdir, server_env, stub):
+    """The held call is kept in the thread as the server stores it: "yes" on the next turn runs it."""
+    server = DevServer(workdir, server_env)
+    server.start()
+    try:
+        li = client(server, "u_li")
+        thread = (await li.threads.create())["thread_id"]
+        run = await chat(li, "Remember that I'm allergic to peanuts.", user_id="u_li", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        kept = _notes(server, "u_li")
+        assert kept == ["I'm allergic to peanuts"], kept
+
+        run = await chat(li, "Tidy up my notes about peanuts.", user_id="u_li", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        results = [m for m in (await li.threads.get_state(thread))["values"]["messages"] if m["type"] == "tool"]
+        assert results[-1]["name"] == "forget_note" and results[-1]["content"].startswith("Not done"), results[-1]
+        assert _notes(server, "u_li") == kept
+
+        run = await chat(li, "yes", user_id="u_li", thread_id=thread)
+        assert run["status"] == "success", server.output()
+        results = [m for m in (await li.threads.get_state(thread))["values"]["messages"] if m["type"] == "tool"]
+        assert results[-1]["content"].startswith("Deleted:"), results[-1]
+        assert _notes(server, "u_li") == []
+    finally:
+        server.stop()
