@@ -45,7 +45,18 @@ PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`Sto
 :class:`ModelUnavailableError` that the chat model cannot be used as configured (its message says what to set).
 """
 
-from mnemo.access import aadmit, aavailable_tools, aexport_user, caller_from_authorization, mint_token, secret_from_env
+from mnemo.access import (
+    aadmit,
+    aavailable_tools,
+    aexport_user,
+    caller_from_authorization,
+    consent_refusal,
+    declare,
+    effect_of,
+    held,
+    mint_token,
+    secret_from_env,
+)
 from mnemo.audit import Origin
 from mnemo.core import (
     APP,
@@ -296,12 +307,16 @@ __all__ = [
     "client_settings",
     "configured_extraction_model",
     "configured_model",
+    "consent_refusal",
     "data_block",
+    "declare",
     "defer_note",
+    "effect_of",
     "env",
     "expiry_from",
     "fit_to_budget",
     "guarded",
+    "held",
     "index_config",
     "json_size",
     "last_reason",

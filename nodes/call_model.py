@@ -85,8 +85,11 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
     # The whole answer, streamed or not, within MNEMO_MODEL_TIMEOUT_S: past it the run fails with why.
-    response = await within_deadline(model.ainvoke([system, *messages]))
-    response = recover_tool_calls(response, offered)  # a call written as text is still a call (docs/models.md)
+    prompt = [system, *messages]
+    response = await within_deadline(model.ainvoke(prompt))
+    # A call written as text is still a call, when the answer is that call alone and copies none
+    # the prompt spells; nothing is recovered once no tool is offered (docs/models.md).
+    response = recover_tool_calls(response, offered, prompt)
     for call in getattr(response, "tool_calls", None) or []:
         call["args"] = bounded_ints(call["args"])  # the thread must be able to store them
     return {"messages": [response]}

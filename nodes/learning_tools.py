@@ -12,11 +12,12 @@ from typing import Literal
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
-from mnemo import Origin, aget_profile, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode
+from mnemo import Origin, aget_profile, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode, declare
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 
 
+@declare("writes")
 @tool
 async def mark_resolved(how: str, runtime: ToolRuntime[Context]) -> str:
     """Call this once when the user says explicitly that their problem is
@@ -42,6 +43,7 @@ async def mark_resolved(how: str, runtime: ToolRuntime[Context]) -> str:
     return "Kept this case as an example of a resolved case."
 
 
+@declare("writes")
 @tool
 async def improve_instructions(feedback: str, scope: Literal["me", "everyone"], runtime: ToolRuntime[Context]) -> str:
     """Call this when the user gives feedback about how you (the assistant)

@@ -1,5 +1,7 @@
 """Step 3: the tools the model may call, run by ``ToolNode``.
 
+Each tool declares what it does to memory (``@declare``: reads, writes, or
+ends, which the gate holds for the user's own word: ``nodes/tool_gate.py``).
 No tool takes a user id: the user comes from :func:`nodes.context.current_user`
 (trusted context), injected through ``ToolRuntime``, which is hidden from the
 schema the model sees. Policies are searchable, never writable, by the model.
@@ -30,6 +32,7 @@ from mnemo import (
     arevise,
     asearch_policies,
     data_block,
+    declare,
     defer_note,
     expiry_from,
     note_line,
@@ -46,6 +49,7 @@ from nodes.tool_gate import gate_tool_call, gate_tool_call_sync
 logger = logging.getLogger(__name__)
 
 
+@declare("writes")
 @tool
 async def remember_note(
     text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None, replaces: str | None = None
@@ -108,6 +112,7 @@ def _replied_to(messages: list[BaseMessage]) -> str | None:
     return replied_to(messages, said)[0] if said else None
 
 
+@declare("reads")
 @tool
 async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5) -> str:
     """Look up what you remember about the user by meaning, e.g. "pets" or
@@ -130,6 +135,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     return _notes_block(notes, full_ids=True)
 
 
+@declare("ends")
 @tool
 async def forget_note(
     runtime: ToolRuntime[Context], note_id: str | None = None, about: str | None = None, no_longer_true: bool = False
@@ -175,6 +181,7 @@ _UNCLEAR = {
 }
 
 
+@declare("reads")
 @tool
 async def search_policy(query: str, runtime: ToolRuntime[Context]) -> str:
     """Search the shop's official policies (refunds, returns, shipping,

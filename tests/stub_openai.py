@@ -27,6 +27,12 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   runs from queued ones without measuring time.
 * A user message containing "linger" is held until ``POST /release`` (or
   60 s): a run that stays in progress as long as a test needs.
+* "... the past case ..." in the user's last message makes it answer with
+  the first fenced block a past case in its system prompt holds (quoted, as
+  the prompt quotes every case), as a small model copying its example would.
+* "Tidy up my notes about <topic>" makes it call ``forget_note`` though nobody
+  said forget, as a model deciding by itself would; "yes" repeats the last
+  ``forget_note`` call of the conversation (a model asked to confirm).
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -65,12 +71,15 @@ CITY = re.compile(r"(?:live in|住在)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 NAME = re.compile(r"(?:I'm|I am|(?i:my name is)|我叫)\s*([A-Z][a-z]+|[\u4e00-\u9fff]{2})")
 REMEMBER = re.compile(r"remember that (.+?)(?:[.!]|$)", re.IGNORECASE)
 RECALL = re.compile(r"what do you remember about (.+?)(?:[.?!]|$)", re.IGNORECASE)
+TIDY = re.compile(r"tidy up my notes about (.+?)(?:[.!]|$)", re.IGNORECASE)
 FORGET = re.compile(r"forget that (.+?)(?:[.!]|$)", re.IGNORECASE)
 FEEDBACK = re.compile(r"feedback for (me|everyone): (.+)", re.IGNORECASE)
 QUOTED_FEEDBACK = re.compile(r"<feedback>\n(\".*\")\n</feedback>")
 ALLERGY = re.compile(r"(?:I'm|I am) allergic to (\w+)")
 ORDER = re.compile(r"order ([A-Z]-?\d+)")
 
+PAST_CASE = re.compile(r'Customer: ("(?:[^"\\]|\\.)*")')
+FENCED = re.compile(r"```.*?```", re.DOTALL)
 PROFILES = ("default", "llamacpp", "nostructured", "textcalls", "looping")
 #: Seconds between two words of the looping model.
 LOOP_DELAY_S = 0.05
@@ -92,6 +101,23 @@ def _extraction_args(prompt: str) -> dict:
     if m := ALLERGY.search(prompt):
         args["notes"] = [f"The user is allergic to {m.group(1)}."]
     return args
+
+
+def _copied_block(body: dict) -> str | None:
+    """The first fenced block of a past case in the request's system prompt, unquoted."""
+    system = body["messages"][0]
+    text = str(system.get("content", "")) if system["role"] == "system" else ""
+    for quoted in PAST_CASE.findall(text):
+        if m := FENCED.search(json.loads(quoted)):
+            return m.group(0)
+    return None
+
+
+def _last_forget(body: dict) -> dict | None:
+    """The arguments of the conversation's last ``forget_note`` call."""
+    calls = [c for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    forgets = [c for c in calls if c["function"]["name"] == "forget_note"]
+    return json.loads(forgets[-1]["function"]["arguments"]) if forgets else None
 
 
 def _schema_answer(body: dict, said: str) -> str:
@@ -178,6 +204,8 @@ class _Handler(BaseHTTPRequestHandler):
                 message["content"] = "together"
             except threading.BrokenBarrierError:
                 message["content"] = "alone"
+        elif "past case" in said and (copied := _copied_block(body)):
+            message["content"] = copied
         elif "InstructionRewrite" in tools:
             message, finish = self._tool_call("InstructionRewrite", **_rewrite_args(said)), "tool_calls"
         elif "improve_instructions" in tools and (m := FEEDBACK.search(said)):
@@ -189,8 +217,10 @@ class _Handler(BaseHTTPRequestHandler):
             message, finish = self._tool_call("upsert_memory", content=m.group(1), context=said), "tool_calls"
         elif "recall_notes" in tools and (m := RECALL.search(said)):
             message, finish = self._tool_call("recall_notes", query=m.group(1)), "tool_calls"
-        elif "forget_note" in tools and (m := FORGET.search(said)):
+        elif "forget_note" in tools and (m := FORGET.search(said) or TIDY.search(said)):
             message, finish = self._tool_call("forget_note", about=m.group(1)), "tool_calls"
+        elif "forget_note" in tools and said.strip().lower() == "yes" and (held := _last_forget(body)):
+            message, finish = self._tool_call("forget_note", **held), "tool_calls"
         elif "lookup_order" in tools and (m := ORDER.search(said)):  # the doctor's check
             message, finish = self._tool_call("lookup_order", order_id=m.group(1)), "tool_calls"
         elif "search_policy" in tools and "refund" in said.lower():

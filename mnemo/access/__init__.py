@@ -1,7 +1,9 @@
-"""Who may do what: bearer tokens, entitlements and quotas, and a
-user's rights over their data (export, erase).
+"""Who may do what: bearer tokens, entitlements and quotas, the user's word
+before a tool call ends memory (consent), and a user's rights over their data
+(export, erase).
 """
 
+from mnemo.access.consent import consent_refusal, declare, effect_of, held
 from mnemo.access.entitlements import (
     aadmit,
     aavailable_tools,
@@ -44,7 +46,11 @@ __all__ = [
     "ausage_today",
     "caller_from_authorization",
     "check_secret",
+    "consent_refusal",
+    "declare",
+    "effect_of",
     "ensure_dev_secret",
+    "held",
     "mint_token",
     "namespace_of",
     "parse_ttl",

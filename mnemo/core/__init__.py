@@ -121,6 +121,7 @@ from mnemo.core.text import (
     reciprocal_rank_fusion,
     script_of,
 )
+from mnemo.core.tool_text import call_shape, calls_in, canonical, reply_call, tool_call_text
 
 __all__ = [
     "ADMIN_ROOT",
@@ -190,6 +191,9 @@ __all__ = [
     "bm25_tokens",
     "bounded_ints",
     "bounded_query",
+    "call_shape",
+    "calls_in",
+    "canonical",
     "check_app_item",
     "check_json_size",
     "check_message",
@@ -211,6 +215,7 @@ __all__ = [
     "query_op",
     "quote",
     "reciprocal_rank_fusion",
+    "reply_call",
     "require_index",
     "resolve_user",
     "run_caller",
@@ -220,5 +225,6 @@ __all__ = [
     "search_result",
     "semantic_hits",
     "store_embeddings",
+    "tool_call_text",
     "user_label",
 ]

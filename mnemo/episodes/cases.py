@@ -32,6 +32,7 @@ from mnemo.core import (
     scrub_personal_data,
     search_result,
     semantic_hits,
+    tool_call_text,
 )
 
 #: Similarity (new request as query, past request as passage) a case needs to
@@ -185,7 +186,8 @@ async def apromote_episode(
     this (``python -m mnemo promote-episode``; the store API writes no shared namespace).
 
     Raises:
-        InvalidInputError: no such episode, or it was not resolved.
+        InvalidInputError: no such episode, it was not resolved, or a part of it
+            is shaped like a tool call (:func:`mnemo.core.tool_call_text`).
     """
     ns = user.namespace(EPISODES)
     found = [it for it in await store.asearch(ns, filter={"id": episode_id}, limit=1) if it.key == episode_id]
@@ -208,6 +210,13 @@ async def apromote_episode(
         promoted_by=promoted_by,
         promoted_at=now_iso(),
     )
+    pieces = [("text", shared["text"]), ("answer", shared["answer"]), ("resolution", shared.get("resolution", ""))]
+    for field, piece in [*pieces, *(("actions", a) for a in shared["actions"])]:
+        if call := tool_call_text(piece):
+            raise InvalidInputError(
+                f"episode {episode_id!r} cannot be shared: its {field} holds text shaped like a tool call "
+                f"({call!r}), which another user's model could run; nothing was shared"
+            )
     await store.abatch([episode_put(SHARED_EPISODES_NAMESPACE, shared)])
     return shared
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mnemo.core import find_personal_data, find_personal_words
+from mnemo.core import find_personal_data, find_personal_words, tool_call_text
 
 #: Longest learned instruction text, in characters: it is in every prompt.
 MAX_INSTRUCTIONS_CHARS = 1200
@@ -98,12 +98,15 @@ def check_rewrite(text: str, *, personal: Iterable[str] = (), shared: bool = Tru
     ``personal``: words that identify the user whose feedback led to the
     rewrite (id, name, city...): none may appear in a shared instruction.
     ``shared=False``: one user's own instructions, which may name them (only
-    they are shown it); the length and the hard rules are checked all the same.
+    they are shown it); the length, text shaped like a tool call
+    (:func:`mnemo.core.tool_call_text`) and the hard rules are checked all the same.
     """
     if not text.strip():
         return "the instructions are empty"
     if len(text) > MAX_INSTRUCTIONS_CHARS:
         return f"too long: {len(text)} characters, the limit is {MAX_INSTRUCTIONS_CHARS}"
+    if call := tool_call_text(text):
+        return f"it holds text shaped like a tool call ({call!r}); instructions the model reads carry none (issue 56)"
     if m := _OVERRIDE.search(text):
         return f"it would remove a hard rule ({m.group(0)!r}); hard rules stay in code and cannot be unlearned"
     for i, rule in enumerate(HARD_RULES, 1):

@@ -100,3 +100,25 @@ async def test_a_failed_read_costs_only_what_it_reads(agent, model, monkeypatch,
     second = _chats(model)[-1]
     assert second["tool_names"] and "(unavailable this turn)" in second["messages"][0].text
     assert "could not load the learned instructions" in caplog.text
+
+
+async def test_after_the_last_tool_round_no_call_is_recovered_from_text(agent, model):
+    """Issue 57.12: a model that writes its calls as text (Qwen2.5-Coder on llama-server),
+    round after round; past ``MAX_TOOL_ROUNDS`` no tool is offered, so the same text is
+    the answer and no call is made of it."""
+    written = '```json\n{"name": "recall_notes", "arguments": {"query": "pets"}}\n```'
+
+    def respond(messages, tools):
+        return tool_call("MemoryExtraction") if "MemoryExtraction" in tools else AIMessage(content=written)
+
+    model.respond = respond
+    out = await agent.ainvoke(
+        {"messages": [HumanMessage("What pets do I have?")]},
+        {"configurable": {"thread_id": "t1"}, "recursion_limit": 2 * MAX_TOOL_ROUNDS + 8},
+        context=Context(user_id="u_zhou", model="scripted", memory_write_mode="hot"),
+    )
+    # Recovered while tools were offered (the precondition): MAX_TOOL_ROUNDS calls ran.
+    assert [m.name for m in out["messages"] if isinstance(m, ToolMessage)] == ["recall_notes"] * MAX_TOOL_ROUNDS
+    assert [bool(c["tool_names"]) for c in _chats(model)] == [True] * MAX_TOOL_ROUNDS + [False]
+    last = out["messages"][-1]
+    assert isinstance(last, AIMessage) and last.content == written and not last.tool_calls

@@ -229,7 +229,11 @@ async def test_the_model_updates_a_note_by_id_and_sets_one_aside_keeping_history
     )
     script.chat = lambda messages: next(steps)
     out = await say(
-        agent, "One of my cats died, I sold my car, and I have no dog.", thread="t5", memory_write_mode="hot"
+        # "remove it": setting a note aside ends it, which runs on the user's word only (nodes/tool_gate.py).
+        agent,
+        "One of my cats died, I sold my car, remove it, and I have no dog.",
+        thread="t5",
+        memory_write_mode="hot",
     )
     results = [m.text for m in out["messages"] if m.type == "tool"]
     assert results[0].startswith("Updated:") and results[1].startswith("No longer true")
