@@ -3,8 +3,7 @@
 mnemo's one face: applications import from here, and so does this repository's app
 (``graphs/``, ``nodes/``, ``server/``, ``web/``); the sub-packages behind it are internal.
 Every function takes the store and a :class:`User` built from trusted context (never from a
-model or a tool argument) and writes through mnemo's audited paths; everything a user has lives
-under the user's label (``docs/memory.md``). The library's API, usable without the graph:
+model or a tool argument) and writes through mnemo's audited paths. The library's API:
 
 - the store: :func:`open_store`, :func:`open_postgres_store`, :func:`open_checkpointer`, :func:`index_config`;
 - who: :class:`User`, :class:`Caller`, :func:`resolve_user`, :func:`user_label`, :func:`mint_token`;
@@ -17,8 +16,7 @@ under the user's label (``docs/memory.md``). The library's API, usable without t
   :func:`aensure_policies`, :func:`asearch_policies`;
 - extraction: :class:`MemoryExtraction`, :func:`build_extractor`, :func:`aextract`.
 
-Its other names are what the app is built from (the turn's snapshot and prompt, bounds, the
-run's models, the background writer), not a promise to applications.
+Its other names are what the app is built from, not a promise to applications.
 
 Example::
 
@@ -28,21 +26,17 @@ Example::
         user = User.of("zhou.wang@example.com")
         await aupdate_profile(store, user, {"name": "Zhou", "city": "Hangzhou"})
         await aupdate_profile(store, user, {"language": "zh"})  # name and city are kept
-        profile = await aget_profile(store, user)
-        assert profile["city"]["value"] == "Hangzhou" and profile["city"]["source"] == "user_said"
+        assert (await aget_profile(store, user))["city"]["value"] == "Hangzhou"
 
         await aremember(store, user, "Allergic to peanuts.")
-        again = await aremember(store, user, "allergic to peanuts")
-        assert again["status"] == "duplicate"  # the same fact is kept once
-        hits = await arecall(store, user, "what can't they eat?")
-        assert hits[0]["text"] == "Allergic to peanuts."
+        assert (await aremember(store, user, "allergic to peanuts"))["status"] == "duplicate"
+        assert (await arecall(store, user, "what can't they eat?"))[0]["text"] == "Allergic to peanuts."
 
 Errors are :class:`MnemoError` subclasses that say what to change (:class:`InvalidInputError`,
 :class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,
-:class:`EmbeddedPostgresError`, :class:`ListingChangedError`, :class:`UnstorableValueError`: a value
-PostgreSQL cannot keep, on every backend; :class:`StoreClosedError`, :class:`StoreOperationError`);
-:class:`StoreUnavailableError` means nothing was done and a retry may succeed;
-:class:`ModelUnavailableError` that the chat model cannot be used as configured (its message says what to set).
+:class:`EmbeddedPostgresError`, :class:`ListingChangedError`, :class:`UnstorableValueError`,
+:class:`StoreClosedError`, :class:`StoreOperationError`, :class:`ModelUnavailableError`: the chat model
+as configured); :class:`StoreUnavailableError` means nothing was done and a retry may succeed.
 """
 
 from mnemo.access import (
