@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 from dataclasses import asdict
+from functools import partial
 
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo import Origin, User, aextract_messages, awrite_deferred
-from nodes.background_writer import aschedule_extraction, on_platform
+from mnemo import Origin, User, adrain, aextract_messages, amove_legacy
+from nodes.background_writer import arun_in_progress, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -24,10 +25,14 @@ logger = logging.getLogger(__name__)
 async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)
     store = memory_store(runtime)
-    # What the tools queued, first: the extraction below then finds it known (no second copy).
-    queued = state.get("pending_notes") or []
-    written = await awrite_deferred(store, user, queued, origin=Origin.from_config(get_config(), "tool"))
-    update = {"pending_notes": {"done": written}} if written else {}
+    config = get_config()
+    origin = Origin.from_config(config, "tool")
+    # A queue an older version kept in the thread's state moves to the store queue first.
+    moved = await amove_legacy(store, user, state.get("pending_notes") or [], origin)
+    update = {"pending_notes": {"done": moved}} if moved else {}
+    # What the tools queued, first: the extraction below then finds it known (no second copy);
+    # with it, what runs of this user that ended before their write_memory left queued.
+    await adrain(store, user, origin, in_progress=partial(arun_in_progress, config))
     return {**update, **await _extract(state, runtime, user, store)}
 
 

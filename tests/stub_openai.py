@@ -27,6 +27,9 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
   runs from queued ones without measuring time.
 * A user message containing "linger" is held until ``POST /release`` (or
   60 s): a run that stays in progress as long as a test needs.
+* A user message containing "dawdle" is answered as usual (a "Remember
+  that ..." calls ``remember_note``), but the answer after a tool's result is
+  held until ``POST /release`` (or 60 s): a run in its reply, after the tool ran.
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -92,6 +95,10 @@ def _extraction_args(prompt: str) -> dict:
     if m := ALLERGY.search(prompt):
         args["notes"] = [f"The user is allergic to {m.group(1)}."]
     return args
+
+
+def _last_user_text(body: dict) -> str:
+    return next((str(m.get("content", "")) for m in reversed(body["messages"]) if m["role"] == "user"), "")
 
 
 def _schema_answer(body: dict, said: str) -> str:
@@ -170,6 +177,9 @@ class _Handler(BaseHTTPRequestHandler):
         if answered:
             pass
         elif "linger" in said:
+            self.server.released.wait(60)
+            message["content"] = "released"
+        elif last["role"] == "tool" and "dawdle" in _last_user_text(body):
             self.server.released.wait(60)
             message["content"] = "released"
         elif "rendezvous" in said:
