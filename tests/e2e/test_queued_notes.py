@@ -1,7 +1,8 @@
 """A note ``remember_note`` acknowledged ("Will be remembered once this reply is
 sent") is kept whatever the client does next, through ``./scripts/dev``: a
-cancel with ``action=rollback`` during the reply, or a follow-up message with
-``multitask_strategy=rollback`` (both delete the run's checkpoints), on both
+cancel with ``action=rollback`` during the reply, a follow-up message with
+``multitask_strategy=rollback`` (both delete the run's checkpoints), or a
+server stopped by SIGTERM during the reply, on both
 stores. The queue lives in the store (mnemo/writing/deferred.py), which a
 rollback does not touch.
 Counted, not timed: the stub holds the reply after the tool ran ("dawdle")
@@ -10,10 +11,12 @@ until released, so the run is cancelled after the acknowledgement, in its reply.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 
 import pytest
-from langgraph_sdk.errors import APIStatusError
+from langgraph_sdk.errors import APIStatusError, NotFoundError
 
 from mnemo.core import QUEUED_NOTES
 from tests.devserver import DevServer, chat, client, server_environment, write_dotenv
@@ -112,3 +115,33 @@ async def test_a_follow_up_with_rollback_during_the_reply_keeps_the_note(server,
     assert SAID not in said and "Thanks." in said
     assert await notes(server) == [NOTE]
     assert server.trouble() == []
+
+
+async def test_a_server_stopped_by_sigterm_after_the_acknowledgement_keeps_the_note(server, stub):
+    c = client(server, USER)
+    thread = (await c.threads.create())["thread_id"]
+    run = await c.runs.create(
+        thread, "agent", input={"messages": [{"role": "user", "content": SAID}]}, context={"user_id": USER}
+    )
+    await until_acknowledged(stub)
+    assert server.proc is not None
+    os.killpg(server.proc.pid, signal.SIGTERM)
+    server.proc.wait(timeout=120)
+    stub.release()
+    again = DevServer(server.workdir, server.env, config=server.config)
+    again.start()
+    try:
+        c = client(again, USER)
+        # The stopped run may be taken up again by the restarted server: wait until it is not in progress.
+        for _ in range(1200):
+            try:
+                if (await c.runs.get(thread, run["run_id"]))["status"] not in ("pending", "running"):
+                    break
+            except NotFoundError:
+                break
+            await asyncio.sleep(0.1)
+        assert (await chat(c, "Thanks.", user_id=USER))["status"] == "success"
+        assert await notes(again) == [NOTE]
+        assert again.trouble() == []
+    finally:
+        again.stop()
