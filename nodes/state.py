@@ -139,6 +139,11 @@ class State(Input):
     queued; ``write_memory`` moves what it finds here to the queue in the store,
     which a rollback of the run does not touch (``mnemo.writing.deferred``)."""
 
+    queued_notes: Annotated[NotRequired[int], GraphOwned]
+    """How many notes waited in the user's queue in the store when ``load_memory``
+    read (``mnemo.notes.queued``): ``write_memory`` reads the queue only when some
+    did, or when this turn called ``remember_note``."""
+
     said_at: Annotated[NotRequired[dict[str, str]], GraphOwned]
     """User message id -> UTC ISO time it arrived (``mnemo.writing.pipeline``): a late
     extraction never overwrites a field changed after these words were said."""

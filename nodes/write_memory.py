@@ -4,9 +4,11 @@ without failing the turn (``mnemo.writing.pipeline``, ``nodes.background_writer`
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict
 from functools import partial
 
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
@@ -32,8 +34,21 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     update = {"pending_notes": {"done": moved}} if moved else {}
     # What the tools queued, first: the extraction below then finds it known (no second copy);
     # with it, what runs of this user that ended before their write_memory left queued.
-    await adrain(store, user, origin, in_progress=partial(arun_in_progress, config))
+    # Read only when there is something to write: this turn called remember_note, or
+    # load_memory found notes waiting (in its own batch); otherwise no round trip.
+    if state.get("queued_notes") or _called_remember(state["messages"]):
+        await adrain(store, user, origin, in_progress=partial(arun_in_progress, config))
     return {**update, **await _extract(state, runtime, user, store)}
+
+
+def _called_remember(messages: Sequence[BaseMessage]) -> bool:
+    """Whether ``remember_note`` answered in this turn (after the latest user message)."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return False
+        if isinstance(message, ToolMessage) and message.name == "remember_note":
+            return True
+    return False
 
 
 async def _extract(state: State, runtime: Runtime[Context], user: User, store: BaseStore) -> dict:

@@ -24,13 +24,10 @@ from typing_extensions import TypedDict  # pydantic reads the graph's state sche
 
 from mnemo.audit import Origin
 from mnemo.core import QUEUED_NOTES, InvalidInputError, User, now_iso, search_result
-from mnemo.notes import MAX_NOTES_PER_TURN, aremember_many, validate_context, validate_note
+from mnemo.notes import MAX_QUEUED_NOTES, aremember_many, validate_context, validate_note
 from mnemo.writing.refusals import refuse_business_record
 
 logger = logging.getLogger(__name__)
-
-#: Queue entries one drain reads at most; the rest wait for the next turn.
-MAX_QUEUED_NOTES = 4 * MAX_NOTES_PER_TURN
 
 #: Seconds after which an entry whose run's progress cannot be known (no server
 #: to ask, or it did not answer) is written by another run anyway: longer than a turn.
