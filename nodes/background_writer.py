@@ -31,6 +31,27 @@ def on_platform(config: Mapping[str, Any] | None) -> bool:
     return bool(configurable.get("langgraph_request_id")) and "langgraph_api" in sys.modules
 
 
+async def arun_in_progress(
+    config: Mapping[str, Any] | None, thread_id: str | None, run_id: str | None, *, client: Any = None
+) -> bool | None:
+    """Whether the server's run ``run_id`` of ``thread_id`` is in progress (pending
+    or running); ``False`` when the server no longer has it (a rollback deletes
+    the run, after its task ended); ``None`` outside a server, or without ids."""
+    if not (thread_id and run_id) or (client is None and not on_platform(config)):
+        return None
+    if client is None:
+        from langgraph_sdk import get_client
+
+        client = get_client()
+    from langgraph_sdk.errors import NotFoundError
+
+    try:
+        run = await client.runs.get(thread_id, run_id)
+    except NotFoundError:
+        return False
+    return run.get("status") in ("pending", "running")
+
+
 def writer_thread_id(thread_id: str) -> str:
     """The writer thread of conversation thread ``thread_id`` (stable)."""
     return str(uuid.uuid5(_WRITER_THREADS, str(thread_id)))

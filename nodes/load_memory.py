@@ -78,6 +78,7 @@ async def load_memory(state: State, runtime: Runtime[Context]) -> dict:
             if ctx.memory_write_mode in EXTRACTING_MODES
             else None
         ),
+        "queued_notes": snapshot["queued"],
         "memory": render_snapshot(snapshot, char_budget=ctx.memory_char_budget),
         "blocks": render_blocks(snapshot, **budgets),
     }

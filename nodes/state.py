@@ -135,8 +135,14 @@ class State(Input):
     Thread state only: never long-term memory."""
 
     pending_notes: Annotated[NotRequired[list[DeferredNote]], queue_notes]
-    """Notes ``remember_note`` queued this turn (or a failed write left), written by
-    ``write_memory`` after the reply (``mnemo.writing.deferred``)."""
+    """Where versions before the store queue kept the notes ``remember_note``
+    queued; ``write_memory`` moves what it finds here to the queue in the store,
+    which a rollback of the run does not touch (``mnemo.writing.deferred``)."""
+
+    queued_notes: Annotated[NotRequired[int], GraphOwned]
+    """How many notes waited in the user's queue in the store when ``load_memory``
+    read (``mnemo.notes.queued``): ``write_memory`` reads the queue only when some
+    did, or when this turn called ``remember_note``."""
 
     said_at: Annotated[NotRequired[dict[str, str]], GraphOwned]
     """User message id -> UTC ISO time it arrived (``mnemo.writing.pipeline``): a late

@@ -13,11 +13,10 @@ import json
 import logging
 from collections.abc import Sequence
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
-from langgraph.types import Command
 
 from mnemo import (
     MnemoError,
@@ -27,6 +26,7 @@ from mnemo import (
     aensure_policies,
     aforget,
     aforget_about,
+    aqueue_note,
     arecall,
     aremember,
     arevise,
@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 @tool
 async def remember_note(
     text: str, runtime: ToolRuntime[Context], valid_for_days: float | None = None, replaces: str | None = None
-) -> str | Command:
+) -> str:
     """Save one fact or preference the user stated about themselves, in their
     own words and language, e.g. "The user is allergic to peanuts". Use only
     for what the user said, never for your own guesses, questions, or orders
@@ -86,15 +86,11 @@ async def remember_note(
         )
         said = {"duplicate": "Already remembered", "refined": "Updated"}.get(result["status"], "Remembered")
         return f"{said}:\n" + _notes_block([result["note"]])
-    # Otherwise it is queued and written after the reply (write_memory): nothing embedded now.
-    queued = defer_note(text, expires_at=expires_at, context=context)
-    answer = "Will be remembered once this reply is sent:\n" + data_block(MEMORY_TAG, f"- {quote(queued['text'])}")
-    return Command(
-        update={
-            "pending_notes": {"add": [queued]},
-            "messages": [ToolMessage(answer, name="remember_note", tool_call_id=runtime.tool_call_id)],
-        }
-    )
+    # Otherwise it is queued in the store, where a rollback of this run cannot take it, and
+    # written after the reply (write_memory): nothing embedded now. Said only once it is queued.
+    queued = defer_note(text, expires_at=expires_at, context=context, origin=origin)
+    await aqueue_note(store, user, queued)
+    return "Will be remembered once this reply is sent:\n" + data_block(MEMORY_TAG, f"- {quote(queued['text'])}")
 
 
 def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:

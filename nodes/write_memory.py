@@ -4,14 +4,17 @@ without failing the turn (``mnemo.writing.pipeline``, ``nodes.background_writer`
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict
+from functools import partial
 
+from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo import Origin, User, aextract_messages, awrite_deferred
-from nodes.background_writer import aschedule_extraction, on_platform
+from mnemo import Origin, User, adrain, aextract_messages, amove_legacy
+from nodes.background_writer import arun_in_progress, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State
@@ -24,11 +27,28 @@ logger = logging.getLogger(__name__)
 async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     user = current_user(runtime.context)
     store = memory_store(runtime)
-    # What the tools queued, first: the extraction below then finds it known (no second copy).
-    queued = state.get("pending_notes") or []
-    written = await awrite_deferred(store, user, queued, origin=Origin.from_config(get_config(), "tool"))
-    update = {"pending_notes": {"done": written}} if written else {}
+    config = get_config()
+    origin = Origin.from_config(config, "tool")
+    # A queue an older version kept in the thread's state moves to the store queue first.
+    moved = await amove_legacy(store, user, state.get("pending_notes") or [], origin)
+    update = {"pending_notes": {"done": moved}} if moved else {}
+    # What the tools queued, first: the extraction below then finds it known (no second copy);
+    # with it, what runs of this user that ended before their write_memory left queued.
+    # Read only when there is something to write: this turn called remember_note, or
+    # load_memory found notes waiting (in its own batch); otherwise no round trip.
+    if state.get("queued_notes") or _called_remember(state["messages"]):
+        await adrain(store, user, origin, in_progress=partial(arun_in_progress, config))
     return {**update, **await _extract(state, runtime, user, store)}
+
+
+def _called_remember(messages: Sequence[BaseMessage]) -> bool:
+    """Whether ``remember_note`` answered in this turn (after the latest user message)."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return False
+        if isinstance(message, ToolMessage) and message.name == "remember_note":
+            return True
+    return False
 
 
 async def _extract(state: State, runtime: Runtime[Context], user: User, store: BaseStore) -> dict:

@@ -33,6 +33,9 @@ OpenAI-compatible endpoint does, so mnemo's production path (``init_chat_model``
 * "Tidy up my notes about <topic>" makes it call ``forget_note`` though nobody
   said forget, as a model deciding by itself would; "yes" repeats the last
   ``forget_note`` call of the conversation (a model asked to confirm).
+* A user message containing "dawdle" is answered as usual (a "Remember
+  that ..." calls ``remember_note``), but the answer after a tool's result is
+  held until ``POST /release`` (or 60 s): a run in its reply, after the tool ran.
 * Otherwise it answers ``"ok"``.
 
 Every request body is kept; ``GET /requests`` returns them, so a test can see
@@ -120,6 +123,10 @@ def _last_forget(body: dict) -> dict | None:
     return json.loads(forgets[-1]["function"]["arguments"]) if forgets else None
 
 
+def _last_user_text(body: dict) -> str:
+    return next((str(m.get("content", "")) for m in reversed(body["messages"]) if m["role"] == "user"), "")
+
+
 def _schema_answer(body: dict, said: str) -> str:
     """What a server enforcing the request's ``json_schema`` answers: JSON of that schema."""
     name = body["response_format"].get("json_schema", {}).get("name", "")
@@ -196,6 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
         if answered:
             pass
         elif "linger" in said:
+            self.server.released.wait(60)
+            message["content"] = "released"
+        elif last["role"] == "tool" and "dawdle" in _last_user_text(body):
             self.server.released.wait(60)
             message["content"] = "released"
         elif "rendezvous" in said:

@@ -19,6 +19,9 @@ NOTES = "notes"
 #: Notes the user said are no longer true: out of recall and the prompt, in the export.
 INVALIDATED_NOTES = "notes_invalidated"
 NOTE_INDEX = "note_index"
+#: Notes ``remember_note`` acknowledged and ``write_memory`` has not written yet
+#: (``mnemo.writing.deferred``): in the store, where a rollback of the run cannot take them.
+QUEUED_NOTES = "notes_queued"
 EPISODES = "episodes"
 AUDIT = "audit"
 #: The head of a user's audit chain: the place and digest of its last record.

@@ -44,6 +44,7 @@ from mnemo.notes.model import (
     validate_refers_to,
 )
 from mnemo.notes.plan import NotesPlan
+from mnemo.notes.queued import MAX_QUEUED_NOTES, QUEUED_PART
 from mnemo.notes.recall import (
     FUSION_CANDIDATES,
     FUSION_K,
@@ -76,6 +77,8 @@ __all__ = [
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
+    "MAX_QUEUED_NOTES",
+    "QUEUED_PART",
     "RECALL_MARGIN",
     "SIMILAR_PART",
     "SPARSE_WEIGHT",

@@ -13,7 +13,7 @@ from langgraph.store.base import BaseStore, Op, Result
 
 from mnemo.core import Ask, Block, Part
 from mnemo.episodes import EPISODES_PART
-from mnemo.notes import SIMILAR_PART
+from mnemo.notes import QUEUED_PART, SIMILAR_PART
 from mnemo.profile import PROFILE_PART
 
 #: The snapshot's parts besides recall, in the order their reads join the batch.
@@ -21,6 +21,7 @@ PARTS: tuple[Part, ...] = (
     PROFILE_PART,
     EPISODES_PART,
     SIMILAR_PART,
+    QUEUED_PART,
 )
 
 

@@ -42,6 +42,9 @@ class MemorySnapshot(TypedDict):
     similar: list[Note]
     """The notes nearest to the query by meaning, best first, not filtered by
     relevance (``similar_limit``; what the turn's extractor is shown)."""
+    queued: int
+    """How many notes wait in the user's queue (``mnemo.notes.queued``): the
+    turn's ``write_memory`` reads the queue only when some do, or it queued some."""
     found_by: NotRequired[dict[str, dict[str, int]]]
     """Per relevant note, the rankings that found it and its place in each
     (:attr:`mnemo.notes.recall.NotesRead.found_by`)."""

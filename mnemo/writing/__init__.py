@@ -10,7 +10,9 @@ from mnemo.writing.consolidate import (
 )
 from mnemo.writing.deferred import (
     DeferredNote,
-    awrite_deferred,
+    adrain,
+    amove_legacy,
+    aqueue_note,
     defer_note,
     queue_notes,
 )
@@ -38,9 +40,11 @@ __all__ = [
     "DeferredNote",
     "MemoryExtraction",
     "aconsolidate",
+    "adrain",
     "aextract",
     "aextract_messages",
-    "awrite_deferred",
+    "amove_legacy",
+    "aqueue_note",
     "build_extractor",
     "defer_note",
     "extraction_messages",

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 
 from mnemo import user_label
 from mnemo.access.tokens import mint_token
-from mnemo.core import MAX_MESSAGE_CHARS, NOT_ISSUED, Caller
+from mnemo.core import MAX_MESSAGE_CHARS, NOT_ISSUED, QUEUED_NOTES, Caller
 from server.access import (
     Forbidden,
     authorize_assistants,
@@ -47,7 +47,18 @@ def test_a_user_reaches_their_own_namespaces(action):
 
 
 #: Every memory kind, a derived one (the note index) and one mnemo does not know yet.
-MEMORY_KINDS = ["profile", "notes", "note_index", "episodes", "instructions", "proposals", "audit", "usage"]
+#: The queue of acknowledged notes among them: a planted entry would be written as the user's note.
+MEMORY_KINDS = [
+    "profile",
+    "notes",
+    "note_index",
+    "episodes",
+    "instructions",
+    "proposals",
+    "audit",
+    "usage",
+    QUEUED_NOTES,
+]
 
 
 @pytest.mark.parametrize("kind", [*MEMORY_KINDS, "entitlements", "added_later"])
