@@ -12,7 +12,9 @@ signed in with their own token:
   through the ``remember_note`` tool).
 
 It reports turns that succeeded, the latency a user waited per turn (p50 /
-p95, queueing included), memory writes expected (from the turns that
+p95, queueing included), the server's CPU time per turn (its process tree's,
+over the whole phase, divided by the turns done: quiet, one user alone before
+the load, against loaded, every user at once; issue 56), memory writes expected (from the turns that
 succeeded) against those found in the store afterwards (fewer = lost, more =
 doubled), and cross-user reads: system prompts that showed another user's
 name, city or locker number (must be 0), next to the prompts that showed the
@@ -115,6 +117,34 @@ async def _turn(client: Any, user: SimUser, turn: int, thread_id: str) -> bool:
     return ok
 
 
+def server_cpu_s(server: Any) -> float:
+    """CPU seconds (user and system) the server's process tree has used so far: ``./scripts/dev``'s
+    process and every one below it (``langgraph dev``'s reloader and worker)."""
+    import psutil
+
+    total = 0.0
+    try:
+        root = psutil.Process(server.proc.pid)
+        family = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return total
+    for process in family:
+        try:
+            used = process.cpu_times()
+        except psutil.Error:  # ended between the listing and the read
+            continue
+        total += used.user + used.system
+    return total
+
+
+async def _cpu_per_turn_ms(server: Any, users: list[SimUser], turns: range, deadline: float) -> float | None:
+    """Milliseconds of the server's CPU per turn while ``users`` hold their conversations at once."""
+    before, done = server_cpu_s(server), [0]
+    await asyncio.gather(*(_converse(server, u, turns, deadline, done) for u in users))
+    succeeded = sum(len(u.succeeded) for u in users)
+    return round((server_cpu_s(server) - before) * 1000 / succeeded, 1) if succeeded else None
+
+
 async def _converse(server: Any, user: SimUser, turns: range, deadline: float, done: list[int]) -> None:
     from tests.devserver import client as signed_in
 
@@ -208,7 +238,10 @@ async def _run_scenario(
         deadline = started + max_seconds
         done = [0]
         kills = 0
+        quiet_user = SimUser(users)  # one more user, alone: the quiet side of the CPU figure
         try:
+            cpu_quiet = await _cpu_per_turn_ms(server, [quiet_user], range(turns), deadline)
+            cpu_before = server_cpu_s(server)
             tasks = [asyncio.create_task(_converse(server, u, range(turns), deadline, done)) for u in sims]
             if kill_after is not None:
                 while done[0] < kill_after * users * turns and not all(t.done() for t in tasks):
@@ -226,8 +259,15 @@ async def _run_scenario(
                 tasks = [asyncio.create_task(_converse(server, u, remaining[u.uid], deadline, done)) for u in sims]
             await asyncio.gather(*tasks)
             elapsed = time.monotonic() - started
+            loaded_turns = sum(len(u.succeeded) for u in sims)
+            # Across a SIGKILL the killed server's CPU is lost: no loaded figure then.
+            cpu_loaded = (
+                round((server_cpu_s(server) - cpu_before) * 1000 / loaded_turns, 1)
+                if loaded_turns and not kills
+                else None
+            )
             writes = await _writes(server, sims)
-            prompts = _prompt_checks(stub.requests, sims)
+            prompts = _prompt_checks(stub.requests, [*sims, quiet_user])
             trouble = server.trouble()
         finally:
             server.stop()
@@ -242,6 +282,9 @@ async def _run_scenario(
         "turns_failed": sum(u.failures for u in sims),
         "latency_s": summary([x for u in sims for x in u.latencies]),
         "elapsed_s": round(elapsed, 1),
+        "cpu_ms_per_turn_quiet": cpu_quiet,
+        "cpu_ms_per_turn_loaded": cpu_loaded,
+        "cpu_loaded_over_quiet": round(cpu_loaded / cpu_quiet, 2) if cpu_loaded and cpu_quiet else None,
         **writes,
         **prompts,
         "server_log_trouble": len(trouble),

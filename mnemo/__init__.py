@@ -18,19 +18,7 @@ model or a tool argument) and writes through mnemo's audited paths. The library'
 
 Its other names are what the app is built from, not a promise to applications.
 
-Example::
-
-    from mnemo import User, aget_profile, arecall, aremember, aupdate_profile, open_store
-
-    async with open_store() as store:  # in memory unless given a PostgreSQL URI
-        user = User.of("zhou.wang@example.com")
-        await aupdate_profile(store, user, {"name": "Zhou", "city": "Hangzhou"})
-        await aupdate_profile(store, user, {"language": "zh"})  # name and city are kept
-        assert (await aget_profile(store, user))["city"]["value"] == "Hangzhou"
-
-        await aremember(store, user, "Allergic to peanuts.")
-        assert (await aremember(store, user, "allergic to peanuts"))["status"] == "duplicate"
-        assert (await arecall(store, user, "what can't they eat?"))[0]["text"] == "Allergic to peanuts."
+An example: the README's "The library" (run by ``tests/project/test_readme.py``).
 
 Errors are :class:`MnemoError` subclasses that say what to change (:class:`InvalidInputError`,
 :class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,

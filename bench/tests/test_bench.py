@@ -523,6 +523,10 @@ def test_load_smoke_holds_memory_under_concurrency_and_a_kill(tmp_path):
     assert main(["load", "--smoke", "--out", str(tmp_path)]) == 0
     data = json.loads((tmp_path / "load.json").read_text())
     assert [s["sigkills"] for s in data["scenarios"]] == [0, 0, 1]
+    for s in data["scenarios"]:  # the server's CPU per turn, alone and under load (a figure, not a bound)
+        assert s["cpu_ms_per_turn_quiet"] > 0
+        assert (s["cpu_ms_per_turn_loaded"] is None) == (s["sigkills"] > 0)
+        assert s["sigkills"] or s["cpu_loaded_over_quiet"] > 0
     for s in data["scenarios"]:
         assert s["turns_succeeded"] == s["users"] * s["turns_per_user"], s
         assert s["prompts_with_own_name"] > 0 and s["cross_user_reads"] == 0, s
