@@ -220,8 +220,11 @@ class MnemoPostgresStore(AsyncPostgresStore):
         return self._probe
 
     def _heard(self, probe: asyncio.Future[bool]) -> None:
-        silent = not probe.cancelled() and not probe.result() and time.monotonic() - self._probed_at >= SILENT_AFTER_S
+        answered = not probe.cancelled() and probe.result()
+        silent = not probe.cancelled() and not answered and time.monotonic() - self._probed_at >= SILENT_AFTER_S
         self._silent_until = time.monotonic() + REACHABLE_CHECK_S if silent else 0.0
+        if answered:
+            self._down = False  # back: the next calls go to the pool
 
     def mark_unreachable(self) -> None:
         """PostgreSQL did not answer a run lease on this pool: calls fail at once
@@ -234,6 +237,12 @@ class MnemoPostgresStore(AsyncPostgresStore):
     def unreachable(self) -> bool:
         """Whether PostgreSQL did not answer moments ago (:meth:`mark_unreachable`)."""
         return time.monotonic() < self._silent_until
+
+    async def answering(self) -> bool:
+        """This process's one verdict on PostgreSQL, for callers beside the store
+        (the run leases): yes unless it is marked down; while it is, the answer
+        of the check every caller shares (never the pool: docs/postgres.md)."""
+        return not self._down or await self._areachable()
 
     async def sweep_ttl(self) -> int:
         """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -99,6 +100,17 @@ def connection_kwargs() -> dict[str, Any]:
 def deadline_options() -> str:
     """libpq ``options`` setting :data:`STATEMENT_TIMEOUT_S` and :data:`LOCK_TIMEOUT_S` for a session."""
     return f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000} -c lock_timeout={LOCK_TIMEOUT_S * 1000}"
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says PostgreSQL cannot be reached
+    (:func:`mnemo.stores.postgres_errors.is_connection_failure`), for callers
+    that need no psycopg until PostgreSQL is used (the run leases)."""
+    if "psycopg" not in sys.modules:
+        return False  # not a PostgreSQL error
+    from mnemo.stores.postgres_errors import is_connection_failure
+
+    return is_connection_failure(exc)
 
 
 def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
