@@ -245,14 +245,12 @@ class MnemoPostgresStore(AsyncPostgresStore):
         return not self._down or await self._areachable()
 
     async def sweep_ttl(self) -> int:
-        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)."""
-        async with self._cursor() as cur:
-            await cur.execute("SET statement_timeout = 0")
-            try:
-                await cur.execute("DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()")
-                return cur.rowcount
-            finally:
-                await cur.execute("RESET statement_timeout")
+        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)
+        for its own transaction only: the pooled connection keeps it, however the sweep ends."""
+        async with cast(AsyncConnectionPool, self.conn).connection() as conn, conn.transaction():
+            await conn.execute("SET LOCAL statement_timeout = 0")
+            cur = await conn.execute("DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()")
+            return cur.rowcount
 
     async def aput(
         self,

@@ -116,7 +116,8 @@ def is_outage(exc: BaseException) -> bool:
 def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
     """An ``AsyncConnectionPool`` on ``uri`` (not open yet: ``async with`` it):
     :data:`DEFAULT_POOL` with ``overrides``, :func:`connection_kwargs` and
-    :func:`deadline_options` (plus ``overrides["kwargs"]``)
+    :func:`deadline_options` (plus ``overrides["kwargs"]``, whose ``options``
+    come after the deadlines', so they may change them but never drop them)
     and a ``check`` of every connection before the pool hands it out.
 
     The check is psycopg_pool's ``check_connection`` (one round trip; a broken
@@ -139,11 +140,13 @@ def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
             await pool.drain()
             raise
 
+    kwargs = {**connection_kwargs(), **(options.pop("kwargs", None) or {})}
+    kwargs["options"] = f"{deadline_options()} {kwargs.get('options') or ''}".strip()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         uri,
         min_size=options.pop("min_size"),
         max_size=options.pop("max_size"),
-        kwargs={**connection_kwargs(), "options": deadline_options(), **(options.pop("kwargs", None) or {})},
+        kwargs=kwargs,
         check=options.pop("check", check),
         open=False,
         **options,
