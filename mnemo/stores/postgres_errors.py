@@ -15,8 +15,6 @@ import random
 import psycopg
 from psycopg import errors
 
-from mnemo.stores.postgres_setup import STATEMENT_TIMEOUT_S
-
 #: Attempts in all (the first included) of a call that hit a conflict.
 CONFLICT_ATTEMPTS = 4
 #: Upper bound of the first random pause, in seconds; doubled at each attempt
@@ -28,7 +26,7 @@ CONFLICT_BASE_DELAY_S = 0.05
 #: about as long as one statement may run; a lock held for good (5 s a wait) is
 #: waited for three times). From the first conflict, not the call's start: a
 #: call may first wait for a pooled connection (up to the pool's 30 s) under load.
-CONFLICT_RETRY_WITHIN_S = float(STATEMENT_TIMEOUT_S)
+CONFLICT_RETRY_WITHIN_S = 10.0  # postgres_setup.STATEMENT_TIMEOUT_S (which imports this module)
 
 #: Errors PostgreSQL raises to resolve a conflict between transactions (a
 #: deadlock, a serialization failure, a lock wait past ``lock_timeout``); running
