@@ -18,7 +18,15 @@ model or a tool argument) and writes through mnemo's audited paths. The library'
 
 Its other names are what the app is built from, not a promise to applications.
 
-An example: the README's "The library" (run by ``tests/project/test_readme.py``).
+Example::
+
+    from mnemo import User, arecall, aremember, aupdate_profile, open_store
+
+    async with open_store() as store:  # in memory unless given a PostgreSQL URI
+        user = User.of("zhou.wang@example.com")
+        await aupdate_profile(store, user, {"name": "Zhou", "city": "Hangzhou"})
+        await aremember(store, user, "Allergic to peanuts.")
+        assert (await arecall(store, user, "what can't they eat?"))[0]["text"] == "Allergic to peanuts."
 
 Errors are :class:`MnemoError` subclasses that say what to change (:class:`InvalidInputError`,
 :class:`MissingUserError`, :class:`MessageTooLongError`, :class:`NoteLimitError`, :class:`DimsMismatchError`,
@@ -142,6 +150,7 @@ from mnemo.stores import (
     PGDATA_ENV,
     guarded,
     index_config,
+    is_outage,
     open_checkpointer,
     open_postgres_store,
     open_store,
@@ -304,6 +313,7 @@ __all__ = [
     "guarded",
     "held",
     "index_config",
+    "is_outage",
     "json_size",
     "last_reason",
     "load_policy_file",

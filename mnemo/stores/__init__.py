@@ -24,6 +24,7 @@ from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
     HNSW_EF_SEARCH,
     configure_connection,
+    is_outage,
 )
 from mnemo.stores.remote import (
     ServerStore,
@@ -50,6 +51,7 @@ __all__ = [
     "default_embeddings",
     "guarded",
     "index_config",
+    "is_outage",
     "open_checkpointer",
     "open_postgres_store",
     "open_store",

@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 from mnemo.core import StoreClosedError, StoreOperationError, StoreUnavailableError, checked_ops
 from mnemo.stores.postgres_errors import (
     CONFLICT_ATTEMPTS,
+    CONFLICT_RETRY_WITHIN_S,
     CONFLICTS,
     conflict_pause,
     failure_message,
@@ -151,9 +152,10 @@ class MnemoPostgresStore(AsyncPostgresStore):
         marks the store down. While down, a call checks first, so the other
         calls of a turn fail in milliseconds, and the first call after the
         server is back goes through. A call waiting for a busy pool keeps
-        waiting (the pool's ``timeout``). A deadlock or serialization failure
-        runs the call again (:data:`~mnemo.stores.postgres_errors.CONFLICT_ATTEMPTS`
-        in all); any other error of a reachable server is a
+        waiting (the pool's ``timeout``). A deadlock, a serialization failure
+        or a lock timeout runs the call again (:data:`~mnemo.stores.postgres_errors.CONFLICT_ATTEMPTS`
+        in all, none started :data:`~mnemo.stores.postgres_errors.CONFLICT_RETRY_WITHIN_S`
+        after the call's first conflict); any other error of a reachable server is a
         :class:`StoreOperationError` naming it, the store not marked down."""
         if self._closed:
             raise StoreClosedError("this store was closed (its `async with open_store(...)` block ended)")
@@ -161,15 +163,18 @@ class MnemoPostgresStore(AsyncPostgresStore):
         queries = [op.query for op in ops if isinstance(op, SearchOp) and op.query]
         early = start_queries(self.embeddings, queries) if queries and self.embeddings is not None else None
         token = EARLY_VECTORS.set(early)
+        first_conflict: float | None = None
         try:
             for attempt in range(1, CONFLICT_ATTEMPTS + 1):
                 try:
                     return await self._abatch_once(ops)
                 except CONFLICTS as exc:
-                    if attempt == CONFLICT_ATTEMPTS:
+                    pause, now = conflict_pause(attempt - 1), time.monotonic()
+                    first_conflict = now if first_conflict is None else first_conflict
+                    if attempt == CONFLICT_ATTEMPTS or now + pause - first_conflict >= CONFLICT_RETRY_WITHIN_S:
                         raise StoreOperationError(failure_message(exc, attempts=attempt)) from exc
                     logger.info("store call hit %s; running it again (%d)", type(exc).__name__, attempt)
-                    await asyncio.sleep(conflict_pause(attempt - 1))
+                    await asyncio.sleep(pause)
             raise AssertionError("unreachable")
         finally:
             EARLY_VECTORS.reset(token)
@@ -220,8 +225,11 @@ class MnemoPostgresStore(AsyncPostgresStore):
         return self._probe
 
     def _heard(self, probe: asyncio.Future[bool]) -> None:
-        silent = not probe.cancelled() and not probe.result() and time.monotonic() - self._probed_at >= SILENT_AFTER_S
+        answered = not probe.cancelled() and probe.result()
+        silent = not probe.cancelled() and not answered and time.monotonic() - self._probed_at >= SILENT_AFTER_S
         self._silent_until = time.monotonic() + REACHABLE_CHECK_S if silent else 0.0
+        if answered:
+            self._down = False  # back: the next calls go to the pool
 
     def mark_unreachable(self) -> None:
         """PostgreSQL did not answer a run lease on this pool: calls fail at once
@@ -235,15 +243,19 @@ class MnemoPostgresStore(AsyncPostgresStore):
         """Whether PostgreSQL did not answer moments ago (:meth:`mark_unreachable`)."""
         return time.monotonic() < self._silent_until
 
+    async def answering(self) -> bool:
+        """This process's one verdict on PostgreSQL, for callers beside the store
+        (the run leases): yes unless it is marked down; while it is, the answer
+        of the check every caller shares (never the pool: docs/postgres.md)."""
+        return not self._down or await self._areachable()
+
     async def sweep_ttl(self) -> int:
-        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)."""
-        async with self._cursor() as cur:
-            await cur.execute("SET statement_timeout = 0")
-            try:
-                await cur.execute("DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()")
-                return cur.rowcount
-            finally:
-                await cur.execute("RESET statement_timeout")
+        """Upstream's sweep, without ``statement_timeout`` (a backlog may take longer)
+        for its own transaction only: the pooled connection keeps it, however the sweep ends."""
+        async with cast(AsyncConnectionPool, self.conn).connection() as conn, conn.transaction():
+            await conn.execute("SET LOCAL statement_timeout = 0")
+            cur = await conn.execute("DELETE FROM store WHERE expires_at IS NOT NULL AND expires_at < NOW()")
+            return cur.rowcount
 
     async def aput(
         self,

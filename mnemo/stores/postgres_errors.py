@@ -1,8 +1,9 @@
 """What a PostgreSQL error means for a store call: an outage, a conflict to run again, or a failed call.
 
 Only a connection that failed, was lost or refused is an outage. A deadlock or a
-serialization failure is PostgreSQL aborting one of two concurrent transactions:
-the call is run again (bounded, jittered). Anything else (a lock or statement
+serialization failure is PostgreSQL aborting one of two concurrent transactions,
+and a lock timeout one waiting on another's locks: the call is run again
+(bounded in attempts and in time, jittered). Anything else (a statement
 timeout, a full disk, too many connections...) is named as it is.
 Rationale: ``docs/postgres.md``.
 """
@@ -20,10 +21,22 @@ CONFLICT_ATTEMPTS = 4
 #: (at most ~0.35 s of waiting over all attempts).
 CONFLICT_BASE_DELAY_S = 0.05
 
-#: Errors PostgreSQL raises to resolve a conflict between transactions; running
+#: Seconds from a call's first conflict after which it is no longer run again
+#: (the pool's ``statement_timeout``: a call goes on waiting for others' locks
+#: about as long as one statement may run; a lock held for good (5 s a wait) is
+#: waited for three times). From the first conflict, not the call's start: a
+#: call may first wait for a pooled connection (up to the pool's 30 s) under load.
+CONFLICT_RETRY_WITHIN_S = 10.0  # postgres_setup.STATEMENT_TIMEOUT_S (which imports this module)
+
+#: Errors PostgreSQL raises to resolve a conflict between transactions (a
+#: deadlock, a serialization failure, a lock wait past ``lock_timeout``); running
 #: the call again is safe (every store op is idempotent: a put writes a whole
 #: value, a delete deletes, reads read).
-CONFLICTS: tuple[type[psycopg.Error], ...] = (errors.DeadlockDetected, errors.SerializationFailure)
+CONFLICTS: tuple[type[psycopg.Error], ...] = (
+    errors.DeadlockDetected,
+    errors.SerializationFailure,
+    errors.LockNotAvailable,
+)
 
 #: SQLSTATEs of a connection that failed or was refused: class 08, and the
 #: server shutting down (57P01 admin, 57P02 crash) or still starting (57P03).
@@ -31,7 +44,7 @@ _CONNECTION_STATES = ("57P01", "57P02", "57P03")
 
 
 def is_conflict(exc: BaseException) -> bool:
-    """Whether ``exc`` is a deadlock or a serialization failure."""
+    """Whether ``exc`` is a deadlock, a serialization failure or a lock timeout."""
     return isinstance(exc, CONFLICTS)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
@@ -101,10 +102,22 @@ def deadline_options() -> str:
     return f"-c statement_timeout={STATEMENT_TIMEOUT_S * 1000} -c lock_timeout={LOCK_TIMEOUT_S * 1000}"
 
 
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` says PostgreSQL cannot be reached
+    (:func:`mnemo.stores.postgres_errors.is_connection_failure`), for callers
+    that need no psycopg until PostgreSQL is used (the run leases)."""
+    if "psycopg" not in sys.modules:
+        return False  # not a PostgreSQL error
+    from mnemo.stores.postgres_errors import is_connection_failure
+
+    return is_connection_failure(exc)
+
+
 def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
     """An ``AsyncConnectionPool`` on ``uri`` (not open yet: ``async with`` it):
     :data:`DEFAULT_POOL` with ``overrides``, :func:`connection_kwargs` and
-    :func:`deadline_options` (plus ``overrides["kwargs"]``)
+    :func:`deadline_options` (plus ``overrides["kwargs"]``, whose ``options``
+    come after the deadlines', so they may change them but never drop them)
     and a ``check`` of every connection before the pool hands it out.
 
     The check is psycopg_pool's ``check_connection`` (one round trip; a broken
@@ -127,11 +140,13 @@ def make_pool(uri: str, overrides: Mapping[str, Any] | None = None) -> Any:
             await pool.drain()
             raise
 
+    kwargs = {**connection_kwargs(), **(options.pop("kwargs", None) or {})}
+    kwargs["options"] = f"{deadline_options()} {kwargs.get('options') or ''}".strip()
     pool: AsyncConnectionPool = AsyncConnectionPool(
         uri,
         min_size=options.pop("min_size"),
         max_size=options.pop("max_size"),
-        kwargs={**connection_kwargs(), "options": deadline_options(), **(options.pop("kwargs", None) or {})},
+        kwargs=kwargs,
         check=options.pop("check", check),
         open=False,
         **options,

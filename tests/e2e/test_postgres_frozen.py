@@ -5,7 +5,8 @@ a full disk, a lock storm, a partition without RST look the same from the
 client: a socket that never answers). Every statement a run makes there has a
 deadline (server/run_lease.py, mnemo/stores/postgres.py), so two users' turns
 still reach the model within seconds, without memory and saying so, and the
-cap still holds, counted on this server; once resumed, memory is back.
+cap still holds, counted on this server; once resumed, memory is back, and a
+user whose runs ended meanwhile has their leases back (given back, not lapsed).
 ``SIGCONT`` is sent whatever happens.
 """
 
@@ -140,6 +141,93 @@ async def test_a_frozen_postgres_holds_no_turn_and_the_cap_still_holds(workdir, 
         run = await chat(zhou, "And now, where do I live?", user_id="u_zhou")
         assert run["status"] == "success", server.output()
         assert 'city: "Hangzhou"' in system_prompts(stub)[-1], server.output()  # memory is back
+    finally:
+        for proc in frozen:  # never leave a stopped PostgreSQL behind
+            try:
+                os.kill(proc.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        stub.release()
+        server.stop()
+
+
+async def test_a_user_whose_runs_ended_while_postgres_was_frozen_is_not_locked_out(workdir, stub, tmp_path):
+    """Issue 56 point 5: a user's runs holding every lease of the cap end while
+    PostgreSQL is stopped, so their releases miss the deadline; once it is resumed
+    the user's next turn is accepted while those leases would still hold (before,
+    refused "3 of your runs are in progress" until their 60 s lifetime ran out),
+    and the ended runs' rows are deleted."""
+    import psycopg
+
+    from mnemo.stores.embedded_postgres import DEFAULT_DATABASE, server_info
+    from server.postgres_leases import TABLE
+    from server.run_cap import DEFAULT_MAX_RUNS_PER_USER as CAP
+
+    pgdata = tmp_path / "pgdata"
+    write_dotenv(workdir, stub, MNEMO_PGDATA=str(pgdata), POSTGRES_URI="")
+    server = DevServer(workdir, server_environment(), config="langgraph.postgres.json")
+    server.start()
+    frozen: list[psutil.Process] = []
+    try:
+        back = client(server, "u_back")
+        held = [await linger(back, "u_back") for _ in range(CAP)]
+
+        async def all_held() -> bool:
+            return lingering(stub) == CAP
+
+        await until(all_held, "the runs are not held", server)
+        info = server_info(pgdata)
+        assert info is not None
+        uri = info.get_uri(database=DEFAULT_DATABASE)
+
+        async def leases() -> list[tuple[str, object, object]]:
+            async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+                return await (
+                    await conn.execute(f"SELECT run_id, expires_at, now() FROM {TABLE} WHERE owner = 'u_back'")
+                ).fetchall()
+
+        before = await leases()
+        assert sorted(row[0] for row in before) == sorted(r["run_id"] for r in held)  # the cap, in PostgreSQL
+        lapse = min(row[1] for row in before)  # the earliest they would lapse: no renewal while frozen
+
+        frozen = database_processes(pgdata)
+        for proc in frozen:
+            os.kill(proc.pid, signal.SIGSTOP)
+        stub.release()
+        for r in held:
+            await asyncio.wait_for(back.runs.join(r["thread_id"], r["run_id"]), 60)
+
+        async def releases_failed() -> bool:
+            return server.output(tail=200_000).count("release failed") >= CAP
+
+        await until(releases_failed, "the releases did not fail while frozen", server)
+        for proc in frozen:
+            os.kill(proc.pid, signal.SIGCONT)
+        frozen = []
+        thawed = time.monotonic()
+
+        async def reconciled() -> bool:
+            return not {row[0] for row in await leases()} & {r["run_id"] for r in held}
+
+        await until(reconciled, "the ended runs' leases are still in PostgreSQL", server)
+        reconciled_s = time.monotonic() - thawed
+        async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
+            now = (await (await conn.execute("SELECT now()")).fetchone())[0]
+        print(f"the ended runs' leases given back {reconciled_s:.1f} s after SIGCONT (lapsing at {lapse}, now {now})")
+        assert now < lapse, server.output()  # given back, not lapsed
+        # The user has the whole cap again, taken in PostgreSQL (not counted on this server alone).
+        stub.released.clear()
+        again = [await linger(back, "u_back") for _ in range(CAP)]
+
+        async def all_taken() -> bool:
+            return lingering(stub) == 2 * CAP and len(await leases()) == CAP
+
+        await until(all_taken, "the user's next runs are not all running, or not in PostgreSQL", server)
+        assert sorted(row[0] for row in await leases()) == sorted(r["run_id"] for r in again)
+        stub.release()
+        for r in again:
+            await asyncio.wait_for(back.runs.join(r["thread_id"], r["run_id"]), 60)
+            assert (await back.runs.get(r["thread_id"], r["run_id"]))["status"] == "success", server.output()
     finally:
         for proc in frozen:  # never leave a stopped PostgreSQL behind
             try:

@@ -9,16 +9,9 @@ import asyncio
 
 import pytest
 
+from server.postgres_leases import TABLE, PostgresLeases
 from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
-from server.run_lease import (
-    TABLE,
-    LocalLeases,
-    PostgresLeases,
-    RunCapReachedError,
-    leases_for,
-    run_lease,
-    served,
-)
+from server.run_lease import LocalLeases, RunCapReachedError, leases_for, run_lease, served
 
 CAP = DEFAULT_MAX_RUNS_PER_USER
 
@@ -163,8 +156,8 @@ async def test_a_lease_past_its_deadline_counts_here_tells_the_store_and_is_give
     """PostgreSQL that answers after the deadline (a hung server, resumed): the
     acquire gives up at ``DEADLINE_S``, the store on the pool is told, and a
     lease PostgreSQL took after all is deleted, not left to count for 60 s."""
-    import server.run_lease as module
-    from server.run_lease import LeasesUnreachableError
+    import server.postgres_leases as module
+    from server.postgres_leases import LeasesUnreachableError
 
     class Store:
         marked = 0
