@@ -3,20 +3,18 @@
 mnemo's one face: applications import from here, and so does this repository's app
 (``graphs/``, ``nodes/``, ``server/``, ``web/``); the sub-packages behind it are internal.
 Every function takes the store and a :class:`User` built from trusted context (never from a
-model or a tool argument) and writes through mnemo's audited paths. The library's API:
+model or a tool argument) and writes through mnemo's audited paths. The library's API (the other
+names are what the app is built from, not a promise to applications):
 
 - the store: :func:`open_store`, :func:`open_postgres_store`, :func:`open_checkpointer`, :func:`index_config`;
 - who: :class:`User`, :class:`Caller`, :func:`resolve_user`, :func:`user_label`, :func:`mint_token`;
-- the profile, merged field by field: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`,
-  :func:`aupdate_profile`;
+- the profile, merged: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`, :func:`aupdate_profile`;
 - notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`arecall` (real hits only;
   :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`,
   :func:`aforget_about`;
 - policies: :data:`POLICIES_NAMESPACE`, :func:`load_policy_file`, :func:`aseed_policies`,
   :func:`aensure_policies`, :func:`asearch_policies`;
 - extraction: :class:`MemoryExtraction`, :func:`build_extractor`, :func:`aextract`.
-
-Its other names are what the app is built from, not a promise to applications.
 
 Example::
 
