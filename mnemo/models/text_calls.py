@@ -25,9 +25,14 @@ from pydantic import BaseModel, ValidationError
 
 logger = logging.getLogger(__name__)
 
-#: A fenced block (```json ... ``` or ``` ... ```) or a ``<tool_call>`` element
-#: (the Qwen and Hermes templates' own markup), holding one JSON object.
-_BLOCK = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```|<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+#: A fenced block (```json ... ``` or ``` ... ```), a ``<tool_call>`` element
+#: (the Qwen and Hermes templates' own markup) or a ``<tools>`` element (the tag
+#: of the template's list of tools, which Qwen2.5-Coder-1.5B copied round its call
+#: on the local model, issue 55), holding one JSON object.
+_BLOCK = re.compile(
+    r"```(?:json)?\s*(\{.*?\})\s*```|<(tool_call|tools)>\s*(\{.*?\})\s*</\2>",
+    re.DOTALL,
+)
 #: Longest text looked at (an answer longer than this is an answer).
 MAX_CHARS = 8000
 
@@ -60,7 +65,7 @@ def _objects(text: str) -> tuple[list[Any], str] | None:
     """The JSON objects of ``text``'s blocks (or of the whole text, a bare
     object) and the text around them; ``None`` when one does not parse."""
     blocks = list(_BLOCK.finditer(text))
-    found = [m.group(1) or m.group(2) for m in blocks]
+    found = [m.group(1) or m.group(3) for m in blocks]
     rest = _BLOCK.sub("", text).strip()
     if not blocks:
         stripped = text.strip()
