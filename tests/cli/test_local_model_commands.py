@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from mnemo.cli import main
-from mnemo.cli.local_model_commands import CONFIGURED
 from mnemo.models import LOCAL_MODELS, local_server
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,7 +59,7 @@ def test_with_no_model_configured_the_local_one_is_planned(checkout, capsys):
     assert again["OPENAI_API_KEY"] != values["OPENAI_API_KEY"]  # a key per start
 
 
-@pytest.mark.parametrize("name", CONFIGURED)
+@pytest.mark.parametrize("name", ["MNEMO_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"])
 @pytest.mark.parametrize("where", ["environment", ".env"])
 def test_any_configured_model_setting_means_no_local_model(checkout, capsys, monkeypatch, name, where):
     assert plan(capsys)[0] == 0  # the precondition: unconfigured, it is planned
@@ -140,23 +139,41 @@ def test_wait_fails_with_the_log_when_the_server_stopped(checkout, monkeypatch, 
     assert f"the local model stopped before it answered (its log: {log})" in err and "truncated file" in err
 
 
-def test_the_sidecar_ends_when_its_parent_does(tmp_path):
-    """The parent (./scripts/dev, then langgraph dev) dies: the sidecar's wait returns."""
+def test_wait_sees_a_server_that_exited_unreaped(checkout, monkeypatch, capsys):
+    """./scripts/dev's shell may not have reaped its exited sidecar yet: a zombie is not a server."""
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    status = Path(f"/proc/{zombie.pid}/status")
+    while status.exists() and "\nState:\tZ" not in status.read_text():
+        threading.Event().wait(0.05)  # exited, not reaped: still answers kill(pid, 0)
+    assert status.exists()
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    try:
+        assert main(["local-model", "wait", "--pid", str(zombie.pid)]) == 1
+    finally:
+        zombie.wait()
+    assert "the local model stopped before it answered" in capsys.readouterr().err
+
+
+def test_the_sidecar_ends_when_its_parent_does_not_before(tmp_path):
+    """The parent (./scripts/dev, then langgraph dev) dies: the sidecar's wait returns,
+    and only then (the parent's last word comes before the child's)."""
     child = (
         "import os, sys; from mnemo.models.local_server import serve_while; "
-        "print(os.getpid(), flush=True); serve_while(int(sys.argv[1]), poll_s=0.1); print('ended', flush=True)"
+        "print('child', flush=True); serve_while(int(sys.argv[1]), poll_s=0.1); print('ended', flush=True)"
     )
     out = tmp_path / "out"
     # As ./scripts/dev does: the parent's pid ($$) is given, so a parent gone before the child looks is seen too.
-    parent = subprocess.Popen(
-        ["bash", "-c", f'{shlex.quote(sys.executable)} -c {shlex.quote(child)} "$$" > {out} & sleep 1'], cwd=ROOT
+    script = (
+        f'{shlex.quote(sys.executable)} -c {shlex.quote(child)} "$$" >> {out} & '
+        f"until grep -q child {out} 2>/dev/null; do sleep 0.1; done; sleep 1; echo parent-ends >> {out}"
     )
-    parent.wait(timeout=60)
+    parent = subprocess.Popen(["bash", "-c", script], cwd=ROOT)
+    parent.wait(timeout=120)
     for _ in range(600):  # it polls every 0.1 s: ended long before 60 s, however loaded the machine
         if out.read_text().endswith("ended\n"):
             break
         threading.Event().wait(0.1)
-    assert out.read_text().split() == [out.read_text().split()[0], "ended"]
+    assert out.read_text().split() == ["child", "parent-ends", "ended"]
 
 
 def test_the_start_up_lines_say_what_is_served_where_it_is_cached_and_how_to_switch(tmp_path):
