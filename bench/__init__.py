@@ -47,7 +47,7 @@ Modules:
   :mod:`bench.memory_agent` (LangChain's memory-agent template);
 * :mod:`bench.real_model` and :mod:`bench.memory_quality` - mnemo through
   ``./scripts/dev`` against a real model server (:mod:`bench.llama_server`
-  builds llama-server, :mod:`bench.model_probe` asks it directly,
+  serves the local model of ``./scripts/dev``, :mod:`bench.model_probe` asks it directly,
   :mod:`bench.model_proxy` records what mnemo sends it);
 * :mod:`bench.plots` - PNG plots of the JSON results;
 * :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md;

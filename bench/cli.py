@@ -126,8 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", choices=["memory", "postgres"], help="one store (langgraph.json or .postgres.json)")
     p = sub.add_parser(
         "real-model",
-        help="mnemo through ./scripts/dev against llama.cpp's llama-server and a real model, built and assembled "
-        "from the pins of bench/requirements-real-model.txt (on demand; not part of `all`)",
+        help="mnemo through ./scripts/dev against a real model: the local model ./scripts/dev serves "
+        "(llama.cpp in process by xllamacpp; pins in mnemo/data/local-models.txt; on demand, not part of `all`)",
     )
     from bench.llama_server import DEFAULT_MODEL, MODELS
     from bench.real_model_cases import CASES
@@ -149,9 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument(
-        "--cache", type=Path, default=None, help="where the download, build and models go (default bench/.cache/llama)"
+        "--cache",
+        type=Path,
+        default=None,
+        help="where the models are cached (default: ./scripts/dev's, docs/models.md)",
     )
-    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of the build (default 2)")
     p.add_argument("--no-direct", action="store_true", help="skip asking the server directly (its behaviour)")
     p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
     p.add_argument(
@@ -167,13 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = sub.add_parser(
         "serve-model",
-        help="llama-server --jinja with a model of real-model (built and assembled if missing), kept running in "
+        help="the local model server of real-model (downloaded and assembled if missing), kept running in "
         "the foreground: a real server for ./scripts/dev or another benchmark",
     )
     p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL, help=f"default {DEFAULT_MODEL}")
     p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
     p.add_argument("--cache", type=Path, default=None, help="as real-model's")
-    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of a build (default 2)")
     p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
     common_args(p, data=True)
     embedding_cache(p)
@@ -202,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve-model":
         from bench import llama_server
 
-        return llama_server.serve_forever(
-            llama_server.MODELS[args.model], args.port, cache=args.cache or llama_server.DEFAULT_CACHE, jobs=args.jobs
-        )
+        return llama_server.serve_forever(llama_server.MODELS[args.model], args.port, cache=args.cache)
     out: Path = args.out
     started = time.time()
 
@@ -251,14 +250,13 @@ def main(argv: list[str] | None = None) -> int:
         plots.plot_overhead(result, out)
         return 0
     if args.command == "real-model":
-        from bench import llama_server, real_model
+        from bench import real_model
 
         real_model.run(
             out,
             model=args.model,
             only=args.only,
-            cache=args.cache or llama_server.DEFAULT_CACHE,
-            jobs=args.jobs,
+            cache=args.cache,
             model_timeout_s=args.model_timeout,
             extraction_timeout_s=args.extraction_timeout,
             direct=not args.no_direct,

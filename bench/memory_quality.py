@@ -49,11 +49,10 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--base-url", default=None, help="an OpenAI-compatible server already running (…/v1)")
     p.add_argument("--model-name", default=None, help="the model to ask it for (with --base-url)")
     p.add_argument(
-        "--model", default=None, help="a model bench.llama_server builds and serves (as real-model: qwen2.5-1.5b, ...)"
+        "--model", default=None, help="a local model bench.llama_server serves (as real-model: qwen2.5-1.5b, ...)"
     )
     p.add_argument("--api-key", default="sk-no-key", help="OPENAI_API_KEY of the server (default: a dummy)")
-    p.add_argument("--cache", type=Path, default=None, help="where llama-server's build and models go (--model)")
-    p.add_argument("--jobs", type=int, default=2, help="parallel compile jobs of a llama-server build (--model)")
+    p.add_argument("--cache", type=Path, default=None, help="where the local models are cached (--model)")
     p.add_argument("--model-timeout", type=float, default=None, help="MNEMO_MODEL_TIMEOUT_S (default: mnemo's)")
     p.add_argument("--extraction-timeout", type=float, default=None, help="extraction_timeout_s of each run")
     p.add_argument("--settle", type=float, default=3.0, help="seconds of an idle model server that end a write")
@@ -75,7 +74,7 @@ def main(args: Any) -> int:
         data=args.data,
         split=args.split,
         only=only,
-        server=_running(args.base_url, args.model_name) if args.base_url else _llama(args.model, args.cache, args.jobs),
+        server=_running(args.base_url, args.model_name) if args.base_url else _llama(args.model, args.cache),
         api_key=args.api_key,
         model_timeout_s=args.model_timeout,
         extraction_timeout_s=args.extraction_timeout,
@@ -91,8 +90,8 @@ def _running(base_url: str, name: str) -> Iterator[tuple[str, str, dict[str, Any
 
 
 @contextlib.contextmanager
-def _llama(model: str, cache: Path | None, jobs: int) -> Iterator[tuple[str, str, dict[str, Any]]]:
-    """llama-server as ``python -m bench real-model`` builds and serves it."""
+def _llama(model: str, cache: Path | None) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """The local model server as ``python -m bench real-model`` serves it."""
     from bench import llama_server
     from tests.devserver import free_port
 
@@ -101,10 +100,10 @@ def _llama(model: str, cache: Path | None, jobs: int) -> Iterator[tuple[str, str
             f"--model: bench.llama_server serves {', '.join(sorted(llama_server.MODELS))}; else use --base-url"
         )
     served = llama_server.MODELS[model]
-    binary, gguf = llama_server.prepare(cache or llama_server.DEFAULT_CACHE, served, jobs=jobs)
+    gguf = llama_server.prepare(served, cache)
     with tempfile.TemporaryDirectory(prefix="mnemo-mq-llama-") as tmp:
         log = Path(tmp) / "llama-server.log"
-        with llama_server.serve(binary, gguf, free_port(), log, alias=served.alias) as base_url:
+        with llama_server.serve(served, free_port(), log, cache=cache) as base_url:
             yield base_url, served.alias, {"gguf": gguf.name}
 
 

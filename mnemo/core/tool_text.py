@@ -20,10 +20,12 @@ from typing import Any
 
 #: The keys of a call object: its tool and its arguments (either name).
 CALL_KEYS = frozenset({"name", "arguments", "parameters"})
-#: A fenced block or a ``<tool_call>`` element holding one JSON object.
-_BLOCK = re.compile(r"```(?:json)?\s*(\{.*\})\s*```|<tool_call>\s*(\{.*\})\s*</tool_call>", re.DOTALL)
+#: A fenced block, or a ``<tool_call>`` element (the Qwen and Hermes templates' markup) or
+#: a ``<tools>`` one (the tag of the template's list of tools, which Qwen2.5-Coder-1.5B
+#: copied round its call on the local model, issue 55), holding one JSON object.
+_BLOCK = re.compile(r"```(?:json)?\s*(\{.*\})\s*```|<(tool_call|tools)>\s*(\{.*\})\s*</\2>", re.DOTALL)
 #: The markup of a call, also escaped as the prompt's quoting writes it.
-_MARKUP = re.compile(r"</?tool_call>|\\u003c/?tool_call\\u003e", re.IGNORECASE)
+_MARKUP = re.compile(r"</?tool(?:_call|s)>|\\u003c/?tool(?:_call|s)\\u003e", re.IGNORECASE)
 #: A call's two keys side by side (either order, quotes escaped or not): a call
 #: even when its object is cut short and no longer parses.
 _Q = r'\\*"'
@@ -70,7 +72,7 @@ def reply_call(text: str) -> tuple[Any, str] | None:
     bare object, with only whitespace around it; ``None`` otherwise."""
     stripped = text.strip()
     if m := _BLOCK.fullmatch(stripped):
-        body, form = (m.group(1), "fenced") if m.group(1) is not None else (m.group(2), "element")
+        body, form = (m.group(1), "fenced") if m.group(1) is not None else (m.group(3), "element")
     elif stripped.startswith("{") and stripped.endswith("}"):
         body, form = stripped, "bare"
     else:

@@ -136,6 +136,10 @@ def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
             the provider's package missing): the message says what to set.
     """
     settings = client_settings(memory=memory)
+    # langchain-openai ends a stream silent for 120 s (stream_chunk_timeout) with a
+    # TimeoutError, before MNEMO_MODEL_TIMEOUT_S: a CPU server reads a long prompt
+    # in silence (issue 55, the local model). The whole-call deadline governs.
+    silence: dict[str, Any] = {"stream_chunk_timeout": settings["timeout"]} if spec.startswith("openai:") else {}
     try:
         return init_chat_model(
             spec,
@@ -143,6 +147,7 @@ def build_chat_model(spec: str, *, memory: bool = False) -> BaseChatModel:
             timeout=settings["timeout"],
             max_retries=int(settings["max_retries"]),
             **cap_arguments(spec, int(settings["max_tokens"])),
+            **silence,
             **(MEMORY_CALLS if memory else {}),
         )
     except Exception as exc:

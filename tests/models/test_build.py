@@ -75,6 +75,16 @@ async def test_a_model_server_that_never_answers_fails_the_call(env):
         await server.wait_closed()
 
 
+async def test_a_stream_may_be_silent_as_long_as_the_deadline_allows(env):
+    """langchain-openai's own limit on a silent stream (120 s) would end a reply
+    a CPU server is still reading the prompt of (issue 55): mnemo's deadline governs."""
+    env.setenv("MNEMO_ALLOWED_MODELS", "openai:slow")
+    env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    env.setenv("MNEMO_MODEL_TIMEOUT_S", "300")
+    model = await aload_chat_model("openai:slow")
+    assert model.stream_chunk_timeout == 300
+
+
 @pytest.mark.parametrize("configured", [None, ""])
 def test_without_a_configured_model_runs_and_the_allow_list_share_one_default(env, configured):
     from nodes.context import DEFAULT_MODEL, Context

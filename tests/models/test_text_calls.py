@@ -30,6 +30,8 @@ def _calls(message: AIMessage) -> list[tuple[str, dict]]:
         '{"name": "remember_note", "arguments": {"text": "The user is allergic to peanuts."}}',
         '<tool_call>\n{"name": "remember_note", "parameters": {"text": "The user is allergic to peanuts."}}'
         "\n</tool_call>",
+        # Qwen2.5-Coder-1.5B on xllamacpp (issue 55) wrapped its call in the template's <tools> tag.
+        '<tools>\n{"name": "remember_note", "arguments": {"text": "The user is allergic to peanuts."}}\n</tools>',
         '```\n{"name": "remember_note", "arguments": "{\\"text\\": \\"The user is allergic to peanuts.\\"}"}\n```',
     ],
 )
