@@ -44,7 +44,7 @@ def parse_json(body: bytes | str) -> Any:
     """``json.loads(body)``; a body nested past the parser's recursion limit
     is a :class:`NestedTooDeepError` (a ``ValueError``, like any bad JSON),
     never the ``RecursionError`` that would answer 500. Every route's parser
-    (this middleware, :func:`web.caller.json_object`)."""
+    (these middlewares, :func:`web.caller.json_body`, the development sign-in)."""
     try:
         return json.loads(body)
     except RecursionError:
