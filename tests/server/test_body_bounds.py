@@ -232,22 +232,3 @@ def test_the_servers_in_process_client_passes_as_the_platforms_authentication_le
     assert (got.status, got.route.bodies) == (200, [body])
     got = serve("/threads/t1/runs", body, {"Content-Length": str(len(body))}, root_path="/noauthx")
     assert (got.status, got.reads) == (401, 0)  # a look-alike root is no loopback
-
-
-def test_the_platforms_a2a_mark_is_set_for_a2a_requests_only():
-    """``PLATFORM_A2A`` admits the platform's A2A mark on a run's messages: set
-    for ``/a2a/{assistant_id}`` (the precondition), never for MCP or any other route."""
-    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t1"}}
-    for path, marked in (
-        ("/a2a/agent", True),
-        ("/a2a/agent/", True),
-        ("/mcp", False),
-        ("/store/items/search", False),
-        ("/threads/t1/runs", False),
-        ("/threads/t1/state", False),
-        ("/runs/wait", False),
-        ("/memory/notes", False),
-    ):
-        body = json.dumps({**rpc, "namespace_prefix": ["alice"]}).encode()
-        got = serve(path, body, {**auth(), "Content-Length": str(len(body))})
-        assert (got.status, got.route.a2a) == (200, [marked]), (path, got.answer)
