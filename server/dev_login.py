@@ -4,6 +4,8 @@ Served at ``POST /ui/dev-token`` only when ``MNEMO_DEV_LOGIN=1``, and only to a
 loopback, same-origin JSON request carrying the code ``./scripts/dev`` printed
 at this start (``MNEMO_DEV_LOGIN_CODE``), so a page of another site or another
 local account gets nothing; mints ``user`` tokens only, never ``admin`` ones.
+Its body is the only one read without a token, bounded small before it is
+read (:data:`server.body_bounds.DEV_TOKEN_BODY_BYTES`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import MnemoError, env, mint_token, secret_from_env, user_label
+from server.input_limits import parse_json
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"
 CODE_ENV = "MNEMO_DEV_LOGIN_CODE"
@@ -51,7 +54,7 @@ async def dev_token(request: Request) -> JSONResponse:
     if (reason := refusal(request)) is not None:
         return JSONResponse({"error": reason}, status_code=403)
     try:
-        body = await request.json()
+        body = parse_json(await request.body())  # too deeply nested: a ValueError (400), not a 500
         if not isinstance(body, dict):
             raise ValueError("Send the user id and the code as a JSON object")
         expected = env.raw(CODE_ENV)  # unset or empty: nobody signs in

@@ -9,10 +9,9 @@ only, within the bounds, no other state key, no ``as_node`` naming a node, no
 ``command`` but an update. 413, 415 or 422 with the reason, before the server
 parses anything; the graph's state holds the same rule (``nodes/state.py``).
 
-The server runs these middlewares after its own authentication
-(``langgraph.json``: ``middleware_order: auth_first``), so a body is read only
-once its caller is known, and never past the route's bound
-(:func:`bounded_body`).
+The body it reads was bounded by the layer ahead of every route
+(:mod:`server.body_bounds`): read only once its caller is known, never past
+the route's bound.
 """
 
 from __future__ import annotations
@@ -29,7 +28,8 @@ from mnemo import MAX_RUN_CHARS, ClientWriteError, InvalidInputError
 from nodes.client_writes import check_client_update, check_command
 from server.access import refusal_status
 
-#: Largest body of a bounded route, in bytes (JSON escapes cost some room).
+#: Largest body of a platform route (:data:`server.body_bounds.GENERAL`), in
+#: bytes: a run's input at its bound, JSON escapes included.
 MAX_BODY_BYTES = 8 * MAX_RUN_CHARS
 _BOUNDED = re.compile(r"^/threads(/[^/]+/state)?/?$")
 #: ``as_node`` values that write as the graph's input (what a run's input does).
@@ -44,7 +44,7 @@ def parse_json(body: bytes | str) -> Any:
     """``json.loads(body)``; a body nested past the parser's recursion limit
     is a :class:`NestedTooDeepError` (a ``ValueError``, like any bad JSON),
     never the ``RecursionError`` that would answer 500. Every route's parser
-    (this middleware, :func:`web.caller.json_object`)."""
+    (these middlewares, :func:`web.caller.json_body`, the development sign-in)."""
     try:
         return json.loads(body)
     except RecursionError:
@@ -104,9 +104,15 @@ async def bounded_body(scope: Scope, receive: Receive, limit: int = MAX_BODY_BYT
     return b"".join(chunks)
 
 
-async def too_large(scope: Scope, receive: Receive, send: Send, limit: int = MAX_BODY_BYTES) -> None:
-    """The 413 of a body over ``limit`` (:func:`bounded_body`)."""
-    await JSONResponse({"detail": f"request body over {limit} bytes"}, 413)(scope, receive, send)
+async def read_body(receive: Receive) -> bytes:
+    """The request's whole body, as :class:`server.body_bounds.BodyBounds` bounded it
+    ahead of every route (a middleware mounted after it reads it again here)."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    return b"".join(chunks)
 
 
 def replaying(body: bytes, receive: Receive) -> Receive:
@@ -132,10 +138,7 @@ class BoundedStateUpdates:
         if scope["type"] != "http" or scope["method"] != "POST" or not _BOUNDED.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        body = await bounded_body(scope, receive)
-        if body is None:
-            await too_large(scope, receive, send)
-            return
+        body = await read_body(receive)
         try:
             for update in _updates(scope["path"], parse_json(body or b"null")):
                 check_state_update(update)

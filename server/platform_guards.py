@@ -1,7 +1,7 @@
 """Bad requests the platform's own routes would answer with 500, answered
-first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``;
-the server runs it after its authentication, so only a known caller's body is
-read, and never past :data:`server.input_limits.MAX_BODY_BYTES`: 413).
+first with the 4xx that says why (ASGI middleware, mounted by ``web/app.py``
+after :mod:`server.body_bounds`: only a known caller's body reaches it, within
+its route's bound).
 
 * ``POST /store/items/search`` without ``namespace_prefix``: the platform
   reads the key unchecked (``KeyError``); 422 here.
@@ -43,7 +43,7 @@ from server.access import (
     refusal_status,
     request_caller,
 )
-from server.input_limits import NestedTooDeepError, bounded_body, parse_json, replaying, too_large
+from server.input_limits import NestedTooDeepError, parse_json, read_body, replaying
 from server.run_cap import RETRY_AFTER_S, aat_cap, no_early_429
 
 _GUARDED = re.compile(r"^(/store/items/search|/mcp|/a2a/[^/]+)/?$")
@@ -128,10 +128,7 @@ class PlatformGuards:
         if scope["type"] != "http" or scope["method"] != "POST" or not _GUARDED.match(path):
             await self.app(scope, receive, send)
             return
-        body = await bounded_body(scope, receive)
-        if body is None:
-            await too_large(scope, receive, send)
-            return
+        body = await read_body(receive)
         parsed: Any = None
         try:
             parsed = parse_json(body or b"null")

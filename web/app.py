@@ -3,7 +3,8 @@
 ``/ui`` (the console), ``/ui/admin`` (proposals and instructions, for admin tokens), ``/ui/common.js``,
 ``/ui/dev-token``, ``/ui/label``, ``POST /feedback`` (:mod:`web.feedback`), the ``/memory`` routes
 (:mod:`web.user_memory`, :mod:`web.app_memory`) and ``/memory/operator/<name>`` (:mod:`web.operator`);
-each checks the bearer token itself. Any route whose store is down answers 503.
+each checks the bearer token itself. Every route's body, the platform's too, is bounded
+before it is read (:mod:`server.body_bounds`). Any route whose store is down answers 503.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
+from server.body_bounds import BodyBounds
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates
 from server.model_errors import ModelErrorText
@@ -62,8 +64,15 @@ app = Starlette(
         *(Route(path, endpoint, methods=methods) for path, endpoint, methods in APP_MEMORY_ROUTES),
         Route("/feedback", feedback, methods=["POST"]),
     ],
-    # The server runs a custom app's middleware before all of its own routes.
-    middleware=[Middleware(BoundedStateUpdates), Middleware(PlatformGuards), Middleware(ModelErrorText)],
+    # The server applies a custom app's middleware to each of its routes, its own
+    # (after its authentication: middleware_order auth_first) and these: BodyBounds
+    # first, so no body is read before its caller is known, nor past its bound.
+    middleware=[
+        Middleware(BodyBounds),
+        Middleware(BoundedStateUpdates),
+        Middleware(PlatformGuards),
+        Middleware(ModelErrorText),
+    ],
     # This app is the server's root: the platform's own routes (/store/...) answer
     # 503 too when the store's database is down, within the pool's timeout.
     exception_handlers={

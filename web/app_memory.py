@@ -19,7 +19,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mnemo import (
-    MAX_MEMORY_BODY_BYTES,
     PROFILE_FIELDS,
     InvalidInputError,
     InvalidTokenError,
@@ -28,9 +27,10 @@ from mnemo import (
     Origin,
     User,
     check_message,
+    resolve_user,
 )
 from web import server_store
-from web.caller import BodyError, bounded_json, caller, route_origin
+from web.caller import BodyError, json_body, route_origin, verified_caller
 from web.failures import refusal
 
 
@@ -63,14 +63,15 @@ Handler = Callable[[Request, User, Origin, dict[str, Any]], Awaitable[JSONRespon
 
 
 def memory_route(route: str, handler: Handler, *, body: bool = True) -> Callable[[Request], Awaitable[JSONResponse]]:
-    """The endpoint around ``handler``: the body read and bounded, the caller
-    checked, each failure answered the same way on every route."""
+    """The endpoint around ``handler``: the caller checked, then the body read
+    (bounded by :mod:`server.body_bounds`), each failure answered the same way on every route."""
 
     async def endpoint(request: Request) -> JSONResponse:
         try:
-            data = await bounded_json(request, MAX_MEMORY_BODY_BYTES) if body else {}
+            who = verified_caller(request)
+            data = await json_body(request) if body else {}
             named = data.pop("user_id", None) if body else request.query_params.get("user_id")
-            user, who = caller(request, named)
+            user = resolve_user(who, named)
             return await handler(request, user, route_origin(who, route), data)
         except BodyError as exc:
             return JSONResponse({"error": str(exc), "field": "body"}, status_code=exc.status)

@@ -48,40 +48,22 @@ def route_origin(who: Caller, route: str) -> Origin:
     return Origin(source="admin" if who.admin else "user_said", actor=who.user_id, route=route)
 
 
-async def json_object(request: Request) -> dict[str, Any] | None:
-    """The request's body when it is a JSON object; ``None`` otherwise (the
-    route answers 400 saying what to send)."""
-    try:
-        body = parse_json(await request.body())
-    except ValueError:  # not JSON, or nested too deeply
-        return None
-    return body if isinstance(body, dict) else None
-
-
 class BodyError(Exception):
-    """A request body the route cannot take: ``status`` (400, 413) and why."""
+    """A request body the route cannot take: ``status`` (400) and why."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
 
 
-async def bounded_json(request: Request, max_bytes: int) -> dict[str, Any]:
-    """The request's JSON object body, read up to ``max_bytes`` (an empty body is ``{}``).
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object body (an empty body is ``{}``), as
+    :mod:`server.body_bounds` bounded it for its route before any route read it.
 
     Raises:
-        BodyError: 413 past ``max_bytes`` (read no further), 400 when not a JSON object.
+        BodyError: 400 when not a JSON object.
     """
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
-        raise BodyError(413, f"the body is limited to {max_bytes} bytes, this one has {declared}")
-    size, chunks = 0, []
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise BodyError(413, f"the body is limited to {max_bytes} bytes")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
+    raw = await request.body()
     if not raw.strip():
         return {}
     try:

@@ -9,19 +9,24 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import DEFAULT_ASSISTANT, InvalidTokenError, MnemoError, arecord_episode, build_episode
+from mnemo import DEFAULT_ASSISTANT, InvalidTokenError, MnemoError, arecord_episode, build_episode, resolve_user
 from server.access import OWNER
 from web import server_store
-from web.caller import caller, json_object
+from web.caller import BodyError, json_body, verified_caller
 
 
 async def feedback(request: Request) -> JSONResponse:
     from langchain_core.messages import convert_to_messages
     from langgraph_sdk import get_client
 
-    body = await json_object(request)
-    if body is None:
-        return JSONResponse({"error": "send a JSON object: {thread_id, user_id, outcome}"}, status_code=400)
+    try:
+        who = verified_caller(request)  # the caller first: nothing of an unknown one's body is read
+    except InvalidTokenError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=401)
+    try:
+        body = await json_body(request)
+    except BodyError as exc:
+        return JSONResponse({"error": f"send a JSON object: {{thread_id, user_id, outcome}} ({exc})"}, exc.status)
     outcome = body.get("outcome", "resolved")
     thread_id = str(body.get("thread_id") or "")
     if outcome not in ("resolved", "unresolved") or not thread_id:
@@ -29,9 +34,7 @@ async def feedback(request: Request) -> JSONResponse:
             {"error": "thread_id is required and outcome is 'resolved' or 'unresolved'"}, status_code=400
         )
     try:
-        user, who = caller(request, body.get("user_id"))
-    except InvalidTokenError as exc:
-        return JSONResponse({"error": str(exc)}, status_code=401)
+        user = resolve_user(who, body.get("user_id"))
     except MnemoError as exc:
         return JSONResponse({"error": str(exc)}, status_code=400)
     # In-process, the server's own API answers without auth: the owner check

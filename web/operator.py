@@ -17,9 +17,9 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MAX_OPERATOR_BODY_BYTES, OPERATIONS, MnemoError, Target
+from mnemo import OPERATIONS, MnemoError, Target
 from web import server_store
-from web.caller import BodyError, bounded_json, verified_caller
+from web.caller import BodyError, json_body, verified_caller
 from web.failures import refusal
 
 
@@ -36,7 +36,7 @@ async def operator(request: Request) -> JSONResponse:
     if run is None:
         return JSONResponse({"error": f"no operator command {request.path_params['name']!r}"}, status_code=404)
     try:
-        params = await bounded_json(request, MAX_OPERATOR_BODY_BYTES)
+        params = await json_body(request)
     except BodyError as exc:
         return JSONResponse({"error": f"send the command's parameters as a JSON object: {exc}"}, status_code=exc.status)
     client = get_client()  # in-process: the server's own API (threads), no auth in between

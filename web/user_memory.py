@@ -12,9 +12,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError
+from mnemo import MnemoError, resolve_user
 from web import server_store
-from web.caller import caller, json_object, route_origin
+from web.caller import BodyError, caller, json_body, route_origin, verified_caller
 from web.failures import refusal
 
 
@@ -35,14 +35,18 @@ async def export_memory(request: Request) -> JSONResponse:
 async def forget_memory(request: Request) -> JSONResponse:
     from mnemo import aforget, aupdate_profile
 
-    body = await json_object(request)
-    if body is None:
-        return JSONResponse({"error": "send a JSON object: {kind: 'profile' | 'note', key}"}, status_code=400)
+    try:
+        who = verified_caller(request)  # the caller first: nothing of an unknown one's body is read
+        body = await json_body(request)
+    except BodyError as exc:
+        return JSONResponse({"error": f"send a JSON object: {{kind: 'profile' | 'note', key}} ({exc})"}, exc.status)
+    except MnemoError as exc:
+        return refusal(exc)
     kind, key = body.get("kind"), body.get("key")
     if kind not in ("profile", "note") or not isinstance(key, str) or not key:
         return JSONResponse({"error": "kind is 'profile' or 'note' and key is a non-empty string"}, status_code=400)
     try:
-        user, who = caller(request, body.get("user_id"))
+        user = resolve_user(who, body.get("user_id"))
         origin = route_origin(who, "POST /memory/forget")
         store = await server_store.get()
         if kind == "profile":

@@ -126,7 +126,7 @@ def test_a_run_adds_a_bounded_number_of_text_messages():
             check_run_input({"messages": [{"role": "user", "content": blocks}]})
 
 
-def test_a_state_update_is_bounded_like_a_run():
+def test_a_state_update_is_bounded_like_a_run(monkeypatch):
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.requests import Request
@@ -134,20 +134,25 @@ def test_a_state_update_is_bounded_like_a_run():
     from starlette.routing import Route
     from starlette.testclient import TestClient
 
+    from mnemo.access.tokens import mint_token
+    from server.body_bounds import BodyBounds
     from server.input_limits import BoundedStateUpdates
+
+    monkeypatch.setenv("MNEMO_JWT_SECRET", "l" * 40)
+    signed_in = {"authorization": f"Bearer {mint_token('alice', secret='l' * 40)}"}
 
     async def echo(request: Request) -> JSONResponse:
         return JSONResponse({"got": await request.json()})
 
     app = Starlette(
         routes=[Route("/threads/{tid}/state", echo, methods=["POST"]), Route("/threads", echo, methods=["POST"])],
-        middleware=[Middleware(BoundedStateUpdates)],
+        middleware=[Middleware(BodyBounds), Middleware(BoundedStateUpdates)],  # as web/app.py mounts them
     )
     from mnemo.core.limits import MAX_RUN_MESSAGES
 
     many = [{"role": "user", "content": "hi"}] * (MAX_RUN_MESSAGES + 1)  # a small body, over the count
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:," + "A" * 1000}}]}]
-    with TestClient(app) as tc:
+    with TestClient(app, headers=signed_in) as tc:
         ok = {"values": {"messages": [{"role": "user", "content": "hi"}]}}
         assert tc.post("/threads/t1/state", json=ok).json() == {"got": ok}  # passed through, body intact
         assert tc.post("/threads/t1/state", json={"values": {"messages": many}}).status_code == 413

@@ -203,14 +203,16 @@ async def check_boundary(server: DevServer, stub) -> None:
         assert res.status_code == refused, res.text
         res = httpx.post(f"{url}/threads/{thread_a}/state", json={"values": {"messages": messages}}, headers=good)
         assert res.status_code == refused, res.text
-    huge_image: dict = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 1_000_000}}
-    res = httpx.post(
-        f"{url}/threads/{thread_a}/runs/wait",
-        json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": [huge_image]}]}},
-        headers=good,
-        timeout=60,
-    )
-    assert res.status_code == 415, res.text  # a 1 MB image never reaches the model
+    # An image within the body's bound is refused as not text; past it (1 MB), as too large, unread.
+    for size, refused in ((100_000, 415), (1_000_000, 413)):
+        huge_image: dict = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * size}}
+        res = httpx.post(
+            f"{url}/threads/{thread_a}/runs/wait",
+            json={"assistant_id": "agent", "input": {"messages": [{"role": "user", "content": [huge_image]}]}},
+            headers=good,
+            timeout=60,
+        )
+        assert res.status_code == refused, res.text  # the image never reaches the model
     assert len((await alice.threads.get_state(thread_a))["values"]["messages"]) == before  # nothing was added
 
     # ---- development sign-in: the console's own page only.

@@ -133,3 +133,25 @@ def test_an_mcp_run_is_held_to_the_run_routes_user_and_context_rules():
     assert status == 413 and "context" in reason
     assert refusal("/mcp", call({"pad": "x" * MAX_CONTEXT_BYTES}), caller=admin)[0] == 413
     assert refusal("/mcp", call([1, 2]), caller=user) is None  # not an object: the platform answers it
+
+
+def test_the_platforms_a2a_mark_is_set_for_a2a_requests_only(monkeypatch):
+    """``PLATFORM_A2A`` admits the platform's A2A mark on a run's messages: set
+    for ``/a2a/{assistant_id}`` (the precondition), never for MCP or any other route."""
+    from tests.server.test_body_bounds import SECRET, auth, serve  # raw ASGI through web/app.py's middleware
+
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t1"}}
+    for path, marked in (
+        ("/a2a/agent", True),
+        ("/a2a/agent/", True),
+        ("/mcp", False),
+        ("/store/items/search", False),
+        ("/threads/t1/runs", False),
+        ("/threads/t1/state", False),
+        ("/runs/wait", False),
+        ("/memory/notes", False),
+    ):
+        body = json.dumps({**rpc, "namespace_prefix": ["alice"]}).encode()
+        got = serve(path, body, {**auth(), "Content-Length": str(len(body))})
+        assert (got.status, got.route.a2a) == (200, [marked]), (path, got.answer)

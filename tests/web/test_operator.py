@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from mnemo import User, aremember, aupdate_profile
 from mnemo.access.tokens import mint_token
 from mnemo.audit.chain import alist_audit
+from server.body_bounds import BOUNDS, BodyBounds, Bound
 
 SECRET = "o" * 40
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,10 @@ def operator_app(monkeypatch, store):
         return store
 
     monkeypatch.setattr(web.server_store, "get", own_store)
-    return Starlette(routes=[Route("/memory/operator/{name}", operator, methods=["POST"])])
+    # Behind the layer web/app.py mounts ahead of every route: it bounds the body.
+    return Starlette(
+        routes=[Route("/memory/operator/{name}", operator, methods=["POST"])], middleware=[Middleware(BodyBounds)]
+    )
 
 
 def post(app, name: str, body, token: str | None):
@@ -77,16 +82,22 @@ def test_operator_commands_are_for_admins_only(operator_app, store):
 
 
 def test_an_operator_write_is_audited_with_its_route_and_an_oversized_body_is_refused(operator_app, store, monkeypatch):
-    import web.operator
-
     admin = mint_token("backend", secret=SECRET, role="admin")
     res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a dog."}, admin)
     assert res.status_code == 200 and res.json()["status"] == "stored"
     (record,) = asyncio.run(alist_audit(store, User.of("alice")))
     assert (record["route"], record["actor"]) == ("POST /memory/operator/remember", "backend")
-    monkeypatch.setattr(web.operator, "MAX_OPERATOR_BODY_BYTES", 100)
+    monkeypatch.setitem(BOUNDS, "/memory/operator/{name}", Bound(50, admin=100))
     res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 200}, admin)
     assert res.status_code == 413 and len(asyncio.run(alist_audit(store, User.of("alice")))) == 1
+    # An admin's bound is the import's; a user's (who gets 403 here) the small one.
+    res = post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 30}, admin)
+    assert res.status_code == 200 and len(asyncio.run(alist_audit(store, User.of("alice")))) == 2
+    user = mint_token("alice", secret=SECRET)
+    assert post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat."}, user).status_code == 403
+    assert (
+        post(operator_app, "remember", {"user_id": "alice", "text": "Has a cat." + " " * 30}, user).status_code == 413
+    )
 
 
 def test_the_server_runs_the_operations_without_loading_the_commands():

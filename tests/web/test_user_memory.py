@@ -87,3 +87,34 @@ def test_a_forget_is_audited_with_the_route_and_the_caller(monkeypatch, store, c
         caller,
         "POST /memory/forget",
     )
+
+
+def test_forget_and_feedback_check_the_token_before_they_read_the_body(monkeypatch):
+    """Behind the body layer (server/body_bounds.py) no unknown caller's body reaches
+    them; alone, each still answers 401 before it reads one (a bad body too)."""
+    import web.feedback
+    import web.user_memory
+
+    monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
+    read: list[str] = []
+    app = Starlette(
+        routes=[
+            Route("/memory/forget", web.user_memory.forget_memory, methods=["POST"]),
+            Route("/feedback", web.feedback.feedback, methods=["POST"]),
+        ]
+    )
+
+    async def body(request):
+        read.append(request.url.path)
+        return b"{not json"
+
+    monkeypatch.setattr("starlette.requests.Request.body", body)
+    signed_in = {"authorization": f"Bearer {mint_token('alice', secret=SECRET)}"}
+    with TestClient(app) as tc:
+        for path in ("/memory/forget", "/feedback"):
+            # The precondition: a signed-in caller's body is read (and, not JSON, refused).
+            assert tc.post(path, content=b"{not json", headers=signed_in).status_code == 400
+            assert read.pop() == path
+            for headers in ({}, {"authorization": "Bearer nope"}):
+                assert tc.post(path, content=b"{not json", headers=headers).status_code == 401
+            assert read == [], path
