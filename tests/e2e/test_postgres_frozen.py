@@ -44,6 +44,16 @@ def database_processes(pgdata: Path) -> list[psutil.Process]:
     return [postmaster, *postmaster.children(recursive=True)]
 
 
+def signal_each(processes: list[psutil.Process], sig: signal.Signals) -> None:
+    """``sig`` to each of ``processes``, leaving out one that has ended since it was listed (a
+    backend already exiting then: once the postmaster runs again, it reaps it)."""
+    for proc in processes:
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 async def reached_model(stub, text: str, started: float, limit: float) -> float:
     """Seconds after ``started`` at which the model received a turn saying ``text``."""
     while not any(text in str(r["messages"][-1].get("content")) for r in stub.requests):
@@ -91,8 +101,7 @@ async def test_a_frozen_postgres_holds_no_turn_and_the_cap_still_holds(workdir, 
 
         threads = [(await c.threads.create())["thread_id"] for c in (zhou, li)]
         frozen = database_processes(pgdata)
-        for proc in frozen:
-            os.kill(proc.pid, signal.SIGSTOP)
+        signal_each(frozen, signal.SIGSTOP)
         started = time.monotonic()
         runs = await asyncio.gather(
             *(
@@ -132,8 +141,7 @@ async def test_a_frozen_postgres_holds_no_turn_and_the_cap_still_holds(workdir, 
         refused = more[statuses.index("error")]
         assert REFUSED in str(await hog.runs.join(refused["thread_id"], refused["run_id"]))
 
-        for proc in frozen:
-            os.kill(proc.pid, signal.SIGCONT)
+        signal_each(frozen, signal.SIGCONT)
         frozen = []
         stub.release()
         for r in [*held, *more]:
@@ -142,11 +150,7 @@ async def test_a_frozen_postgres_holds_no_turn_and_the_cap_still_holds(workdir, 
         assert run["status"] == "success", server.output()
         assert 'city: "Hangzhou"' in system_prompts(stub)[-1], server.output()  # memory is back
     finally:
-        for proc in frozen:  # never leave a stopped PostgreSQL behind
-            try:
-                os.kill(proc.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        signal_each(frozen, signal.SIGCONT)  # never leave a stopped PostgreSQL behind
         stub.release()
         server.stop()
 
@@ -191,8 +195,7 @@ async def test_a_user_whose_runs_ended_while_postgres_was_frozen_is_not_locked_o
         lapse = min(row[1] for row in before)  # the earliest they would lapse: no renewal while frozen
 
         frozen = database_processes(pgdata)
-        for proc in frozen:
-            os.kill(proc.pid, signal.SIGSTOP)
+        signal_each(frozen, signal.SIGSTOP)
         stub.release()
         for r in held:
             await asyncio.wait_for(back.runs.join(r["thread_id"], r["run_id"]), 60)
@@ -201,8 +204,7 @@ async def test_a_user_whose_runs_ended_while_postgres_was_frozen_is_not_locked_o
             return server.output(tail=200_000).count("release failed") >= CAP
 
         await until(releases_failed, "the releases did not fail while frozen", server)
-        for proc in frozen:
-            os.kill(proc.pid, signal.SIGCONT)
+        signal_each(frozen, signal.SIGCONT)
         frozen = []
         thawed = time.monotonic()
 
@@ -229,10 +231,6 @@ async def test_a_user_whose_runs_ended_while_postgres_was_frozen_is_not_locked_o
             await asyncio.wait_for(back.runs.join(r["thread_id"], r["run_id"]), 60)
             assert (await back.runs.get(r["thread_id"], r["run_id"]))["status"] == "success", server.output()
     finally:
-        for proc in frozen:  # never leave a stopped PostgreSQL behind
-            try:
-                os.kill(proc.pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        signal_each(frozen, signal.SIGCONT)  # never leave a stopped PostgreSQL behind
         stub.release()
         server.stop()
