@@ -230,3 +230,18 @@ async def chat(
     )
     await client.runs.join(thread_id, run["run_id"])
     return await client.runs.get(thread_id, run["run_id"])
+
+
+async def resolved_case(server: DevServer, user_id: str, said: str) -> dict:
+    """``said`` in a new thread of ``user_id``, then the thread closed as resolved by that user
+    (``POST /feedback``): the episode the route kept."""
+    run = await chat(client(server, user_id), said, user_id=user_id)
+    assert run["status"] == "success", server.output()
+    closed = httpx.post(
+        f"{server.url}/feedback",
+        json={"thread_id": run["thread_id"], "outcome": "resolved"},
+        headers={"Authorization": f"Bearer {token(user_id)}"},
+        timeout=60,
+    )
+    assert closed.status_code == 200, closed.text
+    return closed.json()["episode"]

@@ -6,10 +6,9 @@ by meaning in their next similar case."""
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, cli, client, system_prompts, token
+from tests.devserver import DevServer, chat, cli, client, resolved_case, system_prompts
 
 pytestmark = pytest.mark.e2e
 
@@ -23,22 +22,14 @@ async def test_a_phone_number_before_a_full_stop_reaches_no_other_user(workdir, 
     server.start()
     try:
         zhou, li = client(server, "u_zhou"), client(server, "u_li")
-        run = await chat(zhou, SAID, user_id="u_zhou")
-        assert run["status"] == "success", server.output()
-        closed = httpx.post(
-            f"{server.url}/feedback",
-            json={"thread_id": run["thread_id"], "outcome": "resolved"},
-            headers={"Authorization": f"Bearer {token('u_zhou')}"},
-            timeout=30,
-        )
-        assert closed.status_code == 200, closed.text
-        assert closed.json()["episode"]["text"] == SAID  # the user's own copy, as said
+        episode = await resolved_case(server, "u_zhou", SAID)
+        assert episode["text"] == SAID  # the user's own copy, as said
         # The route's episode is indexed: the user's next similar case finds it by meaning.
         run = await chat(zhou, "My purifier makes no air, what should I do?", user_id="u_zhou")
         assert run["status"] == "success", server.output()
         assert [line for line in system_prompts(stub)[-1].splitlines() if "Customer:" in line and SAID in line]
 
-        done = cli("promote-episode", "u_zhou", closed.json()["episode"]["id"], url=server.url)
+        done = cli("promote-episode", "u_zhou", episode["id"], url=server.url)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["text"] == "My purifier makes no air; my phone is [phone]."
 
@@ -74,19 +65,11 @@ async def test_personal_data_however_written_reaches_no_other_user(workdir, serv
     server = DevServer(workdir, server_env)
     server.start()
     try:
-        zhou, li = client(server, "u_zhou"), client(server, "u_li")
-        run = await chat(zhou, HIDDEN, user_id="u_zhou")
-        assert run["status"] == "success", server.output()
-        closed = httpx.post(
-            f"{server.url}/feedback",
-            json={"thread_id": run["thread_id"], "outcome": "resolved"},
-            headers={"Authorization": f"Bearer {token('u_zhou')}"},
-            timeout=30,
-        )
-        assert closed.status_code == 200, closed.text
-        assert closed.json()["episode"]["text"] == HIDDEN  # the user's own copy, as said
+        li = client(server, "u_li")
+        episode = await resolved_case(server, "u_zhou", HIDDEN)
+        assert episode["text"] == HIDDEN  # the user's own copy, as said
 
-        done = cli("promote-episode", "u_zhou", closed.json()["episode"]["id"], url=server.url)
+        done = cli("promote-episode", "u_zhou", episode["id"], url=server.url)
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["text"] == HIDDEN_SHARED
 

@@ -12,7 +12,7 @@ import json
 import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, cli, client, system_prompts, token
+from tests.devserver import DevServer, chat, cli, client, resolved_case, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 
@@ -30,18 +30,10 @@ def _notes(server: DevServer, user_id: str) -> list[str]:
 
 
 async def _closed_case(server: DevServer, user_id: str) -> str:
-    """A case holding the block, closed as resolved by its user (``POST /feedback``): its episode id."""
-    run = await chat(client(server, user_id), CASE, user_id=user_id)
-    assert run["status"] == "success", server.output()
-    closed = httpx.post(
-        f"{server.url}/feedback",
-        json={"thread_id": run["thread_id"], "outcome": "resolved"},
-        headers={"Authorization": f"Bearer {token(user_id)}"},
-        timeout=60,
-    )
-    assert closed.status_code == 200, closed.text
-    assert BLOCK in closed.json()["episode"]["text"]
-    return closed.json()["episode"]["id"]
+    """A case holding the block, closed as resolved by its user: its episode id."""
+    episode = await resolved_case(server, user_id, CASE)
+    assert BLOCK in episode["text"]
+    return episode["id"]
 
 
 async def test_a_forget_note_block_in_a_past_case_deletes_nobodys_note(workdir, server_env, stub):
