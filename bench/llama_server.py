@@ -84,7 +84,7 @@ def serve(
     """The local server of ``model`` on ``port`` (``slots`` requests at once, ``ctx`` tokens
     shared; llama.cpp's log to ``log``); yields its OpenAI base URL once ``/health``
     answers (within ``ready_s``: the model is loaded). ``args``: another command (tests)."""
-    from tests.devserver import wait_ready
+    from harness.devserver import wait_ready
 
     if args is None:
         prepare(model, cache)  # downloaded before the wait starts: a first download is not a slow start

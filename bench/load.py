@@ -2,8 +2,8 @@
 
 ``python -m bench load`` starts the server the way the README does
 (``./scripts/dev`` in a copy of the project, through the same harness as the
-end-to-end tests, ``tests/devserver.py``) with the local OpenAI-compatible stub
-(``tests/stub_openai.py``) as the model, then lets N users hold a T-turn
+end-to-end tests, ``harness/devserver.py``) with the local OpenAI-compatible stub
+(``harness/stub_openai.py``) as the model, then lets N users hold a T-turn
 conversation each, all at the same time, through ``langgraph_sdk``, each
 signed in with their own token:
 
@@ -146,7 +146,7 @@ async def _cpu_per_turn_ms(server: Any, users: list[SimUser], turns: range, dead
 
 
 async def _converse(server: Any, user: SimUser, turns: range, deadline: float, done: list[int]) -> None:
-    from tests.devserver import client as signed_in
+    from harness.devserver import client as signed_in
 
     client = signed_in(server, user.uid)
     thread_id = None
@@ -167,7 +167,7 @@ async def _converse(server: Any, user: SimUser, turns: range, deadline: float, d
 
 
 async def _stored(server: Any, user: SimUser) -> tuple[set[str], list[str]]:
-    from tests.devserver import client as signed_in
+    from harness.devserver import client as signed_in
 
     client = signed_in(server, user.uid)
     profile = {i["key"] for i in (await client.store.search_items((user.uid, "profile"), limit=50))["items"]}
@@ -225,8 +225,8 @@ async def _writes(server: Any, users: list[SimUser]) -> dict[str, int]:
 async def _run_scenario(
     config: str | None, *, users: int, turns: int, max_seconds: float, kill_after: float | None
 ) -> dict[str, Any]:
-    from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
-    from tests.stub_openai import StubServer
+    from harness.devserver import DevServer, copy_project, server_environment, write_dotenv
+    from harness.stub_openai import StubServer
 
     sims = [SimUser(i) for i in range(users)]
     with tempfile.TemporaryDirectory(prefix="mnemo-load-") as tmp, StubServer() as stub:

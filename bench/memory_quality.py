@@ -1,7 +1,7 @@
 """What mnemo remembers with a given model, through the server users run (issue 42).
 
 ``python -m bench memory-quality`` starts ``./scripts/dev`` in a copy of the
-project (the e2e harness, ``tests/devserver.py``) pointed, through the
+project (the e2e harness, ``harness/devserver.py``) pointed, through the
 recording proxy of :mod:`bench.model_proxy`, at an OpenAI-compatible server:
 one already running (``--base-url``/``--model-name``) or the llama-server that
 ``python -m bench real-model`` builds (``--model``). Each conversation of the
@@ -93,7 +93,7 @@ def _running(base_url: str, name: str) -> Iterator[tuple[str, str, dict[str, Any
 def _llama(model: str, cache: Path | None) -> Iterator[tuple[str, str, dict[str, Any]]]:
     """The local model server as ``python -m bench real-model`` serves it."""
     from bench import llama_server
-    from tests.devserver import free_port
+    from harness.devserver import free_port
 
     if model not in llama_server.MODELS:
         raise SystemExit(
@@ -161,8 +161,8 @@ async def conversation(
     server: Any, proxy: RecordingProxy, label: dict[str, Any], context: dict[str, Any], settle_s: float
 ) -> dict[str, Any]:
     """One labelled conversation through the server; what it stored and what the probes' prompts held."""
-    from tests.devserver import client as signed_in
-    from tests.devserver import token
+    from harness.devserver import client as signed_in
+    from harness.devserver import token
 
     user = "mq-" + re.sub(r"[^A-Za-z0-9_-]", "-", label["id"])
     client = signed_in(server, user)

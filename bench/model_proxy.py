@@ -2,7 +2,7 @@
 
 :class:`RecordingProxy` forwards every request to the model server and keeps it
 with its answer; :func:`started_mnemo` starts ``./scripts/dev`` in a copy of the
-project (the e2e harness, ``tests/devserver.py``) with the ``.env`` a user of that
+project (the e2e harness, ``harness/devserver.py``) with the ``.env`` a user of that
 server writes (:func:`mnemo_settings`), pointed at the proxy. Used by
 ``python -m bench real-model`` and ``memory-quality``.
 """
@@ -171,7 +171,7 @@ def mnemo_settings(spec: str, api_key: str = "sk-no-key", model_timeout_s: float
 def started_mnemo(tmp: Path, proxy: RecordingProxy, settings: dict[str, str]) -> tuple[Any, Path]:
     """``./scripts/dev`` of a copy of the project in ``tmp``, its model reached through ``proxy``
     (``settings`` in its ``.env``), started; the server and the copy's folder."""
-    from tests.devserver import DevServer, copy_project, server_environment, write_dotenv
+    from harness.devserver import DevServer, copy_project, server_environment, write_dotenv
 
     workdir = copy_project(tmp / "mnemo")
     write_dotenv(workdir, SimpleNamespace(base_url=proxy.base_url), **settings)  # type: ignore[arg-type]

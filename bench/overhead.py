@@ -89,12 +89,12 @@ def _encoding_log(
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs import builder
+    from harness.scripted import tool_call
+    from harness.stub_openai import REMEMBER
     from mnemo.stores import default_embeddings, open_store, sparse_encoder
     from nodes.context import Context
-    from tests.scripted import tool_call
-    from tests.stub_openai import REMEMBER
 
-    def respond(messages: list, tools: list[str]) -> AIMessage:  # the stub's answers (tests/stub_openai.py)
+    def respond(messages: list, tools: list[str]) -> AIMessage:  # the stub's answers (harness/stub_openai.py)
         last = messages[-1]
         if isinstance(last, HumanMessage) and "remember_note" in tools and (m := REMEMBER.search(last.text)):
             return tool_call("remember_note", text=m.group(1))

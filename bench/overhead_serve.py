@@ -1,8 +1,8 @@
 """The served part of ``python -m bench overhead``: three graphs under one ``langgraph dev``.
 
 One server per store, started the way the README does (``./scripts/dev`` in
-a copy of the project, through ``tests/devserver.py``, the stub model of
-``tests/stub_openai.py``), whose copied config serves beside mnemo's
+a copy of the project, through ``harness/devserver.py``, the stub model of
+``harness/stub_openai.py``), whose copied config serves beside mnemo's
 ``agent`` (as shipped) the bare agent (:mod:`bench.bare_agent`) and
 LangChain's memory-agent template (:mod:`bench.memory_agent`): the same model,
 the same embedder and store index.
@@ -190,7 +190,7 @@ def report(turns: list[dict[str, Any]], idle_per_s: float) -> dict[str, Any]:
 
 
 async def _sequential(server: Any, sid: int, users: int, turns: int) -> dict[str, list[dict[str, Any]]]:
-    from tests.devserver import client
+    from harness.devserver import client
 
     sims = [SimUser(i) for i in range(users)]
     clients = {u.uid: client(server, u.uid) for u in sims}
@@ -212,7 +212,7 @@ async def _concurrent(
     server: Any, sid: int, users: int, turns: int
 ) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """Per graph, the figures of its users at once, and its turns (for :func:`anchor`)."""
-    from tests.devserver import client
+    from harness.devserver import client
 
     out, every = {}, {}
     for g in GRAPHS:
@@ -239,8 +239,8 @@ async def _concurrent(
 async def _serve(
     config: str, *, users: int, turns: int, concurrent_users: int, concurrent_turns: int, idle_seconds: float
 ) -> dict[str, Any]:
-    from tests.devserver import DevServer, client, copy_project, server_environment, write_dotenv
-    from tests.stub_openai import StubServer
+    from harness.devserver import DevServer, client, copy_project, server_environment, write_dotenv
+    from harness.stub_openai import StubServer
 
     started, load_before = time.perf_counter(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="mnemo-overhead-") as tmp, StubServer() as stub:

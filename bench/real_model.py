@@ -6,7 +6,7 @@
 or Qwen2.5-Coder-1.5B-Instruct), asks it directly what
 mnemo's model calls depend on (:func:`bench.model_probe.probe`), then starts
 ``./scripts/dev`` in a copy of the project (the e2e harness,
-``tests/devserver.py``) pointed at it as a user would (``OPENAI_BASE_URL``,
+``harness/devserver.py``) pointed at it as a user would (``OPENAI_BASE_URL``,
 ``MNEMO_MODEL=openai:<alias>``, a dummy key), through a recording proxy (:mod:`bench.model_proxy`) that
 keeps every request mnemo sent and every answer. A user then says their name,
 their city and "allergic to peanuts" in three turns of one thread, and asks a
@@ -67,7 +67,7 @@ async def _stored(client: Any) -> dict[str, Any]:
 
 
 async def _conversation(server: Any, proxy: RecordingProxy, context: dict[str, Any]) -> dict[str, Any]:
-    from tests.devserver import client as signed_in
+    from harness.devserver import client as signed_in
 
     client = signed_in(server, USER)
     turns = []
@@ -126,7 +126,7 @@ def run(
     (``MNEMO_MODEL_TIMEOUT_S`` in ``.env``, ``extraction_timeout_s`` in each
     run's context); unset, mnemo's defaults hold. ``only`` picks the parts run
     through mnemo: the conversation and the cases of :data:`CASES`."""
-    from tests.devserver import free_port, server_environment
+    from harness.devserver import free_port, server_environment
 
     started = time.time()
     served = MODELS[model]

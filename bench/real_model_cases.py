@@ -70,7 +70,7 @@ def _requests(proxy: Any, since: float) -> list[dict[str, Any]]:
 
 
 def _export(server: Any, user_id: str) -> dict[str, Any]:
-    from tests.devserver import token
+    from harness.devserver import token
 
     res = httpx.get(f"{server.url}/memory/export", headers={"Authorization": f"Bearer {token(user_id)}"}, timeout=120)
     return res.json() if res.status_code == 200 else {"error": res.text[:300]}
@@ -82,7 +82,7 @@ def _notes(export: dict[str, Any]) -> list[dict[str, Any]]:
 
 def consolidate(server: Any, proxy: Any, workdir: Path, settings: dict[str, str], context: dict[str, Any]) -> dict:
     """The ``consolidate`` case (module docstring)."""
-    from tests.devserver import server_environment, token
+    from harness.devserver import server_environment, token
 
     admin = {"Authorization": f"Bearer {token('ops', admin=True)}"}
     seeded = []
@@ -120,7 +120,7 @@ def consolidate(server: Any, proxy: Any, workdir: Path, settings: dict[str, str]
 
 def rewrite(server: Any, proxy: Any, workdir: Path, settings: dict[str, str], context: dict[str, Any]) -> dict:
     """The ``rewrite`` case (module docstring)."""
-    from tests.devserver import client as signed_in
+    from harness.devserver import client as signed_in
 
     async def through_agent() -> dict[str, Any]:
         user = signed_in(server, REWRITE_USER)

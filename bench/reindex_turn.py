@@ -148,7 +148,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], turns: int) 
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.scripted import tool_call
+    from harness.scripted import tool_call
 
     def respond(messages: list, tool_names: list[str]) -> Any:
         from langchain_core.messages import AIMessage

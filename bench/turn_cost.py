@@ -1,7 +1,7 @@
 """What one turn of the agent costs: store round trips, embeddings, latency, tokens.
 
 The compiled graph (``graphs.builder.compile(store=..., checkpointer=...)``)
-is driven by a scripted chat model (``tests/scripted.py``: it answers by
+is driven by a scripted chat model (``harness/scripted.py``: it answers by
 rule, extraction included, so no model server and no network are needed and
 the memory code runs unchanged) over a scripted conversation
 (:mod:`bench.turn_script`) of several
@@ -251,7 +251,7 @@ def run(out: Path, *, smoke: bool = False, counter: TokenCounter | None = None) 
             "users": sorted({t.user for t in turns}),
             "turns": len(turns),
             "seeded_notes_for_u_big": driven["seeded_notes"],
-            "chat_model": "scripted (tests/scripted.py): instant answers, so times are mnemo's own overhead",
+            "chat_model": "scripted (harness/scripted.py): instant answers, so times are mnemo's own overhead",
             "store": (
                 "InMemoryStore with the bundled multilingual-e5-small index "
                 "(round trips as a networked store would make them)"

@@ -22,10 +22,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 @contextmanager
 def scripted_model(name: str, respond: Callable[[list[BaseMessage], list[str]], AIMessage]) -> Iterator[None]:
-    """``tests/scripted.py``'s chat model answering by ``respond(messages, tool names)``,
+    """``harness/scripted.py``'s chat model answering by ``respond(messages, tool names)``,
     among the models a run may name (``mnemo.models.MODELS``) as ``name`` for the block."""
+    from harness.scripted import ScriptedChatModel
     from mnemo.models import MODELS
-    from tests.scripted import ScriptedChatModel
 
     MODELS[name] = ScriptedChatModel(respond=respond)
     try:
@@ -162,7 +162,7 @@ def seed_notes(n: int) -> list[str]:
 
 
 class Script:
-    """Responder for :class:`tests.scripted.ScriptedChatModel`."""
+    """Responder for :class:`harness.scripted.ScriptedChatModel`."""
 
     def __init__(self, turns: list[ScriptedTurn], extraction_latency_s: float = 0.0) -> None:
         self.by_text = {t.text: t for t in turns}
@@ -171,7 +171,7 @@ class Script:
         """Everything each extraction call was sent (its messages' text)."""
 
     def __call__(self, messages: list[BaseMessage], tool_names: list[str]) -> AIMessage:
-        from tests.scripted import tool_call
+        from harness.scripted import tool_call
 
         if "MemoryExtraction" in tool_names:
             time.sleep(self.extraction_latency_s)  # runs in a worker thread (ScriptedChatModel)

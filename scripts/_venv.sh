@@ -9,7 +9,7 @@ PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
-# A copy sharing another checkout's .venv (a symlink, as tests/devserver.py makes)
+# A copy sharing another checkout's .venv (a symlink, as harness/devserver.py makes)
 # installs that checkout, never itself: an editable install pointing at a copy
 # would outlive the copy. A .venv linked to a virtualenv kept outside any checkout
 # (its directory holds no mnemo pyproject.toml) installs this checkout.

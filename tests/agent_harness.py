@@ -10,8 +10,8 @@ import re
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from harness.scripted import tool_call
 from nodes.context import Context
-from tests.scripted import tool_call
 
 #: What a run needs to count as started by a LangGraph server (nodes.background_writer.on_platform).
 ON_PLATFORM = {"langgraph_request_id": "req-1"}

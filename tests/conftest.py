@@ -11,13 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from graphs.agent import builder
+from harness.scripted import ScriptedChatModel
 from mnemo import User
 from mnemo.access.entitlements import aadmit, aset_entitlement, ausage_today
 from mnemo.audit import Origin
 from mnemo.stores.embeddings import index_config
 from nodes import background_writer, chat_models
 from tests.agent_harness import FakeServer, Script
-from tests.scripted import ScriptedChatModel
 from tests.skips import (
     enable_with,
     pytest_terminal_summary,  # noqa: F401  (the hook, found here by pytest)
@@ -45,8 +45,8 @@ def index():
 def cached_index():
     """The same model behind a cache, so each text is embedded once per session
     whichever backend of the conformance suite asks first."""
+    from harness.store_backends import CachedEmbeddings
     from mnemo.stores.embeddings import embeddings
-    from tests.store_backends import CachedEmbeddings
 
     return index_config(CachedEmbeddings(embeddings))
 
@@ -55,8 +55,8 @@ def cached_index():
 def pg(tmp_path_factory):
     """The embedded PostgreSQL, started once per session in a temporary
     directory; an error here fails the suite (``MNEMO_SKIP_POSTGRES=1`` skips)."""
+    from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
     from mnemo.stores import embedded_postgres as pgserver
-    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
     if skip_postgres():
         pytest.skip(SKIP_POSTGRES_REASON)
@@ -119,8 +119,8 @@ def admit_at_once(store, user):
 
 @pytest.fixture
 def stub():
-    """A local OpenAI-compatible model server (tests/stub_openai.py)."""
-    from tests.stub_openai import StubServer
+    """A local OpenAI-compatible model server (harness/stub_openai.py)."""
+    from harness.stub_openai import StubServer
 
     with StubServer() as server:
         yield server
@@ -157,8 +157,8 @@ def browser():
 
 @pytest.fixture
 def workdir(tmp_path: Path) -> Path:
-    """A user's checkout of the project (see tests/devserver.py)."""
-    from tests.devserver import copy_project
+    """A user's checkout of the project (see harness/devserver.py)."""
+    from harness.devserver import copy_project
 
     return copy_project(tmp_path / "mnemo")
 
@@ -166,7 +166,7 @@ def workdir(tmp_path: Path) -> Path:
 @pytest.fixture
 def server_env(workdir, stub) -> dict[str, str]:
     """A user's shell, and a ``.env`` pointing the server at the stub model."""
-    from tests.devserver import server_environment, write_dotenv
+    from harness.devserver import server_environment, write_dotenv
 
     write_dotenv(workdir, stub)
     return server_environment()

@@ -12,8 +12,8 @@ import sys
 
 from langgraph.store.base import PutOp
 
+from harness.store_backends import HashEmbeddings
 from mnemo.stores.factory import open_store
-from tests.store_backends import HashEmbeddings
 
 #: Items per batch; a batch is all-or-nothing.
 BATCH_SIZE = 3

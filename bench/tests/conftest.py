@@ -22,8 +22,8 @@ def postgres_uri(request, tmp_path):
     if request.param == "memory":
         yield None
         return
+    from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
     from mnemo.stores import running_embedded_postgres
-    from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
     if skip_postgres():
         pytest.skip(SKIP_POSTGRES_REASON)

@@ -1,6 +1,6 @@
 """``bench.llama_server.serve`` yields the server only once it answers ``/health``
 (its model loaded), and says why when the server ends first: the wait is
-``tests/devserver.py``'s ``wait_ready``, as for the e2e tests' servers. A
+``harness/devserver.py``'s ``wait_ready``, as for the e2e tests' servers. A
 stand-in (a Python script) plays ``python -m mnemo local-model serve``, which
 bench runs with the arguments ./scripts/dev gives it."""
 
@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from bench.llama_server import MODELS, command, serve
-from tests.devserver import free_port
+from harness.devserver import free_port
 
 SMOL = MODELS["smollm2-135m"]
 

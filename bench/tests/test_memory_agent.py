@@ -10,8 +10,8 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 
 from bench import memory_agent
+from harness.stub_openai import StubServer
 from mnemo.stores import open_store
-from tests.stub_openai import StubServer
 
 SAID = "Remember that my locker number is 10001"
 

@@ -1,7 +1,7 @@
 """``python -m bench memory-quality`` reads what it scores (issue 42, point 5).
 
 A few conversations of the labelled set go through ``./scripts/dev`` with the
-stub model server (``tests/stub_openai.py``: its extraction stores "I'm X" as
+stub model server (``harness/stub_openai.py``: its extraction stores "I'm X" as
 the name, "I live in Y" as the city, "I'm allergic to Z" as a note), so what
 the stub stores is known and the score must say exactly that. The quality
 figures themselves come from a real model, on demand, never from a test.
@@ -16,7 +16,7 @@ import pytest
 
 from bench.memory_quality import _running, run
 from bench.quality_score import DEFAULT_SET, load_set, rescore, score_one
-from tests.stub_openai import StubServer
+from harness.stub_openai import StubServer
 
 IDS = {"en-third-1", "en-allergy-1", "en-hypo-1"}
 
@@ -105,7 +105,7 @@ def test_the_servers_warnings_are_kept_as_langgraph_dev_prints_them():
 
 
 def test_an_interrupted_run_keeps_the_conversations_it_measured(tmp_path: Path, monkeypatch):
-    import tests.devserver
+    import harness.devserver
     from bench import memory_quality
 
     class Server:  # no ./scripts/dev: what is checked is the results file
@@ -123,9 +123,9 @@ def test_an_interrupted_run_keeps_the_conversations_it_measured(tmp_path: Path, 
             raise KeyboardInterrupt  # the person running it gave up on a slow model
         return {**label, "profile": {"name": "Priya"}, "notes": [], "probes": [], "turns": []}
 
-    monkeypatch.setattr(tests.devserver, "DevServer", Server)
-    monkeypatch.setattr(tests.devserver, "copy_project", lambda dest: dest)
-    monkeypatch.setattr(tests.devserver, "write_dotenv", lambda *a, **k: None)
+    monkeypatch.setattr(harness.devserver, "DevServer", Server)
+    monkeypatch.setattr(harness.devserver, "copy_project", lambda dest: dest)
+    monkeypatch.setattr(harness.devserver, "write_dotenv", lambda *a, **k: None)
     monkeypatch.setattr(memory_quality, "conversation", conversation)
     with pytest.raises(KeyboardInterrupt):
         run(tmp_path, server=_running("http://127.0.0.1:9/v1", "slow"), only={c["id"] for c in labels})

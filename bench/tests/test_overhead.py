@@ -12,7 +12,7 @@ from bench.cli import main
 from bench.load import KINDS
 from bench.overhead import GOALS, _cpu_ms, count_encodings, encoder_cpu_ms, goals, summarize
 from bench.overhead_serve import anchor, run_starts
-from tests.store_backends import skip_postgres
+from harness.store_backends import skip_postgres
 
 SUMMARY = [key for key, *_ in GOALS]
 

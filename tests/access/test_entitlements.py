@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.scripted import tool_call
 from mnemo import InvalidInputError, User, alist_notes
 from mnemo.access.entitlements import (
     USAGE_TTL_MINUTES,
@@ -24,7 +25,6 @@ from mnemo.access.entitlements import (
 from mnemo.audit import Origin
 from mnemo.audit.chain import alist_audit
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 ADMIN = Origin(source="admin", actor="admin_1")
 TOOLS = ["remember_note", "recall_notes", "forget_note", "search_policy"]

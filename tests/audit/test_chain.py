@@ -8,13 +8,13 @@ import pytest
 from langchain_core.messages import AIMessage
 from langgraph.store.base import PutOp
 
+from harness.scripted import tool_call
 from mnemo import User, aforget, aremember, aremember_many, aupdate_profile
 from mnemo.audit import Origin, audit_op, averify
 from mnemo.audit.chain import alist_audit, digest, sealed_key
 from mnemo.writing.apply import aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 
 def summary(records):
@@ -211,9 +211,9 @@ def test_audit_verify_command_on_postgres(pg, cached_index, monkeypatch, capsys)
 
     import psycopg
 
+    from harness.store_backends import truncate
     from mnemo.cli import main
     from mnemo.stores.factory import open_store
-    from tests.store_backends import truncate
 
     monkeypatch.setenv("POSTGRES_URI", pg.uri)
     user = User.of("u_audited")
@@ -361,9 +361,9 @@ def test_concurrent_writes_after_the_turn_verify_on_postgres(pg, cached_index, m
     the tools' notes) leave a chain ``python -m mnemo audit verify`` accepts."""
     import json
 
+    from harness.store_backends import truncate
     from mnemo.cli import main
     from mnemo.stores.factory import open_store
-    from tests.store_backends import truncate
 
     monkeypatch.setenv("POSTGRES_URI", pg.uri)
     user = User.of("u_busy")

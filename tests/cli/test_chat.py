@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.devserver import DevServer, client, system_prompts, token
+from harness.devserver import DevServer, client, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

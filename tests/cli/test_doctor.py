@@ -10,10 +10,10 @@ import re
 
 import pytest
 
+from harness.stub_openai import StubServer
 from mnemo.cli import main
 from mnemo.cli.doctor import SAID
 from mnemo.models import MODELS, WAYS
-from tests.stub_openai import StubServer
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_the_doctor_names_a_refused_key_or_an_unknown_model(checkout, capsys, st
 
 
 def test_the_doctor_names_a_server_nobody_answers(checkout, capsys):
-    from tests.devserver import free_port
+    from harness.devserver import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     lines = [f"OPENAI_BASE_URL={url}", "OPENAI_API_KEY=k", "MNEMO_MODEL=openai:m", "MNEMO_MODEL_MAX_RETRIES=0"]

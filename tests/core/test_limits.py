@@ -13,6 +13,8 @@ from langchain_core.messages import AIMessage
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.scripted import tool_call
+from harness.store_backends import HashEmbeddings
 from mnemo import (
     InvalidInputError,
     MessageTooLongError,
@@ -35,8 +37,6 @@ from mnemo.writing.extraction import MemoryExtraction
 from nodes.context import Context, knobs
 from server.access import check_run_input
 from tests.agent_harness import chat_prompts, memory_block, say
-from tests.scripted import tool_call
-from tests.store_backends import HashEmbeddings
 
 
 class RecordingEmbeddings(Embeddings):

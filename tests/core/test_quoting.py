@@ -127,7 +127,7 @@ async def test_a_hostile_note_and_name_reach_the_model_only_as_quoted_data(agent
 async def test_notes_a_tool_returns_are_quoted_data_too(agent, model, store, script):
     from langchain_core.messages import AIMessage
 
-    from tests.scripted import tool_call
+    from harness.scripted import tool_call
 
     user = User.of("u_zhou")
     for text in HOSTILE:

@@ -17,8 +17,8 @@ import uuid
 import httpx
 import pytest
 
+from harness.devserver import DevServer, client, token
 from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
-from tests.devserver import DevServer, client, token
 from tests.e2e.test_run_cap import REFUSED, lingering
 
 pytestmark = pytest.mark.e2e

@@ -18,8 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.devserver import ROOT, DevServer, chat, cli, client, free_port, system_prompts, token, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+from harness.devserver import ROOT, DevServer, chat, cli, client, free_port, system_prompts, token, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

@@ -10,9 +10,9 @@ import asyncio
 import httpx
 import pytest
 
+from harness.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from nodes.background_writer import writer_thread_id
-from tests.devserver import DevServer, chat, client, system_prompts, token, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import httpx
 import pytest
 
+from harness.devserver import DevServer, chat, client, system_prompts, token
 from mnemo.core.limits import MAX_APP_ITEM_BYTES, MAX_CONTEXT_BYTES
-from tests.devserver import DevServer, chat, client, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from mnemo.core.limits import MAX_APP_ITEM_BYTES, MAX_CONTEXT_BYTES, MAX_METADATA_BYTES
-from tests.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

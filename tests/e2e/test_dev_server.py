@@ -16,7 +16,7 @@ import asyncio
 import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, client, system_prompts
+from harness.devserver import DevServer, chat, client, system_prompts
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.devserver import DevServer, chat, cli, client, resolved_case, system_prompts
+from harness.devserver import DevServer, chat, cli, client, resolved_case, system_prompts
 
 pytestmark = pytest.mark.e2e
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.devserver import DevServer, chat, client
+from harness.devserver import DevServer, chat, client
 
 pytestmark = pytest.mark.e2e
 

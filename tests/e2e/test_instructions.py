@@ -12,7 +12,7 @@ import httpx
 import pytest
 from langgraph_sdk.errors import APIStatusError
 
-from tests.devserver import DevServer, chat, cli, client, system_prompts, token
+from harness.devserver import DevServer, chat, cli, client, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.devserver import DevServer, client, token
+from harness.devserver import DevServer, client, token
 from tests.skips import enable_with
 
 pytestmark = pytest.mark.e2e

@@ -15,8 +15,8 @@ import time
 import httpx
 import pytest
 
+from harness.devserver import DevServer, client, server_environment
 from mnemo.models import local_cache_dir
-from tests.devserver import DevServer, client, server_environment
 
 pytestmark = pytest.mark.e2e
 

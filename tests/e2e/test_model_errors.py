@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from tests.devserver import DevServer, client, token
+from harness.devserver import DevServer, client, token
 from tests.e2e.test_a2a import a2a, results, text
 
 pytestmark = pytest.mark.e2e

@@ -1,5 +1,5 @@
 """End to end through ``./scripts/dev`` against the stub's profiles of the model
-servers users run (tests/stub_openai.py, issue 29): llama.cpp's (memory is
+servers users run (harness/stub_openai.py, issue 29): llama.cpp's (memory is
 written and recalled), one with no structured output at all (a WARNING says
 so and the turn still answers), one whose tool calls come back as text
 (they still run, a WARNING says what to do), and a model that never stops (the run ends
@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from tests.devserver import DevServer, chat, client, system_prompts, write_dotenv
+from harness.devserver import DevServer, chat, client, system_prompts, write_dotenv
 
 pytestmark = pytest.mark.e2e
 

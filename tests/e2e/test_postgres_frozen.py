@@ -21,9 +21,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
+from harness.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from tests.e2e.test_run_cap import REFUSED, flood, lingering
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)]
 

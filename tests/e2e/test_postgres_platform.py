@@ -19,8 +19,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+from harness.devserver import DevServer, chat, client, server_environment, system_prompts, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = [
     pytest.mark.e2e,
@@ -123,8 +123,8 @@ async def test_with_postgres_down_memory_routes_answer_503_and_a_turn_answers_th
 
     import httpx
 
+    from harness.devserver import token
     from mnemo.stores import embedded_postgres as pgserver
-    from tests.devserver import token
 
     server = DevServer(workdir, server_env, config="langgraph.postgres.json")
     server.start()

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
+from harness.devserver import DevServer, chat, cli, client
 from mnemo.access.privacy import aerase_threads
-from tests.devserver import DevServer, chat, cli, client
 
 pytestmark = pytest.mark.e2e
 

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from langgraph_sdk.errors import APIStatusError, NotFoundError
 
+from harness.devserver import DevServer, chat, client, server_environment, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from mnemo.core import QUEUED_NOTES
-from tests.devserver import DevServer, chat, client, server_environment, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ import httpx
 import pytest
 from langgraph_sdk.errors import APIStatusError
 
+from harness.devserver import DevServer, client, server_environment, token, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
-from tests.devserver import DevServer, client, server_environment, token, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

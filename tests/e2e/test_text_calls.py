@@ -12,7 +12,7 @@ import json
 import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, cli, client, resolved_case, system_prompts, token
+from harness.devserver import DevServer, chat, cli, client, resolved_case, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

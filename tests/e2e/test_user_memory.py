@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.devserver import DevServer, chat, client, token
+from harness.devserver import DevServer, chat, client, token
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.devserver import DevServer, system_prompts, token
+from harness.devserver import DevServer, system_prompts, token
 
 pytestmark = pytest.mark.e2e
 

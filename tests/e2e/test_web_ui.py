@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from tests.devserver import DevServer
+from harness.devserver import DevServer
 
 pytestmark = pytest.mark.e2e
 

@@ -10,12 +10,12 @@ import re
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from harness.scripted import tool_call
 from mnemo import User, aupdate_profile
 from mnemo.core import EPISODES, SHARED_EPISODES_NAMESPACE
 from mnemo.episodes.cases import apromote_episode, arecord_episode, asimilar_episodes, build_episode, render_episodes
 from tests.agent_harness import chat_prompts, say
 from tests.core.test_personal_data import ISSUE_56
-from tests.scripted import tool_call
 
 EXAMPLES = "Past cases that went well"
 
@@ -202,8 +202,8 @@ async def test_an_admin_promotes_an_episode_from_the_command_line(pg, cached_ind
     import subprocess
     import sys
 
+    from harness.store_backends import ROOT, truncate
     from mnemo.stores.factory import open_store
-    from tests.store_backends import ROOT, truncate
 
     zhou = User.of("u_zhou_promote")
     async with open_store(postgres_uri=pg.uri, index=cached_index) as store:

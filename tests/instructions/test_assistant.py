@@ -19,6 +19,7 @@ from langchain_core.runnables import RunnableLambda
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.scripted import ScriptedChatModel, tool_call, unbounded
 from mnemo import InvalidInputError, User, aupdate_profile
 from mnemo.access import aerase_user, aexport_user
 from mnemo.audit import Origin, averify
@@ -47,7 +48,6 @@ from mnemo.operator import OPERATIONS, Target
 from nodes.prompts import OWN_TAG
 from tests.agent_harness import chat_prompts, say
 from tests.core.test_personal_data import ISSUE_56
-from tests.scripted import ScriptedChatModel, tool_call, unbounded
 
 LEARNED = "Learned instructions"
 HARD = "Hard rules"
@@ -82,8 +82,8 @@ def tool_reply(out) -> str:
 
 @pytest.fixture
 def model(monkeypatch, script):  # noqa: F811 (test_graph's, plus the rewrite proposer)
+    from harness.scripted import ScriptedChatModel
     from nodes import chat_models
-    from tests.scripted import ScriptedChatModel
 
     def respond(messages, tool_names):
         if "InstructionRewrite" in tool_names:

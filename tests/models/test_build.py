@@ -166,7 +166,7 @@ def test_openais_own_api_gets_its_own_cap_name(env):
 
 
 async def test_a_model_that_streams_forever_ends_at_the_deadline(env):
-    from tests.stub_openai import StubServer
+    from harness.stub_openai import StubServer
 
     env.setenv("MNEMO_ALLOWED_MODELS", "openai:looping")
     env.setenv("MNEMO_MODEL_TIMEOUT_S", "1")

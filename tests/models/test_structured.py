@@ -1,7 +1,7 @@
 """mnemo.models.structured: a structured answer by the way the server honours,
 learned per model, pinned by MNEMO_STRUCTURED_OUTPUT, and a WARNING (once per
 cause, with what the server did and the fix) when no way gives one; against
-the stub's profiles of real servers (tests/stub_openai.py)."""
+the stub's profiles of real servers (harness/stub_openai.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import pytest
 from langchain.chat_models import init_chat_model
 from langchain_core.messages import AIMessage, SystemMessage
 
+from harness.scripted import ScriptedChatModel, tool_call
+from harness.stub_openai import StubServer
 from mnemo import InvalidInputError
 from mnemo.models import WAYS, StructuredOutputError, ways_for
 from mnemo.models.structured import astructured
 from mnemo.profile import MAX_FIELD_CHARS
 from mnemo.writing import MemoryExtraction, extraction_messages
-from tests.scripted import ScriptedChatModel, tool_call
-from tests.stub_openai import StubServer
 
 SAID = extraction_messages(["I'm Lin and I live in Suzhou. I am allergic to peanuts."], [])
 

@@ -9,12 +9,12 @@ import logging
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
+from harness.scripted import tool_call
 from mnemo.core import User, data_block, quote
 from mnemo.models import recover_tool_calls
 from mnemo.notes import alist_notes
 from nodes.tools import MODEL_TOOLS
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 QWEN = '```json\n{"name": "remember_note", "arguments": {"text": "The user is allergic to peanuts."}}\n```'
 

@@ -9,11 +9,11 @@ import importlib.util
 import pytest
 from langchain_core.messages import HumanMessage
 
+from harness.devserver import free_port
+from harness.stub_openai import StubServer
 from mnemo import ModelUnavailableError
 from mnemo.models import within_deadline
 from mnemo.models.build import build_chat_model
-from tests.devserver import free_port
-from tests.stub_openai import StubServer
 
 SECRET_KEY = "sk-secret-0123456789abcdef"
 

@@ -9,9 +9,9 @@ import logging
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from harness.scripted import tool_call
 from mnemo.turn import MAX_TOOL_ROUNDS, tool_rounds
 from nodes.context import Context
-from tests.scripted import tool_call
 
 
 def test_the_rounds_are_counted_from_the_latest_user_message():

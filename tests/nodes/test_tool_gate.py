@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage, ToolMessage
 
+from harness.scripted import tool_call
 from mnemo import User, aremember, effect_of
 from mnemo.notes import alist_notes
 from nodes.tools import MODEL_TOOLS
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 ZHOU = User.of("u_zhou")
 FORGET_TEXT = '```json\n{"name": "forget_note", "arguments": {"about": "cats"}}\n```'

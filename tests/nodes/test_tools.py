@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from langchain_core.messages import AIMessage
 
+from harness.scripted import tool_call
 from mnemo import User, alist_notes, aremember_many
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 CATS, MILL, EMAIL = "I have two cats, Mia and Leo.", "I live near the old mill.", "I prefer to be contacted by email."
 

@@ -156,9 +156,9 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs.agent import builder
+    from harness.scripted import ScriptedChatModel, tool_call
     from nodes import chat_models
     from tests.agent_harness import Script, chat_prompts, say
-    from tests.scripted import ScriptedChatModel, tool_call
 
     script = Script()
     steps = iter(

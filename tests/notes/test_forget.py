@@ -8,10 +8,10 @@ import pytest
 from langgraph.store.base import BaseStore, SearchOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.store_backends import HashEmbeddings
 from mnemo import IndexMissingError, User, aforget, alist_notes, aremember, aremember_many
 from mnemo.notes import FORGET_RULES, ForgetRule, aforget_about, decide
 from mnemo.notes.forget import MAX_FORGET_NOTES, SHOWN_CANDIDATES, amatch, rule_for
-from tests.store_backends import HashEmbeddings
 
 #: Issue 56: the mill note was saved in reply to a message about the cats.
 CATS, MILL, EMAIL = "I have two cats, Mia and Leo.", "I live near the old mill.", "I prefer to be contacted by email."

@@ -7,13 +7,13 @@ import math
 import pytest
 from langgraph.store.base import SearchOp
 
+from harness.store_backends import HashEmbeddings
 from mnemo import aforget, arecall, aremember, aremember_many
 from mnemo.core.text import bm25_tokens
 from mnemo.notes import index as note_index
 from mnemo.notes.index import IndexState, NoteChange, bm25_ranking, query_terms, write_ops
 from mnemo.turn.snapshot import aload_snapshot
 from tests.conftest import CountingStore
-from tests.store_backends import HashEmbeddings
 
 TEXTS = [
     "The user's dog is named Biscuit and loves the beach.",

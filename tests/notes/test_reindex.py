@@ -10,13 +10,13 @@ import math
 import pytest
 from langgraph.store.base import PutOp
 
+from harness.store_backends import truncate
 from mnemo import User, arecall
 from mnemo.cli import main
 from mnemo.notes import index as note_index
 from mnemo.notes import sparse_vectors
 from mnemo.stores.factory import open_store
 from mnemo.turn.snapshot import aload_snapshot
-from tests.store_backends import truncate
 
 MANY = 20_000
 

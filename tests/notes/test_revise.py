@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
+from harness.scripted import ScriptedChatModel, tool_call
 from mnemo.access import aexport_user
 from mnemo.audit import Origin
 from mnemo.audit.chain import alist_audit
@@ -22,7 +23,6 @@ from mnemo.turn import aload_snapshot, render_snapshot
 from mnemo.writing import aextract_messages
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from tests.agent_harness import say
-from tests.scripted import ScriptedChatModel, tool_call
 
 SHOWN = re.compile(r'^- "(.*)"  \(id "(n\d+)"\)$', re.M)
 _ids = itertools.count()

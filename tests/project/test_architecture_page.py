@@ -102,7 +102,7 @@ def test_web_routes_write_through_mnemos_functions():
 def test_bench_imports_mnemos_faces_and_the_graph_only():
     edges = package_edges()
     assert "mnemo" in edges["bench"]  # the scan sees bench's imports
-    assert edges["bench"] <= {"mnemo", "graphs", "nodes"}
+    assert edges["bench"] <= {"mnemo", "graphs", "nodes", "harness"}
 
 
 def _sentences(page: str) -> list[str]:

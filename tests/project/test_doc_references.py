@@ -23,7 +23,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PACKAGES = ("mnemo", "nodes", "graphs", "server", "web")
 #: Top-level directories of the repository a cited path may start with
 #: (runtime directories such as ``.mnemo/`` or ``.langgraph_api/`` are not cited files).
-REPO_DIRS = ("mnemo", "nodes", "graphs", "server", "web", "tests", "bench", "docs", "scripts", ".ci")
+REPO_DIRS = ("mnemo", "nodes", "graphs", "server", "web", "harness", "tests", "bench", "docs", "scripts", ".ci")
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
 _SPAN = re.compile(r"`([^`\n]+)`")

@@ -1,7 +1,9 @@
 """Imports run one way: graphs -> nodes -> (nodes.context, nodes.state, nodes.client_writes) -> mnemo;
 inside mnemo, sub-packages in the order of :data:`MNEMO_LAYERS`, each reached
 from outside through its face (its ``__init__``); no module imports itself
-back through others, and none grows past :data:`MAX_MODULE_LINES`.
+back through others, and none grows past :data:`MAX_MODULE_LINES`. ``harness``
+(what the tests and bench run mnemo with) stands outside the product, and bench
+imports nothing from ``tests``.
 
 Read from the source (every ``import``, including those inside functions), so
 a cycle fails here even when import order happens to hide it at run time.
@@ -17,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 #: First-party top-level packages (tests/ may import anything but bench).
-PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench")
+PACKAGES = ("graphs", "nodes", "mnemo", "server", "web", "bench", "harness")
 
 
 def _layers_of_the_page() -> tuple[tuple[str, ...], frozenset[str]]:
@@ -126,6 +128,35 @@ def test_bench_is_outside_the_product_and_its_tests():
     imports = {str(p.relative_to(ROOT)): imported_modules(p) for p in sorted((ROOT / "tests").rglob("*.py"))}
     assert "mnemo" in imports["tests/conftest.py"]  # the scan reads tests/
     leaning = {path: sorted(m for m in found if m.split(".")[0] == "bench") for path, found in imports.items()}
+    assert {path: found for path, found in leaning.items() if found} == {}
+
+
+def imports_under(folder: str) -> dict[str, set[str]]:
+    """Path of each module under ``folder`` -> the modules it imports."""
+    return {str(p.relative_to(ROOT)): imported_modules(p) for p in sorted((ROOT / folder).rglob("*.py"))}
+
+
+def test_the_harness_serves_tests_and_bench_from_outside_the_product():
+    """harness/ (the dev-server starter, the stub model server, the scripted models)
+    may import the product; the product never imports it, and it imports neither
+    bench nor tests."""
+    edges = package_edges()
+    assert "mnemo" in edges["harness"] and "harness" in edges["bench"]  # the scan sees the harness's imports
+    assert {p for p in PRODUCT if "harness" in edges[p]} == set()
+    assert edges["harness"] - set(PRODUCT) == set()
+    leaning = {
+        path: sorted(m for m in found if m.split(".")[0] == "tests") for path, found in imports_under("harness").items()
+    }
+    assert {path: found for path, found in leaning.items() if found} == {}
+
+
+def test_bench_imports_nothing_from_tests():
+    """What bench and the tests both run is in harness/: bench (its own tests in
+    bench/tests/ too) imports nothing from tests/."""
+    imports = imports_under("bench")
+    assert "harness.devserver" in imports["bench/load.py"]  # the scan sees imports inside functions
+    assert "harness.store_backends" in imports["bench/tests/conftest.py"]  # and bench's own tests
+    leaning = {path: sorted(m for m in found if m.split(".")[0] == "tests") for path, found in imports.items()}
     assert {path: found for path, found in leaning.items() if found} == {}
 
 

@@ -102,7 +102,7 @@ def _fake_checkout(path: Path) -> Path:
 
 
 def test_a_copy_sharing_a_venv_installs_the_venvs_checkout_not_itself(tmp_path: Path):
-    """tests/devserver.py's copies share this checkout's ``.venv``: when its
+    """harness/devserver.py's copies share this checkout's ``.venv``: when its
     install is stale (pyproject.toml edited), the copy's ``scripts/dev`` must
     reinstall this checkout; an editable install of the copy would point the
     shared venv at a directory that is deleted after the test."""

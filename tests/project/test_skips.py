@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.store_backends import ROOT
+from harness.store_backends import ROOT
 
 SKIPPING = """
 import pytest

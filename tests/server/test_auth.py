@@ -18,10 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from harness.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from mnemo.access.tokens import mint_token
 from mnemo.core.limits import MAX_MESSAGE_CHARS
-from tests.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.e2e
 

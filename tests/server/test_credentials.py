@@ -14,10 +14,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from harness.devserver import DevServer, token
 from mnemo import InvalidTokenError
 from mnemo.access.tokens import mint_token
 from server.credentials import authorization_from_headers
-from tests.devserver import DevServer, token
 
 SECRET = "credentials-test-secret-" + "x" * 24
 

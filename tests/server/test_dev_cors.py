@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 import httpx
 import pytest
 
+from harness.devserver import DevServer, copy_project, token, write_dotenv
 from server.dev_cors import EXTRA_ENV, dev_cors, main
-from tests.devserver import DevServer, copy_project, token, write_dotenv
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("langgraph.json", "langgraph.postgres.json")

@@ -9,10 +9,10 @@ import json
 import httpx
 import pytest
 
+from harness.devserver import DevServer, token
 from mnemo.core.limits import MAX_RUN_MESSAGES
 from server.input_limits import NestedTooDeepError, parse_json
 from server.platform_guards import refusal
-from tests.devserver import DevServer, token
 
 DEEP = "[" * 5000 + "]" * 5000
 MANY = {"messages": [{"role": "user", "content": "hi"}] * (MAX_RUN_MESSAGES + 1)}

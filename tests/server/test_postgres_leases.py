@@ -11,10 +11,10 @@ import psycopg
 import pytest
 
 import server.postgres_leases as module
+from harness.store_backends import HashEmbeddings
 from server.postgres_leases import TABLE, LeaseNotTakenError, LeasesUnreachableError, PostgresLeases
 from server.run_cap import DEFAULT_MAX_RUNS_PER_USER
 from server.run_lease import LocalLeases, run_lease
-from tests.store_backends import HashEmbeddings
 
 CAP = DEFAULT_MAX_RUNS_PER_USER
 

@@ -131,8 +131,8 @@ async def test_with_postgres_unreachable_a_run_counts_on_its_server(monkeypatch)
     """PostgreSQL down: turns go on without memory (tests/e2e/test_postgres_platform.py),
     so the cap does too, counted in this process until the database is back."""
     import server.run_lease as module
+    from harness.devserver import free_port
     from mnemo.stores.postgres_setup import make_pool
-    from tests.devserver import free_port
 
     local = LocalLeases()
     monkeypatch.setattr(module, "_LOCAL", local)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 

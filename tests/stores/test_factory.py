@@ -7,8 +7,8 @@ from typing import TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from harness.store_backends import terminate_connections
 from mnemo.stores.factory import open_checkpointer
-from tests.store_backends import terminate_connections
 
 
 class Count(TypedDict):

@@ -11,10 +11,10 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
 from mnemo import User, alist_notes, aremember, aremember_many
 from mnemo.stores.guard import ATTEMPTS, BASE_DELAY_S, GuardedStore, guarded, indexed_texts, is_duplicate_text_batch
 from mnemo.turn.snapshot import aload_snapshot
-from tests.store_backends import HashEmbeddings, import_platform_store_module, open_platform_store, platform_index
 
 SAME = "The user prefers concise answers."
 

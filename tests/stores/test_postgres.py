@@ -7,10 +7,10 @@ import math
 
 import pytest
 
+from harness.store_backends import HashEmbeddings, terminate_connections
 from mnemo import DimsMismatchError
 from mnemo.stores.factory import open_store
 from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
-from tests.store_backends import HashEmbeddings, terminate_connections
 
 
 async def test_postgres_database_indexed_with_another_model_is_refused(pg, cached_index):

@@ -13,11 +13,11 @@ from langgraph.store.postgres import AsyncPostgresStore
 from psycopg import errors
 
 import mnemo.stores.postgres_errors as errors_module
+from harness.store_backends import SKIP_POSTGRES_REASON, HashEmbeddings, skip_postgres
 from mnemo import StoreOperationError, StoreUnavailableError
 from mnemo.stores.factory import open_store
 from mnemo.stores.guard import guarded
 from mnemo.stores.postgres_errors import CONFLICT_ATTEMPTS, is_connection_failure
-from tests.store_backends import SKIP_POSTGRES_REASON, HashEmbeddings, skip_postgres
 
 pytestmark = pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 

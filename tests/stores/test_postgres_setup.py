@@ -10,9 +10,9 @@ import asyncio
 
 import pytest
 
+from harness.store_backends import SKIP_POSTGRES_REASON, HashEmbeddings, skip_postgres
 from mnemo.stores.factory import open_checkpointer, open_store
 from mnemo.stores.postgres_setup import LOCK_TIMEOUT_S, STATEMENT_TIMEOUT_S, make_pool
-from tests.store_backends import SKIP_POSTGRES_REASON, HashEmbeddings, skip_postgres
 
 pytestmark = pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 

@@ -3,7 +3,7 @@ checked across backends in tests/stores/conformance/test_memory.py)."""
 
 from __future__ import annotations
 
-from tests.store_backends import HashEmbeddings
+from harness.store_backends import HashEmbeddings
 
 
 async def test_a_vector_goes_to_postgres_as_one_literal_of_the_same_values(pg):

@@ -15,9 +15,9 @@ import psutil
 import psycopg
 import pytest
 
+from harness.store_backends import ROOT, SKIP_POSTGRES_REASON, skip_postgres
 from mnemo.stores import embedded_postgres as pgserver
 from tests.crash_writer import BATCH_SIZE
-from tests.store_backends import ROOT, SKIP_POSTGRES_REASON, skip_postgres
 
 
 def _start_writer(uri: str, phase: str) -> subprocess.Popen:

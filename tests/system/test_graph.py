@@ -7,9 +7,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.agent import builder
+from harness.scripted import tool_call
 from mnemo import MissingUserError, User, aget_profile, alist_notes
 from tests.agent_harness import chat_prompts, extraction_prompts, memory_block, naive_extraction, said_in, say
-from tests.scripted import tool_call
 
 
 async def test_thread_two_sees_what_thread_one_learned(agent, model, store):

@@ -12,12 +12,12 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graphs.agent import builder
+from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from mnemo import StoreUnavailableError, User, aget_profile, alist_notes
 from mnemo.stores import embedded_postgres as pgserver
 from mnemo.stores.factory import open_store
 from mnemo.stores.postgres_setup import CONNECT_TIMEOUT_S, REACHABLE_CHECK_S
 from tests.agent_harness import chat_prompts, memory_block, naive_extraction, say
-from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
 pytestmark = pytest.mark.skipif(skip_postgres(), reason=SKIP_POSTGRES_REASON)
 

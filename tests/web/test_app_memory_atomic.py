@@ -31,12 +31,12 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from harness.store_backends import import_platform_store_module, open_platform_store, platform_index, truncate
 from mnemo import StoreUnavailableError, User, aremember
 from mnemo.access import aexport_user
 from mnemo.access.tokens import mint_token
 from mnemo.audit import averify
 from mnemo.stores.factory import open_store
-from tests.store_backends import import_platform_store_module, open_platform_store, platform_index, truncate
 
 SECRET = "t" * 40
 ALICE = User.of("alice")

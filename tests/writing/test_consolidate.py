@@ -9,6 +9,7 @@ import re
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage
 
+from harness.scripted import ScriptedChatModel, tool_call, unbounded
 from mnemo.access import aexport_user
 from mnemo.audit import Origin
 from mnemo.audit.chain import alist_audit
@@ -16,7 +17,6 @@ from mnemo.core import INVALIDATED_NOTES, User
 from mnemo.notes import alist_notes, aremember
 from mnemo.writing import aconsolidate
 from mnemo.writing import consolidate as consolidation
-from tests.scripted import ScriptedChatModel, tool_call, unbounded
 
 ADMIN = Origin(source="admin", actor="test")
 NOTES = [
@@ -166,7 +166,7 @@ async def test_a_pass_against_the_servers_users_run_reads_their_answer_or_says_w
 
     from langchain.chat_models import init_chat_model
 
-    from tests.stub_openai import StubServer
+    from harness.stub_openai import StubServer
 
     user, ids = await seeded(store)
     caplog.set_level(logging.WARNING)

@@ -15,6 +15,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 
 import nodes.write_memory
+from harness.scripted import tool_call
 from mnemo.audit import Origin
 from mnemo.audit.chain import alist_audit
 from mnemo.core import QUEUED_NOTES, InvalidInputError, StoreUnavailableError, User, alist_all
@@ -22,7 +23,6 @@ from mnemo.notes import alist_notes
 from mnemo.writing import deferred
 from mnemo.writing.deferred import STALE_S, adrain, amove_legacy, aqueue_note, defer_note, queue_notes
 from tests.agent_harness import say
-from tests.scripted import tool_call
 
 RUN_A = Origin(source="tool", thread_id="t1", run_id="run-a")
 RUN_B = Origin(source="tool", thread_id="t2", run_id="run-b")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from harness.scripted import unbounded
 from mnemo.notes import now
 from mnemo.writing.extraction import TIMED_OUT, MemoryExtraction, aextract
-from tests.scripted import unbounded
 
 
 class Extractor:

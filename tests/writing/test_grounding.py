@@ -9,6 +9,7 @@ import logging
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
+from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import aget_profile, alist_notes, aremember
 from mnemo.audit import Origin
 from mnemo.writing import aextract_messages
@@ -17,7 +18,6 @@ from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
 from mnemo.writing.grounding import all_words_said, said_words, shares_a_word
 from mnemo.writing.known import Known
-from tests.scripted import ScriptedChatModel, tool_call
 
 #: What SmolLM2-135M said on llama.cpp's server in the real-model check (docs/bench.md).
 THREAD = ["Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts."]

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
+from harness.scripted import ScriptedChatModel, tool_call
 from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to, stamp_said_at
-from tests.scripted import ScriptedChatModel, tool_call
 
 
 def test_a_message_replied_to_the_assistants_last_words_before_it():

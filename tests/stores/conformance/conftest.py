@@ -1,5 +1,5 @@
 """The conformance suite's stores, shared by its files: each test runs once per backend of
-:data:`tests.store_backends.BACKENDS` (a case marked ``platform_gap`` is a strict xfail on the
+:data:`harness.store_backends.BACKENDS` (a case marked ``platform_gap`` is a strict xfail on the
 platform's store)."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from langgraph.store.base import PutOp
 
+from harness.store_backends import BACKENDS, import_platform_store_module, open_backend, truncate
 from mnemo.core import NOTES
 from mnemo.stores.factory import open_store
-from tests.store_backends import BACKENDS, import_platform_store_module, open_backend, truncate
 
 #: Sweep every second so TTL tests take seconds, not minutes.
 FAST_TTL = {"sweep_interval_minutes": 1 / 60}

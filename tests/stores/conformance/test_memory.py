@@ -1,7 +1,7 @@
 """One conformance suite for every store backend mnemo meets.
 
 Each behaviour of the memory package runs against the backends of
-:mod:`tests.store_backends`: mnemo's in-memory store and the embedded
+:mod:`harness.store_backends`: mnemo's in-memory store and the embedded
 PostgreSQL (both opened through :func:`mnemo.stores.factory.open_store` exactly as the
 application opens them), and the platform's own store that ``langgraph dev``
 runs (built the way the server builds it). The PostgreSQL server is started
@@ -26,6 +26,7 @@ import psycopg
 import pytest
 from langgraph.store.base import InvalidNamespaceError, PutOp, SearchOp
 
+from harness.store_backends import BACKENDS, HashEmbeddings, RacingWriter, open_backend, truncate
 from mnemo import (
     POLICIES_NAMESPACE,
     DimsMismatchError,
@@ -55,7 +56,6 @@ from mnemo.notes import indexed_text, sparse_vectors
 from mnemo.stores import LocalE5Embeddings, default_embeddings, passage_query
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
-from tests.store_backends import BACKENDS, HashEmbeddings, RacingWriter, open_backend, truncate
 
 
 def on_platform(reason: str):

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
+from harness.store_backends import ROOT, RacingWriter
 from mnemo import User, alist_notes, arecall, aremember, aremember_many, aupdate_profile
 from mnemo.access.entitlements import aadmit, aget_entitlements, aset_entitlement, ausage_today
 from mnemo.access.privacy import ERASE_PASSES, aerase_threads, aerase_user, aexport_user
@@ -25,7 +26,6 @@ from mnemo.audit import Origin
 from mnemo.audit.chain import alist_audit
 from mnemo.core import PAGE_SIZE
 from mnemo.core.errors import ListingChangedError
-from tests.store_backends import ROOT, RacingWriter
 
 ADMIN = Origin(source="admin", actor="admin_1")
 #: A user whose id is not its namespace label (the export names both).

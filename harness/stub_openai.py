@@ -42,7 +42,7 @@ Every request body is kept; ``GET /requests`` returns them, so a test can see
 the exact prompt the model received.
 
 Profiles (``StubServer(profile=...)``, ``stub.profile = ...``, or
-``python -m tests.stub_openai [port] [profile]``) give it the measured
+``python -m harness.stub_openai [port] [profile]``) give it the measured
 behaviour of servers users run (issue 29); the default is the above:
 
 * ``llamacpp``: llama.cpp's ``llama-server --jinja``. A named ``tool_choice``
@@ -364,7 +364,7 @@ class StubServer(ThreadingHTTPServer):
         self.server_close()
 
 
-if __name__ == "__main__":  # manual use: python -m tests.stub_openai [port] [profile]
+if __name__ == "__main__":  # manual use: python -m harness.stub_openai [port] [profile]
     import sys
 
     port, profile = int(sys.argv[1]) if len(sys.argv) > 1 else 8765, sys.argv[2] if len(sys.argv) > 2 else "default"

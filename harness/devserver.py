@@ -29,8 +29,8 @@ from pathlib import Path
 
 import httpx
 
+from harness.stub_openai import StubServer
 from mnemo.access.tokens import DEV_SECRET_PATH, mint_token
-from tests.stub_openai import StubServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
