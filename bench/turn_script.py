@@ -1,11 +1,12 @@
-"""The scripted conversation and model of the per-turn cost benchmark (:mod:`bench.turn_cost`).
+"""The scripted conversation and model of the in-process benchmarks of the agent.
 
 Three users (English, Chinese, English) in two threads each, with tool calls
 on some turns, and a fourth who starts with a few hundred made-up notes
 (:func:`seed_notes`, no third-party data); :class:`Script` answers for the chat
 model and the extractor by rule, so no model server is needed.
 :func:`scripted_model` lets a model answering by rule serve the runs of a block
-(every in-process benchmark of the agent: turn-cost, overhead, reindex-turn).
+(overhead's in-process runs); the scale benchmarks seed their notes with
+:func:`seed_notes`.
 """
 
 from __future__ import annotations
