@@ -25,7 +25,7 @@ import pickle
 import socket
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +45,6 @@ DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 DEFAULT_LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo-public.json"
 #: The command line that produced a result (set by :mod:`bench.cli`).
 COMMAND_LINE: str | None = None
-#: Hand-written paraphrase pairs (no third-party data), kept in the repo.
 #: Where the embedding cache lives by default (git-ignored): one file per
 #: embedder fingerprint (:func:`default_cache_path`).
 CACHE_DIR = REPO_ROOT / "bench" / ".cache"
@@ -153,16 +152,6 @@ class CachingEmbeddings(Embeddings):
         self.seconds += time.perf_counter() - start
         if len(todo) >= self.batch_size:  # a lone miss waits for the next save (bench.cli saves at the end)
             self.save()
-
-    def vector(self, kind: str, text: str) -> np.ndarray:
-        """The vector of ``text`` (embedding it now if needed), as numpy."""
-        if (kind, text) not in self._vectors:
-            self.warm(kind, [text])
-        return self._vectors[(kind, text)]
-
-    def matrix(self, kind: str, texts: Sequence[str]) -> np.ndarray:
-        self.warm(kind, texts)
-        return np.stack([self._vectors[(kind, t)] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def stats(self) -> dict[str, Any]:
         return {
