@@ -1,18 +1,17 @@
-"""mnemo's benchmarks: memory recall on LoCoMo, per-turn cost, embedders, thresholds.
+"""mnemo's benchmarks: memory recall on LoCoMo, overhead and load through ./scripts/dev, scale, real models.
 
 Run from the repository root (``bench`` is a development tool, not part of
-the installed package)::
+the installed package); ``docs/bench.md`` says what each measures, how to
+run it and its latest results::
 
-    python -m bench all --out bench/results            # everything but tune, < 15 min on 2 cores
-    python -m bench all --out /tmp/b --smoke --quiet   # the quick check CI runs
     python -m bench locomo --data PATH --out DIR [--k 5,10,25] [--smoke]   # the headline table
     python -m bench tune --data PATH --out DIR [--smoke]   # ablations and setting grids, tune / held out
-    python -m bench tune --only dated_notes --data PATH --out DIR   # one part of tune, into tune_<part>.json
-    python -m bench turn-cost --out DIR [--smoke]
-    python -m bench embedders --out DIR [--smoke]
-    python -m bench thresholds --out DIR [--smoke]
-    python -m bench sparse --out DIR [--smoke]         # the learned sparse ranking: probe ranks, cost
     python -m bench overhead --out DIR [--only memory|postgres] [--smoke]  # next to a bare agent and memory-agent
+    python -m bench load --out DIR [--smoke]           # N users at once against ./scripts/dev, with a SIGKILL
+    python -m bench real-model --out DIR               # a real model server, on demand
+    python -m bench memory-quality ...                 # what mnemo remembers with a model, on demand
+    python -m bench serve-model [--port 8080]          # the local model server, kept running
+    python -m bench.memory_scale | bench.many_users | bench.store_scale   # the scale benchmarks
     python -m bench plots --out DIR                    # redraw the PNGs from the JSON
     python -m bench report --out DIR                   # the JSON as markdown tables
 
@@ -30,29 +29,19 @@ Modules:
   :mod:`bench.locomo_ask`; the arithmetic: :mod:`bench.locomo_tables`);
 * :mod:`bench.tune` - mnemo's ablations and the grids its settings are
   chosen with (tune conversations apart from held-out ones; the statistics:
-  :mod:`bench.tune_stats`; the attempts :mod:`bench.tune_dated`,
-  :mod:`bench.tune_spread`, :mod:`bench.tune_entities`);
-* :mod:`bench.turn_cost` - the compiled agent graph driven by a scripted
-  chat model (:mod:`bench.turn_script`), measured per turn and per node
-  (:mod:`bench.counting`: store round trips, embeddings, encoder CPU, wall time);
-* :mod:`bench.embedders` - throughput and latency of the embedders that
-  install offline;
-* :mod:`bench.thresholds` - the measurements behind mnemo's similarity
-  thresholds (dedupe: :mod:`bench.thresholds_dedupe`; recall's relevance rule
-  replayed: :mod:`bench.thresholds_replay`);
-* :mod:`bench.sparse` - the learned sparse ranking on the probe users, and
-  its cost;
+  :mod:`bench.tune_stats`);
 * :mod:`bench.overhead` and :mod:`bench.overhead_serve` - time to first token and CPU
   per turn through ``./scripts/dev``, next to :mod:`bench.bare_agent` and
-  :mod:`bench.memory_agent` (LangChain's memory-agent template);
+  :mod:`bench.memory_agent` (LangChain's memory-agent template), driven by
+  :mod:`bench.turn_script`'s scripted model;
+* :mod:`bench.load` - many users at once against ``./scripts/dev``;
+* :mod:`bench.memory_scale`, :mod:`bench.many_users`, :mod:`bench.store_scale` -
+  one user's notes, many users, the store alone, at scale;
 * :mod:`bench.real_model` and :mod:`bench.memory_quality` - mnemo through
   ``./scripts/dev`` against a real model server (:mod:`bench.llama_server`
   serves the local model of ``./scripts/dev``, :mod:`bench.model_probe` asks it directly,
   :mod:`bench.model_proxy` records what mnemo sends it);
 * :mod:`bench.plots` - PNG plots of the JSON results;
 * :mod:`bench.report` - markdown tables of the JSON results (docs/bench.md;
-  :mod:`bench.report_locomo`, :mod:`bench.report_thresholds`, cells from
-  :mod:`bench.tables`).
-
-Results and the exact commands are described in ``docs/bench.md``.
+  :mod:`bench.report_locomo`, cells from :mod:`bench.tables`).
 """

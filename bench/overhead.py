@@ -41,8 +41,6 @@ from bench.common import meta, write_json
 from bench.load import SimUser
 from bench.turn_script import scripted_model
 
-#: mnemo's steps before the reply; ``write_memory`` runs after it.
-HOT_PATH = ("load_memory", "compact_history", "call_model", "tools")
 #: The stores measured, and the config each is served with.
 STORES = {"memory": "langgraph.json", "postgres": "langgraph.postgres.json"}
 

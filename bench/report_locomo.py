@@ -121,33 +121,11 @@ def tune_tables(d: dict[str, Any]) -> str:
     recall_cols = [f"{part} R@{k}" for part in ("tune", "held out") for k in at]
     lines = [*split_tables(d), "", *_category_table(d)]
     grid = d.get("fusion_grid")
-    if grid:  # a `tune --only` file may hold other parts only
+    if grid:
         lines += _fusion_table(grid, at, recall_cols)
     sparse = d.get("sparse_grid")
     if sparse:
         lines += _sparse_table(sparse, at, recall_cols)
-    rounds = d.get("second_round")
-    if rounds:
-        lines += _attempt_table(
-            rounds,
-            "**Second round by words** (an attempt, not shipped: the words of mnemo's best hits that the "
-            "question lacks rank the notes by BM25, fused with weight w; (0, 0) = recall as it ships). ",
-            ["best hits followed", "w"],
-            ["best_hits_followed", "weight"],
-            at,
-            recall_cols,
-        )
-    dated = d.get("dated_notes")
-    if dated:
-        lines += _attempt_table(
-            dated,
-            "**Notes with the day they were said** (an attempt: each note embedded with its session's day, "
-            "`bench.tune.dated_indexed_text`; none = recall as it ships). ",
-            ["notes"],
-            ["notes"],
-            at,
-            recall_cols,
-        )
     return "\n".join(lines)
 
 
@@ -169,26 +147,4 @@ def _sparse_table(sparse: dict[str, Any], at: tuple[int, ...], recall_cols: list
         f"{sparse['weights_installed']}). Chosen on the tune conversations: {sparse['chosen_on_tune']}; "
         f"shipped (`mnemo.notes.recall.SPARSE_WEIGHT`): {sparse['shipped']}. " + _gain(sparse, "two rankings") + "\n",
         *table(["weight", *recall_cols], _grid_rows(sparse, ["sparse_weight"], at)),
-    ]
-
-
-def _attempt_table(
-    grid: dict[str, Any],
-    title: str,
-    header: list[str],
-    keys: list[str],
-    at: tuple[int, ...],
-    recall_cols: list[str],
-) -> list[str]:
-    """An attempt's grid: the setting chosen on tune, its held-out gain, per category, the rows."""
-    per_cat = grid["per_category_report_recall@10"]
-    return [
-        "",
-        title
-        + f"Chosen on the tune conversations: {grid['chosen_on_tune']}. "
-        + _gain(grid, "recall as it ships")
-        + " Held-out R@10 per category: "
-        + "; ".join(f"{c} {CATEGORY_NAMES[c]} " + " -> ".join(pct(v) for v in per_cat[c].values()) for c in per_cat)
-        + ".\n",
-        *table([*header, *recall_cols], _grid_rows(grid, keys, at)),
     ]

@@ -3,9 +3,8 @@
 One computation (numpy's linear percentile, rounded; ``None`` where there is
 no sample) behind every percentile a result holds: :func:`summary` (p50 /
 p95 / mean / max / n: per-turn cost, latencies, CPU), :func:`ms_percentiles`
-(seconds as milliseconds, p50 / p95 / n: the store-scale family), and
-:func:`percentiles` itself for other cuts (the similarities of
-``thresholds.json``, p5 to p95).
+(seconds as milliseconds, p50 / p95 / n: the store-scale family), both
+through :func:`percentiles`.
 """
 
 from __future__ import annotations

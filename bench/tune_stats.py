@@ -102,12 +102,3 @@ def grid_table(
             for c in MAIN_CATEGORIES
         }
     return out
-
-
-def category_rows(results: list[QuestionResult], grid: str, settings: list[Any]) -> dict[str, dict[str, Any]]:
-    """Tune R@10 of every setting per category (what a category's attempt is chosen on)."""
-    tune = _parts(results)["tune"]
-    return {
-        _label(s): {c: _mean([_hit(r, grid, s, 10) for r in tune if r.category == c]) for c in MAIN_CATEGORIES}
-        for s in settings
-    }

@@ -156,7 +156,7 @@ class Context:
     episode_min_score: float = setting(
         EPISODE_MIN_SCORE,
         doc="Similarity a past case needs to be shown; below it, no example. Measured for the bundled "
-        "embedder (``python -m bench.episode_threshold``).",
+        "embedder (docs/thresholds.md).",
         knob=Knob(0, 1),
     )
     episode_char_budget: int = setting(

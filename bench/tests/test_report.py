@@ -24,17 +24,12 @@ def tables(text: str) -> list[list[str]]:
 def test_the_committed_results_make_every_section_in_well_formed_tables():
     text = markdown(DEFAULT_OUT)
     titles = [line for line in text.splitlines() if line.startswith("### ")]
-    assert titles[:5] == [
-        "### LoCoMo recall",
-        "### LoCoMo: ablations and settings (`python -m bench tune`)",
-        "### Per-turn cost",
-        "### Embedders",
-        "### Thresholds",
-    ]
+    assert titles[:2] == ["### LoCoMo recall", "### LoCoMo: ablations and settings (`python -m bench tune`)"]
+    assert any(title.startswith("### Memory quality: ") for title in titles)
     found = tables(text)
-    assert len(found) > 15  # the scan sees the tables
+    assert len(found) > 8  # the scan sees the tables
     for table in found:
         assert set(table[1].strip("|").split("|")) == {"---"}, table[:2]
         assert {line.count("|") for line in table} == {table[0].count("|")}, table
-    node = read_json(DEFAULT_OUT / "turn_cost.json")["summary"]["per_node"]["load_memory"]["wall_ms"]
-    assert f"| load_memory | {node['n']} | {node['p50']} | {node['p95']} |" in text
+    grid = read_json(DEFAULT_OUT / "tune.json")["fusion_grid"]
+    assert f"shipped (`mnemo.notes.recall.FUSION_K`, `LEXICAL_WEIGHT`): {grid['shipped']}." in text

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from bench.common import DEFAULT_OUT, read_json
 from bench.stats import ms_percentiles, percentiles, summary
-from bench.thresholds_dedupe import PERCENTILES
 
 
 def test_each_shape_is_the_one_the_committed_results_hold():
-    turn_cost = read_json(DEFAULT_OUT / "turn_cost.json")
+    load = read_json(DEFAULT_OUT / "load.json")
     store_scale = read_json(DEFAULT_OUT / "store_scale.json")
-    thresholds = read_json(DEFAULT_OUT / "thresholds.json")
-    assert (
-        list(summary([1.0, 2.0])) == list(turn_cost["summary"]["turn_total_ms"]) == ["p50", "p95", "mean", "max", "n"]
-    )
+    assert list(summary([1.0, 2.0])) == list(load["scenarios"][0]["latency_s"]) == ["p50", "p95", "mean", "max", "n"]
     assert list(ms_percentiles([0.001])) == list(store_scale["backends"]["memory"]["1000"]["recall_ms"])
-    assert list(percentiles([0.5], PERCENTILES, 4)) == list(thresholds["recall"]["question_to_evidence"])
 
 
 def test_the_figures_are_linear_percentiles_rounded_and_none_without_samples():

@@ -37,7 +37,7 @@ from mnemo.core import (
 
 #: Similarity (new request as query, past request as passage) a case needs to
 #: be shown: 0.88 maximises F0.5 on 48 labelled pairs, precision 0.88, recall
-#: 0.63 (``python -m bench.episode_threshold``, docs/thresholds.md). Measured
+#: 0.63 (docs/thresholds.md). Measured
 #: for multilingual-e5-small; measure again for another embedder.
 EPISODE_MIN_SCORE = 0.88
 #: Examples shown per turn, at most.

@@ -57,9 +57,9 @@ class ForgetRule:
 
 
 #: Per script of the request (:func:`mnemo.core.script_of`), chosen on the tune
-#: half of ``bench/data/forget_requests.json`` by ``python -m bench.forget_threshold``
-#: (no tune request deletes a note it does not name; then the most requests
-#: answered exactly; docs/thresholds.md has the held-out figures).
+#: half of ``bench/data/forget_requests.json`` (no tune request deletes a note
+#: it does not name; then the most requests answered exactly; docs/thresholds.md
+#: has the held-out figures).
 FORGET_RULES: dict[str, ForgetRule] = {
     "LATIN": ForgetRule(min_score=0.825, gap=0.05),
     "CJK": ForgetRule(min_score=0.885, gap=0.04),

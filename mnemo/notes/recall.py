@@ -39,10 +39,9 @@ from mnemo.notes.model import Note, note_from_value, to_note
 #: dense candidates in its script to count as relevant by meaning
 #: (:func:`relevant_hits`). Chosen on LoCoMo conv-26 and conv-30 only: the
 #: largest margin whose turn recall@5/10/25 there is at least that of a
-#: fixed 0.78 similarity cut (``python -m bench thresholds``; the held-out figures are
-#: in docs/thresholds.md). Relative, so it holds when every score moves
-#: together (another embedder, notes embedded with more context); re-measure
-#: if the spread of scores changes.
+#: fixed 0.78 similarity cut (docs/thresholds.md, with the held-out figures).
+#: Relative, so it holds when every score moves together (another embedder,
+#: notes embedded with more context); re-measure if the spread of scores changes.
 RECALL_MARGIN = 0.0075
 #: Candidates each ranking (dense, BM25) contributes to the fusion.
 FUSION_CANDIDATES = 50

@@ -31,7 +31,6 @@ from mnemo.stores.remote import (
 )
 from mnemo.stores.splade import (
     SparseVector,
-    SpladeEncoder,
     sparse_dot,
     sparse_encoder,
     weights_dir,
@@ -46,7 +45,6 @@ __all__ = [
     "LocalE5Embeddings",
     "ServerStore",
     "SparseVector",
-    "SpladeEncoder",
     "configure_connection",
     "default_embeddings",
     "guarded",

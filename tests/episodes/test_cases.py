@@ -1,7 +1,7 @@
 """Episodic memory (mnemo.episodes.cases): a resolved case becomes an example for a
 similar case in a new thread, never for an unrelated one; shared exemplars
-carry no personal data. (That the similarity threshold is the measured one
-is bench's test: bench/tests/test_episode_threshold.py.)"""
+carry no personal data. (The similarity threshold's measure:
+docs/thresholds.md.)"""
 
 from __future__ import annotations
 

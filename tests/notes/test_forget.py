@@ -1,6 +1,6 @@
 """mnemo.notes.forget: forgetting by id, and by what a note says, through one
 matcher. The two cases of issue 56 run on every backend too
-(tests/stores/conformance/test_memory.py); the rule's figures: bench/forget_threshold.py."""
+(tests/stores/conformance/test_memory.py); the rule's figures: docs/thresholds.md."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from langgraph.store.memory import InMemoryStore
 
 from harness.store_backends import HashEmbeddings
 from mnemo import IndexMissingError, User, aforget, alist_notes, aremember, aremember_many
-from mnemo.notes import FORGET_RULES, ForgetRule, aforget_about, decide
-from mnemo.notes.forget import MAX_FORGET_NOTES, SHOWN_CANDIDATES, amatch, rule_for
+from mnemo.notes import aforget_about
+from mnemo.notes.forget import FORGET_RULES, MAX_FORGET_NOTES, SHOWN_CANDIDATES, ForgetRule, amatch, decide, rule_for
 
 #: Issue 56: the mill note was saved in reply to a message about the cats.
 CATS, MILL, EMAIL = "I have two cats, Mia and Leo.", "I live near the old mill.", "I prefer to be contacted by email."
