@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     # One embedding cache and one token counter for the whole process: the
     # threshold analysis reuses the LoCoMo vectors instead of embedding again.
     from bench.common import CachingEmbeddings, TokenCounter, default_cache_path
-    from mnemo.stores import default_embeddings as embeddings
+    from mnemo.stores.embeddings import embeddings
 
     cache = None
     if hasattr(args, "embedding_cache") and not args.no_embedding_cache:

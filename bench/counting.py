@@ -179,7 +179,7 @@ class SparseMeter:
     def __enter__(self) -> SparseMeter:
         from unittest import mock
 
-        from mnemo.stores import SpladeEncoder
+        from mnemo.stores.splade import SpladeEncoder
 
         original = SpladeEncoder.encode
 

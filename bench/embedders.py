@@ -195,7 +195,7 @@ def run(out: Path, *, smoke: bool = False, data: Path | None = None) -> dict[str
     n_query = 4 if smoke else 50
     results = []
 
-    from mnemo.stores import LocalE5Embeddings
+    from mnemo.stores.embeddings import LocalE5Embeddings
 
     candidates = [
         (

@@ -33,7 +33,7 @@ def load_pairs(path: Path = PAIRS) -> list[dict[str, Any]]:
 
 def scores(pairs: list[dict[str, Any]], embeddings: Any = None) -> list[float]:
     if embeddings is None:
-        from mnemo.stores import default_embeddings as embeddings
+        from mnemo.stores.embeddings import embeddings
     queries = np.array([embeddings.embed_query(p["query"]) for p in pairs])
     cases = np.array(embeddings.embed_documents([p["case"] for p in pairs]))
     cos = (queries * cases).sum(1) / np.linalg.norm(queries, axis=1) / np.linalg.norm(cases, axis=1)

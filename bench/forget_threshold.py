@@ -59,7 +59,7 @@ def score_cases(emb: CachingEmbeddings, data: dict[str, Any]) -> list[dict[str, 
     """Each request with its user's notes scored by their text alone (``text``)
     and as the store scores them (``store``: the better of text and text in context)."""
     from mnemo.core import script_of
-    from mnemo.notes import indexed_text
+    from mnemo.notes.model import indexed_text
 
     held_out = set(data["held_out"])
     notes = {u: [(n["text"], indexed_text(n["text"], n.get("context"))) for n in ns] for u, ns in data["users"].items()}
@@ -83,7 +83,7 @@ def score_cases(emb: CachingEmbeddings, data: dict[str, Any]) -> list[dict[str, 
 
 
 def deleted_by(row: dict[str, Any], min_score: float, gap: float) -> set[str]:
-    from mnemo.notes import ForgetRule, decide
+    from mnemo.notes.forget import ForgetRule, decide
 
     n, decision = decide([s for s, _ in row["text"]], ForgetRule(min_score, gap))
     return {t for _, t in row["text"][:n]} if decision == "clear" else set()
@@ -127,7 +127,8 @@ async def real_path(rows: list[dict[str, Any]], users: dict[str, Any], emb: Cach
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User
-    from mnemo.notes import FORGET_RULES, aforget_about, alist_notes, aremember_many
+    from mnemo.notes import aforget_about, alist_notes, aremember_many
+    from mnemo.notes.forget import FORGET_RULES
     from mnemo.stores import index_config
 
     agree = 0
@@ -145,10 +146,10 @@ async def real_path(rows: list[dict[str, Any]], users: dict[str, Any], emb: Cach
 
 
 def measure(emb: CachingEmbeddings | None = None, path: Path = REQUESTS) -> dict[str, Any]:
-    from mnemo.notes import FORGET_RULES
+    from mnemo.notes.forget import FORGET_RULES
 
     if emb is None:
-        from mnemo.stores import default_embeddings
+        from mnemo.stores.embeddings import embeddings as default_embeddings
 
         emb = CachingEmbeddings(default_embeddings)
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -89,7 +89,8 @@ def _encoding_log(
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs import builder
-    from mnemo.stores import default_embeddings, open_store, sparse_encoder
+    from mnemo.stores import open_store, sparse_encoder
+    from mnemo.stores.embeddings import embeddings as default_embeddings
     from nodes.context import Context
     from tests.scripted import tool_call
     from tests.stub_openai import REMEMBER

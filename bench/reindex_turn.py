@@ -160,7 +160,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         if "memory" in args.backends:
             result["backends"]["memory"] = await run_backend("memory", None, args.sizes, args.turns)
         if "postgres" in args.backends:
-            from mnemo.stores import running_embedded_postgres
+            from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 
             with tempfile.TemporaryDirectory() as tmp:
                 with running_embedded_postgres(Path(tmp) / "pgdata", database="reindex", cleanup="delete") as pg:

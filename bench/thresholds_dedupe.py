@@ -97,7 +97,7 @@ def _at(sweep: Sequence[dict[str, Any]], threshold: float | None, prefix: str = 
 
 def dedupe_analysis(emb: CachingEmbeddings, path: Path = PARAPHRASES, *, smoke: bool = False) -> dict[str, Any]:
     from mnemo.core import adds_nothing
-    from mnemo.notes import DEDUPE_THRESHOLD
+    from mnemo.notes.model import DEDUPE_THRESHOLD
 
     data = json.loads(path.read_text(encoding="utf-8"))
     held_out = set(data["held_out"])

@@ -38,7 +38,7 @@ def rules() -> dict[str, Any]:
     """Rule name -> the dense hits it keeps from one user's candidates (best
     first): the former fixed cut and the relevance rule at each margin."""
     from mnemo.core import semantic_hits
-    from mnemo.notes import relevant_hits
+    from mnemo.notes.recall import relevant_hits
 
     found: dict[str, Any] = {
         f"former: score >= {FORMER_MIN_SCORE}": lambda hits: semantic_hits(hits, _REPLAY_NS, min_score=FORMER_MIN_SCORE)
@@ -59,7 +59,7 @@ class ReplayUser:
 
     def __init__(self, texts: list[str]) -> None:
         from mnemo import User
-        from mnemo.notes import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
+        from mnemo.notes.index import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
 
         self.texts = texts
         changes = [NoteChange(key=str(i), before=None, after={"text": t}) for i, t in enumerate(texts)]
@@ -78,7 +78,8 @@ class ReplayUser:
         """(the dense hits ``keep`` lets through, what recall returns), as note positions."""
         from langgraph.store.base import SearchItem
 
-        from mnemo.notes import FUSION_CANDIDATES, bm25_ranking, query_terms, rank_keys
+        from mnemo.notes.index import bm25_ranking, query_terms
+        from mnemo.notes.recall import FUSION_CANDIDATES, rank_keys
 
         top = np.argsort(-scores, kind="stable")[: max(limit, FUSION_CANDIDATES)]
         hits = [
@@ -213,7 +214,8 @@ async def _real_recall(
     from langgraph.store.memory import InMemoryStore
 
     from mnemo import User, arecall
-    from mnemo.notes import aremember_many, relevant_hits
+    from mnemo.notes import aremember_many
+    from mnemo.notes.recall import relevant_hits
     from mnemo.stores import index_config
 
     store = InMemoryStore(index=index_config(emb))  # type: ignore[arg-type]  # IndexConfig is a TypedDict

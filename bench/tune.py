@@ -147,7 +147,7 @@ def _second_round(
     note shares words with its first, not with the question. No model call,
     no embedding: one more index read in the product."""
     from mnemo.core import bm25_tokens, reciprocal_rank_fusion
-    from mnemo.notes import FUSION_CANDIDATES, FUSION_K
+    from mnemo.notes.recall import FUSION_CANDIDATES, FUSION_K
 
     first = [nid for nid, _ in r.mnemo_notes]
     asked = set(bm25_tokens(question))
@@ -163,8 +163,8 @@ def _second_round(
 
 def sparse_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
     """``sparse_grid``: the learned sparse ranking's weights, against two rankings (weight 0)."""
-    from mnemo.notes import SPARSE_WEIGHT
-    from mnemo.stores import weights_dir
+    from mnemo.notes.recall import SPARSE_WEIGHT
+    from mnemo.stores.splade import weights_dir
 
     sparse = grid_table(
         results, ks, "sparse", list(SPARSE_GRID), lambda w: {"sparse_weight": w}, shipped=SPARSE_WEIGHT, baseline=0.0
@@ -176,7 +176,7 @@ def sparse_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]
 
 def tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
     """The grids' tables of ``python -m bench tune``."""
-    from mnemo.notes import FUSION_K, LEXICAL_WEIGHT
+    from mnemo.notes.recall import FUSION_K, LEXICAL_WEIGHT
 
     return {
         "fusion_grid": grid_table(
@@ -205,7 +205,7 @@ def _cached_query_vectors(prepare_fn: Callable) -> Callable:
 
     @functools.wraps(prepare_fn)
     async def wrapped(*args: Any) -> QuestionHook:
-        from mnemo.notes import memoized_query_vectors
+        from mnemo.notes.sparse_vectors import memoized_query_vectors
 
         hook = await prepare_fn(*args)
         cached: dict = {}

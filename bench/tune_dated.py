@@ -28,7 +28,7 @@ def said_on(date_time: str) -> str:
 
 def dated_indexed_text(text: str, context: str | None, day: str) -> str:
     """What the store would embed for a note carrying the day it was said:
-    :func:`mnemo.notes.indexed_text` with the day beside the context."""
+    :func:`mnemo.notes.model.indexed_text` with the day beside the context."""
     return f"{text} (said on {day}; in reply to: {context})" if context else f"{text} (said on {day})"
 
 
@@ -44,7 +44,8 @@ async def prepare_dated(
     meets the notes of that day; in the product the day would be the note's
     ``first_seen``. Returns the hook that records both rankings per question."""
     from mnemo import arecall
-    from mnemo.notes import indexed_text, validate_context
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import indexed_text
 
     conv, texts = written.conv, written.texts
     day_of: dict[str, str] = {}  # a text's day: that of its first turn (a repeat keeps the first note)

@@ -6,7 +6,7 @@ spaCy's English pipeline, :data:`MODEL`, numbers and dates left out) link it
 to the other notes naming them. An entity named by more than
 :data:`MAX_SHARE` of the user's notes links nothing (the speakers, the user
 themself). Over mnemo's ranking of the question's best notes
-(``arecall(margin=None)``, ``mnemo.notes.FUSION_CANDIDATES`` of them), the
+(``arecall(margin=None)``, ``mnemo.notes.recall.FUSION_CANDIDATES`` of them), the
 notes naming the seeds' entities, ranked by the summed rarity (idf) of the
 entities they share, ties in mnemo's order, join by reciprocal rank fusion
 with weight ``w``. The seeds:
@@ -123,7 +123,7 @@ class EntityLinks:
 def hop(ids: list[str], links: EntityLinks, question: frozenset[str], setting: tuple[str, int, float]) -> list[str]:
     """mnemo's ranking ``ids`` with the notes linked to the setting's seeds fused in."""
     from mnemo.core import reciprocal_rank_fusion
-    from mnemo.notes import FUSION_K
+    from mnemo.notes.recall import FUSION_K
 
     seeds_of, m, weight = setting
     if seeds_of == "none":
@@ -154,7 +154,7 @@ async def prepare_entities(
 ) -> QuestionHook:
     """The conversation's notes' entities; returns the hook that records every setting's ranking per question."""
     from mnemo import alist_notes, arecall
-    from mnemo.notes import FUSION_CANDIDATES
+    from mnemo.notes.recall import FUSION_CANDIDATES
 
     limit = max(ks)
     extract = EXTRACTOR()

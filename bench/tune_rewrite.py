@@ -6,7 +6,7 @@ server, ``openai:NAME`` with ``OPENAI_BASE_URL``, e.g. ``python -m bench
 serve-model``) is asked, with :data:`PROMPT` as its system message and the
 question as the user's, for up to :data:`QUERIES` search queries, one a line.
 Each is recalled as the question is (``arecall(margin=None)``,
-``mnemo.notes.FUSION_CANDIDATES`` notes) and the rankings join mnemo's by
+``mnemo.notes.recall.FUSION_CANDIDATES`` notes) and the rankings join mnemo's by
 reciprocal rank fusion, each with weight ``w``; ``w = 0`` is recall as it ships. Only questions of categories
 1-4 are sent to the model (adversarial ones keep mnemo's ranking).
 
@@ -57,13 +57,13 @@ def queries(question: str, reply: str) -> list[str]:
 
 def chat_model() -> Any:
     """The model of ``$MNEMO_MODEL`` at temperature 0, :data:`MAX_TOKENS` at most (capped
-    as mnemo caps it, :func:`mnemo.models.cap_arguments`), or ``None`` without it."""
+    as mnemo caps it, :func:`mnemo.models.build.cap_arguments`), or ``None`` without it."""
     name = os.environ.get("MNEMO_MODEL")
     if not name:
         return None
     from langchain.chat_models import init_chat_model
 
-    from mnemo.models import cap_arguments
+    from mnemo.models.build import cap_arguments
 
     return init_chat_model(name, temperature=0, timeout=120, max_retries=0, **cap_arguments(name, MAX_TOKENS))
 
@@ -80,7 +80,7 @@ async def prepare_rewrite(
 
     from mnemo import arecall
     from mnemo.core import reciprocal_rank_fusion
-    from mnemo.notes import FUSION_CANDIDATES, FUSION_K
+    from mnemo.notes.recall import FUSION_CANDIDATES, FUSION_K
 
     limit = max(ks)
     model = MODEL()

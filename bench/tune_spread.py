@@ -1,6 +1,6 @@
 """``python -m bench tune --only spread``: recall that covers several evidence
 turns (issue 46), two attempts over mnemo's ranking of a question's best
-notes (``arecall(margin=None)``, ``mnemo.notes.FUSION_CANDIDATES`` of them),
+notes (``arecall(margin=None)``, ``mnemo.notes.recall.FUSION_CANDIDATES`` of them),
 bench-side:
 
 ``neighbours``
@@ -68,7 +68,7 @@ async def prepare_spread(
     returns the hook that records every setting's ranking per question."""
     from mnemo import arecall
     from mnemo.core import reciprocal_rank_fusion
-    from mnemo.notes import FUSION_CANDIDATES, FUSION_K
+    from mnemo.notes.recall import FUSION_CANDIDATES, FUSION_K
 
     turns = written.conv.turns
     place = {t.dia_id: i for i, t in enumerate(turns)}

@@ -68,8 +68,8 @@ async def _drive(turns: list[ScriptedTurn], big_notes: int, counter: TokenCounte
 
     from graphs import builder
     from mnemo import User, aremember_many
-    from mnemo.stores import default_embeddings as embeddings
     from mnemo.stores import index_config
+    from mnemo.stores.embeddings import embeddings
     from nodes.context import Context
 
     emb = CountingEmbeddings(embeddings)
@@ -163,8 +163,8 @@ async def _drive_write_modes(turns: list[ScriptedTurn], extraction_latency_s: fl
     from langgraph.checkpoint.memory import InMemorySaver
 
     from graphs import builder
-    from mnemo.stores import default_embeddings as embeddings
     from mnemo.stores import index_config
+    from mnemo.stores.embeddings import embeddings
     from nodes import write_memory as write_node
     from nodes.context import Context
 

@@ -23,8 +23,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 @contextmanager
 def scripted_model(name: str, respond: Callable[[list[BaseMessage], list[str]], AIMessage]) -> Iterator[None]:
     """``tests/scripted.py``'s chat model answering by ``respond(messages, tool names)``,
-    among the models a run may name (``mnemo.models.MODELS``) as ``name`` for the block."""
-    from mnemo.models import MODELS
+    among the models a run may name (``mnemo.models.build.MODELS``) as ``name`` for the block."""
+    from mnemo.models.build import MODELS
     from tests.scripted import ScriptedChatModel
 
     MODELS[name] = ScriptedChatModel(respond=respond)

@@ -19,7 +19,7 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import Field
 
-from mnemo import (
+from mnemo.app import (
     DEFAULT_MODEL,
     EPISODE_CHAR_BUDGET,
     EPISODE_LIMIT,

@@ -19,7 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from mnemo import Origin, aadmit, consent_refusal, effect_of, held
+from mnemo.app import Origin, aadmit, consent_refusal, effect_of, held
 from nodes.context import current_user, memory_store
 
 

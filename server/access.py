@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from mnemo import (
+from mnemo.app import (
     APP,
     MAX_CONTEXT_BYTES,
     MAX_METADATA_BYTES,

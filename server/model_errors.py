@@ -17,7 +17,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo import ModelUnavailableError, last_reason
+from mnemo.app import ModelUnavailableError, last_reason
 
 _ROUTES = re.compile(r"^(/mcp|/a2a/[^/]+)/?$")
 _TYPE = ModelUnavailableError.__name__

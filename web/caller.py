@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from mnemo import Caller, Origin, User, resolve_user
+from mnemo.app import Caller, Origin, User, resolve_user
 from server.credentials import caller_from_headers
 from server.input_limits import NestedTooDeepError, parse_json
 

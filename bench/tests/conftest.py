@@ -22,7 +22,7 @@ def postgres_uri(request, tmp_path):
     if request.param == "memory":
         yield None
         return
-    from mnemo.stores import running_embedded_postgres
+    from mnemo.stores.embedded_postgres import running as running_embedded_postgres
     from tests.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 
     if skip_postgres():

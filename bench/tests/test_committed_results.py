@@ -20,7 +20,7 @@ import numpy as np
 
 from bench import thresholds_replay
 from bench.common import DEFAULT_OUT, CachingEmbeddings
-from mnemo.stores import default_embeddings as embeddings
+from mnemo.stores.embeddings import embeddings
 
 #: How far one cosine may move between machines (measured: 0.0009), rounded up.
 COSINE_DRIFT = 0.001

@@ -8,7 +8,7 @@ import json
 
 from bench.common import DEFAULT_OUT
 from bench.forget_threshold import SCRIPTS, choose, outcome
-from mnemo.notes import FORGET_RULES
+from mnemo.notes.forget import FORGET_RULES
 
 
 def test_the_shipped_rules_are_the_ones_chosen_on_the_tune_requests():

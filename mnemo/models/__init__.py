@@ -7,10 +7,8 @@ from mnemo.models import local_server
 from mnemo.models.bounds import Bound
 from mnemo.models.build import (
     DEFAULT_MODEL,
-    MODELS,
     allowed_models,
     aload_chat_model,
-    cap_arguments,
     client_settings,
     configured_extraction_model,
     configured_memory_model,
@@ -42,7 +40,6 @@ from mnemo.models.unavailable import last_reason, setup_problem
 __all__ = [
     "DEFAULT_MODEL",
     "LOCAL_MODELS",
-    "MODELS",
     "WAYS",
     "Bound",
     "LocalModel",
@@ -52,7 +49,6 @@ __all__ = [
     "aload_chat_model",
     "attempt",
     "cached_local_model",
-    "cap_arguments",
     "client_settings",
     "configured_extraction_model",
     "configured_local_model",

@@ -11,21 +11,14 @@ from mnemo.notes.expiry import (
     now,
     parse_expiry,
 )
-from mnemo.notes.forget import FORGET_RULES, ForgetRule, aforget, aforget_about, decide
+from mnemo.notes.forget import (
+    aforget,
+    aforget_about,
+)
 from mnemo.notes.index import (
-    HEAD_KEY,
-    IndexState,
-    NoteChange,
     arebuild,
-    bm25_ranking,
-    query_terms,
-    term_key,
-    terms_touched,
-    write_ops,
 )
 from mnemo.notes.model import (
-    DEDUPE_THRESHOLD,
-    INDEXED_TEXT_FIELD,
     MAX_NOTE_CHARS,
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -34,10 +27,7 @@ from mnemo.notes.model import (
     RememberResult,
     alist_notes,
     arecent,
-    indexed_text,
-    normalize_note,
     note_dates,
-    note_key,
     to_note,
     validate_context,
     validate_note,
@@ -46,20 +36,17 @@ from mnemo.notes.model import (
 from mnemo.notes.plan import NotesPlan
 from mnemo.notes.queued import MAX_QUEUED_NOTES, QUEUED_PART
 from mnemo.notes.recall import (
-    FUSION_CANDIDATES,
-    FUSION_K,
-    LEXICAL_WEIGHT,
     RECALL_MARGIN,
-    SPARSE_WEIGHT,
     aread_notes,
     arecall,
-    rank_keys,
-    relevant_hits,
 )
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.similar import SIMILAR_PART
-from mnemo.notes.sparse_vectors import arestamp, astamp, memoized_query_vectors
+from mnemo.notes.sparse_vectors import (
+    arestamp,
+    astamp,
+)
 from mnemo.notes.writes import (
     aat_note_cap,
     aremember,
@@ -67,13 +54,6 @@ from mnemo.notes.writes import (
 )
 
 __all__ = [
-    "DEDUPE_THRESHOLD",
-    "FORGET_RULES",
-    "FUSION_CANDIDATES",
-    "FUSION_K",
-    "HEAD_KEY",
-    "INDEXED_TEXT_FIELD",
-    "LEXICAL_WEIGHT",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
@@ -81,11 +61,7 @@ __all__ = [
     "QUEUED_PART",
     "RECALL_MARGIN",
     "SIMILAR_PART",
-    "SPARSE_WEIGHT",
-    "ForgetRule",
-    "IndexState",
     "Note",
-    "NoteChange",
     "NoteHistoryEntry",
     "NotesPlan",
     "RememberResult",
@@ -108,30 +84,18 @@ __all__ = [
     "arevise",
     "astamp",
     "asweep_user",
-    "bm25_ranking",
-    "decide",
     "expiry_from",
-    "indexed_text",
     "is_expired",
     "live",
-    "memoized_query_vectors",
-    "normalize_note",
     "note_dates",
-    "note_key",
     "note_value",
     "now",
     "parse_expiry",
     "plan_revision",
-    "query_terms",
-    "rank_keys",
-    "relevant_hits",
     "revision_terms",
     "same_note",
-    "term_key",
-    "terms_touched",
     "to_note",
     "validate_context",
     "validate_note",
     "validate_refers_to",
-    "write_ops",
 ]

@@ -12,7 +12,8 @@ import pytest
 
 from mnemo.cli import main
 from mnemo.cli.doctor import SAID
-from mnemo.models import MODELS, WAYS
+from mnemo.models import WAYS
+from mnemo.models.build import MODELS
 from tests.stub_openai import StubServer
 
 

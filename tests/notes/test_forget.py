@@ -9,8 +9,8 @@ from langgraph.store.base import BaseStore, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from mnemo import IndexMissingError, User, aforget, alist_notes, aremember, aremember_many
-from mnemo.notes import FORGET_RULES, ForgetRule, aforget_about, decide
-from mnemo.notes.forget import MAX_FORGET_NOTES, SHOWN_CANDIDATES, amatch, rule_for
+from mnemo.notes import aforget_about
+from mnemo.notes.forget import FORGET_RULES, MAX_FORGET_NOTES, SHOWN_CANDIDATES, ForgetRule, amatch, decide, rule_for
 from tests.store_backends import HashEmbeddings
 
 #: Issue 56: the mill note was saved in reply to a message about the cats.

@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from mnemo import InvalidTokenError
 from mnemo.access.tokens import mint_token
+from mnemo.core import InvalidTokenError
 from server.credentials import authorization_from_headers
 from tests.devserver import DevServer, token
 
