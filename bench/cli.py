@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
 
     from bench.common import CachingEmbeddings, TokenCounter, default_cache_path
-    from mnemo.stores import default_embeddings as embeddings
+    from mnemo.stores.embeddings import embeddings
 
     cache = None
     if not args.no_embedding_cache:

@@ -127,7 +127,7 @@ class CachingEmbeddings(Embeddings):
         and is safe to share between threads, so its batches run on every core
         at once; any other embedder gets one batch at a time.
         """
-        from mnemo.stores import LocalE5Embeddings
+        from mnemo.stores.embeddings import LocalE5Embeddings
 
         todo = list(dict.fromkeys(t for t in texts if (kind, t) not in self._vectors))
         if not todo:
@@ -180,7 +180,7 @@ class CachingEmbeddings(Embeddings):
         return self._lookup("p", list(texts))
 
     def embed_query(self, text: str) -> list[float]:
-        from mnemo.stores import passage_of
+        from mnemo.stores.embeddings import passage_of
 
         if (passage := passage_of(text)) is not None:  # a search by a passage (the dedupe lookup): its vector
             return self._lookup("p", [passage])[0]

@@ -129,7 +129,7 @@ def run(
     if smoke:
         conversations = [truncate(conversations[0], sessions=2, questions=12)]
     if emb is None:
-        from mnemo.stores import default_embeddings
+        from mnemo.stores.embeddings import embeddings as default_embeddings
 
         emb = CachingEmbeddings(default_embeddings)
     counter = counter or TokenCounter()
@@ -141,7 +141,8 @@ def run(
     names = METHODS + (tuning.methods if tuning else ())
     methods = method_tables(results, ks, names, {**_DESCRIPTIONS, **(tuning.descriptions if tuning else {})})
 
-    from mnemo.notes import DEDUPE_THRESHOLD, RECALL_MARGIN
+    from mnemo.notes import RECALL_MARGIN
+    from mnemo.notes.model import DEDUPE_THRESHOLD
     from nodes.context import Context
 
     ctx = Context(user_id="x")

@@ -251,7 +251,8 @@ def record_agent(
 
 async def _snapshot(q: Any, user: Any, written: Written, r: QuestionResult, counter: TokenCounter) -> None:
     """What load_memory would inject for ``q``, with the agent's defaults."""
-    from mnemo.turn import aload_snapshot, fit_snapshot, render_snapshot
+    from mnemo.turn import aload_snapshot, render_snapshot
+    from mnemo.turn.snapshot import fit_snapshot
     from nodes.context import Context
 
     ctx = Context(user_id=user.id)

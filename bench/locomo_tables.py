@@ -13,7 +13,7 @@ from bench.locomo_ask import MEMORY_AGENT_LIMIT, QuestionResult
 from bench.locomo_data import ALL_CATEGORIES, MAIN_CATEGORIES, TUNE_CONVERSATIONS, Conversation
 
 
-def _recall(evidence: frozenset, covered: set) -> float:
+def recall_of(evidence: frozenset, covered: set) -> float:
     return len(evidence & covered) / len(evidence)
 
 
@@ -30,17 +30,17 @@ def recall_table(
             else:
                 turns: set[str] = set().union(*r.ranked[method][:k])
                 if level == "turn":
-                    value = _recall(r.evidence, turns)
+                    value = recall_of(r.evidence, turns)
                 else:
-                    value = _recall(r.sessions, {int(d[1:].split(":")[0]) for d in turns})
+                    value = recall_of(r.sessions, {int(d[1:].split(":")[0]) for d in turns})
             per_cat[r.category].append(value)
-        row = {"overall": _mean([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
-        row.update({c: _mean(per_cat[c]) for c in ALL_CATEGORIES})
+        row = {"overall": mean_of([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
+        row.update({c: mean_of(per_cat[c]) for c in ALL_CATEGORIES})
         out[f"recall@{k}"] = row
     return out
 
 
-def _mean(values: list[float]) -> float | None:
+def mean_of(values: list[float]) -> float | None:
     return round(sum(values) / len(values), 4) if values else None
 
 
@@ -53,11 +53,11 @@ def snapshot_recall(results: list[QuestionResult], level: str) -> dict[str, floa
     per_cat: dict[str, list[float]] = defaultdict(list)
     for r in results:
         if level == "turn":
-            per_cat[r.category].append(_recall(r.evidence, set(r.snapshot_covers)))
+            per_cat[r.category].append(recall_of(r.evidence, set(r.snapshot_covers)))
         else:
-            per_cat[r.category].append(_recall(r.sessions, {int(d[1:].split(":")[0]) for d in r.snapshot_covers}))
-    row = {"overall": _mean([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
-    row.update({c: _mean(per_cat[c]) for c in ALL_CATEGORIES})
+            per_cat[r.category].append(recall_of(r.sessions, {int(d[1:].split(":")[0]) for d in r.snapshot_covers}))
+    row = {"overall": mean_of([v for c in MAIN_CATEGORIES for v in per_cat[c]])}
+    row.update({c: mean_of(per_cat[c]) for c in ALL_CATEGORIES})
     return row
 
 

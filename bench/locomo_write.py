@@ -91,7 +91,8 @@ def warm_cache(
 
 def indexed_texts(texts: list[str], contexts: list[str | None] | None) -> list[str]:
     """What the store embeds for each turn's note: its text beside its context."""
-    from mnemo.notes import indexed_text, validate_context
+    from mnemo.notes import validate_context
+    from mnemo.notes.model import indexed_text
 
     if contexts is None:
         return list(texts)
@@ -151,7 +152,7 @@ async def write_memory_agent(
     """memory-agent template layout: ("memories", user_id), uuid keys, whole
     value embedded (``fields``: what the index embeds; the template's is
     ``$``, the whole value); the store (``written.agent_store`` for ``$``)."""
-    from mnemo.stores import DIMS
+    from mnemo.stores.embeddings import DIMS
 
     start = time.perf_counter()
     store = InMemoryStore(index={"embed": emb, "dims": DIMS, "fields": list(fields)})

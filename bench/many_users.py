@@ -72,7 +72,7 @@ def vector_id(user: int, i: int) -> int:
 
 async def load(store: Any, sizes: list[int], texts: list[str], batch: int) -> None:
     from mnemo import User
-    from mnemo.notes import IndexState, NoteChange, terms_touched, write_ops
+    from mnemo.notes.index import IndexState, NoteChange, terms_touched, write_ops
 
     pending: list[PutOp] = []
     for u, size in enumerate(sizes):
@@ -211,7 +211,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
                 print(f"{name:>11} {band:>6}: {json.dumps(result[band])}", flush=True)
             out["settings"][name] = result
         # back to mnemo's own settings for later users of the pool
-        from mnemo.stores import configure_connection
+        from mnemo.stores.postgres_setup import configure_connection
 
         async with store.conn.connection() as conn:  # type: ignore[attr-defined]
             await conn.execute("RESET ALL")
@@ -220,7 +220,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mnemo.stores import running_embedded_postgres
+    from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--notes", type=int, default=200_000)

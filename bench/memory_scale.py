@@ -85,7 +85,7 @@ def note_value(i: int, text: str) -> dict[str, Any]:
 
 async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
     """Write notes ``start..stop`` and their index updates; returns the new index state."""
-    from mnemo.notes import HEAD_KEY, IndexState, NoteChange, terms_touched, write_ops
+    from mnemo.notes.index import HEAD_KEY, IndexState, NoteChange, terms_touched, write_ops
 
     ns = user.namespace("notes")
     for lo in range(start, stop, batch):
@@ -146,7 +146,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
 
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import User
-    from mnemo.notes import IndexState
+    from mnemo.notes.index import IndexState
     from mnemo.stores import open_store
 
     user = User.of("u_scale")
@@ -173,7 +173,7 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores import running_embedded_postgres
+    from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 
     sizes = sorted(set(args.sizes))
     started = time.time()

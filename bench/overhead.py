@@ -89,7 +89,8 @@ def _encoding_log(
     from graphs import builder
     from harness.scripted import tool_call
     from harness.stub_openai import REMEMBER
-    from mnemo.stores import default_embeddings, open_store, sparse_encoder
+    from mnemo.stores import open_store, sparse_encoder
+    from mnemo.stores.embeddings import embeddings as default_embeddings
     from nodes.context import Context
 
     def respond(messages: list, tools: list[str]) -> AIMessage:  # the stub's answers (harness/stub_openai.py)

@@ -51,7 +51,7 @@ def embedder_fingerprint(inner: Embeddings | None = None) -> str:
     implement differently): ~1e-3 in a cosine, enough to flip near ties. A
     figure is reproducible exactly where this hash matches the result's."""
     if inner is None:
-        from mnemo.stores import default_embeddings as embeddings
+        from mnemo.stores.embeddings import embeddings
 
         inner = embeddings
     vectors = [inner.embed_query(t) for t in FINGERPRINT_TEXTS] + inner.embed_documents(list(FINGERPRINT_TEXTS))

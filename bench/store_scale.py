@@ -94,7 +94,8 @@ async def run_backend(
     name: str, uri: str | None, sizes: list[int], args: argparse.Namespace, emb: SyntheticEmbeddings
 ) -> dict[str, Any]:
     from mnemo import User, arecall, aremember
-    from mnemo.stores import HNSW_EF_SEARCH, open_store
+    from mnemo.stores import open_store
+    from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
 
     user = User.of("u_scale")
     ns = user.namespace("notes")
@@ -170,7 +171,7 @@ async def _analyze(store: Any) -> None:
 
 def embed_query_latency(n: int = 20) -> dict[str, float] | None:
     try:
-        from mnemo.stores import default_embeddings as embeddings
+        from mnemo.stores.embeddings import embeddings
     except Exception:  # pragma: no cover
         return None
     embeddings.embed_query("warm up")
@@ -235,7 +236,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
-    from mnemo.stores import HNSW_EF_SEARCH, running_embedded_postgres
+    from mnemo.stores.embedded_postgres import running as running_embedded_postgres
+    from mnemo.stores.postgres_setup import HNSW_EF_SEARCH
 
     emb = SyntheticEmbeddings()
     sizes = sorted(set(args.sizes))

@@ -118,8 +118,8 @@ async def _grids(q: Any, r: QuestionResult, written: Written, limit: int) -> Non
 
 def sparse_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
     """``sparse_grid``: the learned sparse ranking's weights, against two rankings (weight 0)."""
-    from mnemo.notes import SPARSE_WEIGHT
-    from mnemo.stores import weights_dir
+    from mnemo.notes.recall import SPARSE_WEIGHT
+    from mnemo.stores.splade import weights_dir
 
     sparse = grid_table(
         results, ks, "sparse", list(SPARSE_GRID), lambda w: {"sparse_weight": w}, shipped=SPARSE_WEIGHT, baseline=0.0
@@ -131,7 +131,7 @@ def sparse_table(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]
 
 def tables(results: list[QuestionResult], ks: list[int]) -> dict[str, Any]:
     """The grids' tables of ``python -m bench tune``."""
-    from mnemo.notes import FUSION_K, LEXICAL_WEIGHT
+    from mnemo.notes.recall import FUSION_K, LEXICAL_WEIGHT
 
     return {
         "fusion_grid": grid_table(
@@ -151,7 +151,7 @@ def _cached_query_vectors(prepare_fn: Callable) -> Callable:
 
     @functools.wraps(prepare_fn)
     async def wrapped(*args: Any) -> QuestionHook:
-        from mnemo.notes import memoized_query_vectors
+        from mnemo.notes.sparse_vectors import memoized_query_vectors
 
         hook = await prepare_fn(*args)
         cached: dict = {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from bench.locomo_ask import QuestionResult
 from bench.locomo_data import MAIN_CATEGORIES, TUNE_CONVERSATIONS
-from bench.locomo_tables import _mean, _recall
+from bench.locomo_tables import mean_of, recall_of
 
 #: Paired bootstrap resamples of the held-out questions (:func:`paired_gain`).
 BOOTSTRAP_SAMPLES = 10_000
@@ -28,7 +28,7 @@ def _parts(results: list[QuestionResult]) -> dict[str, list[QuestionResult]]:
 
 def _hit(r: QuestionResult, grid: str, setting: Any, k: int) -> float:
     top = r.grids[grid][setting][:k]
-    return _recall(r.evidence, set().union(*top) if top else set())
+    return recall_of(r.evidence, set().union(*top) if top else set())
 
 
 def _json(setting: Any) -> Any:
@@ -72,7 +72,7 @@ def grid_table(
         {
             **columns(s),
             **{
-                f"{name}_recall@{n}": _mean([_hit(r, grid, s, n) for r in part])
+                f"{name}recall_of@{n}": mean_of([_hit(r, grid, s, n) for r in part])
                 for name, part in parts.items()
                 for n in at
             },
@@ -95,7 +95,7 @@ def grid_table(
         report = parts["report"]
         out["per_category_report_recall@10"] = {
             c: {
-                _label(s): _mean([_hit(r, grid, s, 10) for r in report if r.category == c])
+                _label(s): mean_of([_hit(r, grid, s, 10) for r in report if r.category == c])
                 for s in dict.fromkeys([baseline, chosen])
                 if s is not None
             }

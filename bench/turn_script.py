@@ -16,9 +16,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 @contextmanager
 def scripted_model(name: str, respond: Callable[[list[BaseMessage], list[str]], AIMessage]) -> Iterator[None]:
     """``harness/scripted.py``'s chat model answering by ``respond(messages, tool names)``,
-    among the models a run may name (``mnemo.models.MODELS``) as ``name`` for the block."""
+    among the models a run may name (``mnemo.models.build.MODELS``) as ``name`` for the block."""
     from harness.scripted import ScriptedChatModel
-    from mnemo.models import MODELS
+    from mnemo.models.build import MODELS
 
     MODELS[name] = ScriptedChatModel(respond=respond)
     try:

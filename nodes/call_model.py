@@ -19,7 +19,7 @@ from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo import (
+from mnemo.app import (
     MAX_TOOL_ROUNDS,
     Learned,
     aavailable_tools,

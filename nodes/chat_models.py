@@ -8,10 +8,9 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from mnemo import MODELS as _models  # tests and benchmarks register scripted models here
-from mnemo import allowed_models, aload_chat_model, client_settings, memory_model
+from mnemo.app import allowed_models, aload_chat_model, client_settings, memory_model
 
-__all__ = ["_models", "allowed_models", "aload_chat_model", "aload_memory_model", "client_settings"]
+__all__ = ["allowed_models", "aload_chat_model", "aload_memory_model", "client_settings"]
 
 
 async def aload_memory_model(ctx: Any) -> BaseChatModel:

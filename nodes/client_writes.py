@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from mnemo import (
+from mnemo.app import (
     MAX_ID_CHARS,
     MAX_NAME_CHARS,
     MAX_RUN_CHARS,

@@ -11,7 +11,7 @@ from langchain_core.messages import RemoveMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
-from mnemo import Origin, aextract_messages, asummarize, plan_compaction
+from mnemo.app import Origin, aextract_messages, asummarize, plan_compaction
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 from nodes.state import State

@@ -19,7 +19,7 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import Field
 
-from mnemo import (
+from mnemo.app import (
     DEFAULT_MODEL,
     EPISODE_CHAR_BUDGET,
     EPISODE_LIMIT,
@@ -220,7 +220,7 @@ def choices() -> dict[str, tuple[Any, ...]]:
 
 def current_user(context: Any, config: Any | None = None) -> User:
     """The user of this run: who the server authenticated acts for the
-    ``user_id`` the context names (:func:`mnemo.resolve_user`). Raises
+    ``user_id`` the context names (:func:`mnemo.app.resolve_user`). Raises
     :class:`mnemo.MissingUserError` when there is none."""
     caller = run_caller(config if config is not None else get_config())
     named = context.get("user_id") if isinstance(context, dict) else getattr(context, "user_id", None)

@@ -9,7 +9,7 @@ from typing import Any, cast
 from langchain_core.messages import convert_to_messages
 from langgraph.runtime import Runtime
 
-from mnemo import ForeignThreadError, Origin, aextract_messages, asweep_user, pending
+from mnemo.app import ForeignThreadError, Origin, aextract_messages, asweep_user, pending
 from nodes.background_writer import start_after
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store

@@ -12,7 +12,16 @@ from typing import Literal
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
 
-from mnemo import Origin, aget_profile, alearn_for_user, apropose, arecord_episode, assistant_of, build_episode, declare
+from mnemo.app import (
+    Origin,
+    aget_profile,
+    alearn_for_user,
+    apropose,
+    arecord_episode,
+    assistant_of,
+    build_episode,
+    declare,
+)
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
 

@@ -11,7 +11,7 @@ import logging
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from mnemo import (
+from mnemo.app import (
     MAX_EXISTING_NOTES,
     ForeignThreadError,
     aload_snapshot,

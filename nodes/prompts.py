@@ -7,7 +7,7 @@ rules, which win; last, the user's own instructions, quoted data below the rules
 
 from collections.abc import Mapping
 
-from mnemo import HARD_RULES, data_block, prompt_blocks, quote
+from mnemo.app import HARD_RULES, data_block, prompt_blocks, quote
 
 #: Tags of the data blocks, in prompt order (the memory kinds' own blocks, by
 #: their tags, come after the summary: mnemo.turn.prompt_blocks).

@@ -23,7 +23,7 @@ from langgraph.channels import LastValue
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic reads the schemas (Python < 3.12)
 
-from mnemo import (
+from mnemo.app import (
     MAX_GRAPH_VALUE_BYTES,
     MAX_SUMMARY_CHARS,
     ClientWriteError,

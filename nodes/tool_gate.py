@@ -2,7 +2,7 @@
 call that deletes or ends memory runs without the user's own word.
 
 ``ToolNode(awrap_tool_call=gate_tool_call)``: every call passes here, whether the
-model returned it as a call or wrote it as text (``mnemo.recover_tool_calls``). A
+model returned it as a call or wrote it as text (``mnemo.app.recover_tool_calls``). A
 refused call never reaches the tool and comes back to the model as an error
 ``ToolMessage`` saying why. A call of a tool that ends memory (its declared effect,
 ``mnemo.access.consent``) runs only when the user's latest message asks to forget
@@ -19,7 +19,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from mnemo import Origin, aadmit, consent_refusal, effect_of, held
+from mnemo.app import Origin, aadmit, consent_refusal, effect_of, held
 from nodes.context import current_user, memory_store
 
 

@@ -18,7 +18,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import ToolNode, ToolRuntime
 from langgraph.prebuilt.tool_node import ToolInvocationError
 
-from mnemo import (
+from mnemo.app import (
     MnemoError,
     Note,
     Origin,

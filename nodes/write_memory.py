@@ -13,7 +13,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo import Origin, User, adrain, aextract_messages, amove_legacy
+from mnemo.app import Origin, User, adrain, aextract_messages, amove_legacy
 from nodes.background_writer import arun_in_progress, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, Literal
 
-from mnemo import (
+from mnemo.app import (
     APP,
     MAX_CONTEXT_BYTES,
     MAX_METADATA_BYTES,
@@ -126,7 +126,7 @@ def stamp_owner(caller: Caller, value: Mapping[str, Any]) -> None:
 
 def check_run_user(caller: Caller, context: Mapping[str, Any] | None) -> None:
     """A run may not name a user other than the one it acts for
-    (:func:`mnemo.resolve_user`): a user's run naming another user is refused
+    (:func:`mnemo.app.resolve_user`): a user's run naming another user is refused
     rather than silently re-targeted, so a client bug shows up instead of
     reading the wrong memory. An admin may name any user."""
     named = (context or {}).get("user_id")

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from langgraph_sdk import Auth
 
-from mnemo import Caller, InvalidInputError, InvalidTokenError, secret_from_env
+from mnemo.app import Caller, InvalidInputError, InvalidTokenError, secret_from_env
 from server.access import (
     PLATFORM_A2A,
     Forbidden,

@@ -34,7 +34,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mnemo import MAX_MEMORY_BODY_BYTES, MAX_OPERATOR_BODY_BYTES, Caller, InvalidTokenError
+from mnemo.app import MAX_MEMORY_BODY_BYTES, MAX_OPERATOR_BODY_BYTES, Caller, InvalidTokenError
 from server.credentials import caller_from_headers
 from server.input_limits import MAX_BODY_BYTES, bounded_body, replaying
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mnemo import Caller, caller_from_authorization, secret_from_env
+from mnemo.app import Caller, caller_from_authorization, secret_from_env
 
 API_KEY_HEADER = "x-api-key"
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mnemo import env
+from mnemo.app import env
 
 #: Further origins the developer allows (environment or ``.env``), comma-separated.
 EXTRA_ENV = "MNEMO_DEV_CORS_ORIGINS"

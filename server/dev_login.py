@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError, env, mint_token, secret_from_env, user_label
+from mnemo.app import MnemoError, env, mint_token, secret_from_env, user_label
 from server.input_limits import parse_json
 
 ENABLE_ENV = "MNEMO_DEV_LOGIN"

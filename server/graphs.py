@@ -13,7 +13,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graphs.agent import graph as _agent
 from graphs.memory_writer import graph as _memory_writer
-from mnemo import configured_model, setup_problem
+from mnemo.app import configured_model, setup_problem
 from server.run_lease import served
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from typing import Any
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo import MAX_RUN_CHARS, ClientWriteError, InvalidInputError
+from mnemo.app import MAX_RUN_CHARS, ClientWriteError, InvalidInputError
 from nodes.client_writes import check_client_update, check_command
 from server.access import refusal_status
 

@@ -5,7 +5,7 @@ error's type>" and MCP ``tools/call`` with the type alone: a run that failed wit
 :class:`~mnemo.ModelUnavailableError` tells those clients nothing they can act on,
 while the run routes, the SDK and A2A's stream carry its message. This ASGI layer
 (mounted by ``web/app.py``) adds the message to those two answers: what the
-process last found the model lacking (:func:`mnemo.last_reason`), which is the
+process last found the model lacking (:func:`mnemo.app.last_reason`), which is the
 configuration every run of the process shares. Nothing else is rewritten; an
 answer past :data:`MAX_REWRITTEN` bytes passes as it is.
 """
@@ -17,7 +17,7 @@ import re
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mnemo import ModelUnavailableError, last_reason
+from mnemo.app import ModelUnavailableError, last_reason
 
 _ROUTES = re.compile(r"^(/mcp|/a2a/[^/]+)/?$")
 _TYPE = ModelUnavailableError.__name__

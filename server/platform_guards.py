@@ -33,7 +33,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mnemo import Caller, ClientWriteError, InvalidInputError, UnsupportedContentError
+from mnemo.app import Caller, ClientWriteError, InvalidInputError, UnsupportedContentError
 from nodes.client_writes import check_new_messages
 from server.access import (
     PLATFORM_A2A,

@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from mnemo import CONNECT_TIMEOUT_S, is_outage
+from mnemo.app import CONNECT_TIMEOUT_S, is_outage
 
 logger = logging.getLogger(__name__)
 

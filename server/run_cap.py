@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-from mnemo import Caller, env
+from mnemo.app import Caller, env
 from server.access import OWNER
 
 #: Environment variable that sets the cap (default :data:`DEFAULT_MAX_RUNS_PER_USER`).

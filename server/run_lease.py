@@ -36,7 +36,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph_sdk.runtime import ServerRuntime
 
-from mnemo import MnemoError, run_caller
+from mnemo.app import MnemoError, run_caller
 from server.postgres_leases import LEASE_TTL_S, LeaseNotTakenError, PostgresLeases
 from server.run_cap import max_runs_per_user, refusal
 

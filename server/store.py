@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from mnemo import DEFAULT_DATA_DIR, PGDATA_ENV, env, open_postgres_store, postgres_env_uri
+from mnemo.app import DEFAULT_DATA_DIR, PGDATA_ENV, env, open_postgres_store, postgres_env_uri
 
 logger = logging.getLogger("server.store")  # the server loads this file under a random module name
 

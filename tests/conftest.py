@@ -15,8 +15,9 @@ from harness.scripted import ScriptedChatModel
 from mnemo import User
 from mnemo.access.entitlements import aadmit, aset_entitlement, ausage_today
 from mnemo.audit import Origin
+from mnemo.models.build import MODELS
 from mnemo.stores.embeddings import index_config
-from nodes import background_writer, chat_models
+from nodes import background_writer
 from tests.agent_harness import FakeServer, Script
 from tests.skips import (
     enable_with,
@@ -183,7 +184,7 @@ def script():
 @pytest.fixture
 def model(monkeypatch, script):
     model = ScriptedChatModel(respond=script)
-    monkeypatch.setitem(chat_models._models, "scripted", model)
+    monkeypatch.setitem(MODELS, "scripted", model)
     return model
 
 

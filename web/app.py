@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mnemo import MnemoError, StoreOperationError, StoreUnavailableError, user_label
+from mnemo.app import MnemoError, StoreOperationError, StoreUnavailableError, user_label
 from server.body_bounds import BodyBounds
 from server.dev_login import dev_token
 from server.input_limits import BoundedStateUpdates

@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import (
+from mnemo.app import (
     PROFILE_FIELDS,
     InvalidInputError,
     InvalidTokenError,
@@ -26,8 +26,18 @@ from mnemo import (
     NoteLimitError,
     Origin,
     User,
+    aexplain,
+    aget_note,
+    aget_profile,
+    aremember,
+    arevise,
+    aupdate_profile,
     check_message,
+    expiry_from,
+    normalize_field,
     resolve_user,
+    validate_note,
+    validate_refers_to,
 )
 from web import server_store
 from web.caller import BodyError, json_body, route_origin, verified_caller
@@ -91,8 +101,6 @@ _NOTE_FIELDS = ("text", "expires_at", "refers_to", "user_id")
 
 
 def _expiry(value: str | None) -> str | None:
-    from mnemo import expiry_from
-
     if value is None:
         return None
     try:
@@ -109,8 +117,6 @@ def _checked(field: str, check: Callable[[Any], Any], value: Any) -> Any:
 
 
 async def add_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo import aremember, validate_note, validate_refers_to
-
     _fields(body, _NOTE_FIELDS)
     text = _checked("text", validate_note, _text(body, "text", required=True))
     refers_to = _checked("refers_to", validate_refers_to, _text(body, "refers_to"))
@@ -131,8 +137,6 @@ async def add_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def get_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo import aget_note
-
     note_id = request.path_params["note_id"]
     found = await aget_note(await server_store.get(), user, note_id)
     if found is None:
@@ -142,8 +146,6 @@ async def get_note(request: Request, user: User, origin: Origin, body: dict[str,
 
 
 async def _revise(request: Request, user: User, origin: Origin, text: str | None) -> JSONResponse:
-    from mnemo import arevise
-
     note_id = request.path_params["note_id"]
     note = await arevise(await server_store.get(), user, note_id, text=text, origin=origin, source="app")
     if note is None:
@@ -152,8 +154,6 @@ async def _revise(request: Request, user: User, origin: Origin, text: str | None
 
 
 async def patch_note(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
-    from mnemo import validate_note
-
     _fields(body, ("text", "user_id"))
     return await _revise(request, user, origin, _checked("text", validate_note, _text(body, "text", required=True)))
 
@@ -169,8 +169,6 @@ async def invalidate_note(request: Request, user: User, origin: Origin, body: di
 async def patch_profile(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """A merge patch of the profile: each field given is set (``null`` deletes it),
     the others are left alone; the values' source is ``app``."""
-    from mnemo import aget_profile, aupdate_profile, normalize_field
-
     _fields(body, (*PROFILE_FIELDS, "user_id"))
     if not body:
         raise FieldError("body", f"name at least one profile field: {', '.join(PROFILE_FIELDS)}")
@@ -193,8 +191,6 @@ async def patch_profile(request: Request, user: User, origin: Origin, body: dict
 
 async def search(request: Request, user: User, origin: Origin, body: dict[str, Any]) -> JSONResponse:
     """What ``load_memory`` would put in the prompt for the message ``q``."""
-    from mnemo import aexplain
-
     unknown = [k for k in request.query_params if k not in ("q", "user_id")]
     if unknown:
         raise FieldError(unknown[0], f"unknown parameter {unknown[0]!r}; this route takes q, user_id")

@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from mnemo import Caller, Origin, User, resolve_user
+from mnemo.app import Caller, Origin, User, resolve_user
 from server.credentials import caller_from_headers
 from server.input_limits import NestedTooDeepError, parse_json
 
@@ -31,7 +31,7 @@ def verified_caller(request: Request) -> Caller:
 def caller(request: Request, named_user_id: object = None) -> tuple[User, Caller]:
     """``(user, caller)`` from the request's token (``Authorization: Bearer``
     or ``X-Api-Key``): whose memory the caller reaches
-    (:func:`mnemo.resolve_user`: a user their own, whatever ``named_user_id``
+    (:func:`mnemo.app.resolve_user`: a user their own, whatever ``named_user_id``
     says; an admin, an app backend, the user it names).
 
     Raises:

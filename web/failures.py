@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from starlette.responses import JSONResponse
 
-from mnemo import InvalidTokenError, ListingChangedError, StoreOperationError, StoreUnavailableError
+from mnemo.app import InvalidTokenError, ListingChangedError, StoreOperationError, StoreUnavailableError
 
 
 def unavailable(exc: Exception) -> JSONResponse:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import DEFAULT_ASSISTANT, InvalidTokenError, MnemoError, arecord_episode, build_episode, resolve_user
+from mnemo.app import DEFAULT_ASSISTANT, InvalidTokenError, MnemoError, arecord_episode, build_episode, resolve_user
 from server.access import OWNER
 from web import server_store
 from web.caller import BodyError, json_body, verified_caller

@@ -17,7 +17,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import OPERATIONS, MnemoError, Target
+from mnemo.app import OPERATIONS, MnemoError, Target
 from web import server_store
 from web.caller import BodyError, json_body, verified_caller
 from web.failures import refusal

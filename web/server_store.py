@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from langgraph.store.base import BaseStore
 
+from mnemo.app import guarded
+
 
 async def get() -> BaseStore:
     """The server's own store, as its store API routes and a run's nodes have it
@@ -16,7 +18,5 @@ async def get() -> BaseStore:
     a custom route it gave a store created before the server configured its
     index (a store the runs never read)."""
     from langgraph_api.store import get_store
-
-    from mnemo import guarded
 
     return guarded(await get_store())

@@ -12,15 +12,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from mnemo import MnemoError, resolve_user
+from mnemo.app import MnemoError, aexport_user, aforget, aupdate_profile, resolve_user
 from web import server_store
 from web.caller import BodyError, caller, json_body, route_origin, verified_caller
 from web.failures import refusal
 
 
 async def export_memory(request: Request) -> JSONResponse:
-    from mnemo import aexport_user
-
     try:
         user, _ = caller(request, request.query_params.get("user_id"))
         document = await aexport_user(await server_store.get(), user)
@@ -33,8 +31,6 @@ async def export_memory(request: Request) -> JSONResponse:
 
 
 async def forget_memory(request: Request) -> JSONResponse:
-    from mnemo import aforget, aupdate_profile
-
     try:
         who = verified_caller(request)  # the caller first: nothing of an unknown one's body is read
         body = await json_body(request)

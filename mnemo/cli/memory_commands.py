@@ -58,14 +58,18 @@ async def run(args: argparse.Namespace, name: str, params: dict[str, Any]) -> An
 @asynccontextmanager
 async def open_local_store() -> AsyncIterator[BaseStore]:
     """PostgreSQL: ``$POSTGRES_URI``, else the embedded server of ``$MNEMO_PGDATA``."""
-    from mnemo.stores import DEFAULT_DATA_DIR, PGDATA_ENV, open_postgres_store
+    from mnemo.stores import (
+        DEFAULT_DATA_DIR,
+        PGDATA_ENV,
+        open_postgres_store,
+    )  # deferred: python -m mnemo loads every command
 
     datadir = env.text(PGDATA_ENV, strip=True) or DEFAULT_DATA_DIR
     async with open_postgres_store(datadir=datadir, sweep=False) as store:
         yield store
 
 
-def _write_json(document: Any, out: str | None) -> None:
+def write_json(document: Any, out: str | None) -> None:
     text = json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n"
     if out in (None, "-"):
         sys.stdout.write(text)
@@ -86,7 +90,7 @@ def _write_json(document: Any, out: str | None) -> None:
 )
 async def export(args: argparse.Namespace) -> int:
     document = await run(args, "export", {"user_id": args.user_id})
-    _write_json(document, args.out)
+    write_json(document, args.out)
     if args.out not in (None, "-"):
         print(
             f"exported {len(document['notes'])} notes, {len(document['profile'])} profile fields, "
@@ -121,7 +125,7 @@ async def erase(args: argparse.Namespace) -> int:
         "threads": args.threads,
         "include_entitlements": args.include_entitlements,
     }
-    _write_json(await run(args, "erase", params), None)
+    write_json(await run(args, "erase", params), None)
     return 0
 
 
@@ -154,7 +158,7 @@ async def entitle(args: argparse.Namespace) -> int:
         "daily_limit": args.daily_limit,
         "clear": args.clear,
     }
-    _write_json(await run(args, "entitle", params), None)
+    write_json(await run(args, "entitle", params), None)
     return 0
 
 
@@ -169,7 +173,7 @@ async def entitle(args: argparse.Namespace) -> int:
     TARGET,
 )
 async def promote_episode(args: argparse.Namespace) -> int:
-    _write_json(await run(args, "promote-episode", {"user_id": args.user_id, "episode_id": args.episode_id}), None)
+    write_json(await run(args, "promote-episode", {"user_id": args.user_id, "episode_id": args.episode_id}), None)
     return 0
 
 
@@ -188,7 +192,7 @@ async def reindex(args: argparse.Namespace) -> int:
         print("give one user id or --all", file=sys.stderr)
         return 2
     params: dict[str, Any] = {"all": True} if args.every else {"user_id": args.user_id}
-    _write_json(await run(args, "reindex", params), None)
+    write_json(await run(args, "reindex", params), None)
     return 0
 
 
@@ -204,7 +208,7 @@ async def reindex(args: argparse.Namespace) -> int:
 )
 async def audit(args: argparse.Namespace) -> int:
     check = await run(args, "audit-verify", {"user_id": args.user_id})
-    _write_json(check, None)
+    write_json(check, None)
     return 0 if check["ok"] else 1
 
 
@@ -229,7 +233,7 @@ async def consolidate(args: argparse.Namespace) -> int:
         params["model"] = args.model
     if args.max_calls is not None:
         params["max_calls"] = args.max_calls
-    _write_json(await run(args, "consolidate", params), None)
+    write_json(await run(args, "consolidate", params), None)
     return 0
 
 
@@ -263,5 +267,5 @@ async def instructions(args: argparse.Namespace) -> int:
             "reason": args.reason,
         },
     }[args.action]
-    _write_json(await run(args, f"instructions-{args.action}", params), None)
+    write_json(await run(args, f"instructions-{args.action}", params), None)
     return 0

@@ -6,14 +6,18 @@ import argparse
 from pathlib import Path
 
 from mnemo.cli.command_line import arg, command
-from mnemo.core import env
+from mnemo.core import SecretError, env
 
 
 def signing_secret() -> str:
     """The secret tokens are signed with: ``MNEMO_JWT_SECRET`` (environment,
     then ``./.env``), else the development secret ``./scripts/dev`` created."""
-    from mnemo.access import DEV_SECRET_PATH, SECRET_ENV, check_secret, ensure_dev_secret
-    from mnemo.core import SecretError
+    from mnemo.access import (
+        DEV_SECRET_PATH,
+        SECRET_ENV,
+        check_secret,
+        ensure_dev_secret,
+    )  # deferred: python -m mnemo loads every command
 
     secret = env.raw(SECRET_ENV) or _dotenv(SECRET_ENV)
     if secret:
@@ -37,7 +41,7 @@ def _dotenv(name: str) -> str | None:
 
 
 def _ttl(text: str):
-    from mnemo.access import parse_ttl
+    from mnemo.access import parse_ttl  # deferred: python -m mnemo loads every command
 
     try:
         return parse_ttl(text)
@@ -57,7 +61,7 @@ def _ttl(text: str):
     arg("--ttl", type=_ttl, default="12h", help="validity, e.g. 3600, 30m, 12h, 7d (default: 12h)"),
 )
 def token(args: argparse.Namespace) -> int:
-    from mnemo.access import mint_token
+    from mnemo.access import mint_token  # deferred: python -m mnemo loads every command
 
     print(mint_token(args.user_id, secret=signing_secret(), role="admin" if args.admin else "user", ttl=args.ttl))
     return 0
@@ -65,7 +69,7 @@ def token(args: argparse.Namespace) -> int:
 
 @command("dev-secret", "print the development signing secret, creating .mnemo/jwt-secret on first use")
 def dev_secret(args: argparse.Namespace) -> int:
-    from mnemo.access import ensure_dev_secret
+    from mnemo.access import ensure_dev_secret  # deferred: python -m mnemo loads every command
 
     print(ensure_dev_secret())
     return 0

@@ -7,7 +7,6 @@ from mnemo.models import local_server
 from mnemo.models.bounds import Bound
 from mnemo.models.build import (
     DEFAULT_MODEL,
-    MODELS,
     allowed_models,
     aload_chat_model,
     client_settings,
@@ -41,7 +40,6 @@ from mnemo.models.unavailable import last_reason, setup_problem
 __all__ = [
     "DEFAULT_MODEL",
     "LOCAL_MODELS",
-    "MODELS",
     "WAYS",
     "Bound",
     "LocalModel",

@@ -11,17 +11,14 @@ from mnemo.notes.expiry import (
     now,
     parse_expiry,
 )
-from mnemo.notes.forget import aforget, aforget_about
+from mnemo.notes.forget import (
+    aforget,
+    aforget_about,
+)
 from mnemo.notes.index import (
-    HEAD_KEY,
-    IndexState,
-    NoteChange,
     arebuild,
-    terms_touched,
-    write_ops,
 )
 from mnemo.notes.model import (
-    DEDUPE_THRESHOLD,
     MAX_NOTE_CHARS,
     MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
@@ -30,7 +27,6 @@ from mnemo.notes.model import (
     RememberResult,
     alist_notes,
     arecent,
-    indexed_text,
     note_dates,
     to_note,
     validate_context,
@@ -40,17 +36,17 @@ from mnemo.notes.model import (
 from mnemo.notes.plan import NotesPlan
 from mnemo.notes.queued import MAX_QUEUED_NOTES, QUEUED_PART
 from mnemo.notes.recall import (
-    FUSION_K,
-    LEXICAL_WEIGHT,
     RECALL_MARGIN,
-    SPARSE_WEIGHT,
     aread_notes,
     arecall,
 )
 from mnemo.notes.restore import arestore, note_value, same_note
 from mnemo.notes.revise import Revision, aapply_revisions, aget_note, arevise, plan_revision, revision_terms
 from mnemo.notes.similar import SIMILAR_PART
-from mnemo.notes.sparse_vectors import arestamp, astamp, memoized_query_vectors
+from mnemo.notes.sparse_vectors import (
+    arestamp,
+    astamp,
+)
 from mnemo.notes.writes import (
     aat_note_cap,
     aremember,
@@ -58,10 +54,6 @@ from mnemo.notes.writes import (
 )
 
 __all__ = [
-    "DEDUPE_THRESHOLD",
-    "FUSION_K",
-    "HEAD_KEY",
-    "LEXICAL_WEIGHT",
     "MAX_NOTES_PER_TURN",
     "MAX_NOTES_PER_USER",
     "MAX_NOTE_CHARS",
@@ -69,10 +61,7 @@ __all__ = [
     "QUEUED_PART",
     "RECALL_MARGIN",
     "SIMILAR_PART",
-    "SPARSE_WEIGHT",
-    "IndexState",
     "Note",
-    "NoteChange",
     "NoteHistoryEntry",
     "NotesPlan",
     "RememberResult",
@@ -96,10 +85,8 @@ __all__ = [
     "astamp",
     "asweep_user",
     "expiry_from",
-    "indexed_text",
     "is_expired",
     "live",
-    "memoized_query_vectors",
     "note_dates",
     "note_value",
     "now",
@@ -107,10 +94,8 @@ __all__ = [
     "plan_revision",
     "revision_terms",
     "same_note",
-    "terms_touched",
     "to_note",
     "validate_context",
     "validate_note",
     "validate_refers_to",
-    "write_ops",
 ]

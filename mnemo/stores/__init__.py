@@ -9,9 +9,10 @@ from mnemo.stores.embedded_postgres import (
     PGDATA_ENV,
 )
 from mnemo.stores.embedded_postgres import env_uri as postgres_env_uri
-from mnemo.stores.embedded_postgres import running as running_embedded_postgres
-from mnemo.stores.embeddings import DIMS, LocalE5Embeddings, index_config, passage_of, passage_query
-from mnemo.stores.embeddings import embeddings as default_embeddings
+from mnemo.stores.embeddings import (
+    index_config,
+    passage_query,
+)
 from mnemo.stores.factory import (
     open_checkpointer,
     open_postgres_store,
@@ -22,8 +23,6 @@ from mnemo.stores.guard import (
 )
 from mnemo.stores.postgres_setup import (
     CONNECT_TIMEOUT_S,
-    HNSW_EF_SEARCH,
-    configure_connection,
     is_outage,
 )
 from mnemo.stores.remote import (
@@ -33,31 +32,22 @@ from mnemo.stores.splade import (
     SparseVector,
     sparse_dot,
     sparse_encoder,
-    weights_dir,
 )
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
     "DEFAULT_DATA_DIR",
-    "DIMS",
-    "HNSW_EF_SEARCH",
     "PGDATA_ENV",
-    "LocalE5Embeddings",
     "ServerStore",
     "SparseVector",
-    "configure_connection",
-    "default_embeddings",
     "guarded",
     "index_config",
     "is_outage",
     "open_checkpointer",
     "open_postgres_store",
     "open_store",
-    "passage_of",
     "passage_query",
     "postgres_env_uri",
-    "running_embedded_postgres",
     "sparse_dot",
     "sparse_encoder",
-    "weights_dir",
 ]

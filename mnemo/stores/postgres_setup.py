@@ -108,7 +108,7 @@ def is_outage(exc: BaseException) -> bool:
     that need no psycopg until PostgreSQL is used (the run leases)."""
     if "psycopg" not in sys.modules:
         return False  # not a PostgreSQL error
-    from mnemo.stores.postgres_errors import is_connection_failure
+    from mnemo.stores.postgres_errors import is_connection_failure  # deferred: it imports psycopg
 
     return is_connection_failure(exc)
 

@@ -13,7 +13,8 @@ import pytest
 from harness.stub_openai import StubServer
 from mnemo.cli import main
 from mnemo.cli.doctor import SAID
-from mnemo.models import MODELS, WAYS
+from mnemo.models import WAYS
+from mnemo.models.build import MODELS
 
 
 @pytest.fixture

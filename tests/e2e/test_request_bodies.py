@@ -18,7 +18,7 @@ import socket
 import pytest
 
 from harness.devserver import DevServer, token
-from mnemo import MAX_MEMORY_BODY_BYTES
+from mnemo.core import MAX_MEMORY_BODY_BYTES
 from server.body_bounds import DEV_TOKEN_BODY_BYTES
 from server.input_limits import MAX_BODY_BYTES
 

@@ -83,7 +83,7 @@ def tool_reply(out) -> str:
 @pytest.fixture
 def model(monkeypatch, script):  # noqa: F811 (test_graph's, plus the rewrite proposer)
     from harness.scripted import ScriptedChatModel
-    from nodes import chat_models
+    from mnemo.models.build import MODELS
 
     def respond(messages, tool_names):
         if "InstructionRewrite" in tool_names:
@@ -91,7 +91,7 @@ def model(monkeypatch, script):  # noqa: F811 (test_graph's, plus the rewrite pr
         return script(messages, tool_names)
 
     m = ScriptedChatModel(respond=respond)
-    monkeypatch.setitem(chat_models._models, "scripted", m)
+    monkeypatch.setitem(MODELS, "scripted", m)
     return m
 
 

@@ -12,15 +12,14 @@ import pytest
 
 from mnemo import InvalidInputError
 from mnemo.models import within_deadline
-from mnemo.models.build import DEFAULT_MAX_TOKENS, ModelDeadlineError
-from nodes import chat_models
+from mnemo.models.build import DEFAULT_MAX_TOKENS, MODELS, ModelDeadlineError
 from nodes.chat_models import allowed_models, aload_chat_model
 
 
 @pytest.fixture
 def env(monkeypatch):
-    saved = dict(chat_models._models)
-    chat_models._models.clear()
+    saved = dict(MODELS)
+    MODELS.clear()
     monkeypatch.setenv("OPENAI_API_KEY", "not-a-key")
     for name in (
         "MNEMO_ALLOWED_MODELS",
@@ -32,8 +31,8 @@ def env(monkeypatch):
     ):
         monkeypatch.delenv(name, raising=False)
     yield monkeypatch
-    chat_models._models.clear()
-    chat_models._models.update(saved)
+    MODELS.clear()
+    MODELS.update(saved)
 
 
 async def test_only_models_on_the_allow_list_are_built(env):
@@ -43,10 +42,10 @@ async def test_only_models_on_the_allow_list_are_built(env):
     for i in range(50):
         with pytest.raises(InvalidInputError, match="not allowed"):
             await aload_chat_model(f"openai:model-{i}")
-    assert list(chat_models._models) == ["openai:gpt-4o-mini"]
+    assert list(MODELS) == ["openai:gpt-4o-mini"]
     env.setenv("MNEMO_ALLOWED_MODELS", "openai:model-7, openai:gpt-4o-mini")
     await aload_chat_model("openai:model-7")
-    assert len(chat_models._models) == 2
+    assert len(MODELS) == 2
 
 
 async def test_a_model_server_that_never_answers_fails_the_call(env):
@@ -102,7 +101,7 @@ async def test_every_request_carries_an_output_cap(env, stub):
     env.setenv("MNEMO_ALLOWED_MODELS", "openai:capped")
     await (await aload_chat_model("openai:capped")).ainvoke("hello")
     env.setenv("MNEMO_MODEL_MAX_TOKENS", "300")
-    chat_models._models.clear()
+    MODELS.clear()
     model = await aload_chat_model("openai:capped")
     await model.ainvoke("hello")
     async for _ in model.astream("hello"):
@@ -124,7 +123,7 @@ async def test_memory_calls_carry_their_own_smaller_cap_and_a_registered_model_s
     assert DEFAULT_MEMORY_MAX_TOKENS < DEFAULT_MAX_TOKENS
     assert [r.get("max_tokens") for r in stub.requests] == [DEFAULT_MAX_TOKENS, DEFAULT_MEMORY_MAX_TOKENS]
     registered = object()
-    chat_models._models["openai:mine"] = registered
+    MODELS["openai:mine"] = registered
     assert await aload_chat_model("openai:mine", memory=True) is registered
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, ToolMessage
 
 from harness.scripted import tool_call
-from mnemo import User, aremember, effect_of
+from mnemo import User, aremember
+from mnemo.access import effect_of
 from mnemo.notes import alist_notes
 from nodes.tools import MODEL_TOOLS
 from tests.agent_harness import say

@@ -157,7 +157,7 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
 
     from graphs.agent import builder
     from harness.scripted import ScriptedChatModel, tool_call
-    from nodes import chat_models
+    from mnemo.models.build import MODELS
     from tests.agent_harness import Script, chat_prompts, say
 
     script = Script()
@@ -170,7 +170,7 @@ async def test_remember_note_with_a_duration_through_the_graph(store, clock, mon
     script.chat = lambda messages: next(steps, AIMessage("ok"))
     script.extract = lambda m, t: tool_call("MemoryExtraction")
     model = ScriptedChatModel(respond=script)
-    monkeypatch.setitem(chat_models._models, "scripted", model)
+    monkeypatch.setitem(MODELS, "scripted", model)
     agent = builder.compile(checkpointer=InMemorySaver(), store=store)
     await say(agent, "Remember that I'm in Japan for two days.", thread="t1")
     await say(agent, "Any travel adapters for Japan?", thread="t2")

@@ -3,7 +3,8 @@ encoded once within the block, and a turn (no block) encodes every time."""
 
 from __future__ import annotations
 
-from mnemo.notes import memoized_query_vectors, sparse_vectors
+from mnemo.notes import sparse_vectors
+from mnemo.notes.sparse_vectors import memoized_query_vectors
 
 
 async def test_a_query_is_encoded_once_within_the_memo_and_every_time_without(monkeypatch):

@@ -1,7 +1,12 @@
-"""Each sub-package's ``__init__`` (its face) exports what other layers use and
-nothing else; ``mnemo/__init__`` is mnemo's one face: the library's documented
-API and what the app (and the benchmarks) import, nothing else; the docs import
-from it.
+"""mnemo has two faces and each sub-package one. ``mnemo/__init__`` is the
+library's face: exactly the API its docstring documents, at most
+:data:`LIBRARY_CAP` names. ``mnemo/app/__init__.py`` is the app's face: exactly what
+``graphs/``, ``nodes/``, ``server/`` and ``web/`` import, and they import mnemo
+through it alone. Each sub-package's ``__init__`` exports what the rest of mnemo
+(its two faces included) imports of it and nothing else. A name only tests or
+bench use is on no face: they import it from the module that defines it. No face,
+and no ``__all__`` anywhere, holds a private name (``_x``); the docs import from
+``mnemo``.
 
 Sorted ``__all__``s are ruff's rule RUF022 (pyproject.toml), checked by CI.
 """
@@ -17,27 +22,29 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Where the names of a face are used from: the product and the benchmarks (tests
-#: may import a module's internals directly; they do not make a name public).
-USERS = ("mnemo", "nodes", "graphs", "web", "server", "bench")
-FACES = sorted(p.parent.name for p in (ROOT / "mnemo").glob("*/__init__.py"))
+#: The sub-packages' faces (``mnemo.app``, the app's face, stands beside them as ``mnemo`` does).
+FACES = sorted(p.parent.name for p in (ROOT / "mnemo").glob("*/__init__.py") if p.parent.name != "app")
+#: The app, what ``langgraph.json`` loads (``tests/project/test_packaging.py``).
+APP = ("graphs", "nodes", "server", "web")
+#: The most names the library's face may export.
+LIBRARY_CAP = 45
 
 
-def exported(package: str) -> list[str]:
-    tree = ast.parse((ROOT / package.replace(".", "/") / "__init__.py").read_text())
+def exported(face: str) -> list[str]:
+    tree = ast.parse((ROOT / face.replace(".", "/") / "__init__.py").read_text())
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
             return [ast.literal_eval(e) for e in node.value.elts]  # type: ignore[attr-defined]
     return []
 
 
-def imported_from(face: str) -> set[str]:
-    """The names that modules outside ``face``'s package and outside tests import from it."""
+def imported_from(face: str, users: tuple[str, ...] = ("mnemo",)) -> set[str]:
+    """The names that modules of ``users`` outside ``face``'s own package import from it."""
     inside = ROOT / face.replace(".", "/")
     names: set[str] = set()
-    for top in USERS:
+    for top in users:
         for path in (ROOT / top).rglob("*.py"):
-            if path.is_relative_to(inside) or "tests" in path.relative_to(ROOT).parts:
+            if path.is_relative_to(inside):
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == face:
@@ -49,7 +56,7 @@ def test_faces_are_found():
     assert {"audit", "core", "profile", "instructions", "notes", "stores", "writing"} <= set(FACES)
 
 
-@pytest.mark.parametrize("face", ["mnemo", *(f"mnemo.{f}" for f in FACES)])
+@pytest.mark.parametrize("face", ["mnemo", "mnemo.app", *(f"mnemo.{f}" for f in FACES)])
 def test_a_face_exports_each_name_once_and_every_name_exists(face):
     names = exported(face)
     assert names, f"{face} has no __all__"
@@ -60,8 +67,8 @@ def test_a_face_exports_each_name_once_and_every_name_exists(face):
 
 @pytest.mark.parametrize("face", [f"mnemo.{f}" for f in FACES])
 def test_a_sub_package_exports_only_what_other_layers_use(face):
-    """What the other sub-packages, ``mnemo``'s face and bench import; a type or
-    an error nobody imports stays in its module."""
+    """What the rest of mnemo imports (the other sub-packages, the CLI, the two
+    faces); a name only tests or bench use stays in its module."""
     module = importlib.import_module(face)
     used = imported_from(face)
     assert used, f"nothing imports {face}"  # the scan sees its users
@@ -76,15 +83,48 @@ def documented() -> set[str]:
     return set(re.findall(r":(?:func|class|data|exc):`(\w+)`", mnemo.__doc__ or ""))
 
 
-def test_mnemos_face_exports_what_is_used_or_documented():
+def test_the_library_face_is_the_documented_api():
     import mnemo
 
-    used, doc = imported_from("mnemo"), documented()
-    assert {"open_store", "index_config", "aremember", "MnemoError"} <= doc  # the docstring lists the API
-    assert {"User", "arecall"} <= used  # the scan sees imports of the face
+    doc = documented()
+    assert {"open_store", "index_config", "aremember", "aremember_many", "MnemoError"} <= doc  # the scan reads it
     assert sorted(doc - set(mnemo.__all__)) == [], "the docstring documents names the face does not export"
-    unused = sorted(set(mnemo.__all__) - used - doc)
-    assert unused == [], f"mnemo exports names neither documented nor imported by the app or bench: {unused}"
+    assert sorted(set(mnemo.__all__) - doc) == [], "the face exports names its docstring does not document"
+    assert len(mnemo.__all__) <= LIBRARY_CAP
+
+
+def test_the_app_face_exports_what_the_app_imports():
+    import mnemo.app
+
+    used = imported_from("mnemo.app", APP)
+    assert {"User", "aload_snapshot", "caller_from_authorization"} <= used  # the scan sees the app's imports
+    assert sorted(set(mnemo.app.__all__) - used) == [], "mnemo.app exports names the app does not import"
+    assert sorted(used - set(mnemo.app.__all__)) == []
+    assert imported_from("mnemo.app", ("mnemo", "bench")) == set()  # the app's alone
+
+
+FIRST_PARTY = (*APP, "mnemo", "bench")
+
+
+def test_no_private_name_on_a_face_or_in_any_all():
+    """Every ``__all__`` of the product and bench; and none of their modules
+    imports another first-party module's private name (tests may, as tests/ does)."""
+    alls, imports = {}, []
+    for top in FIRST_PARTY:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+                if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                    alls[where] = [ast.literal_eval(e) for e in node.value.elts]
+                elif (
+                    isinstance(node, ast.ImportFrom)
+                    and (node.module or "").split(".")[0] in FIRST_PARTY
+                    and "tests" not in path.relative_to(ROOT).parts
+                ):
+                    imports += [f"{where}: {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert {"mnemo/__init__.py", "mnemo/app/__init__.py", "mnemo/core/__init__.py", "nodes/chat_models.py"} <= set(alls)
+    assert {where: [n for n in names if n.startswith("_")] for where, names in alls.items()} == dict.fromkeys(alls, [])
+    assert imports == []
 
 
 def test_the_docs_import_mnemo_from_its_face():
@@ -123,14 +163,8 @@ async def test_the_api_example_runs_as_written():
     await namespace["example"]()
 
 
-#: The app: what ``langgraph.json`` loads (``tests/project/test_packaging.py``).
-APP = ("graphs", "nodes", "server", "web")
-
-
-def test_the_app_imports_mnemos_face_only():
-    """``from mnemo import name``, a name on the face: never a sub-package's face or module."""
-    import mnemo
-
+def test_the_app_imports_mnemo_through_its_face_only():
+    """``from mnemo.app import name``: never ``mnemo``, a sub-package's face or a module."""
     seen, wrong = 0, []
     for top in APP:
         for path in sorted((ROOT / top).rglob("*.py")):
@@ -138,19 +172,18 @@ def test_the_app_imports_mnemos_face_only():
             for node in ast.walk(ast.parse(path.read_text("utf-8"))):
                 if isinstance(node, ast.Import):
                     wrong += [f"{where}: import {a.name}" for a in node.names if a.name.split(".")[0] == "mnemo"]
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mnemo":
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module == "mnemo.app":
                     seen += len(node.names)
-                    wrong += [f"{where}: {a.name} is off the face" for a in node.names if a.name not in mnemo.__all__]
                 elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "mnemo":
-                    seen += len(node.names)
                     wrong.append(f"{where}: from {node.module} import ...")
     assert seen > 100  # the scan sees the app's imports of mnemo
     assert wrong == []
 
 
 def test_no_name_stands_on_two_faces():
-    """A name is exported by one sub-package's face; ``mnemo``'s face re-exports it, the same object."""
+    """A name is exported by one sub-package's face; ``mnemo`` and ``mnemo.app`` re-export it."""
     import mnemo
+    import mnemo.app
 
     homes: dict[str, list[str]] = {}
     for face in FACES:
@@ -158,4 +191,5 @@ def test_no_name_stands_on_two_faces():
             homes.setdefault(name, []).append(face)
     assert len(homes) > 200 and "User" in homes  # the scan reads the faces
     assert {name: faces for name, faces in homes.items() if len(faces) > 1} == {}
-    assert [n for n in mnemo.__all__ if n not in homes] == [], "mnemo's face re-exports, it defines nothing"
+    for face in (mnemo, mnemo.app):
+        assert [n for n in face.__all__ if n not in homes] == [], f"{face.__name__} re-exports, it defines nothing"

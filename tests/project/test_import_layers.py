@@ -230,8 +230,8 @@ def test_no_import_cycle_between_modules_of_mnemo():
 def test_every_sub_package_of_mnemo_stands_on_the_page():
     """A new sub-package is placed in the drawing, or its imports go unchecked."""
     packages = {p.parent.name for p in (ROOT / "mnemo").glob("*/__init__.py")}
+    assert packages - {"app"} == set(MNEMO_LAYERS)  # mnemo.app, the app's face, stands beside them
     assert "stores" in packages and "profile" in BESIDE
-    assert packages == set(MNEMO_LAYERS)
 
 
 def test_sub_packages_of_mnemo_import_only_lower_layers():
@@ -261,11 +261,12 @@ def face_modules() -> set[str]:
 
 
 def test_code_outside_a_sub_package_imports_its_face():
-    """The product and the benchmarks alike (bench/ measures what an application can call)."""
+    """The product; tests and bench import a name no face exports from the module
+    that defines it (``tests/project/test_faces.py``)."""
     handed_on = face_modules()
     assert "mnemo.core.env" in handed_on  # the one module a face hands on
     seen = 0
-    for module, imported in module_imports((*PRODUCT, "bench")).items():
+    for module, imported in module_imports(PRODUCT).items():
         for target in imported:
             there = _layer(target)
             if there is None or _layer(module) == there:
@@ -299,3 +300,34 @@ def test_no_module_is_over_the_size_cap():
     assert sizes["mnemo/notes/plan.py"] > 100 and sizes["bench/cli.py"] > 100  # the scan reads both
     over = {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES}
     assert over == {}
+
+
+def inline_imports(packages: tuple[str, ...] = PRODUCT) -> dict[str, bool]:
+    """``path:line`` of each first-party import inside a function, and whether a
+    comment on its lines says why it is not at the top."""
+    found = {}
+    for package in packages:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            lines = path.read_text("utf-8").splitlines()
+            for node in ast.walk(ast.parse("\n".join(lines))):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Import):
+                        names = [alias.name for alias in inner.names]
+                    elif isinstance(inner, ast.ImportFrom):
+                        names = [inner.module or ""] if inner.level == 0 else [package]  # relative: its own package
+                    else:
+                        continue
+                    if any(name.split(".")[0] in PACKAGES for name in names):
+                        span = lines[inner.lineno - 1 : inner.end_lineno]
+                        found[f"{path.relative_to(ROOT)}:{inner.lineno}"] = any("#" in line for line in span)
+    return found
+
+
+def test_imports_stand_at_the_top_or_say_why_not():
+    """A first-party import inside a function is there for a cycle or start-up
+    time, and a comment on its lines says which."""
+    found = inline_imports()
+    assert [ok for where, ok in found.items() if where.startswith("mnemo/stores/postgres_setup.py")] == [True]
+    assert [where for where, commented in found.items() if not commented] == []

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from mnemo import MAX_MEMORY_BODY_BYTES, MAX_OPERATOR_BODY_BYTES
 from mnemo.access.tokens import mint_token
+from mnemo.core import MAX_MEMORY_BODY_BYTES, MAX_OPERATOR_BODY_BYTES
 from server.access import PLATFORM_A2A
 from server.body_bounds import BOUNDS, DEV_TOKEN_BODY_BYTES, GENERAL, route_bound
 from server.input_limits import MAX_BODY_BYTES

@@ -15,8 +15,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from harness.devserver import DevServer, token
-from mnemo import InvalidTokenError
 from mnemo.access.tokens import mint_token
+from mnemo.core import InvalidTokenError
 from server.credentials import authorization_from_headers
 
 SECRET = "credentials-test-secret-" + "x" * 24

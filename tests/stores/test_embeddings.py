@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from mnemo.core import MAX_EMBED_CHARS
-from mnemo.stores import LocalE5Embeddings, passage_query
+from mnemo.stores import passage_query
+from mnemo.stores.embeddings import LocalE5Embeddings
 
 TEXTS = [
     "The user is allergic to peanuts.",
@@ -64,7 +65,7 @@ def test_the_shipped_embedder_runs_each_call_on_the_calling_thread_alone():
     # threads per call would leave an OpenMP worker thread behind.
     probe = (
         "import os\n"
-        "from mnemo.stores import default_embeddings as e\n"
+        "from mnemo.stores.embeddings import embeddings as e\n"
         "before = set(os.listdir('/proc/self/task'))\n"
         "e.embed_documents(['a note to embed ' * 20])\n"
         "print(len(set(os.listdir('/proc/self/task')) - before))\n"

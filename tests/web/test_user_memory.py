@@ -18,7 +18,6 @@ SECRET = "m" * 40
 @pytest.fixture
 def export_app(monkeypatch):
     monkeypatch.setenv("MNEMO_JWT_SECRET", SECRET)
-    import mnemo
     import web.server_store
     import web.user_memory
 
@@ -32,7 +31,7 @@ def export_app(monkeypatch):
         return object()
 
     monkeypatch.setattr(web.server_store, "get", own_store)
-    monkeypatch.setattr(mnemo, "aexport_user", always_moving)
+    monkeypatch.setattr(web.user_memory, "aexport_user", always_moving)
     app = Starlette(routes=[Route("/memory/export", web.user_memory.export_memory, methods=["GET"])])
     return app, calls
 

@@ -134,7 +134,7 @@ def test_the_cli_command_consolidates_one_user_and_prints_the_report(store, monk
     from contextlib import asynccontextmanager
 
     from mnemo.cli import main, memory_commands
-    from mnemo.models import MODELS
+    from mnemo.models.build import MODELS
 
     user, ids = asyncio.run(seeded(store))
 

@@ -52,8 +52,11 @@ from mnemo.core import NOTES
 from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index
-from mnemo.notes import indexed_text, sparse_vectors
-from mnemo.stores import LocalE5Embeddings, default_embeddings, passage_query
+from mnemo.notes import sparse_vectors
+from mnemo.notes.model import indexed_text
+from mnemo.stores import passage_query
+from mnemo.stores.embeddings import LocalE5Embeddings
+from mnemo.stores.embeddings import embeddings as default_embeddings
 from mnemo.stores.guard import guarded
 from mnemo.turn.snapshot import aload_snapshot
 
