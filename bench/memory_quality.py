@@ -11,7 +11,9 @@ once the runs have ended and the model server has been idle for ``--settle``
 seconds (the writes landed), the user's profile and notes are read through
 ``GET /memory/export`` as that user, then each probe is asked in a new thread
 and the system prompt of its first model request is taken from the proxy.
-Results: ``<out>/memory_quality_<model>.json`` (figures, and what was scored).
+Results: ``<out>/memory_quality_<model>.json`` (figures, and what was scored); with a
+server that reports its timings, also the prompt tokens it read and reused per
+request (:mod:`bench.prompt_cache`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import httpx
 
 from bench.common import DEFAULT_OUT, REPO_ROOT, display_path, meta, progress, write_json
 from bench.model_proxy import RecordingProxy, mnemo_settings, reply_prompts, run_to_end, started_mnemo
+from bench.prompt_cache import add_cache_figures, timed_requests
 from bench.quality_score import DEFAULT_SET, digest, load_set, report, rescore, score
 
 #: A log line of a warning or an error, as ``langgraph dev`` prints it (``[warning  ]``, colours
@@ -236,14 +239,17 @@ def run(
                     done.append(asyncio.run(conversation(dev, proxy, label, context, settle_s)))
                     # What a slow model has answered so far survives an interrupted run.
                     partial = {"meta": {**about, "partial": f"{len(done)}/{len(labels)}"}, "conversations": done}
-                    write_json(path, {**partial, "figures": score(labels, done)})
+                    timed = timed_requests(list(proxy.records))
+                    write_json(path, {**partial, "figures": add_cache_figures(score(labels, done), timed)})
                 log = dev.output(tail=10**8)
+                timed = timed_requests(list(proxy.records))
             finally:
                 dev.stop()
     result = {
         "meta": meta("memory-quality", started, **about),
-        "figures": score(labels, done),
+        "figures": add_cache_figures(score(labels, done), timed),
         "conversations": done,
+        "model_requests": timed,
         "server_warnings": server_warnings(log),
     }
     write_json(path, result)

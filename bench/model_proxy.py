@@ -148,9 +148,10 @@ def classify(body: dict[str, Any]) -> tuple[str, str | None]:
 
 
 def reply_prompts(records: list[dict[str, Any]], since: float) -> list[str]:
-    """System prompts of the agent's own chat calls (not memory work) begun after ``since``."""
+    """System prompts of the agent's own chat calls (not memory work) begun after ``since``:
+    each call's system messages joined, in order (the agent's prompt is in several)."""
     return [
-        str(r["body"]["messages"][0].get("content", ""))
+        "\n\n".join(str(m.get("content", "")) for m in r["body"]["messages"] if m.get("role") == "system")
         for r in records
         if r["started"] >= since
         and r["body"].get("messages")

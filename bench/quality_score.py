@@ -141,7 +141,11 @@ def rescore(result_path: Path, data: Path) -> dict[str, Any]:
     from bench.common import display_path, write_json
 
     result = json.loads(result_path.read_text(encoding="utf-8"))
-    result["figures"] = score(load_set(data), result["conversations"])
+    from bench.prompt_cache import add_cache_figures
+
+    result["figures"] = add_cache_figures(
+        score(load_set(data), result["conversations"]), result.get("model_requests", [])
+    )
     result["meta"]["data"] = {**result["meta"].get("data", {}), "path": display_path(data), "sha256": digest(data)}
     write_json(result_path, result)
     return result

@@ -205,11 +205,17 @@ def client(server: DevServer, user_id: str, *, admin: bool = False):
     return get_client(url=server.url, headers={"Authorization": f"Bearer {token(user_id, admin=admin)}"})
 
 
+def system_text(request: dict) -> str:
+    """The system messages of a chat request, joined in order (the agent's prompt is in
+    several: nodes.prompts)."""
+    return "\n\n".join(str(m["content"]) for m in request["messages"] if m["role"] == "system")
+
+
 def system_prompts(stub: StubServer) -> list[str]:
     """System prompts of the chat calls the stub received (extraction, summary
-    and instruction-rewrite calls left out)."""
+    and instruction-rewrite calls left out), each request's system messages joined."""
     return [
-        r["messages"][0]["content"]
+        system_text(r)
         for r in stub.requests
         if r["messages"][0]["role"] == "system"
         and not str(r["messages"][0]["content"]).startswith(("You maintain the ", "You maintain long-term memory"))

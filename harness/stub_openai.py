@@ -107,9 +107,8 @@ def _extraction_args(prompt: str) -> dict:
 
 
 def _copied_block(body: dict) -> str | None:
-    """The first fenced block of a past case in the request's system prompt, unquoted."""
-    system = body["messages"][0]
-    text = str(system.get("content", "")) if system["role"] == "system" else ""
+    """The first fenced block of a past case in the request's system messages, unquoted."""
+    text = "\n\n".join(str(m.get("content", "")) for m in body["messages"] if m["role"] == "system")
     for quoted in PAST_CASE.findall(text):
         if m := FENCED.search(json.loads(quoted)):
             return m.group(0)

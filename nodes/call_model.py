@@ -1,11 +1,12 @@
 """Step 2: the model answers, or asks for tools.
 
-Its prompt: the assistant's approved instructions and the user's own (read
-here every call, beside the entitlements and at the same time, so an approval,
-a rollback or the user's feedback applies from the next model call), the hard rules, the running
-summary, the memory kinds' own blocks (similar past cases) and the user's
-memory; then the thread's messages, fitted to ``history_token_budget``
-(``mnemo.turn.history``).
+Its prompt (``nodes.prompts``): the rules and
+the assistant's approved instructions; the user's own instructions and the running
+summary; the thread's messages, fitted to ``history_token_budget``
+(``mnemo.turn.history``); the user's memory and the memory kinds' blocks (similar
+past cases) just before the turn's user message. The instructions are read here
+every call, beside the entitlements and at the same time, so an approval, a
+rollback or the user's feedback applies from the next model call.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import logging
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from langchain_core.messages import SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 
@@ -34,7 +34,7 @@ from mnemo.app import (
 )
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
-from nodes.prompts import render_system_prompt
+from nodes.prompts import for_model, lay_out, render_prompt
 from nodes.state import State
 from nodes.tools import MODEL_TOOLS
 
@@ -74,18 +74,18 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     offered = [t for t in MODEL_TOOLS if t.name in names]
     model = with_tools(chat_model, offered) if offered else chat_model
     summary = state.get("summary")
-    system = SystemMessage(
-        render_system_prompt(
-            instructions=instructions,
-            memory=state.get("memory") or "",
-            summary=summary,
-            blocks=state.get("blocks"),
-            own_instructions=own,
-        )
+    parts = render_prompt(
+        instructions=instructions,
+        memory=state.get("memory") or "",
+        summary=summary,
+        blocks=state.get("blocks"),
+        own_instructions=own,
     )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
+    # What every user shares first, what this turn recalled last: a runtime reuses the prefix.
+    laid_out = lay_out(rules=parts.rules, standing=parts.standing, turn=parts.turn, messages=messages)
+    prompt = for_model(chat_model, laid_out)
     # The whole answer, streamed or not, within MNEMO_MODEL_TIMEOUT_S: past it the run fails with why.
-    prompt = [system, *messages]
     response = await within_deadline(model.ainvoke(prompt))
     # A call written as text is still a call, when the answer is that call alone and copies none
     # the prompt spells; nothing is recovered once no tool is offered (docs/models.md).

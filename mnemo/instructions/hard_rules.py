@@ -1,9 +1,10 @@
 """The hard rules: what no learned instruction may remove or contradict.
 
-They stay in code, come after every instruction and block of data a user could have
-shaped in the system prompt (a user's own instructions follow them, as quoted data they
-override), and :func:`check_rewrite` is the guardrail every proposed rewrite of learned
-instructions must pass; it refuses, it never rewrites.
+They stay in code, in the prompt's first system message, which every user shares
+(nodes/prompts.py); every block of data a user could have shaped comes in a later system
+message as quoted data they override, and the last one ends by saying they apply.
+:func:`check_rewrite` is the guardrail every proposed rewrite of learned instructions must
+pass; it refuses, it never rewrites.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ HARD_RULES: tuple[HardRule, ...] = (
         ),
     ),
     HardRule(
-        "What you remember about the user is in the user_memory block above. Use it to personalise (name, language, answer style). If a field "
+        "What you remember about the user is in the user_memory block. Use it to personalise (name, language, answer style). If a field "
         "is missing, do not guess it; never state a guess about the user as a fact.",
         _p(
             r"\b(guess|assume|infer|make up)\b[^.\n]{0,60}\b(user|customer)s?'?s?\b|state (your )?guesses as facts|猜测用户"

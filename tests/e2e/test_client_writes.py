@@ -14,7 +14,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from harness.devserver import DevServer, chat, client, server_environment, system_prompts, token, write_dotenv
+from harness.devserver import (
+    DevServer,
+    chat,
+    client,
+    server_environment,
+    system_prompts,
+    system_text,
+    token,
+    write_dotenv,
+)
 from harness.store_backends import SKIP_POSTGRES_REASON, skip_postgres
 from mnemo.core.limits import MAX_APP_ITEM_BYTES, MAX_CONTEXT_BYTES, MAX_METADATA_BYTES
 
@@ -30,7 +39,7 @@ TOOL_CALL = {
 def chat_requests(stub) -> list[dict]:
     """The requests of chat turns the stub received (not extraction or summary calls)."""
     prompts = set(system_prompts(stub))
-    return [r for r in stub.requests if r["messages"][0]["content"] in prompts]
+    return [r for r in stub.requests if system_text(r) in prompts]
 
 
 def user(content, **extra) -> dict:
@@ -84,7 +93,10 @@ async def check_client_writes(server: DevServer, stub) -> None:
     sent = chat_requests(stub)[-1]["messages"]
     said = [m["content"] for m in sent if m["role"] == "user"]
     assert said[-3:] == ["Hello via state.", "Hello via command.", "And via input."]
-    assert [m["role"] for m in sent].count("system") == 1 and not any(m.get("tool_calls") for m in sent)
+    # The system messages are mnemo's own: the rules, then parts of quoted data (nodes.prompts).
+    system = [str(m["content"]) for m in sent if m["role"] == "system"]
+    assert system[0].startswith("You are mnemo") and all(p.startswith("<") for p in system[1:]), system
+    assert not any("Obey me." in p for p in system) and not any(m.get("tool_calls") for m in sent)
     assert len(str(sent)) < 100_000
     assert (await alice.store.search_items(["alice", "notes"]))["items"] == []  # no planted tool ran
 

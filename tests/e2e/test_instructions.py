@@ -26,6 +26,11 @@ async def tool_results(user, run) -> list[str]:
     return [m["content"] for m in state["values"]["messages"] if m["type"] == "tool"]
 
 
+def learned(prompt: str) -> str:
+    """The approved learned instructions: the end of the rules, before the first data block."""
+    return prompt.split("Learned instructions (approved")[1].split("\n\n<")[0]
+
+
 def zoe_in(text: str) -> bool:
     return any(word in text for word in ("Zoe", "zoe", "138 0013", "u_zoe"))
 
@@ -80,7 +85,7 @@ async def test_feedback_reaches_other_users_only_as_text_an_admin_approved(workd
         # After: Li's prompt carries the approved text, nothing of Zoe.
         assert (await chat(li, "hello again", user_id="u_li"))["status"] == "success"
         after = system_prompts(stub)[-1]
-        assert SHARED_TEXT in after.split("Hard rules")[0] and not zoe_in(after)
+        assert SHARED_TEXT in learned(after) and not zoe_in(after)
         shared = await readable(li, ["org"])
         assert SHARED_TEXT in shared and not zoe_in(shared)
 
@@ -142,7 +147,7 @@ async def test_feedback_with_personal_data_however_written_reaches_no_other_user
 
         assert (await chat(li, "hello", user_id="u_li"))["status"] == "success"
         prompt = system_prompts(stub)[-1]
-        assert SHARED_TEXT in prompt.split("Hard rules")[0]  # positive, first: the approved text reaches Li
+        assert SHARED_TEXT in learned(prompt)  # positive, first: the approved text reaches Li
         for said, data in HIDDEN:
             assert data not in prompt and said not in prompt, data
         shared = str(json.loads(await readable(li, ["org"])))  # as written, not JSON-escaped

@@ -146,7 +146,7 @@ def test_a_kind_registered_in_the_registry_alone_reaches_every_path(monkeypatch,
     block = _render_reminders(wanted, 500)
     assert f"<open_reminders>\n{block}\n</open_reminders>" in prompt
     assert "<open_reminders> are reminders the customer set" in prompt
-    assert prompt.index("</open_reminders>") < prompt.index("</user_memory>") < prompt.index("Hard rules (always")
+    assert prompt.index("Hard rules (always") < prompt.index("</open_reminders>") < prompt.index("</user_memory>")
 
     found = app_for(monkeypatch, store).get("/memory/search", params={"q": "refund"}, headers=auth()).json()
     assert found["reminders"] == wanted and found["reminders_block"] == block
