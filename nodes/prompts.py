@@ -11,7 +11,8 @@ everything after it back to be read. So a turn's prompt is laid out as
    instructions, the summary of earlier turns), left out when empty;
 3. the thread's earlier messages;
 4. the **turn** part: what was recalled for this turn (the memory kinds' blocks,
-   the user's memory), just before the turn's own user message;
+   the user's memory), just before the turn's own user message, or where it
+   stood in an earlier turn while it has not changed since (:func:`anchor_for`);
 5. the turn's user message and its tool rounds.
 
 Each part is a system message; remembered text is quoted data in a delimited
@@ -22,8 +23,10 @@ in the same order (:func:`for_model`). Rationale: docs/models.md, "The prompt's 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -117,11 +120,30 @@ def render_prompt(
     )
 
 
-def lay_out(*, rules: str, standing: str, turn: str, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+def turn_digest(turn: str) -> str:
+    """What :func:`anchor_for` compares: a digest of the turn part (the state keeps it, not the text)."""
+    return hashlib.sha256(turn.encode("utf-8")).hexdigest()
+
+
+def anchor_for(messages: Sequence[BaseMessage], turn: str, kept: Mapping[str, Any] | None) -> str | None:
+    """The id of the user message the turn part goes before: where it went last
+    (``kept``: ``{"digest", "anchor"}`` from the state) while it has not changed and
+    that message is still shown, so the runtime reuses everything up to the new
+    turn; else the turn's own user message. ``None`` without a user message."""
+    shown = [m.id for m in messages if isinstance(m, HumanMessage) and m.id]
+    if kept and kept.get("digest") == turn_digest(turn) and kept.get("anchor") in shown:
+        return str(kept["anchor"])
+    return shown[-1] if shown else None
+
+
+def lay_out(
+    *, rules: str, standing: str, turn: str, messages: Sequence[BaseMessage], anchor: str | None = None
+) -> list[BaseMessage]:
     """The prompt of a chat call: ``rules`` first, ``standing`` (when not empty) before
-    the thread's ``messages``, ``turn`` just before the last user message (before
-    every message when there is none)."""
-    at = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), 0)
+    the thread's ``messages``, ``turn`` just before the user message ``anchor`` (by id;
+    the last user message when it is not there; before every message when there is none)."""
+    users = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    at = next((i for i in users if anchor is not None and messages[i].id == anchor), users[-1] if users else 0)
     head: list[BaseMessage] = [SystemMessage(rules)]
     if standing:
         head.append(SystemMessage(standing))

@@ -34,12 +34,17 @@ async def test_every_user_shares_the_rules_and_a_thread_its_history(workdir, ser
         again = await chat(zhou, "What do you know about me?", user_id=None, thread_id=thread)
         other = await chat(li, "Hi, I'm Li.", user_id=None)
         assert again["status"] == "success" and other["status"] == "success", server.output()
+        before_thanks = len(stub.requests)
+        thanks = await chat(zhou, "Thanks!", user_id=None, thread_id=thread)  # nothing new to remember
+        assert thanks["status"] == "success", server.output()
     finally:
         server.stop()
 
     requests = chat_requests(stub)
-    assert len(requests) >= 3, [roles(r) for r in stub.requests]
-    turn1, turn2, li_turn = requests[0], requests[-2], requests[-1]
+    thanked = [r for r in requests if r in stub.requests[before_thanks:]]
+    requests = [r for r in requests if r not in thanked]
+    assert len(requests) >= 3 and len(thanked) == 1, [roles(r) for r in stub.requests]
+    turn1, turn2, li_turn, turn3 = requests[0], requests[-2], requests[-1], thanked[0]
     # The rules: the first message, byte for byte the same for both users and every turn.
     rules = turn1["messages"][0]
     assert rules["role"] == "system" and "Hard rules (always apply" in rules["content"]  # positive, first
@@ -56,3 +61,7 @@ async def test_every_user_shares_the_rules_and_a_thread_its_history(workdir, ser
     said = [m for m in turn2["messages"] if m["role"] == "user"]
     assert [m["content"] for m in said] == ["Hi, I'm Zhou and I live in Hangzhou.", "What do you know about me?"]
     assert roles(turn2)[:2] == ["system", "user"]  # the first turn follows the rules directly
+    # Turn 3 recalled the same as turn 2: its part stays where it stood, so all of turn 2's request is
+    # the start of turn 3's (what a runtime has cached), then turn 2's answer and the new message.
+    assert turn3["messages"][: len(turn2["messages"])] == turn2["messages"]
+    assert roles(turn3)[len(turn2["messages"]) :] == ["assistant", "user"]

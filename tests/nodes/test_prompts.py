@@ -8,7 +8,17 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_openai import ChatOpenAI
 
 from harness.scripted import ScriptedChatModel
-from nodes.prompts import MEMORY_TAG, OWN_TAG, SUMMARY_TAG, TURN_END, for_model, lay_out, render_prompt
+from nodes.prompts import (
+    MEMORY_TAG,
+    OWN_TAG,
+    SUMMARY_TAG,
+    TURN_END,
+    anchor_for,
+    for_model,
+    lay_out,
+    render_prompt,
+    turn_digest,
+)
 
 EARLIER = [HumanMessage("Hi, I'm Zhou.", id="h1"), AIMessage("Hello Zhou!", id="a1")]
 TURN = [
@@ -76,3 +86,22 @@ def test_an_openai_compatible_model_keeps_the_parts_and_another_gets_them_joined
     assert isinstance(joined[0], SystemMessage) and joined[0].text == p.joined()
     assert joined[1:] == [*EARLIER, *TURN]  # every other message kept, in order
     assert not any(isinstance(m, SystemMessage) for m in joined[1:])
+
+
+def test_an_unchanged_turn_part_stays_where_it_stood_so_the_whole_last_request_is_reused():
+    p = parts()
+    first = lay_out(
+        rules=p.rules, standing="", turn=p.turn, messages=EARLIER[:1], anchor=anchor_for(EARLIER[:1], p.turn, None)
+    )
+    kept = {"digest": turn_digest(p.turn), "anchor": anchor_for(EARLIER[:1], p.turn, None)}
+    assert kept["anchor"] == "h1"  # positive, first: the turn's own user message
+    later = [*EARLIER, TURN[0]]
+    same = lay_out(rules=p.rules, standing="", turn=p.turn, messages=later, anchor=anchor_for(later, p.turn, kept))
+    assert same[: len(first)] == first  # the last request, whole, then what is new
+    assert [m.text for m in same[len(first) :]] == ["Hello Zhou!", "Remember I'm vegetarian."]
+    # A changed part goes before the turn's own message; so does one whose message is no longer shown.
+    assert anchor_for(later, "other notes", kept) == "h2"
+    assert anchor_for(later[1:], p.turn, kept) == "h2"
+    assert anchor_for([AIMessage("x")], p.turn, kept) is None
+    moved = lay_out(rules="R", standing="", turn="T", messages=later, anchor="gone")
+    assert [m.text for m in moved][-2:] == ["T", "Remember I'm vegetarian."]
