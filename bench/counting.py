@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, Op, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 
@@ -199,3 +199,26 @@ class SparseMeter:
     def __exit__(self, *exc: object) -> None:
         if self._patch is not None:
             self._patch.stop()
+
+
+class CountedStore:
+    """Counts the round trips and their ops of any store, PostgreSQL's too
+    (wraps the instance: every method goes through ``abatch``)."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self.store = store
+        self.trips = 0
+        self.ops: Counter[str] = Counter()
+        original = store.abatch
+
+        async def abatch(ops: Any) -> Any:
+            ops = list(ops)
+            self.trips += 1
+            self.ops.update(type(op).__name__ for op in ops)
+            return await original(ops)
+
+        store.abatch = abatch  # type: ignore[method-assign]
+
+    def reset(self) -> None:
+        self.trips = 0
+        self.ops.clear()

@@ -54,25 +54,14 @@ _STAMP = datetime(2026, 1, 1, tzinfo=UTC)
 
 class ReplayUser:
     """One user's notes (``texts``, keys = their positions) as recall sees
-    them: a vector per note and mnemo's write-time BM25 index, built by
-    :func:`mnemo.notes.index.write_ops` itself."""
+    them: a vector per note and mnemo's write-time BM25 index, as the notes'
+    writes leave it (:func:`mnemo.notes.index_of`)."""
 
     def __init__(self, texts: list[str]) -> None:
-        from mnemo import User
-        from mnemo.notes import HEAD_KEY, IndexState, NoteChange, term_key, terms_touched, write_ops
+        from mnemo.notes import index_of
 
         self.texts = texts
-        changes = [NoteChange(key=str(i), before=None, after={"text": t}) for i, t in enumerate(texts)]
-        every = frozenset(terms_touched(changes))
-        written = {
-            op.key: op.value
-            for op in write_ops(User.of("bench"), IndexState(head=None, postings={}, read=every), changes)
-        }
-        self.index = IndexState(
-            head=dict(written[HEAD_KEY] or {}),
-            postings={t: dict(v) for t in every if (v := written.get(term_key(t)))},
-            read=every,
-        )
+        self.index = index_of({str(i): t for i, t in enumerate(texts)})
 
     def ranked(self, scores: np.ndarray, query: str, keep: Any, limit: int) -> tuple[list[int], list[int]]:
         """(the dense hits ``keep`` lets through, what recall returns), as note positions."""

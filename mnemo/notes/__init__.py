@@ -2,6 +2,7 @@
 (deduplicated, capped, audited), indexed by words, recalled, and expired.
 """
 
+from mnemo.notes.bulk import aremember_bulk
 from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
@@ -13,15 +14,10 @@ from mnemo.notes.expiry import (
 )
 from mnemo.notes.forget import FORGET_RULES, ForgetRule, aforget, aforget_about, decide
 from mnemo.notes.index import (
-    HEAD_KEY,
-    IndexState,
-    NoteChange,
     arebuild,
     bm25_ranking,
+    index_of,
     query_terms,
-    term_key,
-    terms_touched,
-    write_ops,
 )
 from mnemo.notes.model import (
     DEDUPE_THRESHOLD,
@@ -71,7 +67,6 @@ __all__ = [
     "FORGET_RULES",
     "FUSION_CANDIDATES",
     "FUSION_K",
-    "HEAD_KEY",
     "INDEXED_TEXT_FIELD",
     "LEXICAL_WEIGHT",
     "MAX_NOTES_PER_TURN",
@@ -83,9 +78,7 @@ __all__ = [
     "SIMILAR_PART",
     "SPARSE_WEIGHT",
     "ForgetRule",
-    "IndexState",
     "Note",
-    "NoteChange",
     "NoteHistoryEntry",
     "NotesPlan",
     "RememberResult",
@@ -102,6 +95,7 @@ __all__ = [
     "arecall",
     "arecent",
     "aremember",
+    "aremember_bulk",
     "aremember_many",
     "arestamp",
     "arestore",
@@ -111,6 +105,7 @@ __all__ = [
     "bm25_ranking",
     "decide",
     "expiry_from",
+    "index_of",
     "indexed_text",
     "is_expired",
     "live",
@@ -127,11 +122,8 @@ __all__ = [
     "relevant_hits",
     "revision_terms",
     "same_note",
-    "term_key",
-    "terms_touched",
     "to_note",
     "validate_context",
     "validate_note",
     "validate_refers_to",
-    "write_ops",
 ]
