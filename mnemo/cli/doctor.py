@@ -136,14 +136,7 @@ def _load_dotenv() -> None:
 )
 async def doctor(args: argparse.Namespace) -> int:
     _load_dotenv()
-    from mnemo.models import (
-        WAYS,
-        client_settings,
-        configured_memory_model,
-        configured_model,
-        pinned_way,
-        ways_for,
-    )
+    from mnemo.models import WAYS, client_settings, configured_memory_model, configured_model
 
     chat = args.model or configured_model()
     if args.brief:
@@ -174,8 +167,15 @@ async def doctor(args: argparse.Namespace) -> int:
     width = max(len(r[1]) for r in rows)
     for spec, what, status, detail, seconds in rows:
         print(f"{status:<4}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
+    return _verdict(rows, clients[memory, True])
+
+
+def _verdict(rows: list[tuple[str, str, str, str, float]], memory_client: BaseChatModel | str) -> int:
+    """The last line of ``doctor``, from its ``rows``: which way memory is
+    written by (0), or why memory cannot be written (1)."""
+    from mnemo.models import WAYS, pinned_way, ways_for
+
     working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] != "FAIL" for r in rows)]
-    memory_client = clients[memory, True]
     usable = [] if isinstance(memory_client, str) else [w for w in ways_for(memory_client) if w in working]
     plain_ok = any(r[1] == "plain answer" and r[2] != "FAIL" for r in rows)
     if usable and plain_ok:
