@@ -7,8 +7,8 @@ A deployment keeps every user's notes in one ``store`` table with one global
 HNSW index, and every query is filtered to one user's namespace. This loads
 ``--notes`` notes over ``--users`` users with a skewed spread (log-normal
 sizes: most users have tens of notes, a few thousands), on the embedded
-PostgreSQL opened by :func:`mnemo.stores.factory.open_store`, with the write-time
-note index of :mod:`mnemo.notes.index` for each user. The HNSW index is
+PostgreSQL opened by :func:`mnemo.stores.factory.open_store`, each user's notes
+through :func:`mnemo.notes.aremember_bulk` (audited and indexed). The HNSW index is
 dropped while loading and rebuilt afterwards (bulk load), with the
 definition ``setup()`` created.
 
@@ -36,12 +36,10 @@ import json
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from langgraph.store.base import PutOp
 
 from bench.common import result_header, write_json
 from bench.stats import ms_percentiles
@@ -70,43 +68,41 @@ def vector_id(user: int, i: int) -> int:
     return user * 1_000_000 + i
 
 
-async def load(store: Any, sizes: list[int], texts: list[str], batch: int) -> None:
-    from mnemo import User
-    from mnemo.notes.index import IndexState, NoteChange, terms_touched, write_ops
+class LoadEmbeddings(SyntheticEmbeddings):
+    """:class:`SyntheticEmbeddings` that gives the notes of the user being
+    loaded (``loading``: text -> vector id) their seeded vectors: a user's
+    notes are readable words (what the index and recall read), each note its
+    own random vector (HNSW's worst case) though users share texts."""
 
-    pending: list[PutOp] = []
+    def __init__(self) -> None:
+        super().__init__()
+        self.loading: dict[str, int] = {}
+
+    def vector(self, text: str) -> np.ndarray:
+        if text in self.loading:
+            return self.note_vector(self.loading[text])
+        return super().vector(text)
+
+
+async def load(store: Any, emb: LoadEmbeddings, sizes: list[int], texts: list[str], batch: int) -> list[list[str]]:
+    """Each user's notes through :func:`mnemo.notes.aremember_bulk` (no cap,
+    no sparse vectors: the figures are the store's and the index's); per user,
+    the ids of its notes in order."""
+    from mnemo import User, aremember_bulk
+
+    ids: list[list[str]] = []
     for u, size in enumerate(sizes):
-        user = User.of(f"u{u:05d}")
-        ns = user.namespace("notes")
-        values = []
-        for i in range(size):
-            iso = (datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=i)).isoformat()
-            text = texts[i % len(texts)]
-            values.append(
-                {
-                    "id": f"n{i:06d}",
-                    "text": f"note:{vector_id(u, i)}",
-                    "words": text,
-                    "norm": text,
-                    "source": "user_said",
-                    "first_seen": iso,
-                    "updated_at": iso,
-                }
-            )
-        # The index is built from the readable words, the vector from the note id.
-        changes = [NoteChange(key=v["id"], before=None, after={**v, "text": v["words"]}) for v in values]
-        every = frozenset(terms_touched(changes))
-        pending += [PutOp(ns, v["id"], v) for v in values]
-        pending += write_ops(user, IndexState(head=None, postings={}, read=every), changes)
-        while len(pending) >= batch:
-            await store.abatch(pending[:batch])
-            pending = pending[batch:]
-    if pending:
-        await store.abatch(pending)
+        emb.loading = {texts[i]: vector_id(u, i) for i in range(size)}
+        results = await aremember_bulk(
+            store, User.of(f"u{u:05d}"), texts[:size], max_notes=None, batch=batch, sparse=False
+        )
+        ids.append([r["note"]["id"] for r in results])
+    emb.loading = {}
+    return ids
 
 
 async def measure(
-    store: Any, emb: SyntheticEmbeddings, sizes: list[int], picks: list[int], queries: int
+    store: Any, emb: SyntheticEmbeddings, ids: list[list[str]], picks: list[int], queries: int
 ) -> dict[str, Any]:
     from mnemo import User, arecall
     from mnemo.turn import aload_snapshot
@@ -115,16 +111,17 @@ async def measure(
     for u in picks:
         user = User.of(f"u{u:05d}")
         ns = user.namespace("notes")
-        matrix = np.stack([emb.note_vector(vector_id(u, i)) for i in range(sizes[u])])
+        size = len(ids[u])
+        matrix = np.stack([emb.note_vector(vector_id(u, i)) for i in range(size)])
         rng = np.random.default_rng(u)
         for j in range(queries):
-            target = int(rng.integers(sizes[u]))
+            target = int(rng.integers(size))
             query = f"near:{vector_id(u, target)}:{j}"
-            exact = {f"n{i:06d}" for i in np.argsort(-(matrix @ emb.vector(query)))[:10]}
+            exact = {ids[u][i] for i in np.argsort(-(matrix @ emb.vector(query)))[:10]}
             t = time.perf_counter()
             hits = await store.asearch(ns, query=query, limit=10)
             search_t.append(time.perf_counter() - t)
-            overlap.append(len(exact & {h.key for h in hits}) / min(10, sizes[u]))
+            overlap.append(len(exact & {h.key for h in hits}) / min(10, size))
             t = time.perf_counter()
             await arecall(store, user, query, limit=5, margin=None)
             recall_t.append(time.perf_counter() - t)
@@ -154,7 +151,7 @@ async def measure(
 async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
     from mnemo.stores import open_store
 
-    emb = SyntheticEmbeddings()
+    emb = LoadEmbeddings()
     sizes = user_sizes(args.notes, args.users)
     texts = seed_notes(max(sizes))
     index = {"embed": emb, "dims": DIMS, "fields": ["text"]}
@@ -178,7 +175,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
             ).fetchone()
             await conn.execute("DROP INDEX store_vectors_embedding_idx")
         t0 = time.perf_counter()
-        await load(store, sizes, texts, args.batch)
+        ids = await load(store, emb, sizes, texts, args.batch)
         out["load_s"] = round(time.perf_counter() - t0, 1)
         t0 = time.perf_counter()
         async with store.conn.connection() as conn:  # type: ignore[attr-defined]
@@ -207,7 +204,7 @@ async def run(uri: str, args: argparse.Namespace) -> dict[str, Any]:
                     await conn.execute(statement)
             result = {}
             for band, picks in bands.items():
-                result[band] = await measure(store, emb, sizes, picks, args.queries)
+                result[band] = await measure(store, emb, ids, picks, args.queries)
                 print(f"{name:>11} {band:>6}: {json.dumps(result[band])}", flush=True)
             out["settings"][name] = result
         # back to mnemo's own settings for later users of the pool
@@ -227,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=2_000)
     parser.add_argument("--per-band", type=int, default=20, help="users sampled per size band")
     parser.add_argument("--queries", type=int, default=5, help="queries per sampled user")
-    parser.add_argument("--batch", type=int, default=2000)
+    parser.add_argument("--batch", type=int, default=500, help="notes per store call while loading")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")
     args = parser.parse_args(argv)

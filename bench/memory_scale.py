@@ -5,15 +5,14 @@
 
 For each backend (mnemo's in-memory store and the embedded PostgreSQL with
 the HNSW/cosine index, both opened by :func:`mnemo.stores.factory.open_store`) one
-user's notes are loaded up to each size, with the write-time index of
-:mod:`mnemo.notes.index` maintained exactly as :func:`mnemo.aremember_many`
-maintains it (its :func:`~mnemo.notes.index.write_ops`, batch by batch; the
-dedupe lookups are skipped to keep loading linear). Then, per size, single
-client:
+user's notes are loaded up to each size through :func:`mnemo.notes.aremember_bulk`
+(audited and indexed as any write, ``--batch`` notes per store call, no cap,
+no sparse vectors).
+Then, per size, single client:
 
 * ``load_memory``: :func:`mnemo.turn.snapshot.aload_snapshot` with the agent's
   defaults (what the ``load_memory`` node runs), p50/p95 latency, store round
-  trips (``abatch`` calls) and operations per turn;
+  trips and operations per turn (:class:`CountedStore`);
 * ``recall``: :func:`mnemo.arecall` (``limit=5``), the same figures;
 * ``lexical_found``: how often a query naming one note's unique word (its
   item number) gets that note back with ``margin=math.inf`` (words alone):
@@ -35,11 +34,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore, Op, PutOp
+from langgraph.store.base import BaseStore
 
 from bench.common import result_header, write_json
 from bench.stats import ms_percentiles
@@ -71,48 +69,22 @@ class CountedStore:
         self.ops.clear()
 
 
-def note_value(i: int, text: str) -> dict[str, Any]:
-    iso = (datetime(2025, 1, 1, tzinfo=UTC) + timedelta(seconds=i)).isoformat()
-    return {
-        "id": f"n{i:07d}",
-        "text": text,
-        "norm": text.casefold(),
-        "source": "user_said",
-        "first_seen": iso,
-        "updated_at": iso,
-    }
+async def load(store: BaseStore, user: Any, texts: list[str], batch: int) -> list[str]:
+    """Write ``texts`` as ``user``'s notes through :func:`mnemo.notes.aremember_bulk`
+    (no cap; no sparse vectors, as the notes of a load not yet reindexed: the
+    figures are the store's and the index's); returns their ids, in order."""
+    from mnemo import aremember_bulk
+
+    results = await aremember_bulk(store, user, texts, max_notes=None, batch=batch, sparse=False)
+    return [r["note"]["id"] for r in results]
 
 
-async def load(store: BaseStore, user: Any, start: int, stop: int, texts: list[str], state: Any, batch: int) -> Any:
-    """Write notes ``start..stop`` and their index updates; returns the new index state."""
-    from mnemo.notes.index import HEAD_KEY, IndexState, NoteChange, terms_touched, write_ops
-
-    ns = user.namespace("notes")
-    for lo in range(start, stop, batch):
-        values = [note_value(i, texts[i]) for i in range(lo, min(stop, lo + batch))]
-        changes = [NoteChange(key=v["id"], before=None, after=v) for v in values]
-        terms = frozenset(terms_touched(changes))
-        index_ops = write_ops(
-            user, IndexState(head=state.head, postings=state.postings, read=state.read | terms), changes
-        )
-        ops: list[Op] = [PutOp(ns, v["id"], v) for v in values]
-        await store.abatch([*ops, *index_ops])
-        postings = dict(state.postings)
-        head = state.head
-        for op in index_ops:
-            if op.key == HEAD_KEY:
-                head = dict(op.value or {})
-            elif op.value is not None:
-                postings[op.key[2:]] = dict(op.value)
-        state = IndexState(head=head, postings=postings, read=state.read | terms)
-    return state
-
-
-async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> dict[str, Any]:
+async def measure(counted: CountedStore, user: Any, ids: list[str], queries: int) -> dict[str, Any]:
     from mnemo import arecall
     from mnemo.turn import aload_snapshot
 
     out: dict[str, Any] = {}
+    size = len(ids)
     picks = [(size * (j + 1)) // (queries + 1) for j in range(queries)]
     for name in ("load_memory", "recall"):
         times: list[float] = []
@@ -133,7 +105,7 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
             if name == "recall":
                 counted.reset()
                 hits = await arecall(counted.store, user, f"item {i + 1}", limit=5, margin=math.inf)
-                found += any(h["id"] == f"n{i:07d}" for h in hits)
+                found += any(h["id"] == ids[i] for h in hits)
         out[name] = {
             "ms": ms_percentiles(times),
             "round_trips_max": max(trips),
@@ -146,7 +118,6 @@ async def measure(counted: CountedStore, user: Any, size: int, queries: int) -> 
 
 async def run_backend(name: str, uri: str | None, sizes: list[int], args: argparse.Namespace) -> dict[str, Any]:
     from mnemo import User
-    from mnemo.notes.index import IndexState
     from mnemo.stores import open_store
 
     user = User.of("u_scale")
@@ -155,19 +126,17 @@ async def run_backend(name: str, uri: str | None, sizes: list[int], args: argpar
     out: dict[str, Any] = {}
     async with open_store(postgres_uri=uri, index=index, pool_config={"min_size": 1, "max_size": 1}) as store:
         counted = CountedStore(store)
-        state = IndexState(head=None, postings={}, read=frozenset())
-        loaded = 0
+        ids: list[str] = []
         for size in sizes:
             t0 = time.perf_counter()
-            state = await load(store, user, loaded, size, texts, state, args.batch)
+            ids += await load(store, user, texts[len(ids) : size], args.batch)
             load_s = time.perf_counter() - t0
-            loaded = size
             if uri is not None:
                 async with store.conn.connection() as conn:  # type: ignore[attr-defined]  # the PostgreSQL store's pool
                     await conn.execute("ANALYZE store")
                     await conn.execute("ANALYZE store_vectors")
             queries = args.queries if size < 100_000 or uri is not None else max(5, args.queries // 4)
-            out[str(size)] = {"load_s": round(load_s, 1), **await measure(counted, user, size, queries)}
+            out[str(size)] = {"load_s": round(load_s, 1), **await measure(counted, user, ids, queries)}
             print(f"{name:>8} {size:>7}: {out[str(size)]}", flush=True)
     return out
 
@@ -206,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10_000, 100_000])
     parser.add_argument("--backends", nargs="+", default=["memory", "postgres"], choices=["memory", "postgres"])
-    parser.add_argument("--batch", type=int, default=500, help="notes per abatch while loading")
+    parser.add_argument("--batch", type=int, default=500, help="notes per store call while loading")
     parser.add_argument("--queries", type=int, default=20)
     parser.add_argument("--no-e5", action="store_true", help="skip measuring the real embedder")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results")

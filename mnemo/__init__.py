@@ -7,9 +7,10 @@ Every function takes the store and a :class:`User` built from trusted context (n
 model or a tool argument) and writes through mnemo's audited paths. The API:
 
 - the store: :func:`open_store`, :func:`open_postgres_store`, :func:`open_checkpointer`, :func:`index_config`;
-- who: :class:`User`, :func:`user_label`, :func:`mint_token` (a client's token for mnemo's server);
+- who: :class:`User`, :func:`mint_token` (a client's token for mnemo's server);
 - the profile, merged: :class:`Profile`, :data:`PROFILE_FIELDS`, :func:`aget_profile`, :func:`aupdate_profile`;
-- notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`arecall` (real hits only;
+- notes: :class:`Note`, :func:`aremember`, :func:`aremember_many`, :func:`aremember_bulk` (a backfill;
+  :class:`PartialWriteError` says what was written), :func:`arecall` (real hits only;
   :class:`IndexMissingError` without an index), :func:`arecent`, :func:`alist_notes`, :func:`aforget`,
   :func:`aforget_about`;
 - a user's data whole: :func:`aexport_user`, :func:`aimport_user` (its :class:`Origin` says who wrote);
@@ -48,14 +49,24 @@ from mnemo.core import (
     MnemoError,
     ModelUnavailableError,
     NoteLimitError,
+    PartialWriteError,
     StoreClosedError,
     StoreOperationError,
     StoreUnavailableError,
     UnstorableValueError,
     User,
-    user_label,
 )
-from mnemo.notes import Note, aforget, aforget_about, alist_notes, arecall, arecent, aremember, aremember_many
+from mnemo.notes import (
+    Note,
+    aforget,
+    aforget_about,
+    alist_notes,
+    arecall,
+    arecent,
+    aremember,
+    aremember_bulk,
+    aremember_many,
+)
 from mnemo.policies import aensure_policies, asearch_policies, aseed_policies, load_policy_file
 from mnemo.profile import PROFILE_FIELDS, Profile, aget_profile, aupdate_profile
 from mnemo.stores import index_config, open_checkpointer, open_postgres_store, open_store
@@ -77,6 +88,7 @@ __all__ = [
     "Note",
     "NoteLimitError",
     "Origin",
+    "PartialWriteError",
     "Profile",
     "StoreClosedError",
     "StoreOperationError",
@@ -94,6 +106,7 @@ __all__ = [
     "arecall",
     "arecent",
     "aremember",
+    "aremember_bulk",
     "aremember_many",
     "asearch_policies",
     "aseed_policies",
@@ -105,5 +118,4 @@ __all__ = [
     "open_checkpointer",
     "open_postgres_store",
     "open_store",
-    "user_label",
 ]

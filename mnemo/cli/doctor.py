@@ -144,8 +144,6 @@ async def doctor(args: argparse.Namespace) -> int:
         client_settings,
         configured_memory_model,
         configured_model,
-        pinned_way,
-        ways_for,
     )
 
     chat = args.model or configured_model()
@@ -177,8 +175,15 @@ async def doctor(args: argparse.Namespace) -> int:
     width = max(len(r[1]) for r in rows)
     for spec, what, status, detail, seconds in rows:
         print(f"{status:<4}  {what:<{width}}  {seconds:6.1f}s  {spec}  {detail}")
+    return _verdict(rows, clients[memory, True])
+
+
+def _verdict(rows: list[tuple[str, str, str, str, float]], memory_client: BaseChatModel | str) -> int:
+    """The last line of ``doctor``, from its ``rows``: which way memory is
+    written by (0), or why memory cannot be written (1)."""
+    from mnemo.models import WAYS, pinned_way, ways_for  # deferred: python -m mnemo loads every command
+
     working = [w for w in WAYS if any(r[1] == f"structured: {w}" and r[2] != "FAIL" for r in rows)]
-    memory_client = clients[memory, True]
     usable = [] if isinstance(memory_client, str) else [w for w in ways_for(memory_client) if w in working]
     plain_ok = any(r[1] == "plain answer" and r[2] != "FAIL" for r in rows)
     if usable and plain_ok:

@@ -22,6 +22,7 @@ from mnemo.core.errors import (
     MnemoError,
     ModelUnavailableError,
     NoteLimitError,
+    PartialWriteError,
     SecretError,
     StoreClosedError,
     StoreOperationError,
@@ -93,6 +94,7 @@ from mnemo.core.quoting import (
 )
 from mnemo.core.reads import (
     PAGE_SIZE,
+    abatch_named,
     alist_all,
     alist_every_namespace,
     alist_rest,
@@ -176,6 +178,7 @@ __all__ = [
     "ModelUnavailableError",
     "NoteLimitError",
     "Part",
+    "PartialWriteError",
     "Role",
     "SecretError",
     "StoreClosedError",
@@ -185,6 +188,7 @@ __all__ = [
     "UnsupportedContentError",
     "User",
     "ValueTooLargeError",
+    "abatch_named",
     "adds_nothing",
     "alist_all",
     "alist_every_namespace",

@@ -19,6 +19,7 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── StoreClosedError        a store used after its ``async with`` block
     ├── StoreUnavailableError   the store's database cannot be reached now (HTTP 503)
     ├── StoreOperationError     the database is up but failed this call (a timeout, a full disk...; HTTP 503)
+    ├── PartialWriteError       a write in several store calls stopped midway: says what was written
     ├── ListingChangedError     a namespace kept changing while it was paged through
     ├── EmbeddedPostgresError   (also a RuntimeError) the embedded server failed
     ├── ModelUnavailableError   (also a RuntimeError) the chat model cannot be used as configured
@@ -26,6 +27,8 @@ Every error a caller can cause carries a message meant to be shown to a human
     ├── InvalidTokenError       no usable bearer token, or an identity mnemo did not issue
     └── SecretError             no usable signing secret
 """
+
+from typing import Any
 
 
 class MnemoError(Exception):
@@ -98,6 +101,18 @@ class StoreOperationError(MnemoError):
     between transactions (deadlock, serialization failure) still there after
     its retries (``mnemo.stores.postgres_errors``). The message names what
     happened; the store is not marked down (HTTP 503, try again)."""
+
+
+class PartialWriteError(MnemoError):
+    """A write made in several store calls (:func:`mnemo.notes.bulk.aremember_bulk`)
+    stopped at one of them: ``written`` inputs, the first ones, are written
+    (``results`` says how), none after them. The store's error is the
+    ``__cause__``. Calling again with the same inputs writes only the rest."""
+
+    def __init__(self, message: str, *, written: int, results: list[Any]) -> None:
+        super().__init__(message)
+        self.written = written
+        self.results = results
 
 
 class ListingChangedError(MnemoError):

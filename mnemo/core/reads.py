@@ -9,12 +9,12 @@ derives (docs/architecture.md says which). The store traps: ``docs/design.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import BaseStore, Item, Result, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, Op, Result, SearchItem, SearchOp
 
 from mnemo.core.errors import IndexMissingError, ListingChangedError
 from mnemo.core.limits import bounded_query
@@ -130,6 +130,19 @@ async def _alist_from(
 
 def _identity(item: Item) -> tuple[tuple[str, ...], str, datetime]:
     return tuple(item.namespace), item.key, item.updated_at
+
+
+async def abatch_named(store: BaseStore, reads: Mapping[str, Sequence[Op]]) -> dict[str, list[Result]]:
+    """One ``abatch`` of named groups of reads; their results under the same
+    names, each group's in its order (a group added shifts no other's)."""
+    ops = [op for group in reads.values() for op in group]
+    results = await store.abatch(ops) if ops else []
+    out: dict[str, list[Result]] = {}
+    start = 0
+    for name, group in reads.items():
+        out[name] = list(results[start : start + len(group)])
+        start += len(group)
+    return out
 
 
 def list_op(namespace: tuple[str, ...], *, page_size: int = PAGE_SIZE) -> SearchOp:

@@ -2,6 +2,7 @@
 (deduplicated, capped, audited), indexed by words, recalled, and expired.
 """
 
+from mnemo.notes.bulk import aremember_bulk
 from mnemo.notes.expiry import (
     adelete_notes,
     asweep_user,
@@ -78,6 +79,7 @@ __all__ = [
     "arecall",
     "arecent",
     "aremember",
+    "aremember_bulk",
     "aremember_many",
     "arestamp",
     "arestore",

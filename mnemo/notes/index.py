@@ -208,6 +208,19 @@ def write_ops(user: User, state: IndexState, changes: Sequence[NoteChange]) -> l
     return ops
 
 
+def index_of(texts: Mapping[str, str]) -> IndexState:
+    """The index of the notes ``texts`` (id -> text) as their writes leave it,
+    in memory: recall's word ranking (:func:`bm25_ranking`) replayed without a
+    store (``bench/thresholds_replay.py``)."""
+    changes = [NoteChange(key=key, before=None, after={"text": text}) for key, text in texts.items()]
+    every = frozenset(terms_touched(changes))
+    written = {
+        op.key: op.value for op in write_ops(User.of("replay"), IndexState(head=None, postings={}, read=every), changes)
+    }
+    postings = {t: dict(value) for t in every if (value := written.get(term_key(t)))}
+    return IndexState(head=dict(written.get(HEAD_KEY) or {}), postings=postings, read=every)
+
+
 async def aapply(store: BaseStore, user: User, changes: Sequence[NoteChange], *, extra: Sequence[Op] = ()) -> None:
     """Read the index items ``changes`` touch, then write them with ``extra``
     (two round trips; for writes that did not read the index already)."""

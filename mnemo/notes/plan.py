@@ -227,7 +227,7 @@ def _plan_notes(
         # writers of one fact write one note; a key already holding another
         # text (a note refined since) gets a random one instead.
         key = note_key(norm) if not at_key else uuid.uuid4().hex
-        write, note = _new_note(ns, key, text, source=source, stamp=stamp, detail=detail)
+        write, note = new_note(ns, key, text, source=source, stamp=stamp, detail=detail)
         said[norm] = note
         if full:
             results.append(RememberResult(status="over_limit", note=note))
@@ -260,7 +260,7 @@ def _update_existing(
     return note_put(ns, existing.key, value, detail.expires), note_from_value(existing.key, value)
 
 
-def _new_note(
+def new_note(
     ns: tuple[str, ...], key: str, text: str, *, source: Source, stamp: str, detail: NoteDetails
 ) -> tuple[PutOp, Note]:
     value: dict[str, Any] = {

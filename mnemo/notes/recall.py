@@ -21,6 +21,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, Result, SearchItem,
 from mnemo.core import (
     NOTES,
     User,
+    abatch_named,
     bounded_query,
     query_op,
     reciprocal_rank_fusion,
@@ -160,14 +161,18 @@ async def aread_notes(
     dense_op = query_op(ns, query, limit=max(limit, FUSION_CANDIDATES)) if searching else None
     shared = answered_by(dense_op, extra) if dense_op is not None else {}
     asked = [op for i, op in enumerate(extra) if i not in shared]
-    ops: list[Op] = [*asked, *note_index.read_ops(user, terms), *([dense_op] if dense_op is not None else [])]
+    reads: dict[str, list[Op]] = {
+        "asked": asked,
+        "index": [*note_index.read_ops(user, terms)],
+        "dense": [dense_op] if dense_op is not None else [],
+    }
     # The query's sparse vector is computed while the store answers.
-    results, query_vector = await asyncio.gather(
-        store.abatch(ops), sparse_vectors.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
+    got, query_vector = await asyncio.gather(
+        abatch_named(store, reads), sparse_vectors.aquery_vector(query if searching and SPARSE_WEIGHT > 0 else "")
     )
-    n = len(asked)
-    extra_results = _merged(results[:n], shared, results[-1] if dense_op is not None else None, len(extra))
-    state = note_index.IndexState.from_results(terms, results[n : n + 1 + len(dict.fromkeys(terms))])
+    dense_result = got["dense"][0] if got["dense"] else None
+    extra_results = _merged(got["asked"], shared, dense_result, len(extra))
+    state = note_index.IndexState.from_results(terms, got["index"])
     # No head: a user without notes (nothing to fetch, so this probe is the
     # second and last round trip), or notes written before the index existed:
     # built once from here; if that fails, read by meaning alone until
@@ -180,7 +185,7 @@ async def aread_notes(
     recent = [note_from_value(r["id"], r) for r in state.recent if not is_expired(r)]
     if not searching:
         return NotesRead(relevant=[], recent=recent, extra=extra_results, stale=stale)
-    dense = search_result(results[-1])
+    dense = search_result(dense_result)
     stale |= {it.key: it.value for it in expired(dense) if tuple(it.namespace) == ns}
     hits = relevant_hits(semantic_hits(live(dense), ns, min_score=-math.inf), margin=margin)
     # BM25 over postings is CPU work: kept off the event loop, which serves every other run.

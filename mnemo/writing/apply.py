@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
-from langgraph.store.base import BaseStore, PutOp, SearchOp
+from langgraph.store.base import BaseStore, Item, PutOp, Result, SearchOp
 
 from mnemo.audit import Origin, abatch_audited, head_op
 from mnemo.core import (
@@ -16,6 +16,7 @@ from mnemo.core import (
     PROFILE,
     InvalidInputError,
     User,
+    abatch_named,
     adds_nothing,
     alist_rest,
     content_tokens,
@@ -24,22 +25,18 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.notes import (
-    MAX_NOTES_PER_TURN,
     MAX_NOTES_PER_USER,
     NotesPlan,
     RememberResult,
     Revision,
-    expiry_from,
     plan_revision,
     revision_terms,
-    validate_note,
-    validate_refers_to,
 )
-from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
+from mnemo.profile import ProfileChange, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import field_said, grounded, said_words, shares_a_word, supported
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.refusals import business_record_term
+from mnemo.writing.wanted import Wanted, wanted_writes
 
 logger = logging.getLogger(__name__)
 
@@ -85,111 +82,108 @@ async def aapply_extraction(
     profile, the notes' values) is read with the rest, in the same batch.
     Without it, no note is revised."""
     origin = origin or Origin(source="extractor")
-    # "not mentioned" values are dropped here too, so an extraction that changes
-    # no field skips the profile read.
-    changes = {
-        f: v
-        for f, v in extraction.profile_changes().items()
-        if v is not None and _validated_or_none(normalize_field, f, v) is not None
-    }
-    # Orders, refunds and payments are the order system's, never memory's,
-    # whatever the extractor returned (mnemo.writing.refusals).
-    notes: list[_ExtractedNote] = [_ExtractedNote(text) for text in extraction.notes]
-    for temporary in extraction.temporary_notes:
-        # An unreadable or past expiry drops the note: never kept as durable.
-        if (expires := _validated_or_none(lambda until: expiry_from(until=until), temporary.expires)) is not None:
-            notes.append(_ExtractedNote(temporary.text, expires=expires))
-    for dated in extraction.dated_notes:
-        # An unreadable date is left out, the fact kept: the date only adds to it.
-        notes.append(_ExtractedNote(dated.text, refers_to=_validated_or_none(validate_refers_to, dated.refers_to)))
-    notes = [
-        note
-        for note in notes
-        if _validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
-    ]
-    # Only what the user's own words support (mnemo.writing.grounding).
-    texts = [m.text for m in said]
-    words = said_words(texts) if said else None
-    if words is not None:
-        city = changes.get("city")
-        changes = dict(
-            grounded(
-                "profile value(s)",
-                changes.items(),
-                lambda fv: field_said(fv[0], fv[1], texts, words, city=city),
-                lambda fv: f"{fv[0]}={fv[1]}",
-            )
-        )
-        notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
-    if len(notes) > MAX_NOTES_PER_TURN:
-        logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
-        notes = notes[:MAX_NOTES_PER_TURN]
-    with_profile = bool(extraction.forget_fields or changes)
-    requests = known.requests(extraction) if known is not None else []
-    if words is not None:
-        # A revision is the user's word on a note: its new text is supported by
-        # what they said, or (an invalidation) the note shares a word with it.
-        requests = grounded(
-            "note revision(s)",
-            requests,
-            lambda r: supported(r.text, words) if r.text is not None else shares_a_word(r.shown, words),
-            lambda r: r.text or f"invalidate {r.shown}",
-        )
-    if not with_profile and not notes and not requests:
+    wanted = wanted_writes(extraction, [m.text for m in said], known)
+    if not wanted.with_profile and not wanted.notes and not wanted.requests:
         return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
     # store failure leaves the profile and the notes both written or neither.
-    profile_ns = user.namespace(PROFILE)
-    plan = NotesPlan.of(
+    plan = _notes_plan(user, wanted, said)
+    read_profile = wanted.with_profile and (known is None or known.profile is None)
+    # The revised notes' current values, unless read before extracting.
+    read_values = known is not None and known.values is None
+    got = await abatch_named(
+        store,
+        {
+            # The audit chain's head is read with the rest: no round trip of its own.
+            "head": [head_op(user)],
+            "profile": [list_op(user.namespace(PROFILE))] if read_profile else [],
+            "lookups": plan.lookups() if wanted.notes or wanted.requests else [],
+            "values": [SearchOp(plan.namespace, filter={"id": r.key}, limit=1) for r in wanted.requests]
+            if read_values
+            else [],
+        },
+    )
+    shown = known.profile if known is not None and known.profile is not None else []
+    ops, profile = await _profile_ops(store, user, wanted, got["profile"], shown, origin=origin, as_of=as_of)
+    values = known.values if known is not None and known.values is not None else {}
+    values = {**values, **{it.key: it.value for r in got["values"] for it in search_result(r)}}
+    revisions = _revisions(
+        user,
+        wanted.requests,
+        values,
+        origin=origin,
+        as_of=as_of,
+        shown=known.shown_notes() if known is not None else {},
+    )
+    added, note_ops = await _note_ops(store, user, plan, got["lookups"], revisions, origin=origin)
+    ops += note_ops
+    if ops:
+        (head,) = got["head"]
+        await abatch_audited(store, ops, heads={user.label: head})
+    return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
+
+
+def _notes_plan(user: User, wanted: Wanted, said: Sequence[Said]) -> NotesPlan:
+    """The plan of the new notes, each with the context of the message it came
+    from, reading the index terms of the revised notes with theirs."""
+    notes = wanted.notes
+    return NotesPlan.of(
         user,
         [n.text for n in notes],
         expires_at=[n.expires for n in notes],
         refers_to=[n.refers_to for n in notes],
         contexts=[said[i].in_reply_to if (i := source_message(n.text, said)) is not None else None for n in notes],
         source="user_said",
-        more_terms=revision_terms([t for r in requests for t in (r.shown, r.text) if t is not None]),
+        more_terms=revision_terms([t for r in wanted.requests for t in (r.shown, r.text) if t is not None]),
     )
-    read_profile = with_profile and (known is None or known.profile is None)
-    # The revised notes' current values, unless read before extracting.
-    value_reads = [SearchOp(plan.namespace, filter={"id": r.key}, limit=1) for r in requests]
-    value_reads = value_reads if known is not None and known.values is None else []
-    lookups = plan.lookups() if notes or requests else []
-    # The audit chain's head is read with the rest: no round trip of its own.
-    reads = [head_op(user), *([list_op(profile_ns)] if read_profile else []), *lookups, *value_reads]
-    head, *results = await store.abatch(reads)
-    ops: list[PutOp] = []
-    profile: list[ProfileChange] = []
-    if with_profile:
-        first = search_result(results[0]) if read_profile else []
-        items = known.profile if known is not None and known.profile is not None else first
-        current = profile_from_items(await alist_rest(store, profile_ns, items) if read_profile else items)
-        profile_ops, profile = plan_profile_update(
-            profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
-        )
-        ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
-    results = results[int(read_profile) :]
-    values = known.values if known is not None and known.values is not None else {}
-    values = {**values, **{it.key: it.value for r in results[len(lookups) :] for it in search_result(r)}}
-    revisions = _revisions(
-        user, requests, values, origin=origin, as_of=as_of, shown=known.shown_notes() if known is not None else {}
+
+
+async def _profile_ops(
+    store: BaseStore,
+    user: User,
+    wanted: Wanted,
+    read: Sequence[Result],
+    shown: Sequence[Item],
+    *,
+    origin: Origin,
+    as_of: str | None,
+) -> tuple[list[PutOp], list[ProfileChange]]:
+    """The profile's writes and audit records: over the profile ``read`` now
+    (its first page, the rest listed here), else the one ``shown`` to the extractor."""
+    if not wanted.with_profile:
+        return [], []
+    profile_ns = user.namespace(PROFILE)
+    items = await alist_rest(store, profile_ns, search_result(read[0])) if read else shown
+    profile_ops, profile = plan_profile_update(
+        profile_ns, profile_from_items(items), wanted.changes, forget=wanted.forget, source="user_said", as_of=as_of
     )
-    added: list[RememberResult] = []
-    if lookups:
-        results = results[: len(lookups)]
-        added, note_ops = plan.apply(results, origin=origin, at_limit="drop")
-        if dropped := sum(r["status"] == "over_limit" for r in added):
-            logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
-        # A revision is the user's word on that very note: it wins over a new
-        # text deduplicated into it.
-        revised = {r.change.key for r in revisions}
-        note_ops = [op for op in note_ops if not _writes_to(op, plan.namespace, user.namespace(AUDIT), revised)]
-        note_ops += await plan.aindex_ops(
-            store, results, note_ops, max_notes=MAX_NOTES_PER_USER, also=[r.change for r in revisions]
-        )
-        ops += [*note_ops, *(op for r in revisions for op in r.ops)]
-    if ops:
-        await abatch_audited(store, ops, heads={user.label: head})
-    return AppliedExtraction(profile=profile, notes=added, revised=[r.change.key for r in revisions])
+    return [*profile_ops, *profile_audit_ops(user, profile, origin)], profile
+
+
+async def _note_ops(
+    store: BaseStore,
+    user: User,
+    plan: NotesPlan,
+    lookups: Sequence[Result],
+    revisions: Sequence[Revision],
+    *,
+    origin: Origin,
+) -> tuple[list[RememberResult], list[PutOp]]:
+    """The new notes (dropped at the user's cap, logged) and the revisions, with
+    their index entries and audit records, given the plan's ``lookups``."""
+    if not lookups:
+        return [], []
+    added, note_ops = plan.apply(lookups, origin=origin, at_limit="drop")
+    if dropped := sum(r["status"] == "over_limit" for r in added):
+        logger.warning("user at the note cap: %d new note(s) from the extractor not stored", dropped)
+    # A revision is the user's word on that very note: it wins over a new
+    # text deduplicated into it.
+    revised = {r.change.key for r in revisions}
+    note_ops = [op for op in note_ops if not _writes_to(op, plan.namespace, user.namespace(AUDIT), revised)]
+    note_ops += await plan.aindex_ops(
+        store, lookups, note_ops, max_notes=MAX_NOTES_PER_USER, also=[r.change for r in revisions]
+    )
+    return added, [*note_ops, *(op for r in revisions for op in r.ops)]
 
 
 def _writes_to(op: PutOp, notes_ns: tuple[str, ...], audit_ns: tuple[str, ...], keys: set[str]) -> bool:
@@ -265,18 +259,3 @@ def source_message(note: str, said: Sequence[Said]) -> int | None:
     overlaps = [len(words & content_tokens(message.text)) for message in said]
     best = max(range(len(said)), key=lambda i: (overlaps[i], i))
     return best if overlaps[best] else None
-
-
-class _ExtractedNote(NamedTuple):
-    text: str
-    expires: str | None = None
-    refers_to: str | None = None
-
-
-def _validated_or_none(validate, *args):
-    """``validate(*args)`` (the cleaned value, ``None`` for "not mentioned"),
-    or ``None`` when it rejects the input."""
-    try:
-        return validate(*args)
-    except InvalidInputError:
-        return None

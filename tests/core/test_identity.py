@@ -2,8 +2,8 @@ import pytest
 from langgraph.store.base import InvalidNamespaceError
 from langgraph.store.memory import InMemoryStore
 
-from mnemo import InvalidInputError, MissingUserError, User, user_label
-from mnemo.core import RESERVED_ROOTS, Caller, InvalidTokenError, resolve_user
+from mnemo import InvalidInputError, MissingUserError, User
+from mnemo.core import RESERVED_ROOTS, Caller, InvalidTokenError, resolve_user, user_label
 from nodes.context import current_user
 
 

@@ -139,7 +139,8 @@ async def test_memory_across_threads_users_and_a_restart(workdir, server_env, st
         assert httpx.get(f"{server.url}/ui/label", params={"user_id": ""}, timeout=10).status_code == 400
 
         # The store is readable through the SDK; the e-mail became a stable hashed label.
-        from mnemo import load_policy_file, user_label
+        from mnemo import load_policy_file
+        from mnemo.core import user_label
 
         label = user_label("zhou.wang@x.com")
         assert mapped == {"label": label}

@@ -49,7 +49,7 @@ def postmaster(pgdata: Path):
 
 
 async def test_two_servers_share_one_postgres_store(workdir, server_env, stub, pgdata):
-    from mnemo import user_label
+    from mnemo.core import user_label
 
     a, b = (DevServer(workdir, server_env, config="langgraph.postgres.json") for _ in range(2))
     a.launch()

@@ -28,18 +28,27 @@ TEXTS = [
 
 
 def index_of(texts: list[str]) -> IndexState:
-    changes = [NoteChange(key=f"n{i}", before=None, after={"id": f"n{i}", "text": t}) for i, t in enumerate(texts)]
-    every = frozenset(note_index.terms_touched(changes))
-    ops = write_ops(note_index_user(), IndexState(head=None, postings={}, read=every), changes)
-    head = next(dict(op.value or {}) for op in ops if op.key == note_index.HEAD_KEY)
-    postings = {op.key[2:]: dict(op.value or {}) for op in ops if op.key != note_index.HEAD_KEY}
-    return IndexState(head=head, postings=postings, read=every)
+    return note_index.index_of({f"n{i}": t for i, t in enumerate(texts)})
 
 
 def note_index_user():
     from mnemo import User
 
     return User.of("u_index")
+
+
+async def test_index_of_is_the_index_the_writes_leave(user):
+    """The in-memory index (for a replay) is what writing the notes stores."""
+    store = CountingStore(index={"dims": 64, "embed": HashEmbeddings(64), "fields": ["text"]})
+    results = await aremember_many(store, user, TEXTS)
+    state = note_index.index_of({r["note"]["id"]: r["note"]["text"] for r in results})
+    stored = {it.key: it.value for it in await store.asearch(note_index.index_namespace(user), limit=1000)}
+    assert stored and set(stored) == {note_index.HEAD_KEY} | {note_index.term_key(t) for t in state.postings}
+    assert {t: sorted(p["p"]) for t, p in state.postings.items()} == {
+        k[2:]: sorted(v["p"]) for k, v in stored.items() if k != note_index.HEAD_KEY
+    }
+    assert state.head is not None
+    assert (state.head["count"], state.head["total_len"]) == (len(TEXTS), stored["head"]["total_len"])
 
 
 #: Notes in a script the words do not index (Cyrillic) and four short ones: an average under one token.

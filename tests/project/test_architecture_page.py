@@ -16,6 +16,7 @@ PAGE = (ROOT / "docs" / "architecture.md").read_text("utf-8")
 KEY_READERS = {
     "mnemo/notes/index.py",
     "mnemo/notes/recall.py",
+    "mnemo/notes/bulk.py",
     "mnemo/audit/chain.py",
     "mnemo/instructions/proposals.py",
 }

@@ -14,9 +14,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from mnemo import user_label
 from mnemo.access.tokens import mint_token
-from mnemo.core import MAX_MESSAGE_CHARS, NOT_ISSUED, QUEUED_NOTES, Caller
+from mnemo.core import MAX_MESSAGE_CHARS, NOT_ISSUED, QUEUED_NOTES, Caller, user_label
 from server.access import (
     Forbidden,
     authorize_assistants,

@@ -91,3 +91,15 @@ def test_a_note_is_placed_by_shared_words_and_the_latest_message_wins_a_tie():
     assert source_message("用户对花生过敏。", said) is None
     assert source_message("anything", [Said("hi", None)]) == 0  # the only message
     assert source_message("anything", []) is None
+
+
+async def test_the_profile_read_with_the_notes_is_what_the_changes_apply_to(store, user):
+    """Without a profile shown to the extractor, the one read in the batch is
+    the current one: a field forgotten goes, a value said again is unchanged."""
+    await aapply_extraction(store, user, MemoryExtraction(city="Hangzhou", name="Zhou"))
+    assert set(await aget_profile(store, user)) == {"city", "name"}
+    applied = await aapply_extraction(
+        store, user, MemoryExtraction(city="Hangzhou", forget_fields=["name"], notes=["The user has a dog."])
+    )
+    assert applied["profile"] == [{"field": "name", "before": "Zhou", "after": None}]
+    assert set(await aget_profile(store, user)) == {"city"}

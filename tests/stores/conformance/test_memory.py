@@ -46,9 +46,8 @@ from mnemo import (
     aseed_policies,
     aupdate_profile,
     load_policy_file,
-    user_label,
 )
-from mnemo.core import NOTES
+from mnemo.core import NOTES, user_label
 from mnemo.core.errors import ListingChangedError
 from mnemo.core.reads import LIST_ATTEMPTS, alist_all, alist_users
 from mnemo.notes import index as note_index

@@ -1,0 +1,121 @@
+"""What an extraction asks to write that passes the checks (:func:`wanted_writes`):
+valid values, no business record (:mod:`mnemo.writing.refusals`), what the user's
+own words support (:mod:`mnemo.writing.grounding`), the per-turn note cap.
+:mod:`mnemo.writing.apply` writes it."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from mnemo.core import InvalidInputError
+from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
+from mnemo.profile import normalize_field
+from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.grounding import field_said, grounded, said_words, shares_a_word, supported
+from mnemo.writing.known import Known, RevisionRequest
+from mnemo.writing.refusals import business_record_term
+
+logger = logging.getLogger(__name__)
+
+
+class Wanted(NamedTuple):
+    """What an extraction asks to write, validated and grounded (:func:`wanted_writes`)."""
+
+    changes: dict[str, Any]
+    forget: list[Any]
+    notes: list[ExtractedNote]
+    requests: list[RevisionRequest]
+
+    @property
+    def with_profile(self) -> bool:
+        return bool(self.forget or self.changes)
+
+
+def wanted_writes(extraction: MemoryExtraction, said: Sequence[str], known: Known | None) -> Wanted:
+    """The extraction's profile changes, notes and revisions that pass the
+    checks: valid values, no business record, what the user said supports
+    (when ``said``, the user's messages, is given), at most :data:`MAX_NOTES_PER_TURN` notes."""
+    # "not mentioned" values are dropped here too, so an extraction that changes
+    # no field skips the profile read.
+    changes = {
+        f: v
+        for f, v in extraction.profile_changes().items()
+        if v is not None and validated_or_none(normalize_field, f, v) is not None
+    }
+    notes = valid_notes(extraction)
+    requests = known.requests(extraction) if known is not None else []
+    if said:  # only what the user's own words support (mnemo.writing.grounding)
+        changes, notes, requests = grounded_in(said, changes, notes, requests)
+    if len(notes) > MAX_NOTES_PER_TURN:
+        logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
+        notes = notes[:MAX_NOTES_PER_TURN]
+    return Wanted(changes=changes, forget=extraction.forget_fields, notes=notes, requests=requests)
+
+
+def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:
+    """The extraction's notes, durable, temporary and dated, that are valid
+    notes and name no business record."""
+    # Orders, refunds and payments are the order system's, never memory's,
+    # whatever the extractor returned (mnemo.writing.refusals).
+    notes: list[ExtractedNote] = [ExtractedNote(text) for text in extraction.notes]
+    for temporary in extraction.temporary_notes:
+        # An unreadable or past expiry drops the note: never kept as durable.
+        if (expires := validated_or_none(lambda until: expiry_from(until=until), temporary.expires)) is not None:
+            notes.append(ExtractedNote(temporary.text, expires=expires))
+    for dated in extraction.dated_notes:
+        # An unreadable date is left out, the fact kept: the date only adds to it.
+        notes.append(ExtractedNote(dated.text, refers_to=validated_or_none(validate_refers_to, dated.refers_to)))
+    return [
+        note
+        for note in notes
+        if validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
+    ]
+
+
+def grounded_in(
+    said: Sequence[str],
+    changes: dict[str, Any],
+    notes: list[ExtractedNote],
+    requests: list[RevisionRequest],
+) -> tuple[dict[str, Any], list[ExtractedNote], list[RevisionRequest]]:
+    """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest logged)."""
+    texts = list(said)
+    words = said_words(texts)
+    city = changes.get("city")
+    changes = dict(
+        grounded(
+            "profile value(s)",
+            changes.items(),
+            lambda fv: field_said(fv[0], fv[1], texts, words, city=city),
+            lambda fv: f"{fv[0]}={fv[1]}",
+        )
+    )
+    notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
+    # A revision is the user's word on a note: its new text is supported by
+    # what they said, or (an invalidation) the note shares a word with it.
+    requests = grounded(
+        "note revision(s)",
+        requests,
+        lambda r: supported(r.text, words) if r.text is not None else shares_a_word(r.shown, words),
+        lambda r: r.text or f"invalidate {r.shown}",
+    )
+    return changes, notes, requests
+
+
+class ExtractedNote(NamedTuple):
+    """A note of the extraction, with its expiry and date when it has them."""
+
+    text: str
+    expires: str | None = None
+    refers_to: str | None = None
+
+
+def validated_or_none(validate, *args):
+    """``validate(*args)`` (the cleaned value, ``None`` for "not mentioned"),
+    or ``None`` when it rejects the input."""
+    try:
+        return validate(*args)
+    except InvalidInputError:
+        return None
