@@ -72,7 +72,7 @@ def grid_table(
         {
             **columns(s),
             **{
-                f"{name}recall_of@{n}": mean_of([_hit(r, grid, s, n) for r in part])
+                f"{name}_recall@{n}": mean_of([_hit(r, grid, s, n) for r in part])
                 for name, part in parts.items()
                 for n in at
             },
