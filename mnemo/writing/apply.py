@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from mnemo.audit import Origin, abatch_audited, head_op
+from mnemo.audit import Origin, Source, abatch_audited, head_op
 from mnemo.core import (
     AUDIT,
     PROFILE,
@@ -37,9 +37,18 @@ from mnemo.notes import (
 )
 from mnemo.profile import ProfileChange, normalize_field, plan_profile_update, profile_audit_ops, profile_from_items
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import field_said, grounded, said_words, shares_a_word, supported
+from mnemo.writing.grounding import (
+    field_said,
+    grounded,
+    named_languages,
+    said_words,
+    shares_a_word,
+    supported,
+    supposed_words,
+)
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.refusals import business_record_term
+from mnemo.writing.wishes import asked_language
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +119,8 @@ async def aapply_extraction(
     # Only what the user's own words support (mnemo.writing.grounding).
     texts = [m.text for m in said]
     words = said_words(texts) if said else None
+    supposed = supposed_words(texts)
+    sources: dict[str, Source] = {}
     if words is not None:
         city = changes.get("city")
         changes = dict(
@@ -120,7 +131,13 @@ async def aapply_extraction(
                 lambda fv: f"{fv[0]}={fv[1]}",
             )
         )
-        notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
+        # A wish to be answered in a language sets it whatever the model said; a
+        # language the user named none of is inferred, never replacing a stated one.
+        if (asked := asked_language(texts)) is not None:
+            changes["language"] = asked
+        elif "language" in changes and not named_languages(texts):
+            sources["language"] = "inferred"
+        notes = grounded("note(s)", notes, lambda n: supported(n.text, words, supposed), lambda n: n.text)
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
@@ -132,7 +149,7 @@ async def aapply_extraction(
         requests = grounded(
             "note revision(s)",
             requests,
-            lambda r: supported(r.text, words) if r.text is not None else shares_a_word(r.shown, words),
+            lambda r: supported(r.text, words, supposed) if r.text is not None else shares_a_word(r.shown, words),
             lambda r: r.text or f"invalidate {r.shown}",
         )
     if not with_profile and not notes and not requests:
@@ -164,7 +181,13 @@ async def aapply_extraction(
         items = known.profile if known is not None and known.profile is not None else first
         current = profile_from_items(await alist_rest(store, profile_ns, items) if read_profile else items)
         profile_ops, profile = plan_profile_update(
-            profile_ns, current, changes, forget=extraction.forget_fields, source="user_said", as_of=as_of
+            profile_ns,
+            current,
+            changes,
+            forget=extraction.forget_fields,
+            source="user_said",
+            as_of=as_of,
+            sources=sources,
         )
         ops += [*profile_ops, *profile_audit_ops(user, profile, origin)]
     results = results[int(read_profile) :]
