@@ -28,6 +28,7 @@ from mnemo.core import (
     quote,
     search_result,
 )
+from mnemo.profile.address import is_street_address
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
@@ -42,10 +43,10 @@ FIELD_PROMPTS: dict[str, str] = {
     "name": "The user's own name (用户本人的名字), only if the user said it; never a place, a pronoun (myself, "
     "自己, 本人) or another person's name.",
     "city": "The city where the user lives now (用户现在住的城市), only if the user said it: after a move or a "
-    "correction the new one; never a relative's city, one in a question or a wish, or a place the user is only "
-    "visiting (旅游, 出差: a temporary note).",
-    "language": "Language the user wants answers in (希望用哪种语言回答), e.g. 'zh' or 'en', only if stated or "
-    "obvious from a request.",
+    "correction the new one; never a relative's city, one in a question or a wish, a place the user is only "
+    "visiting (旅游, 出差: a temporary note), nor a street address or its town (地址, 路, 号: a note).",
+    "language": "Language the user wants answers in (希望用哪种语言回答), e.g. 'zh', 'en', 'es', only if stated or "
+    "obvious from a request ('answer me in Spanish', '用英文回复我').",
     "response_style": "How the user wants answers (回答风格): 'concise' (short, no fluff; 简短) or 'detailed' "
     "(详细). Only if the user asked.",
 }
@@ -164,6 +165,11 @@ def normalize_field(field: str, value: Any) -> str | None:
             if folded in words or any(w in folded for w in words if len(w) > 3 or not w.isascii()):
                 return style
         raise InvalidInputError(f"response_style must be one of {RESPONSE_STYLES}, got {text!r}")
+    if field == "city" and is_street_address(text):
+        raise InvalidInputError(
+            f"profile field 'city' is the city's name, not a street address or a number ({text!r}): "
+            "an address is a note (remember it, with its end date if it has one)"
+        )
     if field == "language":
         for code, words in LANGUAGE_NAMES.items():
             if folded in words:
@@ -206,8 +212,11 @@ def plan_profile_update(
     source: Source,
     now: str | None = None,
     as_of: str | None = None,
+    sources: Mapping[str, Source] | None = None,
 ) -> tuple[list[PutOp], list[ProfileChange]]:
-    """Pure part of :func:`aupdate_profile`: the writes needed, and what changes.
+    """Pure part of :func:`aupdate_profile`: the writes needed, and what changes;
+    ``sources``: a field's own source where it is not ``source`` (a language
+    ``inferred`` from the user's script beside what they stated).
 
     Raises:
         InvalidInputError: on any invalid field or value, before anything is
@@ -232,14 +241,14 @@ def plan_profile_update(
                 ops.append(PutOp(namespace, field, None))
                 diff.append(ProfileChange(field=field, before=old_value, after=None))
             continue
-        new_value = normalized.get(field)
+        new_value, field_source = normalized.get(field), (sources or {}).get(field, source)
         if new_value is None or new_value == old_value:
             continue
-        if before is not None and SOURCE_RANK[source] < SOURCE_RANK.get(before.get("source", "user_said"), 1):
+        if before is not None and SOURCE_RANK[field_source] < SOURCE_RANK.get(before.get("source", "user_said"), 1):
             continue  # an inference never replaces what the user stated
         entry = ProfileEntry(
             value=new_value,
-            source=source,
+            source=field_source,
             first_seen=before["first_seen"] if before else stamp,
             updated_at=stamp,
         )

@@ -155,7 +155,13 @@ async def _profile_ops(
     profile_ns = user.namespace(PROFILE)
     items = await alist_rest(store, profile_ns, search_result(read[0])) if read else shown
     profile_ops, profile = plan_profile_update(
-        profile_ns, profile_from_items(items), wanted.changes, forget=wanted.forget, source="user_said", as_of=as_of
+        profile_ns,
+        profile_from_items(items),
+        wanted.changes,
+        forget=wanted.forget,
+        source="user_said",
+        as_of=as_of,
+        sources=wanted.sources,
     )
     return [*profile_ops, *profile_audit_ops(user, profile, origin)], profile
 

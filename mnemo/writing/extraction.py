@@ -36,8 +36,12 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - A correction or a move replaces the old value: "not A, B" and "I moved from A to B" give B, never A.
 - Only the user's own facts: another person's city, name or job is not the user's (it may be a note:
   "The user's sister lives in ..."). Questions, wishes and hypotheticals ("should I ...?", "if I had ...",
-  "suppose I lived in ...", 如果/假如) state no fact: take nothing from them.
+  "suppose I lived in ...", 如果/假如) state no fact: take nothing from them. A message may ask or
+  suppose first and state after ("..., by the way ...", "对了，……", "另外，……"): keep what it states.
 - A request to remember ("remember that ...", "请记住……") states a fact: extract that fact.
+- A standing preference (how to contact the user, when or where to deliver) is a note, even said after
+  a question about an order or a refund.
+- A wish to be answered in a language ("answer me in French", "请用日语回复我") sets "language".
 - "forget_fields": fields the user explicitly asked you to forget or delete, or said are no longer true without giving a new value.
 - "notes": durable personal facts or preferences worth remembering in future conversations
   (e.g. allergies, sizes, devices they own, family, recurring needs), one short self-contained sentence each,
@@ -48,8 +52,9 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - "updates": existing notes the user's messages change ("I have one cat now" for "The user has two cats."):
   the note's id and its new full text. Only when the user's own words change it.
 - "invalidates": ids of existing notes the user said are no longer true, with nothing to replace them.
-- "temporary_notes": facts that are only true for a while ("I'm travelling until Friday"), each with
-  "expires": the ISO date (or date and time) when it stops being true. Today is {today} (UTC). Not in "notes".
+- "temporary_notes": facts that are only true for a while ("I'm travelling until Friday", an address to
+  use until a date, ……之前), each with "expires": the ISO date (or date and time) when it stops being true.
+  Today is {today} (UTC). Not in "notes". A street address is a note with the street, never the city.
 - "dated_notes": durable facts about something that happened or will happen at a known time
   ("I started a new job last March", "my wedding is on 12 June"), each with "refers_to": that date as
   YYYY-MM-DD, YYYY-MM or YYYY, worked out from today's date. Put such a fact here, not in "notes".

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from mnemo.core import InvalidInputError, content_tokens, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, said_in_address
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,10 +49,10 @@ QUESTION_MARKS = frozenset(
     "\u2cfa\u2cfb\u2e2e\u2e54\ua60f\ua6f7\U00011143\U0001fbc4"
 )
 #: Where a sentence ends (kept with it) and where a clause does.
-_SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
+SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
 _CLAUSE = re.compile(r"[,;，；、]")
 #: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
-_SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
+SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
 #: A request to remember, stated as a question or not ("Could you remember that ...?").
 _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", re.IGNORECASE)
 
@@ -73,10 +73,10 @@ def stated(text: str) -> str:
     in Leeds, do you deliver there?" keeps "I'm in Leeds"), unless they ask to
     remember. A fact is grounded only by what the user stated (issue 42)."""
     kept: list[str] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE.split(text):
         if _REMEMBER.search(sentence):
             kept.append(sentence)
-        elif _SUPPOSES.match(sentence):
+        elif SUPPOSES.match(sentence):
             continue
         elif is_question(sentence):
             kept.extend(_CLAUSE.split(sentence)[:-1])
@@ -89,6 +89,17 @@ def said_words(texts: Iterable[str]) -> frozenset[str]:
     """The content words of what the user's messages ``texts`` state (:func:`stated`),
     with their words outside ASCII whole (:func:`word_tokens`: "josé", "максим")."""
     return frozenset().union(*(content_tokens(s) | _unicode_words(s) for s in map(stated, texts)))
+
+
+#: A note's words for the user themselves, never only supposed.
+_NOTE_WORDS = content_tokens("user user's 用户")
+
+
+def supposed_words(texts: Iterable[str]) -> frozenset[str]:
+    """The content words the user's ``texts`` say only in a supposition ("If I went
+    vegan, ...", "假如我改吃素……"): a note with one keeps what was only supposed (issue 55)."""
+    supposed = [s for t in texts for s in SENTENCE.split(t) if SUPPOSES.match(s) and not _REMEMBER.search(s)]
+    return frozenset().union(*map(content_tokens, supposed)) - said_words(texts) - _NOTE_WORDS
 
 
 def shares_a_word(text: str, said: frozenset[str]) -> bool:
@@ -164,18 +175,20 @@ def _said_in_a_form(token: str, said: frozenset[str]) -> bool:
     return token in said or any(alike(token, s) for s in said)
 
 
-def supported(text: str, said: frozenset[str]) -> bool:
+def supported(text: str, said: frozenset[str], supposed: frozenset[str] = frozenset()) -> bool:
     """Whether the user's words ``said`` support ``text`` (a note, a revision's new
     text): it states, not asks (:func:`is_question`), at least half of its content
     words (one at least) are the user's, every one of its :func:`named_words` too,
     and each sentence's first word in some form (:func:`_said_in_a_form`): a capital
     there does not tell a name ("Max is the user's dog.") from a verb ("Works at the
-    bakery."). Words are compared case-folded; CJK text by character."""
+    bakery."); none is only ``supposed`` (:func:`supposed_words`). Words are compared
+    case-folded; CJK text by character."""
     words = content_tokens(text)
     shared = words & said
     inner, opening = _names(text)
     return (
         not is_question(text)
+        and words.isdisjoint(supposed)
         and bool(shared)
         and 2 * len(shared) >= len(words)
         and inner <= said
@@ -240,12 +253,20 @@ def _named(names: Iterable[str], folded: str) -> bool:
     return any(n in folded for n in names if len(n) > 2 or not n.isascii())
 
 
+def named_languages(texts: Iterable[str]) -> list[str]:
+    """The codes of the languages the user's ``texts`` name ("German", "英文"): a language
+    not named is only inferred from the script they write in."""
+    folded = " ".join(texts).casefold()
+    return [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
+
+
 def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[str], *, city: str | None = None) -> bool:
     """Whether the user's ``texts`` (content ``words``) support ``value`` for a profile ``field``.
 
     A name or a city: every word of it said (:func:`all_words_said`); a name
     also is not a pronoun ("myself", "自己"), the ``city`` extracted with it nor
-    said as a place; a city not said only as a trip's (:func:`said_as_trip`). A
+    said as a place; a city not said only as a trip's (:func:`said_as_trip`) or inside
+    a street address (:func:`mnemo.profile.address.said_in_address`). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (Japanese for text with kana, Korean for Hangul, a CJK
@@ -258,12 +279,12 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
             return False
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
     if field == "city":
-        return not said_as_trip(value, texts)
+        return not said_as_trip(value, texts) and not said_in_address(value, texts)
     folded = " ".join(texts).casefold()
     if field == "response_style":
         return _named(STYLE_WORDS.get(value, ()), folded)
     if field == "language":
-        named = [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
+        named = named_languages(texts)
         if named:
             return value in named
         script = script_of(folded)
@@ -278,9 +299,10 @@ def refuse_unsaid(text: str, said: Iterable[str]) -> None:
     support ``text`` as a note (:func:`supported`) and it states, not asks:
     a note a model offers (``remember_note``) is held to the extractor's rule.
     """
+    said = list(said)
     if is_question(text):
         raise InvalidInputError("not remembered: a question states no fact; keep what the user stated about themselves")
-    if not supported(text, said_words(said)):
+    if not supported(text, said_words(said), supposed_words(said)):
         raise InvalidInputError(
             "not remembered: the user's messages do not say this; write the fact in the user's own words "
             "and language (e.g. their sentence, in third person)"

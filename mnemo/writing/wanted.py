@@ -9,13 +9,23 @@ import logging
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from mnemo.audit import Source
 from mnemo.core import InvalidInputError
 from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
 from mnemo.profile import normalize_field
 from mnemo.writing.extraction import MemoryExtraction
-from mnemo.writing.grounding import field_said, grounded, said_words, shares_a_word, supported
+from mnemo.writing.grounding import (
+    field_said,
+    grounded,
+    named_languages,
+    said_words,
+    shares_a_word,
+    supported,
+    supposed_words,
+)
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.refusals import business_record_term
+from mnemo.writing.wishes import asked_language
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +37,8 @@ class Wanted(NamedTuple):
     forget: list[Any]
     notes: list[ExtractedNote]
     requests: list[RevisionRequest]
+    sources: dict[str, Source] = {}
+    """A field's own source where it is not the user's words ("inferred")."""
 
     @property
     def with_profile(self) -> bool:
@@ -46,12 +58,19 @@ def wanted_writes(extraction: MemoryExtraction, said: Sequence[str], known: Know
     }
     notes = valid_notes(extraction)
     requests = known.requests(extraction) if known is not None else []
+    sources: dict[str, Source] = {}
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         changes, notes, requests = grounded_in(said, changes, notes, requests)
+        # A wish to be answered in a language sets it whatever the model said; a
+        # language the user named none of is inferred, never replacing a stated one.
+        if (asked := asked_language(said)) is not None:
+            changes["language"] = asked
+        elif "language" in changes and not named_languages(said):
+            sources["language"] = "inferred"
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
-    return Wanted(changes=changes, forget=extraction.forget_fields, notes=notes, requests=requests)
+    return Wanted(changes=changes, forget=extraction.forget_fields, notes=notes, requests=requests, sources=sources)
 
 
 def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:
@@ -83,6 +102,7 @@ def grounded_in(
     """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest logged)."""
     texts = list(said)
     words = said_words(texts)
+    supposed = supposed_words(texts)
     city = changes.get("city")
     changes = dict(
         grounded(
@@ -92,13 +112,13 @@ def grounded_in(
             lambda fv: f"{fv[0]}={fv[1]}",
         )
     )
-    notes = grounded("note(s)", notes, lambda n: supported(n.text, words), lambda n: n.text)
+    notes = grounded("note(s)", notes, lambda n: supported(n.text, words, supposed), lambda n: n.text)
     # A revision is the user's word on a note: its new text is supported by
     # what they said, or (an invalidation) the note shares a word with it.
     requests = grounded(
         "note revision(s)",
         requests,
-        lambda r: supported(r.text, words) if r.text is not None else shares_a_word(r.shown, words),
+        lambda r: supported(r.text, words, supposed) if r.text is not None else shares_a_word(r.shown, words),
         lambda r: r.text or f"invalidate {r.shown}",
     )
     return changes, notes, requests

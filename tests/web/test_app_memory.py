@@ -197,6 +197,8 @@ def test_the_profile_is_patched_with_an_app_source_and_null_deletes(api, store):
     [
         ({"city": "Paris", "shoe_size": "42"}, "shoe_size"),
         ({"city": 7}, "city"),
+        ({"city": "14 Harbour Lane, Brighton", "name": "Ann"}, "city"),  # an address is no city (issue 55)
+        ({"city": "西湖区文三路 88 号"}, "city"),
         ({"response_style": "purple"}, "response_style"),
         ({"name": "unknown"}, "name"),
         ({}, "body"),

@@ -383,3 +383,60 @@ def test_inside_a_sentence_a_name_is_the_users_exactly_not_in_another_form(place
     words = said_words(["I have a dog called Maxine and a cat."])
     assert supported(place.format(name="Maxine"), words)
     assert not supported(place.format(name="Max"), words)  # "Max" starts "Maxine": not the name said
+
+
+async def test_what_was_only_supposed_is_no_note_a_request_to_remember_after_it_is(store, user):
+    """Issue 55 point 4: Qwen2.5-Coder-1.5B kept "改吃素" from "假如我改吃素的话……？对了，请记住我不吃香菜。"."""
+    from mnemo.core import InvalidInputError
+    from mnemo.writing import refuse_unsaid
+
+    chinese = "假如我改吃素的话，你们的蛋白棒还适合我吗？对了，请记住我不吃香菜。"
+    english = "If I were to go vegan, would your protein bars suit me? Anyway, remember I can't eat shellfish."
+    extraction = MemoryExtraction(
+        notes=[
+            "用户不吃香菜，改吃素了。",
+            "用户不吃香菜。",
+            "The user is going vegan and can't eat shellfish.",
+            "The user can't eat shellfish.",
+        ]
+    )
+    await aapply_extraction(store, user, extraction, said=[Said(chinese, None), Said(english, None)])
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == [
+        "The user can't eat shellfish.",
+        "用户不吃香菜。",
+    ]
+    with pytest.raises(InvalidInputError, match="not remembered"):
+        refuse_unsaid("用户不吃香菜，改吃素了。", [chinese])  # a note a model offers: the same rule
+    refuse_unsaid("用户不吃香菜。", [chinese])
+
+
+async def test_a_temporary_address_is_a_note_with_its_end_never_the_city(store, user):
+    """Issue 55 point 4: the town of a delivery address, or the address, stored as the city."""
+    from datetime import timedelta
+
+    from mnemo.notes import now
+    from mnemo.writing.extraction import TemporaryNote
+
+    until = (now() + timedelta(days=30)).date().isoformat()
+    said = [Said("Until the end of June please send my orders to 14 Harbour Lane, Brighton, I'm staying there.", None)]
+    for city in ("Brighton", "14 Harbour Lane, Brighton"):
+        extraction = MemoryExtraction(
+            city=city,
+            temporary_notes=[
+                TemporaryNote(text="The user's deliveries go to 14 Harbour Lane, Brighton.", expires=until)
+            ],
+        )
+        await aapply_extraction(store, user, extraction, said=said)
+        assert "city" not in await aget_profile(store, user)
+    notes = await alist_notes(store, user)
+    assert [(n["text"], n["expires_at"][:10]) for n in notes] == [
+        ("The user's deliveries go to 14 Harbour Lane, Brighton.", until)
+    ]
+    # The precondition: a city said as where the user lives is stored.
+    lives = [Said("I live in Brighton.", None), *said]
+    await aapply_extraction(store, user, MemoryExtraction(city="Brighton"), said=lives)
+    assert (await aget_profile(store, user))["city"]["value"] == "Brighton"
+    zh = [Said("七月底之前，我的快递都寄到西湖区文三路 88 号吧，我暂时住朋友家。", None)]
+    for city in ("西湖区", "西湖区文三路 88 号"):
+        await aapply_extraction(store, user, MemoryExtraction(city=city), said=zh)
+        assert (await aget_profile(store, user))["city"]["value"] == "Brighton"

@@ -1,0 +1,64 @@
+"""A street address is never a city (issue 55 point 4).
+
+The profile's ``city`` is where the user lives, a place's name: a value with a
+house number, a postcode or a street ("14 Harbour Lane, Brighton", "西湖区文三路 88 号")
+is an address, which is a note (with its end date when the user gives one), never
+the city. :func:`is_street_address` holds for every way a city is written (the
+extractor, the profile API, the tools, an import: :func:`mnemo.profile.normalize_field`);
+:func:`said_in_address` tells the writing that a city the user named only inside
+a street address ("send it to 14 Harbour Lane, Brighton") is not where they live.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+#: Words naming a street after its name ("Harbour Lane"; not "St" or "Dr": "Port St. Lucie" is a
+#: city), compounds' endings ("Hauptstraße") and the words before a street's name ("Rue de Rivoli").
+_STREET_WORDS = (
+    r"street|road|rd|lane|ln|avenue|ave|boulevard|blvd|drive|way|close|court|terrace|crescent|"
+    r"highway|hwy|alley|parkway|square|straße|strasse|str|gasse|weg|straat|laan|vej|gatan|gata"
+)
+_STREET_BEFORE = r"rue|calle|via|avenida|rua|viale|piazza|plaza|ulica|ul"
+#: A street in a script with case: a word then a street word, or a street word then a name.
+_LATIN_STREET = re.compile(
+    rf"[^\W\d_][\w'’-]*\s+(?:{_STREET_WORDS})\b\.?|\b(?:{_STREET_BEFORE})\.?\s+(?:de\s+|del\s+|della\s+)?[^\W\d_]"
+    rf"|[^\W\d_]+(?:straße|strasse|gasse|weg)\b",
+    re.IGNORECASE,
+)
+#: A street or a house number in Chinese or Japanese (路, 街, 巷, 弄, 胡同, 大道, 88 号, 丁目, 番地),
+#: in Korean (세종대로 1, 테헤란로 152, 가로수길 5).
+_CJK_STREET = re.compile(r"[路街巷弄]|胡同|大道|\d\s*[号號]|丁目|番地|[로길]\s*\d")
+#: A house number opening the value ("14 Harbour Lane", "221B, Baker ..."), or a postcode.
+_NUMBER = re.compile(r"^\s*\d+[a-z]?\b\s*,?\s*[^\W\d_]|\d{4,6}|\b[A-Z]{1,2}\d[A-Z0-9]?\s?\d[A-Z]{2}\b", re.IGNORECASE)
+
+
+def is_street_address(value: str) -> bool:
+    """Whether ``value`` (a city as written) is a street address or part of one:
+    it has a house number or a postcode (no city's name has one), a street
+    ("Harbour Lane", "Rue de Rivoli", "Hauptstraße"), or a Chinese, Japanese or
+    Korean street or house number."""
+    return bool(_NUMBER.search(value) or _LATIN_STREET.search(value) or _CJK_STREET.search(value))
+
+
+#: Right before a place, the end of a street address and a postcode: "14 Harbour Lane, ", "Hauptstraße 5, 10115 ".
+_ADDRESS_BEFORE = re.compile(
+    rf"(?:\d+[a-z]?\s+(?:[^\W\d_][\w'’-]*\s+){{0,3}}(?:{_STREET_WORDS})|[^\W\d_]*(?:{_STREET_WORDS})\s+\d+[a-z]?)"
+    r"\.?\s*,?\s*"
+    r"(?:\d{4,6}\s+|[A-Z]{1,2}\d[A-Z0-9]?\s?\d[A-Z]{2}\s+)?$",
+    re.IGNORECASE,
+)
+#: Right after a place, in Chinese: the rest of a street address ("西湖区文三路", "杭州市西湖区文三路").
+_ADDRESS_AFTER = re.compile(r"[^\W\d_]{0,10}?(?:[路街巷弄]|胡同|大道)")
+
+
+def said_in_address(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only inside a street address
+    ("14 Harbour Lane, Brighton", "西湖区文三路 88 号"): the town of an address
+    (a delivery's, a relative's) is not where the user lives."""
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    said = [(t, m) for t in texts for m in pattern.finditer(t)] if value.strip() else []
+    return bool(said) and all(
+        _ADDRESS_BEFORE.search(t[: m.start()]) or _ADDRESS_AFTER.match(t, m.end()) for t, m in said
+    )

@@ -1,0 +1,71 @@
+"""mnemo.writing.wishes: a wish to be answered in a language sets the profile's
+language, whatever the extractor returned (issue 55 point 4: Qwen2.5-Coder-1.5B
+left it at "en" on "please answer me in German"), and a language only inferred
+from the script of a later message never replaces it."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from harness.scripted import ScriptedChatModel, tool_call
+from mnemo import aget_profile
+from mnemo.audit import Origin
+from mnemo.writing import aextract_messages
+from mnemo.writing.wishes import asked_language
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Could you answer me in Spanish from now on? It's easier for me.", "es"),
+        ("Please reply to me only in German.", "de"),
+        ("Can you switch to French?", "fr"),
+        ("Write back in Korean please.", "ko"),
+        ("以后请用英文回复我，我在练习英语。", "en"),
+        ("跟我说日语吧。", "ja"),
+        ("请用中文回答。", "zh"),
+        # No wish: a language named otherwise, a supposition, someone else answered.
+        ("I speak English and French.", None),
+        ("If you answered me in German, would I understand it?", None),
+        ("假如你用英文回复我，我能看懂吗？", None),
+        ("I talk with my mum in French.", None),
+        ("我会说英语。", None),
+        ("Do you ship to Valencia?", None),
+    ],
+)
+def test_a_wish_to_be_answered_in_a_language_is_read_in_code(text, code):
+    assert asked_language([text]) == code
+
+
+async def test_the_wish_sets_the_language_and_a_later_message_s_script_does_not_undo_it(store, user):
+    answers = iter(
+        [
+            tool_call("MemoryExtraction"),  # the wish not extracted, as the real model did
+            tool_call("MemoryExtraction", language="en"),  # the next message's script
+        ]
+    )
+
+    async def load():
+        return ScriptedChatModel(respond=lambda messages, tools: next(answers))
+
+    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+    thread = [HumanMessage("Could you answer me in Spanish from now on? It's easier for me.", id="h1")]
+    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    language = (await aget_profile(store, user))["language"]
+    assert (language["value"], language["source"]) == ("es", "user_said")
+
+    thread.append(HumanMessage("Do you ship to Valencia?", id="h2"))
+    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert (await aget_profile(store, user))["language"]["value"] == "es"  # inferred: never over what was asked
+
+
+async def test_a_language_inferred_from_the_script_is_written_as_inferred(store, user):
+    async def load():
+        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction", language="zh"))
+
+    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+    thread = [HumanMessage("你们周末发货吗？", id="h1")]
+    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    language = (await aget_profile(store, user))["language"]
+    assert (language["value"], language["source"]) == ("zh", "inferred")
