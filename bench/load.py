@@ -194,7 +194,8 @@ def _prompt_checks(requests: list[dict], users: list[SimUser]) -> dict[str, int]
         if tag is None or tag.group(1) not in by_uid:
             continue
         checked += 1
-        prompt = str(messages[0].get("content", ""))
+        # Every system message: the user's memory is in a later one (nodes.prompts).
+        prompt = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
         me = by_uid[tag.group(1)]
         own += me.markers()[0] in prompt
         foreign += any(marker in prompt for u in users if u is not me for marker in u.markers())
