@@ -42,6 +42,7 @@ from typing import Any
 
 from bench.common import meta, write_json
 from bench.stats import summary
+from harness.stub_openai import system_text
 
 _SYLLABLES_NAME = ["Ka", "Lo", "Mi", "Su", "Te", "Ra", "No", "Vi", "Ze", "Ha"]
 _SYLLABLES_CITY = ["bor", "dan", "fel", "gor", "lin", "mar", "pol", "sen", "tar", "wen"]
@@ -195,7 +196,7 @@ def _prompt_checks(requests: list[dict], users: list[SimUser]) -> dict[str, int]
             continue
         checked += 1
         # Every system message: the user's memory is in a later one (nodes.prompts).
-        prompt = "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+        prompt = system_text(body)
         me = by_uid[tag.group(1)]
         own += me.markers()[0] in prompt
         foreign += any(marker in prompt for u in users if u is not me for marker in u.markers())

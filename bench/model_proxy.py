@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bench.model_probe import json_object
+from harness.stub_openai import system_text
 
 
 class RecordingProxy(ThreadingHTTPServer):
@@ -151,7 +152,7 @@ def reply_prompts(records: list[dict[str, Any]], since: float) -> list[str]:
     """System prompts of the agent's own chat calls (not memory work) begun after ``since``:
     each call's system messages joined, in order (the agent's prompt is in several)."""
     return [
-        "\n\n".join(str(m.get("content", "")) for m in r["body"]["messages"] if m.get("role") == "system")
+        system_text(r["body"])
         for r in records
         if r["started"] >= since
         and r["body"].get("messages")

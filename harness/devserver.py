@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from harness.stub_openai import StubServer
+from harness.stub_openai import StubServer, system_text
 from mnemo.access.tokens import DEV_SECRET_PATH, mint_token
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -203,12 +203,6 @@ def client(server: DevServer, user_id: str, *, admin: bool = False):
     from langgraph_sdk import get_client
 
     return get_client(url=server.url, headers={"Authorization": f"Bearer {token(user_id, admin=admin)}"})
-
-
-def system_text(request: dict) -> str:
-    """The system messages of a chat request, joined in order (the agent's prompt is in
-    several: nodes.prompts)."""
-    return "\n\n".join(str(m["content"]) for m in request["messages"] if m["role"] == "system")
 
 
 def system_prompts(stub: StubServer) -> list[str]:

@@ -106,9 +106,15 @@ def _extraction_args(prompt: str) -> dict:
     return args
 
 
+def system_text(body: dict) -> str:
+    """The system messages of a chat request, joined in order (the agent's prompt is in
+    several: nodes.prompts)."""
+    return "\n\n".join(str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system")
+
+
 def _copied_block(body: dict) -> str | None:
     """The first fenced block of a past case in the request's system messages, unquoted."""
-    text = "\n\n".join(str(m.get("content", "")) for m in body["messages"] if m["role"] == "system")
+    text = system_text(body)
     for quoted in PAST_CASE.findall(text):
         if m := FENCED.search(json.loads(quoted)):
             return m.group(0)
