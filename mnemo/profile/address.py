@@ -62,3 +62,26 @@ def said_in_address(value: str, texts: Iterable[str]) -> bool:
     return bool(said) and all(
         _ADDRESS_BEFORE.search(t[: m.start()]) or _ADDRESS_AFTER.match(t, m.end()) for t, m in said
     )
+
+
+#: A word that is no part of a street's name ("3 miles down the road", "2 road bikes").
+_NOT_A_NAME = (
+    r"(?!(?:the|a|an|my|our|your|his|her|their|this|that|down|up|along|on|in|at|to|of|and|or|miles?|km|times?)\b)"
+)
+#: A street address with its house number, in a sentence: "14 Harbour Lane", "221B Baker Street",
+#: "Hauptstraße 5", "文三路 88 号", "建国路12号". The named group is the street's name without the number.
+_HOUSE_ADDRESS = re.compile(
+    rf"\b\d+[a-z]?,?\s+(?P<street>(?:{_NOT_A_NAME}[^\W\d_][\w'’-]*\s+){{1,3}}(?:{_STREET_WORDS}))\b"
+    r"|\b(?P<compound>[^\W\d_]+(?:straße|strasse|gasse|weg|straat|laan|vej|gatan|gata))\s+\d+[a-z]?\b"
+    r"|(?P<cjk>[^\W\d_]{0,2}(?:[路街巷弄]|胡同|大道))\s*\d+\s*[号號]",
+    re.IGNORECASE,
+)
+
+
+def house_address(text: str) -> str | None:
+    """The street of the first street address with a house number in ``text``
+    ("Harbour Lane" in "send it to 14 Harbour Lane, Brighton", "文三路" in
+    "寄到西湖区文三路 88 号"), or ``None``: a number alone, a street alone or a
+    postcode is none."""
+    m = _HOUSE_ADDRESS.search(text)
+    return None if m is None else next(g for g in m.groups() if g).strip()

@@ -82,7 +82,7 @@ async def aapply_extraction(
     profile, the notes' values) is read with the rest, in the same batch.
     Without it, no note is revised."""
     origin = origin or Origin(source="extractor")
-    wanted = wanted_writes(extraction, [m.text for m in said], known)
+    wanted = wanted_writes(extraction, [m.text for m in said], known, asked=[m.text for m in said if not m.tool_took])
     if not wanted.with_profile and not wanted.notes and not wanted.requests:
         return AppliedExtraction(profile=[], notes=[], revised=[])
     # One batch of reads and one batch of writes for the whole extraction: a
@@ -247,6 +247,9 @@ class Said(NamedTuple):
 
     text: str
     in_reply_to: str | None
+    tool_took: bool = False
+    """The ``remember_note`` tool answered it (wrote, refused or denied): its request to
+    remember is the tool's, never quoted by the writing (:mod:`mnemo.writing.remembered`)."""
 
 
 def source_message(note: str, said: Sequence[Said]) -> int | None:

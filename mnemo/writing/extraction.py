@@ -46,9 +46,9 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - "notes": durable personal facts or preferences worth remembering in future conversations
   (e.g. allergies, sizes, devices they own, family, recurring needs), one short self-contained sentence each,
   in third person, in the user's language and words.
-  Do NOT include: the profile fields above, questions, greetings, one-off requests, order numbers or
-  anything about orders/refunds/payments (the order system is authoritative for those),
-  nor a fact an existing note already says.
+  Do NOT include: the profile fields above, questions, greetings, one-off requests, order numbers, the
+  state of an order, refund or payment (the order system is authoritative for those), nor a fact an
+  existing note already says. How and when the user wants deliveries or to be contacted IS a note.
 - "updates": existing notes the user's messages change ("I have one cat now" for "The user has two cats."):
   the note's id and its new full text. Only when the user's own words change it.
 - "invalidates": ids of existing notes the user said are no longer true, with nothing to replace them.
@@ -58,6 +58,13 @@ Extract only what the user stated about themselves, in their own words' meaning:
 - "dated_notes": durable facts about something that happened or will happen at a known time
   ("I started a new job last March", "my wedding is on 12 June"), each with "refers_to": that date as
   YYYY-MM-DD, YYYY-MM or YYYY, worked out from today's date. Put such a fact here, not in "notes".
+Examples (invented; never facts about this user):
+- "Is the blender dishwasher safe? Also, please always ring the doorbell twice." gives
+  notes ["The user wants couriers to ring the doorbell twice."]
+- "Until 3 May ship everything to 22 Orchard Street, Leeds, I'm at my parents'." gives city null and
+  temporary_notes [{{"text": "The user wants orders sent to 22 Orchard Street, Leeds until 3 May.", "expires": "<year>-05-03"}}]
+- "我周末才在家，快递请周六送。" gives notes ["用户希望快递周六送。"]
+- "能开发票吗？顺便说一下，联系我请用邮件。" gives notes ["用户希望用邮件联系。"]
 If nothing qualifies, return all fields null and empty lists.
 {language}"""
 

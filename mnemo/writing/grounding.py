@@ -50,7 +50,7 @@ QUESTION_MARKS = frozenset(
 )
 #: Where a sentence ends (kept with it) and where a clause does.
 SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
-_CLAUSE = re.compile(r"[,;，；、]")
+CLAUSE = re.compile(r"[,;，；、]")
 #: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
 SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
 #: A request to remember, stated as a question or not ("Could you remember that ...?").
@@ -79,7 +79,7 @@ def stated(text: str) -> str:
         elif SUPPOSES.match(sentence):
             continue
         elif is_question(sentence):
-            kept.extend(_CLAUSE.split(sentence)[:-1])
+            kept.extend(CLAUSE.split(sentence)[:-1])
         else:
             kept.append(sentence)
     return " ".join(kept)
@@ -238,6 +238,12 @@ _TRIP_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _TRIP_AFTER = re.compile(r"\s*(?:出差|旅游|旅行|度假|出游|游玩)")
+#: A trip's place in a sentence: "travelling in Japan", "on a trip to New York", "在日本出差", "去云南旅游".
+TRIP = re.compile(
+    r"\b(?i:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?i:in\s+|to\s+|around\s+)?"
+    r"(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
+    r"|(?:在|去|到)(?P<zh>[^\W\d_]{1,8}?)(?:出差|旅游|旅行|度假|出游|游玩)"
+)
 #: Words for the user themselves, never a name: first-person and reflexive pronouns.
 _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我", "自己", "我自己", "本人", "用户", "俺"})
 

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.store.base import BaseStore
 
 from mnemo.audit import Origin
@@ -71,6 +71,23 @@ def pending(messages: Sequence[BaseMessage], start: int, end: int | None = None)
     """User messages in ``messages[start:end]`` (``start`` clamped to the list)."""
     start = max(0, min(start, len(messages)))
     return [m for m in messages[start:end] if isinstance(m, HumanMessage) and m.text.strip()]
+
+
+#: The tool that keeps what the user asks to remember (nodes/tools.py).
+REMEMBER_TOOL = "remember_note"
+
+
+def tool_took(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[bool]:
+    """For each of ``said`` (user messages of ``messages``), whether :data:`REMEMBER_TOOL`
+    answered before the next user message: the request is the tool's (written, refused or
+    denied), so the writing never quotes it again (:mod:`mnemo.writing.remembered`)."""
+    position = {id(m): i for i, m in enumerate(messages)}
+    took = []
+    for message in said:
+        after = messages[position.get(id(message), len(messages)) + 1 :]
+        turn = next((after[:i] for i, m in enumerate(after) if isinstance(m, HumanMessage)), after)
+        took.append(any(isinstance(m, ToolMessage) and m.name == REMEMBER_TOOL for m in turn))
+    return took
 
 
 def replied_to(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[str | None]:
@@ -223,7 +240,10 @@ async def _aextract_said(
             extraction,
             as_of=as_of(said, said_at),
             origin=origin,
-            said=[Said(m.text, reply) for m, reply in zip(said, replied_to(thread, said), strict=True)],
+            said=[
+                Said(m.text, reply, tool_took=took)
+                for m, reply, took in zip(said, replied_to(thread, said), tool_took(thread, said), strict=True)
+            ],
             known=known,
         )
     except Exception:

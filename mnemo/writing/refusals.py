@@ -21,10 +21,16 @@ _BUSINESS_RECORD = re.compile(
 )
 
 
+#: Where the user's orders go, a standing wish and no record ("send my orders to 14 Harbour Lane", issue 55).
+_DESTINATION = re.compile(
+    r"\b(?:send|ship|deliver|post|mail|forward)\w*\s+(?:all\s+)?my\s+orders?\s+(?:to|at)\b", re.IGNORECASE
+)
+
+
 def business_record_term(text: str) -> str | None:
     """The phrase that makes ``text`` a business record (an order, a refund,
     a payment, an invoice), or ``None``."""
-    m = _BUSINESS_RECORD.search(text)
+    m = _BUSINESS_RECORD.search(_DESTINATION.sub(" ", text))
     return m.group(0) if m else None
 
 

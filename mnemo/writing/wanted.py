@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from mnemo.audit import Source
-from mnemo.core import InvalidInputError
+from mnemo.core import InvalidInputError, content_tokens
 from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
 from mnemo.profile import normalize_field
 from mnemo.writing.extraction import MemoryExtraction
@@ -24,7 +24,9 @@ from mnemo.writing.grounding import (
     supposed_words,
 )
 from mnemo.writing.known import Known, RevisionRequest
+from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
+from mnemo.writing.remembered import remembered_notes
 from mnemo.writing.wishes import asked_language
 
 logger = logging.getLogger(__name__)
@@ -45,10 +47,14 @@ class Wanted(NamedTuple):
         return bool(self.forget or self.changes)
 
 
-def wanted_writes(extraction: MemoryExtraction, said: Sequence[str], known: Known | None) -> Wanted:
+def wanted_writes(
+    extraction: MemoryExtraction, said: Sequence[str], known: Known | None, *, asked: Sequence[str] | None = None
+) -> Wanted:
     """The extraction's profile changes, notes and revisions that pass the
     checks: valid values, no business record, what the user said supports
-    (when ``said``, the user's messages, is given), at most :data:`MAX_NOTES_PER_TURN` notes."""
+    (when ``said``, the user's messages, is given), at most :data:`MAX_NOTES_PER_TURN` notes.
+    ``asked``: the messages whose requests to remember the writing quotes (default ``said``;
+    not those the ``remember_note`` tool answered)."""
     # "not mentioned" values are dropped here too, so an extraction that changes
     # no field skips the profile read.
     changes = {
@@ -61,6 +67,8 @@ def wanted_writes(extraction: MemoryExtraction, said: Sequence[str], known: Know
     sources: dict[str, Source] = {}
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         changes, notes, requests = grounded_in(said, changes, notes, requests)
+        shown = list(known.shown_notes().values()) if known is not None else []
+        notes += in_their_words(extraction, said, changes, notes, shown=shown, asked=said if asked is None else asked)
         # A wish to be answered in a language sets it whatever the model said; a
         # language the user named none of is inferred, never replacing a stated one.
         if (asked := asked_language(said)) is not None:
@@ -71,6 +79,37 @@ def wanted_writes(extraction: MemoryExtraction, said: Sequence[str], known: Know
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
     return Wanted(changes=changes, forget=extraction.forget_fields, notes=notes, requests=requests, sources=sources)
+
+
+def in_their_words(
+    extraction: MemoryExtraction,
+    said: Sequence[str],
+    changes: dict[str, Any],
+    notes: list[ExtractedNote],
+    *,
+    shown: Sequence[str] = (),
+    asked: Sequence[str] = (),
+) -> list[ExtractedNote]:
+    """The notes read in code that the extraction's ``notes`` miss, quoting the user:
+    a street address or a trip's place (:mod:`mnemo.writing.places`; the city the
+    checks refused is one), with the end date of a note about it, and a fact asked to
+    be remembered in ``asked`` (:mod:`mnemo.writing.remembered`), unless a note of the
+    extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is."""
+    refused = extraction.city if "city" not in changes else None
+    texts = [n.text for n in notes] + list(shown)
+    places = [
+        ExtractedNote(
+            text, expires=next((n.expires for n in notes if n.expires and shares_a_word(n.text, words)), None)
+        )
+        for text, quoted in place_notes(said, texts, refused)
+        if (words := content_tokens(quoted))
+    ]
+    found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
+    return [
+        n
+        for n in found
+        if validated_or_none(validate_note, n.text) is not None and business_record_term(n.text) is None
+    ]
 
 
 def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:

@@ -8,6 +8,7 @@ from mnemo.writing.refusals import business_record_term, refuse_business_record
     "text",
     [
         "My order #8841 was refunded.",
+        "My order to Leeds is late.",
         "The user's order 20931 has not arrived.",
         "Order number A123 is delayed.",
         "The user got a refund last week.",
@@ -29,6 +30,7 @@ def test_business_records_are_refused(text):
         "The user is allergic to peanuts.",
         "The user is learning Spanish in order to travel.",
         "The user orders coffee every morning.",
+        "The user said: “Please send my orders to 14 Harbour Lane until June.”",
         "用户对花生过敏。",
     ],
 )

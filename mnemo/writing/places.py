@@ -1,0 +1,72 @@
+"""A place the user gave for a while is kept as a note, in their own words (issue 55 point 4).
+
+"Until the end of June please send my orders to 14 Harbour Lane, Brighton",
+"我三月二十号之前都在日本出差": a small model writes the street or the trip's
+country as the profile's city (refused: :func:`mnemo.writing.grounding.field_said`),
+or keeps the town and drops the street (Qwen2.5-Coder-1.5B did both, in both
+languages: docs/models.md). So the writing keeps, as a note quoting the user,
+each sentence the user stated (no question, no supposition:
+:func:`mnemo.writing.grounding.stated`) that holds
+
+- a street address with its house number (:func:`mnemo.profile.house_address`),
+- a trip's place (:func:`trip_place`), or
+- the city the extraction gave and the writing refused as a trip's place or an address's town,
+
+when no note of the extraction names that street or place. The quote is the
+user's words, so it is grounded by construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from mnemo.profile import house_address
+from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
+from mnemo.writing.grounding import CLAUSE, SENTENCE, TRIP, stated
+
+#: How the note quotes the user, by the language they write (:func:`writing_language`).
+_SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}
+_SAID_ELSE = "The user said: “{}”"
+
+
+def place_sentences(texts: Iterable[str], refused_city: str | None = None) -> list[tuple[str, str]]:
+    """Each stated sentence of ``texts`` that holds a street address with its house
+    number, or names ``refused_city``, with that street or place: ``(sentence, place)``.
+    A sentence longer than a note is cut to its clause that holds the place."""
+    found: list[tuple[str, str]] = []
+    for text in texts:
+        for sentence in SENTENCE.split(stated(text)):
+            place = house_address(sentence) or trip_place(sentence)
+            if place is None and refused_city and refused_city.strip().casefold() in sentence.casefold():
+                place = refused_city.strip()
+            if place is None:
+                continue
+            if len(sentence) > MAX_NOTE_TEXT:
+                sentence = next((c for c in CLAUSE.split(sentence) if place in c), sentence)
+            found.append((sentence.strip(), place))
+    return found
+
+
+def trip_place(sentence: str) -> str | None:
+    """The place of a trip ``sentence`` tells ("I'm travelling in Japan until 20 March",
+    "我三月二十号之前都在日本出差"), or ``None``."""
+    m = TRIP.search(sentence)
+    return None if m is None else (m.group("place") or m.group("zh"))
+
+
+def place_notes(texts: Sequence[str], notes: Iterable[str], refused_city: str | None = None) -> list[tuple[str, str]]:
+    """The notes to add for the places of :func:`place_sentences` that none of
+    ``notes`` names: ``(note text, the sentence it quotes)``."""
+    kept = [n.casefold() for n in notes]
+    said = quoting(texts)
+    room = MAX_NOTE_TEXT - len(said) + 2
+    return [
+        (said.format(sentence[:room]), sentence)
+        for sentence, place in place_sentences(texts, refused_city)
+        if not any(place.casefold() in n for n in kept)
+    ]
+
+
+def quoting(texts: Sequence[str]) -> str:
+    """How a note quotes the user, in the language their ``texts`` are written in: a ``{}`` for the words."""
+    return _SAID.get(writing_language(texts) or "", _SAID_ELSE)

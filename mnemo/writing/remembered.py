@@ -1,0 +1,65 @@
+"""A request to remember is kept, read in code (issue 55 point 4).
+
+"..., would your protein bars still work for me? Anyway, please remember that I
+can't eat shellfish." A small model drops the fact asked to be remembered when a
+question or a supposition comes first (Qwen2.5-Coder-1.5B did, in both languages:
+docs/models.md), and the agent answers "I'll remember". So the writing keeps the
+fact the user asked to remember, as a note quoting them, when no note of the
+extraction says it already. A question about memory ("Do you remember my size?")
+asks nothing to be kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.core import content_tokens
+from mnemo.writing.extraction import MAX_NOTE_TEXT
+from mnemo.writing.grounding import SENTENCE, is_question
+from mnemo.writing.places import quoting
+
+#: An imperative (at a clause's start, after "please", "and", "you" ...; not "I can't remember my ..."):
+#: "remember that I ...", "please note: my ...", "don't forget I'm ...", "keep in mind we ...":
+#: the fact is what follows, about the user (I, my, we, our).
+_ASKED_EN = re.compile(
+    r"(?:^|[,;:.!]\s*|\b(?:please|pls|kindly|and|also|anyway|just|oh|so|you)\s+)"
+    r"(?:remember|note|don't\s+forget|do\s+not\s+forget|keep\s+in\s+mind)\s*[,:]?\s+(?:that\s+)?"
+    r"(?P<fact>(?:I|I'm|I've|I'd|my|we|we're|our)\b.+)",
+    re.IGNORECASE,
+)
+#: "请记住我不吃香菜", "帮我记下：我……", "别忘了我……".
+_ASKED_ZH = re.compile(r"(?:记住|记下|记一下|别忘了?|不要忘了?)\s*[，,：:]?\s*(?P<fact>我.+)")
+#: A question's end, left out of the fact ("..., I'm vegan?", "我不吃辣吗？").
+_ASKED_END = re.compile(r"\s*(?:吗|嘛|呢)?\s*[?？]+\s*$")
+#: A question that asks to remember ("Could you remember that I'm vegan?"), not about memory.
+_ASKING = re.compile(
+    r"\s*(?:please\s+)?(?:can|could|would|will)\s+you\b|.*(?:能|可以|麻烦).*(?:记住|记下)", re.IGNORECASE
+)
+
+
+def remembered_facts(texts: Iterable[str]) -> list[str]:
+    """The facts the user's ``texts`` ask to be remembered, in their words."""
+    facts: list[str] = []
+    for text in texts:
+        for sentence in SENTENCE.split(text):
+            if is_question(sentence) and not _ASKING.match(sentence):
+                continue
+            for pattern in (_ASKED_EN, _ASKED_ZH):
+                if (m := pattern.search(sentence)) is not None:
+                    facts.append(_ASKED_END.sub("", m.group("fact")).strip())
+                    break
+    return facts
+
+
+def remembered_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
+    """The notes to add for the facts of :func:`remembered_facts` that none of
+    ``notes`` says (shares a third of their content words): ``(note text, the fact)``."""
+    kept = [content_tokens(n) for n in notes]
+    said = quoting(texts)
+    found = []
+    for fact in remembered_facts(texts):
+        words = content_tokens(fact)
+        if not any(len(words & k) * 3 >= len(words) for k in kept):
+            found.append((said.format(fact[: MAX_NOTE_TEXT - len(said) + 2]), fact))
+    return found
