@@ -20,9 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from bench.model_proxy import classify
-
-#: Where a memory call's system prompt starts (summaries, rewrites of instructions).
-MEMORY_WORK = ("You maintain the ", "You maintain long-term memory")
+from harness.stub_openai import MEMORY_WORK
 
 
 def timings_of(answer: str) -> dict[str, Any] | None:

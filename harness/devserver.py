@@ -29,7 +29,7 @@ from pathlib import Path
 
 import httpx
 
-from harness.stub_openai import StubServer, system_text
+from harness.stub_openai import MEMORY_WORK, StubServer, system_text
 from mnemo.access.tokens import DEV_SECRET_PATH, mint_token
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -212,7 +212,7 @@ def system_prompts(stub: StubServer) -> list[str]:
         system_text(r)
         for r in stub.requests
         if r["messages"][0]["role"] == "system"
-        and not str(r["messages"][0]["content"]).startswith(("You maintain the ", "You maintain long-term memory"))
+        and not str(r["messages"][0]["content"]).startswith(MEMORY_WORK)
         and "response_format" not in r
         and not any(t["function"]["name"] == "MemoryExtraction" for t in r.get("tools", []))
     ]

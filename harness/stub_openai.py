@@ -106,6 +106,11 @@ def _extraction_args(prompt: str) -> dict:
     return args
 
 
+#: Where a memory call's system prompt starts (extraction, summaries, rewrites of instructions),
+#: told apart from the agent's chat calls by harness.devserver and bench.prompt_cache.
+MEMORY_WORK = ("You maintain the ", "You maintain long-term memory")
+
+
 def system_text(body: dict) -> str:
     """The system messages of a chat request, joined in order (the agent's prompt is in
     several: nodes.prompts)."""
