@@ -95,7 +95,7 @@ def in_their_words(
     checks refused is one), with the end date of a note about it, and a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is."""
-    refused = extraction.city if "city" not in changes else None
+    refused = extraction.profile_changes().get("city") if "city" not in changes else None
     texts = [n.text for n in notes] + list(shown)
     places = [
         ExtractedNote(
