@@ -121,7 +121,9 @@ from mnemo.core.text import (
     bm25_tokens,
     collapse_whitespace,
     content_tokens,
+    mentions,
     reciprocal_rank_fusion,
+    said_only_between,
     script_of,
 )
 from mnemo.core.tool_text import call_shape, calls_in, canonical, reply_call, tool_call_text
@@ -215,6 +217,7 @@ __all__ = [
     "json_size",
     "json_value",
     "list_op",
+    "mentions",
     "most_recent",
     "now_iso",
     "only_in_namespace",
@@ -225,6 +228,7 @@ __all__ = [
     "require_index",
     "resolve_user",
     "run_caller",
+    "said_only_between",
     "score_of",
     "script_of",
     "scrub_personal_data",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 _FUNCTION_WORDS = frozenset(
     """a an the and or but is are was were be been am to of in on at by for from with via as it its
@@ -99,3 +100,17 @@ def script_of(text: str) -> str:
                 return "KANA"
             counts[script] = counts.get(script, 0) + 1
     return max(counts, key=lambda s: counts[s]) if counts else ""
+
+
+def mentions(value: str, texts: Iterable[str]) -> list[tuple[str, re.Match[str]]]:
+    """Each place a text of ``texts`` says ``value`` (any case): the text and the match."""
+    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+    return [(t, m) for t in texts for m in pattern.finditer(t)]
+
+
+def said_only_between(value: str, texts: Iterable[str], before: re.Pattern[str], after: re.Pattern[str]) -> bool:
+    """Whether ``texts`` say ``value`` and every time right after ``before`` (searched in
+    the text up to it: anchor it with ``$``) or right before ``after`` (matched where it ends):
+    a place said only as a trip's, only inside a street address."""
+    said = mentions(value, texts)
+    return bool(said) and all(before.search(t[: m.start()]) or after.match(t, m.end()) for t, m in said)

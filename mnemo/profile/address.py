@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from mnemo.core import said_only_between
+
 #: Words naming a street after its name ("Harbour Lane"; not "St" or "Dr": "Port St. Lucie" is a
 #: city), compounds' endings ("Hauptstraße") and the words before a street's name ("Rue de Rivoli").
 _STREET_WORDS = (
@@ -57,11 +59,7 @@ def said_in_address(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` only inside a street address
     ("14 Harbour Lane, Brighton", "西湖区文三路 88 号"): the town of an address
     (a delivery's, a relative's) is not where the user lives."""
-    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
-    said = [(t, m) for t in texts for m in pattern.finditer(t)] if value.strip() else []
-    return bool(said) and all(
-        _ADDRESS_BEFORE.search(t[: m.start()]) or _ADDRESS_AFTER.match(t, m.end()) for t, m in said
-    )
+    return bool(value.strip()) and said_only_between(value, texts, _ADDRESS_BEFORE, _ADDRESS_AFTER)
 
 
 #: A word that is no part of a street's name ("3 miles down the road", "2 road bikes").

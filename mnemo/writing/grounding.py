@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
-from mnemo.core import InvalidInputError, content_tokens, script_of
+from mnemo.core import InvalidInputError, content_tokens, mentions, said_only_between, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, said_in_address
 
 logger = logging.getLogger(__name__)
@@ -219,16 +219,10 @@ _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
 _SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
 
 
-def _mentions(value: str, texts: Iterable[str]) -> list[tuple[str, re.Match[str]]]:
-    """Each place a text of ``texts`` says ``value`` (any case): the text and the match."""
-    pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
-    return [(t, m) for t in texts for m in pattern.finditer(t)]
-
-
 def said_as_place(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` right after a place word
     ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
-    return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in _mentions(value, texts))
+    return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in mentions(value, texts))
 
 
 #: Where a trip's place is said: right after "travelling in", "a trip to", "visiting" ...,
@@ -251,8 +245,7 @@ _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我",
 def said_as_trip(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
     travelling in Japan", "我在日本出差"): where they are away, not where they live."""
-    said = _mentions(value, texts)
-    return bool(said) and all(_TRIP_BEFORE.search(t[: m.start()]) or _TRIP_AFTER.match(t, m.end()) for t, m in said)
+    return said_only_between(value, texts, _TRIP_BEFORE, _TRIP_AFTER)
 
 
 def _named(names: Iterable[str], folded: str) -> bool:
