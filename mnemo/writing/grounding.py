@@ -225,18 +225,17 @@ def said_as_place(value: str, texts: Iterable[str]) -> bool:
     return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in mentions(value, texts))
 
 
-#: Where a trip's place is said: right after "travelling in", "a trip to", "visiting" ...,
-#: or, in Chinese, right before 出差, 旅游 ... ("在日本出差"): a place the user is away in.
-_TRIP_BEFORE = re.compile(
-    r"\b(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?$",
-    re.IGNORECASE,
-)
-_TRIP_AFTER = re.compile(r"\s*(?:出差|旅游|旅行|度假|出游|游玩)")
+#: A trip's words: before its place ("travelling in", "a trip to", "visiting" ...) and, in
+#: Chinese, after it (出差, 旅游 ...: "在日本出差").
+_TRIP_WORDS = r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?"
+_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩)"
+#: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
+_TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
+_TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")
 #: A trip's place in a sentence: "travelling in Japan", "on a trip to New York", "在日本出差", "去云南旅游".
 TRIP = re.compile(
-    r"\b(?i:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?i:in\s+|to\s+|around\s+)?"
-    r"(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
-    r"|(?:在|去|到)(?P<zh>[^\W\d_]{1,8}?)(?:出差|旅游|旅行|度假|出游|游玩)"
+    rf"\b(?i:{_TRIP_WORDS})(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
+    rf"|(?:在|去|到)(?P<zh>[^\W\d_]{{1,8}}?){_TRIP_ZH}"
 )
 #: Words for the user themselves, never a name: first-person and reflexive pronouns.
 _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我", "自己", "我自己", "本人", "用户", "俺"})
