@@ -13,7 +13,7 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo.app import Origin, User, adrain, aextract_messages, amove_legacy
+from mnemo.app import REMEMBER_TOOL, Origin, User, adrain, aextract_messages, amove_legacy
 from nodes.background_writer import arun_in_progress, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
@@ -42,11 +42,11 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
 
 
 def _called_remember(messages: Sequence[BaseMessage]) -> bool:
-    """Whether ``remember_note`` answered in this turn (after the latest user message)."""
+    """Whether :data:`REMEMBER_TOOL` answered in this turn (after the latest user message)."""
     for message in reversed(messages):
         if isinstance(message, HumanMessage):
             return False
-        if isinstance(message, ToolMessage) and message.name == "remember_note":
+        if isinstance(message, ToolMessage) and message.name == REMEMBER_TOOL:
             return True
     return False
 

@@ -153,6 +153,7 @@ from mnemo.turn import (
 )
 from mnemo.writing import (
     MAX_EXISTING_NOTES,
+    REMEMBER_TOOL,
     DeferredNote,
     adrain,
     aextract_messages,
@@ -197,6 +198,7 @@ __all__ = [
     "RECALL_LIMIT",
     "RECALL_MARGIN",
     "RECENT_LIMIT",
+    "REMEMBER_TOOL",
     "RESERVED_ROOTS",
     "SHARED_ROOT",
     "TEXT_BLOCK_TYPES",

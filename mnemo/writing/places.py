@@ -58,10 +58,9 @@ def place_notes(texts: Sequence[str], notes: Iterable[str], refused_city: str | 
     """The notes to add for the places of :func:`place_sentences` that none of
     ``notes`` names: ``(note text, the sentence it quotes)``."""
     kept = [n.casefold() for n in notes]
-    said = quoting(texts)
-    room = MAX_NOTE_TEXT - len(said) + 2
+    form = quoting(texts)
     return [
-        (said.format(sentence[:room]), sentence)
+        (quoted(form, sentence), sentence)
         for sentence, place in place_sentences(texts, refused_city)
         if not any(place.casefold() in n for n in kept)
     ]
@@ -70,3 +69,8 @@ def place_notes(texts: Sequence[str], notes: Iterable[str], refused_city: str | 
 def quoting(texts: Sequence[str]) -> str:
     """How a note quotes the user, in the language their ``texts`` are written in: a ``{}`` for the words."""
     return _SAID.get(writing_language(texts) or "", _SAID_ELSE)
+
+
+def quoted(form: str, words: str) -> str:
+    """The note ``form`` (of :func:`quoting`) quoting ``words``, cut to fit a note."""
+    return form.format(words[: MAX_NOTE_TEXT - len(form) + 2])

@@ -15,9 +15,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
-from mnemo.writing.extraction import MAX_NOTE_TEXT
 from mnemo.writing.grounding import SENTENCE, is_question
-from mnemo.writing.places import quoting
+from mnemo.writing.places import quoted, quoting
 
 #: An imperative (at a clause's start, after "please", "and", "you" ...; not "I can't remember my ..."):
 #: "remember that I ...", "please note: my ...", "don't forget I'm ...", "keep in mind we ...":
@@ -56,10 +55,10 @@ def remembered_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[s
     """The notes to add for the facts of :func:`remembered_facts` that none of
     ``notes`` says (shares a third of their content words): ``(note text, the fact)``."""
     kept = [content_tokens(n) for n in notes]
-    said = quoting(texts)
+    form = quoting(texts)
     found = []
     for fact in remembered_facts(texts):
         words = content_tokens(fact)
         if not any(len(words & k) * 3 >= len(words) for k in kept):
-            found.append((said.format(fact[: MAX_NOTE_TEXT - len(said) + 2]), fact))
+            found.append((quoted(form, fact), fact))
     return found

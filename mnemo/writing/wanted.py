@@ -71,8 +71,8 @@ def wanted_writes(
         notes += in_their_words(extraction, said, changes, notes, shown=shown, asked=said if asked is None else asked)
         # A wish to be answered in a language sets it whatever the model said; a
         # language the user named none of is inferred, never replacing a stated one.
-        if (asked := asked_language(said)) is not None:
-            changes["language"] = asked
+        if (language := asked_language(said)) is not None:
+            changes["language"] = language
         elif "language" in changes and not named_languages(said):
             sources["language"] = "inferred"
     if len(notes) > MAX_NOTES_PER_TURN:
