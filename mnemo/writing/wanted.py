@@ -94,7 +94,8 @@ def in_their_words(
     a street address or a trip's place (:mod:`mnemo.writing.places`; the city the
     checks refused is one), with the end date of a note about it, and a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`), unless a note of the
-    extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is."""
+    extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
+    (:func:`is_storable_note`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
     texts = [n.text for n in notes] + list(shown)
     places = [
@@ -105,11 +106,7 @@ def in_their_words(
         if (words := content_tokens(quoted))
     ]
     found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
-    return [
-        n
-        for n in found
-        if validated_or_none(validate_note, n.text) is not None and business_record_term(n.text) is None
-    ]
+    return [n for n in found if is_storable_note(n.text)]
 
 
 def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:
@@ -125,11 +122,13 @@ def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:
     for dated in extraction.dated_notes:
         # An unreadable date is left out, the fact kept: the date only adds to it.
         notes.append(ExtractedNote(dated.text, refers_to=validated_or_none(validate_refers_to, dated.refers_to)))
-    return [
-        note
-        for note in notes
-        if validated_or_none(validate_note, note.text) is not None and business_record_term(note.text) is None
-    ]
+    return [note for note in notes if is_storable_note(note.text)]
+
+
+def is_storable_note(text: str) -> bool:
+    """Whether ``text`` is a valid note (:func:`mnemo.notes.validate_note`) naming no
+    business record (:mod:`mnemo.writing.refusals`): the check of every note an extraction writes."""
+    return validated_or_none(validate_note, text) is not None and business_record_term(text) is None
 
 
 def grounded_in(
