@@ -68,6 +68,32 @@ Examples (invented; never facts about this user):
 If nothing qualifies, return all fields null and empty lists.
 {language}"""
 
+#: The notes of the prompt's invented examples: a note that repeats one is the model
+#: copying its prompt, never the user's fact, however many of its words they said
+#: ("用户希望用邮件联系。" beside "我不看邮件", "I don't read email"). Written here once;
+#: tests/writing/test_extraction.py holds them to be the prompt's.
+EXAMPLE_NOTES = frozenset(
+    {
+        "The user wants couriers to ring the doorbell twice.",
+        "The user wants orders sent to 22 Orchard Street, Leeds until 3 May.",
+        "用户希望快递周六送。",
+        "用户希望用邮件联系。",
+    }
+)
+
+
+def copies_an_example(text: str) -> bool:
+    """Whether the note ``text`` repeats one of :data:`EXAMPLE_NOTES` (case, spaces and
+    its final stop aside): never stored as the user's (:func:`mnemo.writing.wanted.grounded_in`)."""
+    return _example_key(text) in _EXAMPLE_KEYS
+
+
+def _example_key(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".。!！")
+
+
+_EXAMPLE_KEYS = frozenset(_example_key(note) for note in EXAMPLE_NOTES)
+
 #: The extractor's instructions (``{today}`` and ``{language}`` filled per call). The profile fields
 #: are explained here, in English and Chinese, and not only in the schema: where
 #: a server enforces a ``json_schema`` (llama.cpp's grammar) the model never

@@ -13,7 +13,8 @@ from mnemo.audit import Source
 from mnemo.core import InvalidInputError, content_tokens
 from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
 from mnemo.profile import normalize_field
-from mnemo.writing.extraction import MemoryExtraction
+from mnemo.writing.contact import contact_notes
+from mnemo.writing.extraction import MemoryExtraction, copies_an_example
 from mnemo.writing.grounding import (
     field_said,
     grounded,
@@ -92,8 +93,9 @@ def in_their_words(
 ) -> list[ExtractedNote]:
     """The notes read in code that the extraction's ``notes`` miss, quoting the user:
     a street address or a trip's place (:mod:`mnemo.writing.places`; the city the
-    checks refused is one), with the end date of a note about it, and a fact asked to
-    be remembered in ``asked`` (:mod:`mnemo.writing.remembered`), unless a note of the
+    checks refused is one), with the end date of a note about it, a fact asked to
+    be remembered in ``asked`` (:mod:`mnemo.writing.remembered`) and how the user wants to
+    be contacted, said in ``asked`` (:mod:`mnemo.writing.contact`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
     (:func:`is_storable_note`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
@@ -106,6 +108,7 @@ def in_their_words(
         if (words := content_tokens(quoted))
     ]
     found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
+    found += [ExtractedNote(text) for text, _ in contact_notes(asked, texts + [n.text for n in found])]
     return [n for n in found if is_storable_note(n.text)]
 
 
@@ -150,7 +153,13 @@ def grounded_in(
             lambda fv: f"{fv[0]}={fv[1]}",
         )
     )
-    notes = grounded("note(s)", notes, lambda n: supported(n.text, words, supposed), lambda n: n.text)
+    # A copy of the prompt's invented example is the model's, however many of its words the user said.
+    notes = grounded(
+        "note(s)",
+        notes,
+        lambda n: supported(n.text, words, supposed) and not copies_an_example(n.text),
+        lambda n: n.text,
+    )
     # A revision is the user's word on a note: its new text is supported by
     # what they said, or (an invalidation) the note shares a word with it.
     requests = grounded(

@@ -214,3 +214,15 @@ def test_no_example_of_the_prompt_is_a_fact_of_a_user_who_shares_one_word_with_i
     for example in examples:
         for word in content_tokens(example):
             assert not supported(example, said_words([f"Well, {word}."])), (example, word)
+
+
+def test_the_example_notes_are_the_prompt_s_and_a_copy_is_known_however_written():
+    import re
+
+    from mnemo.writing.extraction import EXAMPLE_NOTES, EXTRACTION_PROMPT, copies_an_example
+
+    given = re.findall(r'gives\s+notes \["([^"]+)"\]|"text": "([^"]+)"', EXTRACTION_PROMPT)
+    assert {a or b for a, b in given} == EXAMPLE_NOTES and len(EXAMPLE_NOTES) == 4
+    assert copies_an_example("the user wants couriers to ring the  doorbell twice")
+    assert copies_an_example("用户希望用邮件联系")
+    assert not copies_an_example("用户希望用短信联系。")

@@ -440,3 +440,14 @@ async def test_a_temporary_address_is_a_note_with_its_end_never_the_city(store, 
     for city in ("西湖区", "西湖区文三路 88 号"):
         await aapply_extraction(store, user, MemoryExtraction(city=city), said=zh)
         assert (await aget_profile(store, user))["city"]["value"] == "Brighton"
+
+
+async def test_a_copy_of_a_prompt_example_is_never_the_users_note_whatever_they_said(store, user, caplog):
+    """A copied "用户希望用邮件联系。" beside "我不看邮件" (I don't read email): its words said, its fact not."""
+    said = [Said("还有，有事请联系我，发短信，我不看邮件。", None)]
+    copied, own = "用户希望用邮件联系。", "用户希望发短信联系。"
+    assert all_words_said("邮件", said_words([s.text for s in said]))  # the copy's words were said
+    with caplog.at_level(logging.INFO, logger="mnemo.writing.grounding"):
+        await aapply_extraction(store, user, MemoryExtraction(notes=[copied, own]), said=said)
+    assert [n["text"] for n in await alist_notes(store, user)] == [own]
+    assert "用户希望用邮件联系" in caplog.text

@@ -1,0 +1,79 @@
+"""How the user wants to be contacted is kept, in their own words (issue 55 point 4).
+
+"How long does a refund take? By the way, please only contact me by email, never
+by phone." "另外别给我打电话，发短信就行。" A small model drops a standing wish about
+the channel when a question or another wish comes first (Qwen2.5-Coder-1.5B did,
+in both languages and both halves of the labelled set: docs/models.md). So the
+writing keeps, as a note quoting the user, each sentence they stated that
+
+- asks to be reached, or not, through a channel ("contact me by email", "phone
+  me", "给我打电话", "联系我"),
+- names a channel (:data:`CHANNELS`), and
+- says it is standing: only, never, rather, best, instead; 只, 别, 最好, 就行, 以后 ...;
+  or speaks of contacting the user at all, no one errand ("contact me by text", "联系我请发短信"),
+
+when no note of the extraction names one of its channels (the model's own note
+about the wish is enough: a second one, quoting, would repeat it). "Please email me the
+invoice." is one request, not a standing wish, and is not kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.writing.grounding import SENTENCE, stated
+from mnemo.writing.places import quoted, quoting
+
+#: Each channel, by the words that name it in a sentence or a note.
+CHANNELS: dict[str, re.Pattern[str]] = {
+    "email": re.compile(r"\be-?mails?\b|邮件|邮箱|电邮", re.IGNORECASE),
+    "text": re.compile(r"\b(?:texts?|sms|text\s+messages?)\b|短信|短讯", re.IGNORECASE),
+    "phone": re.compile(r"\b(?:phone|call|calls|ring)\b|电话", re.IGNORECASE),
+    "wechat": re.compile(r"\bwechat\b|微信", re.IGNORECASE),
+    "whatsapp": re.compile(r"\bwhatsapp\b", re.IGNORECASE),
+}
+#: Reaching the user: "contact me", "phone me", "get in touch with me"; "联系我", "打电话", "发短信".
+_REACH = re.compile(
+    r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
+    r"|\b(?:calls|texts|emails|e-mails)\s+(?:to\s+me|are|is|only|please)\b"
+    r"|\bby\s+(?:e-?mail|phone|text|sms)\b"
+    r"|联系我|联络我|通知我|找我|打电话|打我电话|来电|发短信|发邮件|发微信",
+    re.IGNORECASE,
+)
+#: A wish that stands, not one errand: "only", "never", "rather", "instead"; "只", "别", "就行";
+#: contacting the user at all ("contact me", "联系我").
+_STANDING = re.compile(
+    r"\b(?:only|never|don't|do\s+not|didn't|rather|prefer|preferred|best|always|instead|from\s+now\s+on|no\s+more)\b"
+    r"|只|别|不要|不用|最好|就行|就好|请用|以后|一律|尽量|都用"
+    r"|\b(?:contact|reach)\s+me\b|\bget\s+in\s+touch\s+with\s+me\b|联系我|联络我",
+    re.IGNORECASE,
+)
+
+
+def channels(text: str) -> set[str]:
+    """The channels (keys of :data:`CHANNELS`) ``text`` names."""
+    return {name for name, words in CHANNELS.items() if words.search(text)}
+
+
+def contact_sentences(texts: Iterable[str]) -> list[tuple[str, set[str]]]:
+    """Each stated sentence of ``texts`` that tells how the user wants to be reached,
+    with the channels it names: ``(sentence, channels)``."""
+    found: list[tuple[str, set[str]]] = []
+    for text in texts:
+        for sentence in SENTENCE.split(stated(text)):
+            if (named := channels(sentence)) and _REACH.search(sentence) and _STANDING.search(sentence):
+                found.append((sentence.strip(), named))
+    return found
+
+
+def contact_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
+    """The notes to add for the sentences of :func:`contact_sentences` none of whose
+    channels a note of ``notes`` names: ``(note text, the sentence it quotes)``."""
+    kept = [channels(n) for n in notes]
+    form = quoting(texts)
+    return [
+        (quoted(form, sentence), sentence)
+        for sentence, named in contact_sentences(texts)
+        if not any(named & k for k in kept)
+    ]

@@ -1,0 +1,99 @@
+"""mnemo.writing.contact: how the user wants to be contacted is kept in their words
+when the extractor dropped it (issue 55 point 4: Qwen2.5-Coder-1.5B did, after a
+question, in both languages), and one request to email an invoice is no standing wish."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from harness.scripted import ScriptedChatModel, tool_call
+from mnemo import alist_notes
+from mnemo.audit import Origin
+from mnemo.writing import aextract_messages
+from mnemo.writing.contact import channels, contact_notes, contact_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence", "named"),
+    [
+        (
+            "How long does a refund take? By the way, please only contact me by email, never by phone.",
+            "By the way, please only contact me by email, never by phone.",
+            {"email", "phone"},
+        ),
+        ("Also I'd rather you didn't phone me, email is best.", None, {"email", "phone"}),
+        ("Text me instead of calling, I'm in meetings all day.", None, {"text"}),
+        ("No calls please, I prefer WhatsApp.", None, {"phone", "whatsapp"}),
+        ("另外别给我打电话，发短信就行。", None, {"phone", "text"}),
+        ("能开发票吗？顺便说一下，联系我请用邮件。", "顺便说一下，联系我请用邮件。", {"email"}),
+        ("有事发微信找我，别打电话。", None, {"wechat", "phone"}),
+        # Contacting the user at all, no one errand.
+        ("Reach me by text, please.", None, {"text"}),
+        ("有急事联系我发微信。", None, {"wechat"}),
+    ],
+)
+def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named):
+    assert contact_sentences([text]) == [(sentence or text, named)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please email me the invoice.",  # one request, not a standing wish
+        "Can you only email me?",  # a question
+        "If you ever call me, use my mobile, never the landline.",  # a supposition
+        "I never got the email.",  # no wish about reaching the user
+        "我没收到短信。",
+        "请给我发短信通知发货。",  # one request
+        "你们以后只发邮件吗？",
+    ],
+)
+def test_no_standing_wish_is_read_from_a_request_a_question_or_a_complaint(text):
+    assert contact_sentences(["Please only contact me by email."]) != []  # the rule reads a wish at all
+    assert contact_sentences([text]) == []
+
+
+def test_the_note_quotes_the_wish_unless_a_note_names_one_of_its_channels():
+    text = "How long does a refund take? By the way, please only contact me by email, never by phone."
+    wish = "By the way, please only contact me by email, never by phone."
+    assert contact_notes([text], ["The user lives in Leeds."]) == [(f"The user said: “{wish}”", wish)]
+    assert contact_notes([text], ["The user wants to be contacted by e-mail only."]) == []
+    assert contact_notes(["另外别给我打电话，发短信就行。"], []) == [
+        ("用户说：“另外别给我打电话，发短信就行。”", "另外别给我打电话，发短信就行。")
+    ]
+    assert contact_notes(["另外别给我打电话，发短信就行。"], ["用户希望发短信联系。"]) == []
+    assert channels("用户希望用微信联系，别打电话。") == {"wechat", "phone"}
+
+
+async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
+    async def load():  # what the real model answered: nothing
+        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
+
+    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+    thread = [HumanMessage("退款一般要多久？另外别给我打电话，发短信就行。", id="h1")]
+    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“另外别给我打电话，发短信就行。”"]
+    thread.append(HumanMessage("再说一次：别给我打电话，发短信就行。", id="h2"))  # the note is shown: no second copy
+    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert len(await alist_notes(store, user)) == 1
+
+
+async def test_a_wish_the_remember_tool_answered_is_the_tool_s(store, user):
+    """Denied, refused or written, a request the ``remember_note`` tool answered is never quoted again."""
+
+    async def load():
+        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
+
+    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+    call = {"name": "remember_note", "args": {"text": "Contact the user by email only."}, "id": "c1"}
+    thread = [
+        HumanMessage("Please remember: only contact me by email, never by phone.", id="h1"),
+        AIMessage("", tool_calls=[call], id="a1"),
+        ToolMessage("Not remembered: memory writes are not allowed.", name="remember_note", tool_call_id="c1"),
+    ]
+    assert await aextract_messages(store, user, load, thread, 0, **extract) == (3, 0)
+    assert await alist_notes(store, user) == []
+    thread.append(HumanMessage("And please only contact me by email from now on.", id="h2"))  # the control
+    assert await aextract_messages(store, user, load, thread, 3, **extract) == (4, 0)
+    assert len(await alist_notes(store, user)) == 1
