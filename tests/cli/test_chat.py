@@ -49,7 +49,7 @@ async def test_terminal_chat_streams_and_remembers(workdir, server_env, stub):
         assert done.returncode == 0, done.stderr + server.output()
         replies = done.stdout.splitlines()
         assert "[using remember_note]" in replies and "[using search_policy]" in replies, done.stdout
-        assert '"id": "refund-processing"' in done.stdout  # the answer quoting the policy it found
+        assert '"title": "Refund processing time"' in done.stdout  # the answer quoting the policy it found
         # The reply's model was asked to stream (the run streams "messages-tuple"), and its words reached
         # stdout; the memory calls (the extraction) were not (mnemo.models.build.MEMORY_CALLS).
         replying = [
