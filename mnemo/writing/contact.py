@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.writing.grounding import SENTENCE, stated
+from mnemo.writing.grounding import stated_sentences
 from mnemo.writing.places import quoted, quoting
 
 #: Each channel, by the words that name it in a sentence or a note.
@@ -59,12 +59,11 @@ def channels(text: str) -> set[str]:
 def contact_sentences(texts: Iterable[str]) -> list[tuple[str, set[str]]]:
     """Each stated sentence of ``texts`` that tells how the user wants to be reached,
     with the channels it names: ``(sentence, channels)``."""
-    found: list[tuple[str, set[str]]] = []
-    for text in texts:
-        for sentence in SENTENCE.split(stated(text)):
-            if (named := channels(sentence)) and _REACH.search(sentence) and _STANDING.search(sentence):
-                found.append((sentence.strip(), named))
-    return found
+    return [
+        (sentence.strip(), named)
+        for sentence in stated_sentences(texts)
+        if (named := channels(sentence)) and _REACH.search(sentence) and _STANDING.search(sentence)
+    ]
 
 
 def contact_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from mnemo.core import InvalidInputError, content_tokens, mentions, said_only_between, script_of
@@ -83,6 +83,13 @@ def stated(text: str) -> str:
         else:
             kept.append(sentence)
     return " ".join(kept)
+
+
+def stated_sentences(texts: Iterable[str]) -> Iterator[str]:
+    """Each sentence of what the user's ``texts`` state (:func:`stated`), one text after another:
+    what :mod:`mnemo.writing.places` and :mod:`mnemo.writing.contact` read."""
+    for text in texts:
+        yield from SENTENCE.split(stated(text))
 
 
 def said_words(texts: Iterable[str]) -> frozenset[str]:

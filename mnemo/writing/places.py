@@ -6,7 +6,7 @@ country as the profile's city (refused: :func:`mnemo.writing.grounding.field_sai
 or keeps the town and drops the street (Qwen2.5-Coder-1.5B did both, in both
 languages: docs/models.md). So the writing keeps, as a note quoting the user,
 each sentence the user stated (no question, no supposition:
-:func:`mnemo.writing.grounding.stated`) that holds
+:func:`mnemo.writing.grounding.stated_sentences`) that holds
 
 - a street address with its house number (:func:`mnemo.profile.house_address`),
 - a trip's place (:func:`trip_place`), or
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.profile import house_address
 from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
-from mnemo.writing.grounding import CLAUSE, SENTENCE, TRIP, stated
+from mnemo.writing.grounding import CLAUSE, TRIP, stated_sentences
 
 #: How the note quotes the user, by the language they write (:func:`writing_language`).
 _SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}
@@ -34,16 +34,15 @@ def place_sentences(texts: Iterable[str], refused_city: str | None = None) -> li
     number, or names ``refused_city``, with that street or place: ``(sentence, place)``.
     A sentence longer than a note is cut to its clause that holds the place."""
     found: list[tuple[str, str]] = []
-    for text in texts:
-        for sentence in SENTENCE.split(stated(text)):
-            place = house_address(sentence) or trip_place(sentence)
-            if place is None and refused_city and refused_city.strip().casefold() in sentence.casefold():
-                place = refused_city.strip()
-            if place is None:
-                continue
-            if len(sentence) > MAX_NOTE_TEXT:
-                sentence = next((c for c in CLAUSE.split(sentence) if place in c), sentence)
-            found.append((sentence.strip(), place))
+    for sentence in stated_sentences(texts):
+        place = house_address(sentence) or trip_place(sentence)
+        if place is None and refused_city and refused_city.strip().casefold() in sentence.casefold():
+            place = refused_city.strip()
+        if place is None:
+            continue
+        if len(sentence) > MAX_NOTE_TEXT:
+            sentence = next((c for c in CLAUSE.split(sentence) if place in c), sentence)
+        found.append((sentence.strip(), place))
     return found
 
 
