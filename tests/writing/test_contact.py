@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import alist_notes
-from mnemo.audit import Origin
 from mnemo.writing import aextract_messages
 from mnemo.writing.contact import channels, contact_notes, contact_sentences
+from tests.writing import EXTRACT, load_nothing_extracted
 
 
 @pytest.mark.parametrize(
@@ -67,33 +66,25 @@ def test_the_note_quotes_the_wish_unless_a_note_names_one_of_its_channels():
 
 
 async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
-    async def load():  # what the real model answered: nothing
-        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
-
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     thread = [HumanMessage("退款一般要多久？另外别给我打电话，发短信就行。", id="h1")]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“另外别给我打电话，发短信就行。”"]
     thread.append(HumanMessage("再说一次：别给我打电话，发短信就行。", id="h2"))  # the note is shown: no second copy
-    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
     assert len(await alist_notes(store, user)) == 1
 
 
 async def test_a_wish_the_remember_tool_answered_is_the_tool_s(store, user):
     """Denied, refused or written, a request the ``remember_note`` tool answered is never quoted again."""
 
-    async def load():
-        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
-
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     call = {"name": "remember_note", "args": {"text": "Contact the user by email only."}, "id": "c1"}
     thread = [
         HumanMessage("Please remember: only contact me by email, never by phone.", id="h1"),
         AIMessage("", tool_calls=[call], id="a1"),
         ToolMessage("Not remembered: memory writes are not allowed.", name="remember_note", tool_call_id="c1"),
     ]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (3, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (3, 0)
     assert await alist_notes(store, user) == []
     thread.append(HumanMessage("And please only contact me by email from now on.", id="h2"))  # the control
-    assert await aextract_messages(store, user, load, thread, 3, **extract) == (4, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 3, **EXTRACT) == (4, 0)
     assert len(await alist_notes(store, user)) == 1

@@ -18,6 +18,7 @@ from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
 from mnemo.writing.grounding import all_words_said, said_words, shares_a_word
 from mnemo.writing.known import Known
+from tests.writing import EXTRACT
 
 #: What SmolLM2-135M said on llama.cpp's server in the real-model check (docs/bench.md).
 THREAD = ["Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts."]
@@ -144,14 +145,13 @@ async def test_only_the_users_words_ground_a_value_not_the_question_they_answer(
 
     asked = AIMessage("Do you live in Lisbon?", id="a1")
     thread = [asked, HumanMessage("Yes, that's right.", id="h1")]
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (2, 0)  # written, not failed
+    assert await aextract_messages(store, user, load, thread, 0, **EXTRACT) == (2, 0)  # written, not failed
     assert "city" not in await aget_profile(store, user)
     assert await alist_notes(store, user) == []
 
     # The precondition: the question reached the write (as the note's context), and the user's own words ground.
     thread += [HumanMessage("Yes, I live in Lisbon.", id="h2")]
-    assert await aextract_messages(store, user, load, thread, 2, **extract) == (3, 0)
+    assert await aextract_messages(store, user, load, thread, 2, **EXTRACT) == (3, 0)
     assert (await aget_profile(store, user))["city"]["value"] == "Lisbon"
     assert [(n["text"], n.get("context")) for n in await alist_notes(store, user)] == [
         ("The user lives in Lisbon.", asked.text)

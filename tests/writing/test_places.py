@@ -11,9 +11,9 @@ from langchain_core.messages import HumanMessage
 
 from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import aget_profile, alist_notes
-from mnemo.audit import Origin
 from mnemo.writing import aextract_messages
 from mnemo.writing.places import place_notes, place_sentences
+from tests.writing import EXTRACT
 
 EN = "Until the end of June please send my orders to 14 Harbour Lane, Brighton, I'm staying with my sister there."
 ZH = "七月底之前，我的快递都寄到西湖区文三路 88 号吧，我暂时住朋友家。"
@@ -63,8 +63,7 @@ async def test_the_address_is_kept_when_the_extractor_wrote_the_town_as_the_city
     async def load():
         return ScriptedChatModel(respond=lambda messages, tools: answer)
 
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
-    assert await aextract_messages(store, user, load, [HumanMessage(EN, id="h1")], 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load, [HumanMessage(EN, id="h1")], 0, **EXTRACT) == (1, 0)
     notes = {n["text"]: n for n in await alist_notes(store, user)}
     (address,) = [t for t in notes if "Harbour Lane" in t]
     assert address.startswith("The user said:") and notes[address]["expires_at"].startswith(until)
@@ -81,8 +80,7 @@ async def test_the_address_is_kept_when_the_extractor_wrote_the_street_as_the_ci
             respond=lambda messages, tools: tool_call("MemoryExtraction", city="西湖区文三路 88 号")
         )
 
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
-    assert await aextract_messages(store, user, load, [HumanMessage(ZH, id="h1")], 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load, [HumanMessage(ZH, id="h1")], 0, **EXTRACT) == (1, 0)
     (note,) = await alist_notes(store, user)
     assert "文三路 88 号" in note["text"] and note["source"] == "user_said"
     assert "city" not in await aget_profile(store, user)
@@ -95,8 +93,7 @@ async def test_a_trip_s_place_refused_as_the_city_is_kept_in_the_user_s_words(st
     async def load():
         return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction", city="日本"))
 
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
-    assert await aextract_messages(store, user, load, [HumanMessage(text, id="h1")], 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load, [HumanMessage(text, id="h1")], 0, **EXTRACT) == (1, 0)
     (note,) = await alist_notes(store, user)
     assert note["text"] == f"用户说：“{text}”"
     assert "city" not in await aget_profile(store, user)

@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import alist_notes
-from mnemo.audit import Origin
 from mnemo.writing import aextract_messages
 from mnemo.writing.remembered import remembered_facts, remembered_notes
+from tests.writing import EXTRACT, load_nothing_extracted
 
 
 @pytest.mark.parametrize(
@@ -47,15 +46,11 @@ def test_the_note_quotes_the_fact_unless_a_note_of_the_extraction_says_it():
 
 
 async def test_a_fact_the_extractor_dropped_is_kept_and_a_business_record_never(store, user):
-    async def load():  # what the real model answered: nothing
-        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
-
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     thread = [HumanMessage("假如我改吃素的话，蛋白棒还适合我吗？对了，请记住我不吃香菜。", id="h1")]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我不吃香菜。”"]
     thread.append(HumanMessage("Please remember that my order 8841 is late.", id="h2"))
-    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
     assert len(await alist_notes(store, user)) == 1  # an order is the order system's, never memory's
 
 
@@ -63,14 +58,10 @@ async def test_a_fact_the_user_s_memory_already_says_is_not_quoted_again(store, 
     """The note the tool wrote earlier (or in this turn) is shown to the extraction: no second copy."""
     from mnemo import aremember
 
-    async def load():
-        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction"))
-
     await aremember(store, user, "The user can't eat shellfish.")
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     thread = [HumanMessage("Please remember that I can't eat shellfish.", id="h1")]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user can't eat shellfish."]
     thread.append(HumanMessage("Please remember that I have two cats.", id="h2"))  # the control: a new fact
-    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
     assert len(await alist_notes(store, user)) == 2

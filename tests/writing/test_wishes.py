@@ -10,9 +10,9 @@ from langchain_core.messages import HumanMessage
 
 from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import aget_profile
-from mnemo.audit import Origin
 from mnemo.writing import aextract_messages
 from mnemo.writing.wishes import asked_language
+from tests.writing import EXTRACT
 
 
 @pytest.mark.parametrize(
@@ -49,14 +49,13 @@ async def test_the_wish_sets_the_language_and_a_later_message_s_script_does_not_
     async def load():
         return ScriptedChatModel(respond=lambda messages, tools: next(answers))
 
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     thread = [HumanMessage("Could you answer me in Spanish from now on? It's easier for me.", id="h1")]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load, thread, 0, **EXTRACT) == (1, 0)
     language = (await aget_profile(store, user))["language"]
     assert (language["value"], language["source"]) == ("es", "user_said")
 
     thread.append(HumanMessage("Do you ship to Valencia?", id="h2"))
-    assert await aextract_messages(store, user, load, thread, 1, **extract) == (2, 0)
+    assert await aextract_messages(store, user, load, thread, 1, **EXTRACT) == (2, 0)
     assert (await aget_profile(store, user))["language"]["value"] == "es"  # inferred: never over what was asked
 
 
@@ -64,8 +63,7 @@ async def test_a_language_inferred_from_the_script_is_written_as_inferred(store,
     async def load():
         return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction", language="zh"))
 
-    extract = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
     thread = [HumanMessage("你们周末发货吗？", id="h1")]
-    assert await aextract_messages(store, user, load, thread, 0, **extract) == (1, 0)
+    assert await aextract_messages(store, user, load, thread, 0, **EXTRACT) == (1, 0)
     language = (await aget_profile(store, user))["language"]
     assert (language["value"], language["source"]) == ("zh", "inferred")
