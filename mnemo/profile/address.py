@@ -44,10 +44,16 @@ def is_street_address(value: str) -> bool:
     return bool(_NUMBER.search(value) or _LATIN_STREET.search(value) or _CJK_STREET.search(value))
 
 
-#: Right before a place, the end of a street address and a postcode: "14 Harbour Lane, ", "Hauptstraße 5, 10115 ".
+#: A flat, a unit or a floor after the street: "Apt 3B", "Flat 2", "Suite 400", "#12", "2nd Floor".
+_UNIT = (
+    r"(?:,?\s*(?:(?:apt|apartment|unit|suite|ste|flat|room|rm|floor|fl|building|bldg)\.?\s*#?|#\s*)\w+"
+    r"|,?\s*\d+\w*\s+floor)"
+)
+#: Right before a place, the end of a street address and a postcode: "14 Harbour Lane, ", "Hauptstraße 5, 10115 ",
+#: "27 Wrenfield Lane, Apt 3B, ".
 _ADDRESS_BEFORE = re.compile(
     rf"(?:\d+[a-z]?\s+(?:[^\W\d_][\w'’-]*\s+){{0,3}}(?:{_STREET_WORDS})|[^\W\d_]*(?:{_STREET_WORDS})\s+\d+[a-z]?)"
-    r"\.?\s*,?\s*"
+    rf"\.?(?:{_UNIT})*\s*,?\s*"
     r"(?:\d{4,6}\s+|[A-Z]{1,2}\d[A-Z0-9]?\s?\d[A-Z]{2}\s+)?$",
     re.IGNORECASE,
 )

@@ -12,8 +12,7 @@ place, a person, a month) was said and each sentence's first word in some
 form (:func:`supported`; one shared word let
 the prompt's "I moved to Suzhou last March" through on "moved", issue 42), a
 revision that drops a note only when the note shares a word with what the
-user said, a profile field of the user's own words (:data:`mnemo.profile.SAID_FIELDS`)
-only when every word of it is there. Content words are
+user said; a profile field by :mod:`mnemo.writing.fields`. Content words are
 :func:`mnemo.core.content_tokens` (function words out, five-letter stems,
 whole numbers, CJK characters), so a third-person restatement ("The user is
 allergic to peanuts." of "I'm allergic to peanuts") is grounded while a value
@@ -25,11 +24,10 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from mnemo.core import InvalidInputError, content_tokens, mentions, said_only_between, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, said_in_address
+from mnemo.core import InvalidInputError, content_tokens
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,8 +49,14 @@ QUESTION_MARKS = frozenset(
 #: Where a sentence ends (kept with it) and where a clause does.
 SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
 CLAUSE = re.compile(r"[,;，；、]")
-#: A sentence that supposes rather than states ("If I had a car, ...", "如果……").
-SUPPOSES = re.compile(r"\s*(?:(?:if|suppose|supposing|imagine|what if)\b|如果|假如|要是|假设|万一)", re.IGNORECASE)
+#: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
+#: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.
+_SUPPOSES = re.compile(
+    r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s)\s*"
+    r"(?:(?:if|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
+    r"|如果|假如|要是|假设|万一)",
+    re.IGNORECASE,
+)
 #: A request to remember, stated as a question or not ("Could you remember that ...?").
 _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", re.IGNORECASE)
 
@@ -67,17 +71,30 @@ def is_question(text: str) -> bool:
     return not QUESTION_MARKS.isdisjoint(text[end:])
 
 
+def unsupposed(sentence: str) -> str:
+    """``sentence`` up to where it starts to suppose (:data:`_SUPPOSES`): "问一下，假如我买的月饼……"
+    keeps "问一下", "If I had a car, ..." nothing. What a supposition says is no fact (issue 55)."""
+    m = _SUPPOSES.search(sentence)
+    return sentence if m is None else sentence[: m.start()]
+
+
+def supposed(sentence: str) -> str:
+    """What ``sentence`` only supposes: its part :func:`unsupposed` leaves out."""
+    return sentence[len(unsupposed(sentence)) :]
+
+
 def stated(text: str) -> str:
-    """What ``text`` states: without its hypothetical sentences ("If I had a
-    car, I would drive to Denver.") and the asking clause of a question ("I'm
-    in Leeds, do you deliver there?" keeps "I'm in Leeds"), unless they ask to
-    remember. A fact is grounded only by what the user stated (issue 42)."""
+    """What ``text`` states: without its suppositions ("If I had a car, I would
+    drive to Denver.", "Quick question - say I ordered ...": :func:`unsupposed`)
+    and the asking clause of a question ("I'm in Leeds, do you deliver there?"
+    keeps "I'm in Leeds"), unless they ask to remember. A fact is grounded only
+    by what the user stated (issue 42)."""
     kept: list[str] = []
     for sentence in SENTENCE.split(text):
         if _REMEMBER.search(sentence):
             kept.append(sentence)
-        elif SUPPOSES.match(sentence):
-            continue
+        elif (lead := unsupposed(sentence)) != sentence:
+            kept.append(lead)
         elif is_question(sentence):
             kept.extend(CLAUSE.split(sentence)[:-1])
         else:
@@ -105,8 +122,8 @@ _NOTE_WORDS = content_tokens("user user's 用户")
 def supposed_words(texts: Iterable[str]) -> frozenset[str]:
     """The content words the user's ``texts`` say only in a supposition ("If I went
     vegan, ...", "假如我改吃素……"): a note with one keeps what was only supposed (issue 55)."""
-    supposed = [s for t in texts for s in SENTENCE.split(t) if SUPPOSES.match(s) and not _REMEMBER.search(s)]
-    return frozenset().union(*map(content_tokens, supposed)) - said_words(texts) - _NOTE_WORDS
+    only = [supposed(s) for t in texts for s in SENTENCE.split(t) if not _REMEMBER.search(s)]
+    return frozenset().union(*map(content_tokens, only)) - said_words(texts) - _NOTE_WORDS
 
 
 def shares_a_word(text: str, said: frozenset[str]) -> bool:
@@ -201,102 +218,6 @@ def supported(text: str, said: frozenset[str], supposed: frozenset[str] = frozen
         and inner <= said
         and all(_said_in_a_form(token, said) for token in opening)
     )
-
-
-#: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
-#: city, province, district, county. Not words of their own in a value that has others.
-_PLACE_SUFFIXES = frozenset("市省区县")
-
-
-def all_words_said(text: str, said: frozenset[str]) -> bool:
-    """Whether every content word of ``text`` (a name, a city) is in ``said``;
-    a value with no content word is not. A Chinese place's suffix (市, 省, 区,
-    县) after a place the user said needs not be said."""
-    words = content_tokens(text)
-    if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
-        words -= {text.rstrip()[-1]}
-    return bool(words) and words <= said
-
-
-#: The words before a place, not a person: "in Gdansk", "from Leeds", "住在南京", "从南京".
-_PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|来自)\s*)$", re.IGNORECASE)
-#: Scripts whose writers are answered in a CJK language when they name none.
-_CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
-#: The one language of a script (:func:`mnemo.core.script_of`: ``KANA`` when any kana).
-_SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
-
-
-def said_as_place(value: str, texts: Iterable[str]) -> bool:
-    """Whether the user's ``texts`` name ``value`` right after a place word
-    ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
-    return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in mentions(value, texts))
-
-
-#: A trip's words: before its place ("travelling in", "a trip to", "visiting" ...) and, in
-#: Chinese, after it (出差, 旅游 ...: "在日本出差").
-_TRIP_WORDS = r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?"
-_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩)"
-#: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
-_TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
-_TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")
-#: A trip's place in a sentence: "travelling in Japan", "on a trip to New York", "在日本出差", "去云南旅游".
-TRIP = re.compile(
-    rf"\b(?i:{_TRIP_WORDS})(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
-    rf"|(?:在|去|到)(?P<zh>[^\W\d_]{{1,8}}?){_TRIP_ZH}"
-)
-#: Words for the user themselves, never a name: first-person and reflexive pronouns.
-_SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我", "自己", "我自己", "本人", "用户", "俺"})
-
-
-def said_as_trip(value: str, texts: Iterable[str]) -> bool:
-    """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
-    travelling in Japan", "我在日本出差"): where they are away, not where they live."""
-    return said_only_between(value, texts, _TRIP_BEFORE, _TRIP_AFTER)
-
-
-def _named(names: Iterable[str], folded: str) -> bool:
-    return any(n in folded for n in names if len(n) > 2 or not n.isascii())
-
-
-def named_languages(texts: Iterable[str]) -> list[str]:
-    """The codes of the languages the user's ``texts`` name ("German", "英文"): a language
-    not named is only inferred from the script they write in."""
-    folded = " ".join(texts).casefold()
-    return [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
-
-
-def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[str], *, city: str | None = None) -> bool:
-    """Whether the user's ``texts`` (content ``words``) support ``value`` for a profile ``field``.
-
-    A name or a city: every word of it said (:func:`all_words_said`); a name
-    also is not a pronoun ("myself", "自己"), the ``city`` extracted with it nor
-    said as a place; a city not said only as a trip's (:func:`said_as_trip`) or inside
-    a street address (:func:`mnemo.profile.address.said_in_address`). A
-    ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
-    A ``language``: named by the user, or, when they named none, one of the
-    script they write in (Japanese for text with kana, Korean for Hangul, a CJK
-    language for Han alone, else not one).
-    """
-    if field in SAID_FIELDS and not all_words_said(value, words):
-        return False
-    if field == "name":
-        if value.strip().casefold() in _SELF_WORDS:
-            return False
-        return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
-    if field == "city":
-        return not said_as_trip(value, texts) and not said_in_address(value, texts)
-    folded = " ".join(texts).casefold()
-    if field == "response_style":
-        return _named(STYLE_WORDS.get(value, ()), folded)
-    if field == "language":
-        named = named_languages(texts)
-        if named:
-            return value in named
-        script = script_of(folded)
-        if script in _SCRIPT_LANGUAGE:  # kana however many kanji: Japanese; mostly Hangul: Korean
-            return value == _SCRIPT_LANGUAGE[script]
-        return (value in _CJK_LANGUAGES) == (script == "CJK")
-    return True
 
 
 def refuse_unsaid(text: str, said: Iterable[str]) -> None:

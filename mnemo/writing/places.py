@@ -2,7 +2,7 @@
 
 "Until the end of June please send my orders to 14 Harbour Lane, Brighton",
 "我三月二十号之前都在日本出差": a small model writes the street or the trip's
-country as the profile's city (refused: :func:`mnemo.writing.grounding.field_said`),
+country as the profile's city (refused: :func:`mnemo.writing.fields.field_said`),
 or keeps the town and drops the street (Qwen2.5-Coder-1.5B did both, in both
 languages: docs/models.md). So the writing keeps, as a note quoting the user,
 each sentence the user stated (no question, no supposition:
@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.profile import house_address
 from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
-from mnemo.writing.grounding import CLAUSE, TRIP, stated_sentences
+from mnemo.writing.fields import TRIP
+from mnemo.writing.grounding import CLAUSE, stated_sentences
 
 #: How the note quotes the user, by the language they write (:func:`writing_language`).
 _SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}

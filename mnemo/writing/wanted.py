@@ -15,15 +15,8 @@ from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate
 from mnemo.profile import normalize_field
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
-from mnemo.writing.grounding import (
-    field_said,
-    grounded,
-    named_languages,
-    said_words,
-    shares_a_word,
-    supported,
-    supposed_words,
-)
+from mnemo.writing.fields import field_said, named_languages
+from mnemo.writing.grounding import grounded, said_words, shares_a_word, supported, supposed_words
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from mnemo.profile import LANGUAGE_NAMES
-from mnemo.writing.grounding import SENTENCE, SUPPOSES
+from mnemo.writing.grounding import SENTENCE, unsupposed
 
 #: A language's names a request uses (its code, "en", is no word of a sentence).
 _NAMES = {name: code for code, names in LANGUAGE_NAMES.items() for name in names if name != code}
@@ -39,9 +39,7 @@ def asked_language(texts: Iterable[str]) -> str | None:
     ``texts`` ask to be answered in, the last one asked; ``None`` when they ask for none."""
     asked = None
     for text in texts:
-        for sentence in SENTENCE.split(text):
-            if SUPPOSES.match(sentence):
-                continue
+        for sentence in map(unsupposed, SENTENCE.split(text)):
             for pattern in (_ASKED_EN, _ASKED_ZH):
                 for m in pattern.finditer(sentence):
                     asked = _NAMES[next(g for g in m.groups() if g).casefold()]

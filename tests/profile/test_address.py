@@ -55,6 +55,11 @@ def test_a_town_said_only_inside_a_street_address_is_not_where_the_user_lives():
     assert said_in_address("Brighton", english)
     assert said_in_address("西湖区", chinese)
     assert said_in_address("Berlin", ["Send it to Hauptstraße 5, 10115 Berlin please."])
+    # A flat, unit or floor between the street and the town (issue 55, the blind set's "Apt 3B").
+    assert said_in_address("Norwich", ["Ship to 9 Elm Road, Flat 4, Norwich until May."])
+    assert said_in_address("Denver", ["my office is 300 Pine Street, Suite 1200, Denver"])
+    assert said_in_address("Leeds", ["send it to 14 Kirk Lane #7 Leeds"])
+    assert said_in_address("Leeds", ["send it to 14 Kirk Lane, 3rd Floor, Leeds"])
     # Said elsewhere as a place, or not after a street: where the user may live.
     assert not said_in_address("Brighton", ["I live in Brighton.", *english])
     assert not said_in_address("杭州", ["我住在杭州，快递寄到文三路 88 号。"])

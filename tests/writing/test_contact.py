@@ -74,6 +74,15 @@ async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
     assert len(await alist_notes(store, user)) == 1
 
 
+async def test_a_wish_about_the_user_s_orders_is_kept_it_is_no_order(store, user):
+    """Issue 55, the blind set: "my orders" in a contact wish made the quote a business record."""
+    thread = [HumanMessage("Is the blue kettle back in stock? Also never phone me about my orders, text me.", id="h1")]
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
+    assert [n["text"] for n in await alist_notes(store, user)] == [
+        "The user said: “Also never phone me about my orders, text me.”"
+    ]
+
+
 async def test_a_wish_the_remember_tool_answered_is_the_tool_s(store, user):
     """Denied, refused or written, a request the ``remember_note`` tool answered is never quoted again."""
 

@@ -16,6 +16,8 @@ from mnemo.writing.refusals import business_record_term, refuse_business_record
         "The user needs an invoice for the blender.",
         "用户的订单还没到。",
         "用户申请了退款。",
+        "Text me about my order #5512 when it ships.",  # one order: a record
+        "Email the user about their order 7730.",
     ],
 )
 def test_business_records_are_refused(text):
@@ -31,6 +33,10 @@ def test_business_records_are_refused(text):
         "The user is learning Spanish in order to travel.",
         "The user orders coffee every morning.",
         "The user said: “Please send my orders to 14 Harbour Lane until June.”",
+        # How to be told about the orders is a standing wish, no record (issue 55).
+        "The user said: “Never phone me about my orders, a text is fine.”",
+        "The user wants to be emailed about their orders, not called.",
+        "用户说：“订单有问题发微信找我，别打电话。”",
         "用户对花生过敏。",
     ],
 )

@@ -29,6 +29,8 @@ from tests.writing import EXTRACT
         ("I speak English and French.", None),
         ("If you answered me in German, would I understand it?", None),
         ("假如你用英文回复我，我能看懂吗？", None),
+        ("Quick one - say you answered me in German, would I understand it?", None),  # after a lead-in
+        ("问一下，要是你用英文回复我，我能看懂吗？", None),
         ("I talk with my mum in French.", None),
         ("我会说英语。", None),
         ("Do you ship to Valencia?", None),

@@ -1,0 +1,111 @@
+"""Whether a profile field's value is the user's (issue 42, 55): a name or a city
+every word of which they said, a name that is no pronoun, relation or place, a city
+not only a trip's or an address's, a style they asked for, a language they named
+or write in. The note's rules are :mod:`mnemo.writing.grounding`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.core import content_tokens, mentions, said_only_between, script_of
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, said_in_address
+
+#: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
+#: city, province, district, county. Not words of their own in a value that has others.
+_PLACE_SUFFIXES = frozenset("市省区县")
+
+
+def all_words_said(text: str, said: frozenset[str]) -> bool:
+    """Whether every content word of ``text`` (a name, a city) is in ``said``;
+    a value with no content word is not. A Chinese place's suffix (市, 省, 区,
+    县) after a place the user said needs not be said."""
+    words = content_tokens(text)
+    if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
+        words -= {text.rstrip()[-1]}
+    return bool(words) and words <= said
+
+
+#: The words before a place, not a person: "in Gdansk", "from Leeds", "住在南京", "从南京".
+_PLACE_BEFORE = re.compile(r"(?:\b(?:in|from|to|at|near)\s+|(?:在|从|到|去|来自)\s*)$", re.IGNORECASE)
+#: Scripts whose writers are answered in a CJK language when they name none.
+_CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
+#: The one language of a script (:func:`mnemo.core.script_of`: ``KANA`` when any kana).
+_SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
+
+
+def said_as_place(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` right after a place word
+    ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
+    return any(_PLACE_BEFORE.search(t[: m.start()]) for t, m in mentions(value, texts))
+
+
+#: A trip's words: before its place ("travelling in", "a trip to", "visiting" ...) and, in
+#: Chinese, after it (出差, 旅游 ...: "在日本出差").
+_TRIP_WORDS = r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?"
+_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩)"
+#: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
+_TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
+_TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")
+#: A trip's place in a sentence: "travelling in Japan", "on a trip to New York", "在日本出差", "去云南旅游".
+TRIP = re.compile(
+    rf"\b(?i:{_TRIP_WORDS})(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
+    rf"|(?:在|去|到)(?P<zh>[^\W\d_]{{1,8}}?){_TRIP_ZH}"
+)
+#: Words for the user themselves, never a name: first-person and reflexive pronouns.
+_SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我", "自己", "我自己", "本人", "用户", "俺"})
+#: A word that makes a value someone's relation, not a name: "The user's sister", "my mum", "用户的姐姐".
+_RELATION = re.compile(r"\b(?:users?|my|me|mine|our|your|their|his|her)\b|用户|我的|我们", re.IGNORECASE)
+
+
+def said_as_trip(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
+    travelling in Japan", "我在日本出差"): where they are away, not where they live."""
+    return said_only_between(value, texts, _TRIP_BEFORE, _TRIP_AFTER)
+
+
+def _named(names: Iterable[str], folded: str) -> bool:
+    return any(n in folded for n in names if len(n) > 2 or not n.isascii())
+
+
+def named_languages(texts: Iterable[str]) -> list[str]:
+    """The codes of the languages the user's ``texts`` name ("German", "英文"): a language
+    not named is only inferred from the script they write in."""
+    folded = " ".join(texts).casefold()
+    return [code for code, names in LANGUAGE_NAMES.items() if _named(names[1:], folded)]
+
+
+def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[str], *, city: str | None = None) -> bool:
+    """Whether the user's ``texts`` (content ``words``) support ``value`` for a profile ``field``.
+
+    A name or a city: every word of it said (:func:`all_words_said`); a name
+    also is not a pronoun ("myself", "自己"), no relation ("The user's sister",
+    "用户的姐姐": :data:`_RELATION`), the ``city`` extracted with it nor
+    said as a place; a city not said only as a trip's (:func:`said_as_trip`) or inside
+    a street address (:func:`mnemo.profile.address.said_in_address`). A
+    ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
+    A ``language``: named by the user, or, when they named none, one of the
+    script they write in (Japanese for text with kana, Korean for Hangul, a CJK
+    language for Han alone, else not one).
+    """
+    if field in SAID_FIELDS and not all_words_said(value, words):
+        return False
+    if field == "name":
+        if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value):
+            return False
+        return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
+    if field == "city":
+        return not said_as_trip(value, texts) and not said_in_address(value, texts)
+    folded = " ".join(texts).casefold()
+    if field == "response_style":
+        return _named(STYLE_WORDS.get(value, ()), folded)
+    if field == "language":
+        named = named_languages(texts)
+        if named:
+            return value in named
+        script = script_of(folded)
+        if script in _SCRIPT_LANGUAGE:  # kana however many kanji: Japanese; mostly Hangul: Korean
+            return value == _SCRIPT_LANGUAGE[script]
+        return (value in _CJK_LANGUAGES) == (script == "CJK")
+    return True

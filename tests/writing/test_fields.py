@@ -1,0 +1,73 @@
+"""mnemo.writing.fields: a profile field is kept only as the user said it: every word of
+a name or city, no pronoun, relation or place for a name, no trip's or address's town for
+the city, a style or a language they asked for (issues 42, 55)."""
+
+from __future__ import annotations
+
+from mnemo.writing.fields import all_words_said, field_said
+from mnemo.writing.grounding import said_words
+
+#: What SmolLM2-135M said on llama.cpp's server in the real-model check (docs/bench.md).
+THREAD = ["Hi, I'm Ingrid.", "I live in Lisbon.", "I'm allergic to peanuts."]
+
+
+def test_a_name_or_city_is_grounded_only_when_every_word_of_it_was_said():
+    words = said_words(THREAD)
+    assert all_words_said("Ingrid", words) and all_words_said("Lisbon", words)
+    assert not all_words_said("Ingrid Larsen", words)  # a surname never said
+    assert not all_words_said("n2", words)
+    assert not all_words_said("?", words)  # no word at all
+    hangzhou = said_words(["我住在杭州。"])
+    assert all_words_said("杭州", hangzhou) and all_words_said("杭州市", hangzhou)  # the city's suffix, added
+    assert not all_words_said("苏州市", hangzhou) and not all_words_said("市", hangzhou)
+    assert not all_words_said("市杭州", hangzhou)  # only a suffix
+
+
+def test_a_profile_field_is_kept_only_as_the_user_said_it():
+    def said(field, value, *texts, city=None):
+        return field_said(field, value, list(texts), said_words(texts), city=city)
+
+    # A name is never a place: the city extracted with it, or a word said after "in"/"from"/"在"/"从".
+    tomasz = ("My name is Tomasz. My sister lives in Madrid.", "I live in Gdansk myself.")
+    assert said("name", "Tomasz", *tomasz, city="Gdansk")
+    assert not said("name", "Gdansk", *tomasz, city="Gdansk")
+    assert not said("name", "Gdansk", *tomasz)
+    assert said("city", "Gdansk", *tomasz)
+    assert not said("name", "南京", "我住在南京。", "不是南京，是杭州。", city="杭州")
+    assert said("name", "王芳", "你好，我叫王芳。")
+    # A pronoun is never a name ("我自己住在合肥" stored the name "自己", issue 42).
+    linxiao = ("我叫林晓，我姐姐住在上海。", "我自己住在合肥。")
+    assert said("name", "林晓", *linxiao, city="合肥")
+    assert not said("name", "自己", *linxiao, city="合肥")
+    assert not said("name", "myself", *tomasz, city="Gdansk")
+    # A relation is never a name, though its other words were said (issue 55, the blind set:
+    # "The user's sister" from "I'm staying at my sister's").
+    assert said("name", "Sister", "My sister's flat is fine.")  # precondition: its one content word was said
+    assert not said("name", "The user's sister", "I'm staying at my sister's flat.")
+    assert not said("name", "my sister", "I'm staying at my sister's flat.")
+    assert not said("name", "用户的姐姐", "我住在我姐姐家。")
+    assert said("name", "Priya", "Priya here, I'm staying at my sister's flat.")
+    # A place the user only travels in is not where they live; one they also live in is.
+    assert not said("city", "Japan", "I'm travelling in Japan until 20 March.")
+    assert not said("city", "日本", "我三月二十号之前都在日本出差。")
+    assert not said("city", "Lisbon", "We're on a trip to Lisbon.", "Visiting Lisbon was great.")
+    assert said("city", "Lisbon", "After a trip to Lisbon I moved there: I live in Lisbon now.")
+    assert said("city", "日本", "我住在日本。")
+    assert said("city", "杭州市", "我从南京搬到杭州了。")  # not said as such, nor as a trip's
+    # An answer style only when the user asked for one.
+    assert said("response_style", "concise", "Please keep your answers short.")
+    assert said("response_style", "concise", "以后回答我简短一点，别啰嗦。")
+    assert not said("response_style", "concise", "Hi there, my name is Priya Raman.")
+    assert not said("response_style", "detailed", "以后回答我简短一点。")
+    # A language the user named, else one of the script they write in.
+    assert said("language", "de", "Please answer me in German from now on.")
+    assert not said("language", "en", "Please answer me in German from now on.")
+    assert said("language", "en", "Where is my parcel?")
+    assert not said("language", "zh", "Where is my parcel?")
+    assert said("language", "zh", "我的包裹到哪里了？")
+    assert not said("language", "en", "我的包裹到哪里了？")
+    assert said("language", "en", "以后请用英文回答我。")
+    # Japanese with kana is Japanese however many kanji it has; Hangul is Korean.
+    assert said("language", "ja", "東京都港区在住の会社員です。")
+    assert not said("language", "zh", "東京都港区在住の会社員です。")
+    assert said("language", "ko", "저는 서울에 살아요.") and not said("language", "zh", "저는 서울에 살아요.")
