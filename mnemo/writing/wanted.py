@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from datetime import date
 from typing import Any, NamedTuple
 
 from mnemo.audit import Source
@@ -21,6 +22,7 @@ from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
+from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language
 
 logger = logging.getLogger(__name__)
@@ -86,7 +88,8 @@ def in_their_words(
 ) -> list[ExtractedNote]:
     """The notes read in code that the extraction's ``notes`` miss, quoting the user:
     a street address or a trip's place (:mod:`mnemo.writing.places`; the city the
-    checks refused is one), with the end date of a note about it, a fact asked to
+    checks refused is one), with the end date of a note about it or its own, a situation
+    that lasts until a day (:mod:`mnemo.writing.until`), expiring then, a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`) and how the user wants to
     be contacted, said in ``asked`` (:mod:`mnemo.writing.contact`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
@@ -95,14 +98,23 @@ def in_their_words(
     texts = [n.text for n in notes] + list(shown)
     places = [
         ExtractedNote(
-            text, expires=next((n.expires for n in notes if n.expires and shares_a_word(n.text, words)), None)
+            text,
+            expires=next((n.expires for n in notes if n.expires and shares_a_word(n.text, words)), None)
+            or _expires(until_day(quoted)),
         )
         for text, quoted in place_notes(said, texts, refused)
         if (words := content_tokens(quoted))
     ]
+    dated = [(n.text, n.expires) for n in [*notes, *places]] + [(t, None) for t in shown]
+    places += [ExtractedNote(text, expires=_expires(day)) for text, day in until_notes(said, dated)]
     found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
     found += [ExtractedNote(text) for text, _ in contact_notes(asked, texts + [n.text for n in found])]
     return [n for n in found if is_storable_note(n.text)]
+
+
+def _expires(day: date | None) -> str | None:
+    """The expiry of a note true until the end of ``day`` (``None``: none, or not one a note may have)."""
+    return None if day is None else validated_or_none(lambda d: expiry_from(until=d), day)
 
 
 def valid_notes(extraction: MemoryExtraction) -> list[ExtractedNote]:

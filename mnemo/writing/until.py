@@ -1,0 +1,105 @@
+"""A situation the user stated for a while is kept as a note, in their words, until its end (issue 55 point 4).
+
+"家里在装修，一直到7月31号都没人住", "I'm at my parents' until 9 Sept, nobody's home":
+a small model drops a temporary fact that names no place (Qwen2.5-Coder-1.5B did, in
+Chinese, on every labelled set: docs/models.md). So the writing keeps, as a note quoting
+the user that expires at the end of that day, each sentence they stated (no question, no
+supposition: :func:`mnemo.writing.grounding.stated_sentences`) that is about
+themselves and runs to a day: "until", "till", "through" a day ("April 20", "20th
+April"); "到", "一直到" a day ("7月31号", "三月二十号") or a day "之前都", "以前都", "为止".
+"Deliver it before June 5" is one errand's deadline, not a time the user is away, and is
+not kept. Not when a note of the extraction expires that day or names it.
+
+The day has no year: it is its next one, today or later. Written by hand: a date
+library (dateparser) would bring a large dependency to read two languages' few forms.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import date
+
+from mnemo.notes import now
+from mnemo.writing.grounding import stated_sentences
+from mnemo.writing.places import quoted, quoting
+
+_MONTHS = {
+    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
+}
+_MONTH = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY2 = _DAY.replace("day>", "day2>")
+_MONTH2 = _MONTH.replace("month>", "month2>")
+#: "until April 20", "till around the 20th of April", "through Sept 9".
+_UNTIL_EN = re.compile(
+    r"\b(?:until|till|til|through|thru|up\s+to)\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
+    rf"(?:{_MONTH}\s+{_DAY}\b|{_DAY2}\s+(?:of\s+)?{_MONTH2})",
+    re.IGNORECASE,
+)
+_NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
+#: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
+_DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"
+_UNTIL_ZH = re.compile(rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)")
+#: The sentence is about the user: "I", "my", "nobody's home", "我", "家".
+_ABOUT_USER = re.compile(r"\b(?:i|i'm|i'll|i've|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
+_DIGITS_ZH = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
+
+
+def _number_zh(text: str) -> int | None:
+    """``text`` (1 to 3 characters: "31", "三十一", "十二", "二十") as a number, or ``None``."""
+    if text.isdigit():
+        return int(text)
+    tens, _, ones = text.partition("十")
+    if "十" not in text:
+        return _DIGITS_ZH.get(text) if len(text) == 1 else None
+    high = _DIGITS_ZH.get(tens, -1) if tens else 1
+    low = _DIGITS_ZH.get(ones, -1) if ones else 0
+    return None if high < 0 or low < 0 else 10 * high + low
+
+
+def _next(month: int | None, day: int | None) -> date | None:
+    """The day ``month``/``day`` next, today or later (``None``: no such day)."""
+    today = now().date()
+    for year in (today.year, today.year + 1):
+        try:
+            when = date(year, month or 0, day or 0)
+        except ValueError:
+            return None
+        if when >= today:
+            return when
+    return None
+
+
+def until_day(sentence: str) -> date | None:
+    """The day ``sentence`` says a situation lasts until ("until April 20", "一直到7月31号"), or ``None``."""
+    if (m := _UNTIL_EN.search(sentence)) is not None:
+        month = _MONTHS[(m.group("month") or m.group("month2")).casefold()[:3]]
+        return _next(month, int(m.group("day") or m.group("day2")))
+    if (m := _UNTIL_ZH.search(sentence)) is not None:
+        months, days = [g for g in m.groups()[0::2] if g], [g for g in m.groups()[1::2] if g]
+        return _next(_number_zh(months[0]), _number_zh(days[0]))
+    return None
+
+
+def until_sentences(texts: Iterable[str]) -> list[tuple[str, date]]:
+    """Each stated sentence of ``texts`` about the user that runs until a day, with the day."""
+    return [
+        (sentence.strip(), day)
+        for sentence in stated_sentences(texts)
+        if _ABOUT_USER.search(sentence) and (day := until_day(sentence)) is not None
+    ]
+
+
+def until_notes(texts: Sequence[str], notes: Iterable[tuple[str, str | None]]) -> list[tuple[str, date]]:
+    """The notes to add, ``(note text, the day it expires)``, for the sentences of
+    :func:`until_sentences` that no note of ``notes`` (``(text, expires)``) quotes,
+    expires on (its day) or says lasts until (:func:`until_day`)."""
+    notes = list(notes)
+    days = {(expires or "")[:10] for _, expires in notes} | {str(until_day(text)) for text, _ in notes}
+    form = quoting(texts)
+    return [
+        (quoted(form, sentence), day)
+        for sentence, day in until_sentences(texts)
+        if day.isoformat() not in days and not any(sentence in text for text, _ in notes)
+    ]
