@@ -22,6 +22,7 @@ from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
+from mnemo.writing.retract import forgets_field, retracts
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language
 
@@ -61,8 +62,12 @@ def wanted_writes(
     notes = valid_notes(extraction)
     requests = known.requests(extraction) if known is not None else []
     sources: dict[str, Source] = {}
+    forget = list(extraction.forget_fields)
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         changes, notes, requests = grounded_in(said, changes, notes, requests)
+        # A field is forgotten only when the user took it back (mnemo.writing.retract).
+        values = {it.key: str(it.value.get("value")) for it in (known.profile or [])} if known is not None else {}
+        forget = [f for f in forget if forgets_field(f, said, values.get(f))]
         shown = list(known.shown_notes().values()) if known is not None else []
         notes += in_their_words(extraction, said, changes, notes, shown=shown, asked=said if asked is None else asked)
         # A wish to be answered in a language sets it whatever the model said; a
@@ -74,7 +79,7 @@ def wanted_writes(
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
-    return Wanted(changes=changes, forget=extraction.forget_fields, notes=notes, requests=requests, sources=sources)
+    return Wanted(changes=changes, forget=forget, notes=notes, requests=requests, sources=sources)
 
 
 def in_their_words(
@@ -158,19 +163,26 @@ def grounded_in(
             lambda fv: f"{fv[0]}={fv[1]}",
         )
     )
-    # A copy of the prompt's invented example is the model's, however many of its words the user said.
-    notes = grounded(
-        "note(s)",
-        notes,
-        lambda n: supported(n.text, words, supposed) and not copies_an_example(n.text),
-        lambda n: n.text,
-    )
-    # A revision is the user's word on a note: its new text is supported by
-    # what they said, or (an invalidation) the note shares a word with it.
+
+    def own(text: str) -> bool:
+        # A copy of the prompt's invented example is the model's, however many of its words the user said.
+        return supported(text, words, supposed) and not copies_an_example(text)
+
+    notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
+    # An update sharing no word with its note, which the user did not take back, is a new fact: the note stays.
+    unrelated = [
+        r
+        for r in requests
+        if r.text is not None and not shares_a_word(r.text, content_tokens(r.shown)) and not retracts(r.shown, texts)
+    ]
+    new = [ExtractedNote(r.text) for r in unrelated if r.text and is_storable_note(r.text)]
+    notes += grounded("note(s)", new, lambda n: own(n.text), lambda n: n.text)
+    # A revision is the user's word on a note: its new text is supported by what they
+    # said; an invalidation, they took the note back (mnemo.writing.retract).
     requests = grounded(
         "note revision(s)",
-        requests,
-        lambda r: supported(r.text, words, supposed) if r.text is not None else shares_a_word(r.shown, words),
+        [r for r in requests if r not in unrelated],
+        lambda r: own(r.text) if r.text is not None else retracts(r.shown, texts),
         lambda r: r.text or f"invalidate {r.shown}",
     )
     return changes, notes, requests

@@ -1,0 +1,83 @@
+"""What the user took back: the only words that may remove what memory holds (issue 55).
+
+An extraction may invalidate a note it was shown, or forget a profile field. A small
+model does both unasked: Qwen2.5-Coder-1.5B, given "oh and order 7730418 is already on
+its way, can that one be redirected too?" after an address the user gave, invalidated
+every note it was shown, and forgot every profile field after "is the code SAVE10 still
+valid?" (the second blind set, docs/bench.md). A removal is held to the user's words as a
+new fact is: applied only when a sentence of theirs takes something back
+(:func:`retracting_sentences`) and names it: for a note, one of its words
+(:func:`retracts`); for a field, the field or its value (:func:`forgets_field`).
+
+A sentence takes back when it asks to forget ("forget my address", "把我的地址删了",
+a question too), or states a change or a denial ("I sold my car", "I'm not vegan
+any more", "I moved", "我不吃素了", "我搬家了"); never a supposition, and never a
+sentence about an order, a refund or a payment (:mod:`mnemo.writing.refusals`): the
+order system's records are no fact about the user to take back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.core import content_tokens
+from mnemo.profile import LANGUAGE_NAMES, STYLE_WORDS
+from mnemo.writing.grounding import SENTENCE, is_question, unsupposed
+from mnemo.writing.refusals import business_record_term
+
+#: A reminder, read as no part of a retraction: "don't forget", "别忘了".
+_REMINDER = re.compile(r"\b(?:don't|do\s+not|never)\s+forget\b|别忘|不要忘", re.IGNORECASE)
+#: An ask to forget: "forget my address", "把我的地址删了".
+_FORGET = re.compile(r"\b(?:forget|delete|remove|erase|drop)\b|忘(?:掉|记|了吧)|删|清除|去掉", re.IGNORECASE)
+#: A change or a denial: "no longer", "not ... any more", "sold", "moved", "wrong"; "不再", "不……了", "搬", "其实".
+_CHANGE = re.compile(
+    r"\b(?:no\s+longer|any\s*more|not|never|no|wrong|mistake|incorrect|actually|instead|stopped|quit|gave\s+up"
+    r"|sold|moved|changed|switched|ignore|scratch\s+that|outdated)\b|n't\b"
+    r"|不再|不是|别再|已经不|没有了|不\S{0,6}了|没\S{0,6}了|搬|改|换|取消|戒|卖|错|其实",
+    re.IGNORECASE,
+)
+#: The words naming each profile field in a sentence that takes it back ("forget my name", "我搬家了").
+_FIELD_WORDS = {
+    "name": re.compile(r"\b(?:name|called)\b|名字|叫", re.IGNORECASE),
+    "city": re.compile(r"\b(?:city|town|live|living|lives|moved|address)\b|城市|住|搬", re.IGNORECASE),
+    "language": re.compile(
+        r"\blanguage\b|语言|" + "|".join(re.escape(n) for names in LANGUAGE_NAMES.values() for n in names[1:]),
+        re.IGNORECASE,
+    ),
+    "response_style": re.compile(
+        r"\bstyle\b|风格|" + "|".join(re.escape(w) for words in STYLE_WORDS.values() for w in words), re.IGNORECASE
+    ),
+}
+
+
+def retracting_sentences(texts: Iterable[str]) -> list[str]:
+    """Each sentence of the user's ``texts`` that takes something back: asks to forget,
+    or states (no question) a change or a denial; its supposition left out, and none
+    about a business record."""
+    found = []
+    for text in texts:
+        for sentence in map(unsupposed, SENTENCE.split(text)):
+            if business_record_term(sentence) is not None:
+                continue
+            words = _REMINDER.sub(" ", sentence)
+            if _FORGET.search(words) or (_CHANGE.search(words) and not is_question(sentence)):
+                found.append(sentence)
+    return found
+
+
+def retracts(note: str, texts: Sequence[str]) -> bool:
+    """Whether the user's ``texts`` take back ``note``: a sentence of
+    :func:`retracting_sentences` shares one of its content words."""
+    words = content_tokens(note)
+    return any(not words.isdisjoint(content_tokens(s)) for s in retracting_sentences(texts))
+
+
+def forgets_field(field: str, texts: Sequence[str], value: str | None = None) -> bool:
+    """Whether the user's ``texts`` take back the profile ``field``: a sentence of
+    :func:`retracting_sentences` names the field (:data:`_FIELD_WORDS`) or its current ``value``."""
+    named = _FIELD_WORDS.get(field)
+    return any(
+        (named is not None and named.search(s)) or (value and value.casefold() in s.casefold())
+        for s in retracting_sentences(texts)
+    )

@@ -1,0 +1,111 @@
+"""mnemo.writing.retract: what memory holds is removed only when the user took it back
+(issue 55, the second blind set: Qwen2.5-Coder-1.5B invalidated every note it was shown
+after an order question, and forgot every profile field after a coupon question)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo import aget_profile, alist_notes, aremember, aupdate_profile
+from mnemo.writing.apply import Said, aapply_extraction
+from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
+from mnemo.writing.known import Known
+from mnemo.writing.retract import forgets_field, retracting_sentences, retracts
+
+ADDRESS = "The user said: “Till March 3 please send anything I order to 9 Elm Road, Flat 4, Norwich.”"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please forget my address.",
+        "Can you forget that I'm vegan?",  # asking to forget, as a question too
+        "I sold my car.",
+        "I'm not vegan any more.",
+        "I moved to Leeds last week.",
+        "我不吃素了。",
+        "把我的地址删了吧。",
+        "我搬家了，现在住苏州。",
+    ],
+)
+def test_a_sentence_that_asks_to_forget_or_states_a_change_takes_back(text):
+    assert retracting_sentences([text]) == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oh and order 7730418 is already on its way, can that one be redirected too?",
+        "stocking up before then, is the code SAVE10 still valid?",
+        "Don't forget I'm vegan.",
+        "别忘了我不吃香菜。",
+        "If I moved to Leeds, would shipping be cheaper?",  # a supposition
+        "The refund for my order was wrong.",  # the order system's, no fact of the user's
+        "Is it not in stock?",  # a question that asks no forgetting
+    ],
+)
+def test_a_question_a_supposition_a_reminder_or_an_order_takes_nothing_back(text):
+    assert retracting_sentences(["I sold my car."]) != []  # the rule reads a retraction at all
+    assert retracting_sentences([text]) == []
+
+
+def test_a_note_or_a_field_is_taken_back_only_when_the_retraction_names_it():
+    assert retracts("The user drives a red car.", ["I sold my car."])
+    assert not retracts("The user is left-handed.", ["I sold my car."])
+    assert forgets_field("city", ["Please forget where I live."])
+    assert forgets_field("name", ["Forget Ingrid, call me Inge."], value="Ingrid")
+    assert not forgets_field("name", ["Please forget where I live."])
+    assert forgets_field("language", ["Stop answering in German, not needed any more."])
+
+
+async def test_an_order_question_invalidates_no_note_a_retraction_does(store, user):
+    address = (await aremember(store, user, ADDRESS))["note"]
+    hand = (await aremember(store, user, "The user is left-handed."))["note"]
+    known = Known.of_notes([address, hand])  # n1, n2
+    grabby = MemoryExtraction(invalidates=["n1", "n2"])
+    question = [Said("oh and my order is it on its way? can that one be redirected to Norwich too", None)]
+    applied = await aapply_extraction(store, user, grabby, said=question, known=known)
+    assert applied["revised"] == [] and len(await alist_notes(store, user)) == 2
+    moved = [Said("Scratch that, I'm not at the Norwich flat any more.", None)]
+    applied = await aapply_extraction(store, user, grabby, said=moved, known=known)
+    assert applied["revised"] == [address["id"]]  # the note its words name; the other stays
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is left-handed."]
+
+
+async def test_a_field_is_forgotten_only_when_the_user_took_it_back(store, user):
+    await aupdate_profile(store, user, {"name": "Ingrid", "city": "Lisbon", "language": "en"})
+    forget_all = MemoryExtraction(forget_fields=["name", "city", "language", "response_style"])
+    await aapply_extraction(store, user, forget_all, said=[Said("is the code SAVE10 still valid?", None)])
+    assert {f: v["value"] for f, v in (await aget_profile(store, user)).items()} == {
+        "name": "Ingrid",
+        "city": "Lisbon",
+        "language": "en",
+    }
+    await aapply_extraction(store, user, forget_all, said=[Said("Please forget where I live.", None)])
+    assert set(await aget_profile(store, user)) == {"name", "language"}  # the city, only
+
+
+async def test_an_update_about_something_else_is_a_new_note_and_the_old_one_stays(store, user):
+    hand = (await aremember(store, user, "The user is left-handed."))["note"]
+    extraction = MemoryExtraction(updates=[NoteUpdate(id="n1", text="The user has two cats.")])
+    applied = await aapply_extraction(
+        store, user, extraction, said=[Said("btw I have two cats.", None)], known=Known.of_notes([hand])
+    )
+    assert applied["revised"] == []
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == [
+        "The user has two cats.",
+        "The user is left-handed.",
+    ]
+
+
+async def test_an_update_copying_a_prompt_example_is_not_applied(store, user):
+    """The check alone refuses it: its words were said, and it shares words with its note."""
+    sms = (await aremember(store, user, "用户希望发短信联系。"))["note"]
+    said = [Said("还有，有事请联系我，发短信，我不看邮件。", None)]
+    copy = MemoryExtraction(updates=[NoteUpdate(id="n1", text="用户希望用邮件联系。")])
+    applied = await aapply_extraction(store, user, copy, said=said, known=Known.of_notes([sms]))
+    assert applied["revised"] == []
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户希望发短信联系。"]
+    own = MemoryExtraction(updates=[NoteUpdate(id="n1", text="用户希望发短信联系，不看邮件。")])
+    applied = await aapply_extraction(store, user, own, said=said, known=Known.of_notes([sms]))
+    assert applied["revised"] == [sms["id"]]  # the same words, not the example: applied
