@@ -68,6 +68,12 @@ def said_in_address(value: str, texts: Iterable[str]) -> bool:
     return bool(value.strip()) and said_only_between(value, texts, _ADDRESS_BEFORE, _ADDRESS_AFTER)
 
 
+def in_address(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (a place's name) stands inside a street address, as
+    :func:`said_in_address` reads one mention."""
+    return bool(_ADDRESS_BEFORE.search(text[:start]) or _ADDRESS_AFTER.match(text, end))
+
+
 #: A word that is no part of a street's name ("3 miles down the road", "2 road bikes").
 _NOT_A_NAME = (
     r"(?!(?:the|a|an|my|our|your|his|her|their|this|that|down|up|along|on|in|at|to|of|and|or|miles?|km|times?)\b)"

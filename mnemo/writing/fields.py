@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.core import content_tokens, mentions, said_only_between, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, said_in_address
+from mnemo.core import content_tokens, mentions, script_of
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, in_address
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
 #: city, province, district, county. Not words of their own in a value that has others.
@@ -59,10 +59,53 @@ _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我",
 _RELATION = re.compile(r"\b(?:users?|my|me|mine|our|your|their|his|her)\b|用户|我的|我们", re.IGNORECASE)
 
 
-def said_as_trip(value: str, texts: Iterable[str]) -> bool:
-    """Whether the user's ``texts`` name ``value`` only as a trip's place ("I'm
-    travelling in Japan", "我在日本出差"): where they are away, not where they live."""
-    return said_only_between(value, texts, _TRIP_BEFORE, _TRIP_AFTER)
+_KIN_EN = (
+    r"mum|mom|mother|dad|father|parents?|sister|brother|wife|husband|partner|son|daughter|kids?|child|children"
+    r"|grand\w*|gran|nan|nana|granny|aunt|auntie|uncle|cousin|niece|nephew|friend|mate|boss|colleague"
+    r"|neighbou?r|girlfriend|boyfriend|fianc\w*|in-laws?"
+)
+_KIN_ZH = (
+    r"妈|爸|母亲|父亲|姐|哥|弟|妹|老婆|老公|妻子|丈夫|儿子|女儿|孩子|爷爷|奶奶|外公|外婆|姥姥|姥爷|朋友|同事|老板"
+    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑"
+)
+#: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "她", "我妈".
+_SOMEONE = re.compile(
+    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})\b|她|他|我的?(?:{_KIN_ZH})",
+    re.IGNORECASE,
+)
+#: The user as a subject after it ("my sister and I live in ..."), not "我妈".
+_SELF = re.compile(rf"\b(?:i|i'm|i've|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
+_SENTENCE_END = ";；。.!?！？\n"
+
+
+def said_of_someone_else(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only about someone else: after a third
+    person or a relation in its sentence, with no "I" after it ("for my grandad Albert - he
+    lives in Aberdeen", "她叫王秀兰，住哈尔滨": a clause without a subject is its sentence's
+    subject's): their name or town, not the user's."""
+
+    said = mentions(value, texts)
+    return bool(said) and all(_of_someone(t, m.start()) for t, m in said)
+
+
+def _of_someone(text: str, start: int) -> bool:
+    lead = text[max(text.rfind(c, 0, start) for c in _SENTENCE_END) + 1 : start]
+    someone = list(_SOMEONE.finditer(lead))
+    return bool(someone) and not _SELF.search(lead[someone[-1].end() :])
+
+
+def said_only_away(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only where they do not live: each time a
+    trip's place (:data:`TRIP`), an address's town
+    (:func:`mnemo.profile.address.said_in_address`) or someone else's (:func:`said_of_someone_else`)."""
+    said = mentions(value, texts)
+    return bool(said) and all(
+        _TRIP_BEFORE.search(t[: m.start()])
+        or _TRIP_AFTER.match(t, m.end())
+        or in_address(t, m.start(), m.end())
+        or _of_someone(t, m.start())
+        for t, m in said
+    )
 
 
 def _named(names: Iterable[str], folded: str) -> bool:
@@ -82,8 +125,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     A name or a city: every word of it said (:func:`all_words_said`); a name
     also is not a pronoun ("myself", "自己"), no relation ("The user's sister",
     "用户的姐姐": :data:`_RELATION`), the ``city`` extracted with it nor
-    said as a place; a city not said only as a trip's (:func:`said_as_trip`) or inside
-    a street address (:func:`mnemo.profile.address.said_in_address`). A
+    said as a place nor only of someone else (:func:`said_of_someone_else`); a city not said
+    only as a trip's, an address's or someone else's (:func:`said_only_away`). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (Japanese for text with kana, Korean for Hangul, a CJK
@@ -94,9 +137,11 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     if field == "name":
         if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value):
             return False
+        if said_of_someone_else(value, texts):
+            return False
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
     if field == "city":
-        return not said_as_trip(value, texts) and not said_in_address(value, texts)
+        return not said_only_away(value, texts)
     folded = " ".join(texts).casefold()
     if field == "response_style":
         return _named(STYLE_WORDS.get(value, ()), folded)

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from mnemo.core import InvalidInputError, content_tokens
+from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -83,12 +84,25 @@ def supposed(sentence: str) -> str:
     return sentence[len(unsupposed(sentence)) :]
 
 
+def _without_records(sentence: str) -> str:
+    """``sentence`` without its clauses about an order, a refund or a payment
+    (:func:`mnemo.writing.refusals.business_record_term`), separators kept."""
+    parts = re.split(f"({CLAUSE.pattern})", sentence)
+    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
+    return "".join(clause + mark for clause, mark in pairs if business_record_term(clause) is None)
+
+
 def stated(text: str) -> str:
     """What ``text`` states: without its suppositions ("If I had a car, I would
-    drive to Denver.", "Quick question - say I ordered ...": :func:`unsupposed`)
-    and the asking clause of a question ("I'm in Leeds, do you deliver there?"
-    keeps "I'm in Leeds"), unless they ask to remember. A fact is grounded only
-    by what the user stated (issue 42)."""
+    drive to Denver.", "Quick question - say I ordered ...": :func:`unsupposed`),
+    the asking clause of a question ("I'm in Leeds, do you deliver there?"
+    keeps "I'm in Leeds"), unless they ask to remember, and its clauses about an
+    order, a refund or a payment, the order system's ("订单……少发了个杯盖"). A fact
+    is grounded only by what the user stated (issue 42)."""
+    return " ".join(_without_records(s) for s in _stated(text))
+
+
+def _stated(text: str) -> list[str]:
     kept: list[str] = []
     for sentence in SENTENCE.split(text):
         if _REMEMBER.search(sentence):
@@ -99,7 +113,7 @@ def stated(text: str) -> str:
             kept.extend(CLAUSE.split(sentence)[:-1])
         else:
             kept.append(sentence)
-    return " ".join(kept)
+    return kept
 
 
 def stated_sentences(texts: Iterable[str]) -> Iterator[str]:

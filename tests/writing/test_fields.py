@@ -71,3 +71,19 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     assert said("language", "ja", "東京都港区在住の会社員です。")
     assert not said("language", "zh", "東京都港区在住の会社員です。")
     assert said("language", "ko", "저는 서울에 살아요.") and not said("language", "zh", "저는 서울에 살아요.")
+
+
+def test_a_name_or_city_said_of_someone_else_is_not_the_user_s():
+    """Issue 55, the second blind set: the user's mother's name and town stored as theirs."""
+
+    def said(field, value, *texts):
+        return field_said(field, value, list(texts), said_words(texts))
+
+    aunt = ("I'm buying a scarf for my aunt Greta, she lives in Bergen.", "I'm Tom, I live in Brighton.")
+    assert all_words_said("Greta", said_words(aunt)) and all_words_said("Bergen", said_words(aunt))  # said
+    assert not said("name", "Greta", *aunt) and not said("city", "Bergen", *aunt)
+    assert said("name", "Tom", *aunt) and said("city", "Brighton", *aunt)
+    assert said("city", "Leeds", "My sister and I live in Leeds.")  # the user after the relation
+    mum = ("给我妈买个颈椎枕，她叫李梅，住在大连。", "能寄到大连中山路那边吗？我自己住青岛。")
+    assert not said("name", "李梅", *mum) and not said("city", "大连", *mum)  # someone's, then an address's
+    assert said("city", "青岛", *mum)

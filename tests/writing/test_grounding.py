@@ -422,3 +422,26 @@ async def test_a_copy_of_a_prompt_example_is_never_the_users_note_whatever_they_
         await aapply_extraction(store, user, MemoryExtraction(notes=[copied, own]), said=said)
     assert [n["text"] for n in await alist_notes(store, user)] == [own]
     assert "用户希望用邮件联系" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("text", "record", "fact"),
+    [
+        ("订单A88231漏发了一个滤网，麻烦补寄。另外我家有个小宝宝。", "用户漏发了一个滤网。", "用户家有个小宝宝。"),
+        (
+            "order 5521-X came with the wrong lid. also I'm diabetic",
+            "The user got the wrong lid.",
+            "The user is diabetic.",
+        ),
+        (
+            "I'm allergic to nuts, and my order 123 had a broken lid.",
+            "The user had a broken lid.",
+            "The user is allergic to nuts.",
+        ),
+    ],
+)
+def test_a_clause_about_an_order_grounds_no_note_the_user_s_other_clauses_do(text, record, fact):
+    """Issue 55, the second blind set: a fragment of an order's complaint ("少发了个杯盖") was stored."""
+    assert supported(record, content_tokens(text))  # every word of it is the user's, in the order's clause
+    assert not supported(record, said_words([text]))
+    assert supported(fact, said_words([text]))
