@@ -3,7 +3,7 @@ style), written field by field with its history and provenance, never
 clobbered by a value the user did not state. Plain functions over ``BaseStore``.
 """
 
-from mnemo.profile.address import house_address, in_address, said_in_address
+from mnemo.profile.address import house_address, in_address
 from mnemo.profile.record import (
     FIELD_CHOICES,
     FIELD_MAX_CHARS,
@@ -56,5 +56,4 @@ __all__ = [
     "plan_profile_update",
     "profile_audit_ops",
     "profile_from_items",
-    "said_in_address",
 ]

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.places import quoted, quoting
+from mnemo.writing.quotes import quoted, quoting
 
 #: Each channel, by the words that name it in a sentence or a note.
 CHANNELS: dict[str, re.Pattern[str]] = {

@@ -21,30 +21,39 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from mnemo.profile import house_address
-from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
+from mnemo.writing.extraction import MAX_NOTE_TEXT
 from mnemo.writing.fields import TRIP
-from mnemo.writing.grounding import CLAUSE, stated_sentences
-
-#: How the note quotes the user, by the language they write (:func:`writing_language`).
-_SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}
-_SAID_ELSE = "The user said: “{}”"
+from mnemo.writing.grounding import CLAUSE, SENTENCE, stated
+from mnemo.writing.quotes import ABOUT_USER, quoted, quoting
+from mnemo.writing.until import until_day
 
 
 def place_sentences(texts: Iterable[str], refused_city: str | None = None) -> list[tuple[str, str]]:
     """Each stated sentence of ``texts`` that holds a street address with its house
-    number, or names ``refused_city``, with that street or place: ``(sentence, place)``.
-    A sentence longer than a note is cut to its clause that holds the place."""
+    number (when it or the sentence before it is about the user, :data:`ABOUT_USER`, or it
+    lasts until a day: "Ship it to him? 12 Rubislaw Terrace." is a gift's address), a trip's place, or names
+    ``refused_city``, with that street or place: ``(sentence, place)``. A sentence longer than a note
+    is cut to its clause that holds the place."""
     found: list[tuple[str, str]] = []
-    for sentence in stated_sentences(texts):
-        place = house_address(sentence) or trip_place(sentence)
-        if place is None and refused_city and refused_city.strip().casefold() in sentence.casefold():
-            place = refused_city.strip()
-        if place is None:
-            continue
-        if len(sentence) > MAX_NOTE_TEXT:
-            sentence = next((c for c in CLAUSE.split(sentence) if place in c), sentence)
-        found.append((sentence.strip(), place))
+    for text in texts:
+        previous = ""
+        for said in SENTENCE.split(text):  # the sentence before, asked or not, tells whose address it is
+            about_user = ABOUT_USER.search(f"{previous} {said}") or until_day(said)
+            previous, sentence = said, stated(said).strip()
+            if not sentence:
+                continue
+            place = (house_address(sentence) if about_user else None) or trip_place(sentence)
+            if place is None and refused_city and refused_city.strip().casefold() in sentence.casefold():
+                place = refused_city.strip()
+            if place is not None:
+                found.append(_fitted(sentence, place))
     return found
+
+
+def _fitted(sentence: str, place: str) -> tuple[str, str]:
+    if len(sentence) > MAX_NOTE_TEXT:
+        sentence = next((c for c in CLAUSE.split(sentence) if place in c), sentence)
+    return sentence.strip(), place
 
 
 def trip_place(sentence: str) -> str | None:
@@ -64,13 +73,3 @@ def place_notes(texts: Sequence[str], notes: Iterable[str], refused_city: str | 
         for sentence, place in place_sentences(texts, refused_city)
         if not any(place.casefold() in n for n in kept)
     ]
-
-
-def quoting(texts: Sequence[str]) -> str:
-    """How a note quotes the user, in the language their ``texts`` are written in: a ``{}`` for the words."""
-    return _SAID.get(writing_language(texts) or "", _SAID_ELSE)
-
-
-def quoted(form: str, words: str) -> str:
-    """The note ``form`` (of :func:`quoting`) quoting ``words``, cut to fit a note."""
-    return form.format(words[: MAX_NOTE_TEXT - len(form) + 2])

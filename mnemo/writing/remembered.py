@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import SENTENCE, is_question
-from mnemo.writing.places import quoted, quoting
+from mnemo.writing.quotes import quoted, quoting
 
 #: An imperative (at a clause's start, after "please", "and", "you" ...; not "I can't remember my ..."):
 #: "remember that I ...", "please note: my ...", "don't forget I'm ...", "keep in mind we ...":

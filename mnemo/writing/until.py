@@ -22,7 +22,7 @@ from datetime import date
 
 from mnemo.notes import now
 from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.places import quoted, quoting
+from mnemo.writing.quotes import ABOUT_USER, quoted, quoting
 
 _MONTHS = {
     m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
@@ -41,8 +41,6 @@ _NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
 #: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
 _DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"
 _UNTIL_ZH = re.compile(rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)")
-#: The sentence is about the user: "I", "my", "nobody's home", "我", "家".
-_ABOUT_USER = re.compile(r"\b(?:i|i'm|i'll|i've|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
 _DIGITS_ZH = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 
 
@@ -87,7 +85,7 @@ def until_sentences(texts: Iterable[str]) -> list[tuple[str, date]]:
     return [
         (sentence.strip(), day)
         for sentence in stated_sentences(texts)
-        if _ABOUT_USER.search(sentence) and (day := until_day(sentence)) is not None
+        if ABOUT_USER.search(sentence) and (day := until_day(sentence)) is not None
     ]
 
 

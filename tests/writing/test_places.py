@@ -126,3 +126,13 @@ def test_a_trip_s_place_the_user_stated_is_quoted_whatever_the_extractor_gave(te
     found = place_notes([text], [])
     assert [p for _, p in place_sentences([text])] == ([place] if place else [])
     assert len(found) == (1 if place else 0) and all(text.startswith(q) for _, q in found)
+
+
+def test_an_address_is_the_user_s_when_its_words_or_its_end_say_so_not_a_gift_s():
+    """Issue 55, the second blind set: a grandfather's address, given for one gift, quoted as the user's."""
+    gift = "A big-button radio sounds good. Can you ship it straight to him? 21 Moss Street."
+    assert place_sentences([gift]) == []
+    assert place_sentences(["Could it go to my place instead? 21 Moss Street."]) == [("21 Moss Street.", "Moss Street")]
+    assert place_sentences(["Send everything to 21 Moss Street until 30 June."]) == [
+        ("Send everything to 21 Moss Street until 30 June.", "Moss Street")
+    ]  # no "I", but a while: the user's deliveries
