@@ -33,11 +33,14 @@ CHANNELS: dict[str, re.Pattern[str]] = {
     "wechat": re.compile(r"\bwechat\b|微信", re.IGNORECASE),
     "whatsapp": re.compile(r"\bwhatsapp\b", re.IGNORECASE),
 }
-#: Reaching the user: "contact me", "phone me", "get in touch with me"; "联系我", "打电话", "发短信".
+#: Reaching the user: "contact me", "phone me", "get in touch with me", "WhatsApp is best"; "联系我", "打电话",
+#: "发短信", "微信就行".
 _REACH = re.compile(
     r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
     r"|\b(?:calls|texts|emails|e-mails)\s+(?:to\s+me|are|is|only|please)\b"
     r"|\bby\s+(?:e-?mail|phone|text|sms)\b"
+    r"|\b(?:whatsapp|wechat|e-?mail|texts?|sms|phone)\s+(?:is|are)\s+(?:best|better|fine|ok|okay|preferred|easiest)\b"
+    r"|(?:微信|短信|邮件|邮箱)(?:联系)?(?:就行|就好|最好|最方便)"
     r"|联系我|联络我|通知我|找我|打电话|打我电话|来电|发短信|发邮件|发微信",
     re.IGNORECASE,
 )

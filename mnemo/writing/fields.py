@@ -43,8 +43,11 @@ def said_as_place(value: str, texts: Iterable[str]) -> bool:
 
 #: A trip's words: before its place ("travelling in", "a trip to", "visiting" ...) and, in
 #: Chinese, after it (出差, 旅游 ...: "在日本出差").
-_TRIP_WORDS = r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring)\s+(?:in\s+|to\s+|around\s+)?"
-_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩)"
+_TRIP_WORDS = (
+    r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring|a\s+(?:conference|course|training))"
+    r"\s+(?:in\s+|to\s+|around\s+)?"
+)
+_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩|培训|开会|参会|进修|学习|探亲)"
 #: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
 _TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
 _TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")

@@ -5,8 +5,8 @@ a small model drops a temporary fact that names no place (Qwen2.5-Coder-1.5B did
 Chinese, on every labelled set: docs/models.md). So the writing keeps, as a note quoting
 the user that expires at the end of that day, each sentence they stated (no question, no
 supposition: :func:`mnemo.writing.grounding.stated_sentences`) that is about
-themselves and runs to a day: "until", "till", "through" a day ("April 20", "20th
-April"); "到", "一直到" a day ("7月31号", "三月二十号") or a day "之前都", "以前都", "为止".
+themselves and runs to a day: "until", "till", "through", "back on" a day ("April 20",
+"20th April"); "到", "一直到" a day ("7月31号", "三月二十号"), or a day "之前都", "为止", "才回来".
 "Deliver it before June 5" is one errand's deadline, not a time the user is away, and is
 not kept. Not when a note of the extraction expires that day or names it.
 
@@ -33,14 +33,16 @@ _DAY2 = _DAY.replace("day>", "day2>")
 _MONTH2 = _MONTH.replace("month>", "month2>")
 #: "until April 20", "till around the 20th of April", "through Sept 9".
 _UNTIL_EN = re.compile(
-    r"\b(?:until|till|til|through|thru|up\s+to)\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
+    r"\b(?:until|till|til|through|thru|up\s+to|(?:back|home)\s+(?:on|by))\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
     rf"(?:{_MONTH}\s+{_DAY}\b|{_DAY2}\s+(?:of\s+)?{_MONTH2})",
     re.IGNORECASE,
 )
 _NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
 #: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
 _DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"
-_UNTIL_ZH = re.compile(rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)")
+_UNTIL_ZH = re.compile(
+    rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)|{_DAY_ZH}\s*(?:才|再)?(?:回来|回家|回去|回国)"
+)
 _DIGITS_ZH = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 
 

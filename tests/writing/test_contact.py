@@ -30,6 +30,9 @@ from tests.writing import EXTRACT, load_nothing_extracted
         # Contacting the user at all, no one errand.
         ("Reach me by text, please.", None, {"text"}),
         ("有急事联系我发微信。", None, {"wechat"}),
+        # A channel said to be best, no verb for reaching (issue 55, the second blind set).
+        ("Email is best, I rarely check texts.", None, {"email", "text"}),
+        ("有事微信就行。", None, {"wechat"}),
     ],
 )
 def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named):

@@ -87,3 +87,12 @@ def test_a_name_or_city_said_of_someone_else_is_not_the_user_s():
     mum = ("给我妈买个颈椎枕，她叫李梅，住在大连。", "能寄到大连中山路那边吗？我自己住青岛。")
     assert not said("name", "李梅", *mum) and not said("city", "大连", *mum)  # someone's, then an address's
     assert said("city", "青岛", *mum)
+
+
+def test_a_place_of_training_or_a_conference_is_a_trip_s_not_where_the_user_lives():
+    def said(field, value, *texts):
+        return field_said(field, value, list(texts), said_words(texts))
+
+    assert said("city", "青岛", "我住青岛。")  # precondition: said as home, it is the city
+    assert not said("city", "青岛", "我下周一去青岛培训，12月3号才回来。")
+    assert not said("city", "Vienna", "I'm at a conference in Vienna until Friday.")

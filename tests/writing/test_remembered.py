@@ -25,6 +25,9 @@ from tests.writing import EXTRACT, load_nothing_extracted
         ("Could you remember that I'm vegan?", ["I'm vegan"]),
         ("你能记住我不吃辣吗？", ["我不吃辣"]),
         ("Remember: I have two cats.", ["I have two cats."]),
+        # What stands between the ask and the fact (issue 55, the second blind set).
+        ("ok. also pls remember this about me: I'm colour-blind.", ["I'm colour-blind."]),
+        ("另外帮我记一下哦，我对酒精过敏。", ["我对酒精过敏。"]),
         # Nothing asked to be kept: a question about memory, a memory of the user's own.
         ("Do you remember my size?", []),
         ("I can't remember my password.", []),

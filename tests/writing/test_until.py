@@ -37,6 +37,8 @@ def on_june_first(monkeypatch):
         ("到十二月三十一日为止", date(2026, 12, 31)),
         ("从6月1号到6月15号我都不在家", date(2026, 6, 15)),  # the range's end
         ("until June 1", date(2026, 6, 1)),  # today is still to come
+        ("我下周一去青岛培训，12月3号才回来", date(2026, 12, 3)),  # back on a day
+        ("I'll be back on Jan 9th", date(2027, 1, 9)),
         ("until Feb 30", None),  # no such day
         ("until then", None),
         ("6月5号之前送到", None),  # a deadline, no while
