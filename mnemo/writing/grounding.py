@@ -65,11 +65,12 @@ _REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", 
 def is_question(text: str) -> bool:
     """Whether ``text`` asks rather than states: a question mark (:data:`QUESTION_MARKS`)
     after its last letter or digit, whatever follows it (a quote, a bracket, an emoji:
-    ``Is it Max?)``, ``是马克斯吗？」``). A question is no fact to keep."""
+    ``Is it Max?)``, ``是马克斯吗？」``), or the Chinese question particle 吗 last
+    ("用户希望保温杯能进洗碗机吗"). A question is no fact to keep."""
     end = len(text)
     while end and not text[end - 1].isalnum():
         end -= 1
-    return not QUESTION_MARKS.isdisjoint(text[end:])
+    return not QUESTION_MARKS.isdisjoint(text[end:]) or text[:end].endswith("吗")
 
 
 def unsupposed(sentence: str) -> str:

@@ -6,7 +6,7 @@ country as the profile's city (refused: :func:`mnemo.writing.fields.field_said`)
 or keeps the town and drops the street (Qwen2.5-Coder-1.5B did both, in both
 languages: docs/models.md). So the writing keeps, as a note quoting the user,
 each sentence the user stated (no question, no supposition:
-:func:`mnemo.writing.grounding.stated_sentences`) that holds
+:func:`mnemo.writing.quotes.read_sentences`) that holds
 
 - a street address with its house number (:func:`mnemo.profile.house_address`),
 - a trip's place (:func:`trip_place`), or
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from mnemo.profile import house_address
 from mnemo.writing.extraction import MAX_NOTE_TEXT
 from mnemo.writing.fields import TRIP
-from mnemo.writing.grounding import CLAUSE, SENTENCE, stated
-from mnemo.writing.quotes import ABOUT_USER, quoted, quoting
+from mnemo.writing.grounding import CLAUSE
+from mnemo.writing.quotes import ABOUT_USER, quoted, quoting, read_sentences
 from mnemo.writing.until import until_day
 
 
@@ -37,9 +37,9 @@ def place_sentences(texts: Iterable[str], refused_city: str | None = None) -> li
     found: list[tuple[str, str]] = []
     for text in texts:
         previous = ""
-        for said in SENTENCE.split(text):  # the sentence before, asked or not, tells whose address it is
+        for said, sentence in read_sentences(text):  # the sentence before, asked or not, tells whose it is
             about_user = ABOUT_USER.search(f"{previous} {said}") or until_day(said)
-            previous, sentence = said, stated(said).strip()
+            previous = said
             if not sentence:
                 continue
             place = (house_address(sentence) if about_user else None) or trip_place(sentence)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
+from mnemo.writing.grounding import SENTENCE, stated, unsupposed
 
 #: How the note quotes the user, by the language they write (:func:`writing_language`).
 _SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}
@@ -16,6 +17,33 @@ _SAID_ELSE = "The user said: “{}”"
 
 #: Words that make a sentence about the user: "I", "my", "we", "nobody's home", "我", "家".
 ABOUT_USER = re.compile(r"\b(?:i|i'm|i'll|i've|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
+
+
+#: A standing request for the user's deliveries asked as a question: "can u send my orders to 14 Harbour
+#: Lane until march 3rd?", "以后能不能都寄到公司？": what it asks stands, for the facts read in code.
+_REQUEST = re.compile(
+    r"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:pls\s+|please\s+|kindly\s+)?"
+    r"(?:send|ship|deliver|post|hold|keep|leave|use|bring|drop|forward)\b"
+    r"|(?:能不能|可不可以|能否|可以|麻烦)\S{0,6}?(?:寄|送|发|放|别|不要)",
+    re.IGNORECASE,
+)
+_STANDING = re.compile(
+    r"\b(?:until|till|til|through|all|every\w*|always|any\w*|from\s+now\s+on)\b|以后|之前|今后|一律", re.IGNORECASE
+)
+
+
+def read_sentences(text: str) -> list[tuple[str, str]]:
+    """Each sentence of ``text``, as said and as read for a fact: what it states
+    (:func:`mnemo.writing.grounding.stated`), or, for a standing request for the
+    user's deliveries asked as a question, the request (its supposition left out).
+    For :mod:`mnemo.writing.places` and :mod:`mnemo.writing.until` only: grounding
+    never takes a question's words as stated."""
+    read = []
+    for said in SENTENCE.split(text):
+        asked = unsupposed(said)
+        standing = _REQUEST.search(asked) and _STANDING.search(asked)
+        read.append((said, (asked if standing else stated(said)).strip()))
+    return read
 
 
 def quoting(texts: Sequence[str]) -> str:

@@ -4,7 +4,7 @@
 a small model drops a temporary fact that names no place (Qwen2.5-Coder-1.5B did, in
 Chinese, on every labelled set: docs/models.md). So the writing keeps, as a note quoting
 the user that expires at the end of that day, each sentence they stated (no question, no
-supposition: :func:`mnemo.writing.grounding.stated_sentences`) that is about
+supposition, or a standing request asked as a question: :func:`mnemo.writing.quotes.read_sentences`) that is about
 themselves and runs to a day: "until", "till", "through", "back on" a day ("April 20",
 "20th April"); "到", "一直到" a day ("7月31号", "三月二十号"), or a day "之前都", "为止", "才回来".
 "Deliver it before June 5" is one errand's deadline, not a time the user is away, and is
@@ -21,8 +21,7 @@ from collections.abc import Iterable, Sequence
 from datetime import date
 
 from mnemo.notes import now
-from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, quoted, quoting
+from mnemo.writing.quotes import ABOUT_USER, quoted, quoting, read_sentences
 
 _MONTHS = {
     m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
@@ -34,14 +33,16 @@ _MONTH2 = _MONTH.replace("month>", "month2>")
 #: "until April 20", "till around the 20th of April", "through Sept 9".
 _UNTIL_EN = re.compile(
     r"\b(?:until|till|til|through|thru|up\s+to|(?:back|home)\s+(?:on|by))\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
-    rf"(?:{_MONTH}\s+{_DAY}\b|{_DAY2}\s+(?:of\s+)?{_MONTH2})",
+    rf"(?:{_MONTH}\s+{_DAY}\b|{_DAY2}\s+(?:of\s+)?{_MONTH2}|(?P<day3>\d{{1,2}})(?:st|nd|rd|th)\b)",
     re.IGNORECASE,
 )
+#: A month named earlier in the sentence, for a day said alone ("from 12 Jan till the 26th").
+_A_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
 _NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
 #: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
 _DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"
 _UNTIL_ZH = re.compile(
-    rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)|{_DAY_ZH}\s*(?:才|再)?(?:回来|回家|回去|回国)"
+    rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)|{_DAY_ZH}\s*(?:才|再)?(?:回来|回家|回去|回国|出院)"
 )
 _DIGITS_ZH = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 
@@ -74,6 +75,9 @@ def _next(month: int | None, day: int | None) -> date | None:
 def until_day(sentence: str) -> date | None:
     """The day ``sentence`` says a situation lasts until ("until April 20", "一直到7月31号"), or ``None``."""
     if (m := _UNTIL_EN.search(sentence)) is not None:
+        if m.group("day3"):  # the day alone: its month is the last one named before it
+            named = _A_MONTH.findall(sentence[: m.start()])
+            return _next(_MONTHS[named[-1].casefold()[:3]], int(m.group("day3"))) if named else None
         month = _MONTHS[(m.group("month") or m.group("month2")).casefold()[:3]]
         return _next(month, int(m.group("day") or m.group("day2")))
     if (m := _UNTIL_ZH.search(sentence)) is not None:
@@ -86,7 +90,8 @@ def until_sentences(texts: Iterable[str]) -> list[tuple[str, date]]:
     """Each stated sentence of ``texts`` about the user that runs until a day, with the day."""
     return [
         (sentence.strip(), day)
-        for sentence in stated_sentences(texts)
+        for text in texts
+        for _, sentence in read_sentences(text)
         if ABOUT_USER.search(sentence) and (day := until_day(sentence)) is not None
     ]
 

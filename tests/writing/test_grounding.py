@@ -445,3 +445,13 @@ def test_a_clause_about_an_order_grounds_no_note_the_user_s_other_clauses_do(tex
     assert supported(record, content_tokens(text))  # every word of it is the user's, in the order's clause
     assert not supported(record, said_words([text]))
     assert supported(fact, said_words([text]))
+
+
+def test_a_chinese_question_without_its_mark_is_no_note():
+    """Issue 55, the third blind set: "用户希望保温杯能进洗碗机吗" was stored."""
+    from mnemo.writing.grounding import is_question
+
+    assert is_question("用户希望保温杯能进洗碗机吗") and is_question("还能改颜色吗 🙏")
+    assert not is_question("用户希望保温杯能进洗碗机。") and not is_question("用户不吃辣")
+    said = said_words(["保温杯能进洗碗机吗"])
+    assert not supported("用户希望保温杯能进洗碗机吗", said)

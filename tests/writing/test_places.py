@@ -136,3 +136,9 @@ def test_an_address_is_the_user_s_when_its_words_or_its_end_say_so_not_a_gift_s(
     assert place_sentences(["Send everything to 21 Moss Street until 30 June."]) == [
         ("Send everything to 21 Moss Street until 30 June.", "Moss Street")
     ]  # no "I", but a while: the user's deliveries
+
+
+def test_a_standing_request_for_deliveries_asked_as_a_question_is_read_one_errand_is_not():
+    standing = "Can you send all my orders to 3 Quay Road from now on?"
+    assert place_sentences([standing]) == [(standing, "Quay Road")]
+    assert place_sentences(["Can you send my order to 3 Quay Road?"]) == []  # one errand

@@ -104,3 +104,25 @@ async def test_an_address_until_a_day_expires_then_though_no_note_gave_its_end(s
     ) == (1, 0)
     (note,) = await alist_notes(store, user)  # one note: the address's quote, not a second one for the day
     assert "14 Harbour Lane" in note["text"] and note["expires_at"].startswith("2026-06-30T23:59")
+
+
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("I'm away on a course from 3 Aug till the 14th so nobody's home", date(2026, 8, 14)),  # the month before
+        ("I'm away till the 14th", None),  # no month named: no day
+        ("我下周住院，估计8月2号才出院，家里没人", date(2026, 8, 2)),
+    ],
+)
+def test_a_day_alone_takes_the_month_named_before_it_and_leaving_hospital_ends_a_stay(text, day):
+    """Issue 55, the third blind set: "from 12 Jan till the 26th", "12月20号才出院"."""
+    assert until_day(text) == day
+
+
+def test_a_standing_request_asked_as_a_question_keeps_its_end():
+    """ "can u send my orders to 14 Harbour Lane, Whitby until march 3rd?" lost its date as a question."""
+    asked = "hey - can u send my orders to 3 Quay Road, Whitby until 30 June? staying with my sister"
+    ((note, day),) = until_notes([asked], [])
+    assert day == date(2026, 6, 30) and "3 Quay Road" in note
+    assert until_notes(["Will the lamp be in stock until 30 June?"], []) == []  # a question, no request
+    assert until_notes(["Can I still return my kettle until 30 June?"], []) == []  # the user asks, no request
