@@ -30,11 +30,12 @@ from mnemo.writing.refusals import business_record_term
 _REMINDER = re.compile(r"\b(?:don't|do\s+not|never)\s+forget\b|别忘|不要忘", re.IGNORECASE)
 #: An ask to forget: "forget my address", "把我的地址删了".
 _FORGET = re.compile(r"\b(?:forget|delete|remove|erase|drop)\b|忘(?:掉|记|了吧)|删|清除|去掉", re.IGNORECASE)
-#: A change or a denial: "no longer", "not ... any more", "sold", "moved", "wrong"; "不再", "不……了", "搬", "其实".
+#: A change or a denial: "no longer", "not ... any more", "sold", "moved", "wrong", "now"; "不再", "不……了",
+#: "搬", "其实", "现在".
 _CHANGE = re.compile(
     r"\b(?:no\s+longer|any\s*more|not|never|no|wrong|mistake|incorrect|actually|instead|stopped|quit|gave\s+up"
-    r"|sold|moved|changed|switched|ignore|scratch\s+that|outdated)\b|n't\b"
-    r"|不再|不是|别再|已经不|没有了|不\S{0,6}了|没\S{0,6}了|搬|改|换|取消|戒|卖|错|其实",
+    r"|sold|moved|changed|switched|ignore|scratch\s+that|outdated|now)\b|n't\b"
+    r"|不再|不是|别再|已经不|没有了|不\S{0,6}了|没\S{0,6}了|搬|改|换|取消|戒|卖|错|其实|现在",
     re.IGNORECASE,
 )
 #: The words naming each profile field in a sentence that takes it back ("forget my name", "我搬家了").

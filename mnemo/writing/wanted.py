@@ -169,19 +169,11 @@ def grounded_in(
         return supported(text, words, supposed) and not copies_an_example(text)
 
     notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
-    # An update sharing no word with its note, which the user did not take back, is a new fact: the note stays.
-    unrelated = [
-        r
-        for r in requests
-        if r.text is not None and not shares_a_word(r.text, content_tokens(r.shown)) and not retracts(r.shown, texts)
-    ]
-    new = [ExtractedNote(r.text) for r in unrelated if r.text and is_storable_note(r.text)]
-    notes += grounded("note(s)", new, lambda n: own(n.text), lambda n: n.text)
     # A revision is the user's word on a note: its new text is supported by what they
     # said; an invalidation, they took the note back (mnemo.writing.retract).
     requests = grounded(
         "note revision(s)",
-        [r for r in requests if r not in unrelated],
+        requests,
         lambda r: own(r.text) if r.text is not None else retracts(r.shown, texts),
         lambda r: r.text or f"invalidate {r.shown}",
     )
