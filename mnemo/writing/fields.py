@@ -86,7 +86,6 @@ def said_of_someone_else(value: str, texts: Iterable[str]) -> bool:
     person or a relation in its sentence, with no "I" after it ("for my grandad Albert - he
     lives in Aberdeen", "她叫王秀兰，住哈尔滨": a clause without a subject is its sentence's
     subject's): their name or town, not the user's."""
-
     said = mentions(value, texts)
     return bool(said) and all(_of_someone(t, m.start()) for t, m in said)
 

@@ -10,9 +10,8 @@ does: a note is kept only when at least half of its content words are the
 user's, every name in it (a capitalised word past a sentence's start: a
 place, a person, a month) was said and each sentence's first word in some
 form (:func:`supported`; one shared word let
-the prompt's "I moved to Suzhou last March" through on "moved", issue 42), a
-revision that drops a note only when the note shares a word with what the
-user said; a profile field by :mod:`mnemo.writing.fields`. Content words are
+the prompt's "I moved to Suzhou last March" through on "moved", issue 42); a
+removal by :mod:`mnemo.writing.retract`, a profile field by :mod:`mnemo.writing.fields`. Content words are
 :func:`mnemo.core.content_tokens` (function words out, five-letter stems,
 whole numbers, CJK characters), so a third-person restatement ("The user is
 allergic to peanuts." of "I'm allergic to peanuts") is grounded while a value

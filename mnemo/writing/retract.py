@@ -67,18 +67,17 @@ def retracting_sentences(texts: Iterable[str]) -> list[str]:
     return found
 
 
-def retracts(note: str, texts: Sequence[str]) -> bool:
-    """Whether the user's ``texts`` take back ``note``: a sentence of
-    :func:`retracting_sentences` shares one of its content words."""
+def retracts(note: str, taken_back: Sequence[str]) -> bool:
+    """Whether the sentences ``taken_back`` (of :func:`retracting_sentences`) take back
+    ``note``: one shares one of its content words."""
     words = content_tokens(note)
-    return any(not words.isdisjoint(content_tokens(s)) for s in retracting_sentences(texts))
+    return any(not words.isdisjoint(content_tokens(s)) for s in taken_back)
 
 
-def forgets_field(field: str, texts: Sequence[str], value: str | None = None) -> bool:
-    """Whether the user's ``texts`` take back the profile ``field``: a sentence of
-    :func:`retracting_sentences` names the field (:data:`_FIELD_WORDS`) or its current ``value``."""
+def forgets_field(field: str, taken_back: Sequence[str], value: str | None = None) -> bool:
+    """Whether the sentences ``taken_back`` (of :func:`retracting_sentences`) take back the
+    profile ``field``: one names the field (:data:`_FIELD_WORDS`) or its current ``value``."""
     named = _FIELD_WORDS.get(field)
     return any(
-        (named is not None and named.search(s)) or (value and value.casefold() in s.casefold())
-        for s in retracting_sentences(texts)
+        (named is not None and named.search(s)) or (value and value.casefold() in s.casefold()) for s in taken_back
     )

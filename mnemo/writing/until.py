@@ -23,10 +23,10 @@ from datetime import date
 from mnemo.notes import now
 from mnemo.writing.quotes import ABOUT_USER, quoted, quoting, read_sentences
 
-_MONTHS = {
-    m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)
-}
-_MONTH = r"(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+#: Each month by its first three letters, the way a sentence may write it ("Sept", "September").
+_MONTHS = {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_MONTH_NAMES = "|".join(_MONTHS)
+_MONTH = rf"(?P<month>{_MONTH_NAMES})[a-z]*\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _DAY2 = _DAY.replace("day>", "day2>")
 _MONTH2 = _MONTH.replace("month>", "month2>")
@@ -37,7 +37,7 @@ _UNTIL_EN = re.compile(
     re.IGNORECASE,
 )
 #: A month named earlier in the sentence, for a day said alone ("from 12 Jan till the 26th").
-_A_MONTH = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
+_A_MONTH = re.compile(rf"\b({_MONTH_NAMES})[a-z]*\b", re.IGNORECASE)
 _NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
 #: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
 _DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from mnemo.audit import Source
 from mnemo.core import InvalidInputError, content_tokens
 from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
-from mnemo.profile import normalize_field
+from mnemo.profile import normalize_field, profile_from_items
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
 from mnemo.writing.fields import field_said, named_languages
@@ -22,7 +22,7 @@ from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
-from mnemo.writing.retract import forgets_field, retracts
+from mnemo.writing.retract import forgets_field, retracting_sentences, retracts
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language
 
@@ -64,10 +64,11 @@ def wanted_writes(
     sources: dict[str, Source] = {}
     forget = list(extraction.forget_fields)
     if said:  # only what the user's own words support (mnemo.writing.grounding)
-        changes, notes, requests = grounded_in(said, changes, notes, requests)
+        taken_back = retracting_sentences(said)
+        changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back)
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
-        values = {it.key: str(it.value.get("value")) for it in (known.profile or [])} if known is not None else {}
-        forget = [f for f in forget if forgets_field(f, said, values.get(f))]
+        profile = profile_from_items(known.profile or []) if known is not None else {}
+        forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
         shown = list(known.shown_notes().values()) if known is not None else []
         notes += in_their_words(extraction, said, changes, notes, shown=shown, asked=said if asked is None else asked)
         # A wish to be answered in a language sets it whatever the model said; a
@@ -149,8 +150,10 @@ def grounded_in(
     changes: dict[str, Any],
     notes: list[ExtractedNote],
     requests: list[RevisionRequest],
+    taken_back: Sequence[str],
 ) -> tuple[dict[str, Any], list[ExtractedNote], list[RevisionRequest]]:
-    """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest logged)."""
+    """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest
+    logged); an invalidation, what their sentences ``taken_back`` take back."""
     texts = list(said)
     words = said_words(texts)
     supposed = supposed_words(texts)
@@ -174,7 +177,7 @@ def grounded_in(
     requests = grounded(
         "note revision(s)",
         requests,
-        lambda r: own(r.text) if r.text is not None else retracts(r.shown, texts),
+        lambda r: own(r.text) if r.text is not None else retracts(r.shown, taken_back),
         lambda r: r.text or f"invalidate {r.shown}",
     )
     return changes, notes, requests

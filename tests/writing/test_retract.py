@@ -52,12 +52,12 @@ def test_a_question_a_supposition_a_reminder_or_an_order_takes_nothing_back(text
 
 
 def test_a_note_or_a_field_is_taken_back_only_when_the_retraction_names_it():
-    assert retracts("The user drives a red car.", ["I sold my car."])
-    assert not retracts("The user is left-handed.", ["I sold my car."])
-    assert forgets_field("city", ["Please forget where I live."])
-    assert forgets_field("name", ["Forget Ingrid, call me Inge."], value="Ingrid")
-    assert not forgets_field("name", ["Please forget where I live."])
-    assert forgets_field("language", ["Stop answering in German, not needed any more."])
+    assert retracts("The user drives a red car.", retracting_sentences(["I sold my car."]))
+    assert not retracts("The user is left-handed.", retracting_sentences(["I sold my car."]))
+    assert forgets_field("city", retracting_sentences(["Please forget where I live."]))
+    assert forgets_field("name", retracting_sentences(["Forget Ingrid, call me Inge."]), value="Ingrid")
+    assert not forgets_field("name", retracting_sentences(["Please forget where I live."]))
+    assert forgets_field("language", retracting_sentences(["Stop answering in German, not needed any more."]))
 
 
 async def test_an_order_question_invalidates_no_note_a_retraction_does(store, user):
