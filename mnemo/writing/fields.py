@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens, mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, in_address
+from mnemo.writing.grounding import SENTENCE_ENDS
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
 #: city, province, district, county. Not words of their own in a value that has others.
@@ -65,12 +66,15 @@ _RELATION = re.compile(r"\b(?:users?|my|me|mine|our|your|their|his|her)\b|用户
 _KIN_EN = (
     r"mum|mom|mother|dad|father|parents?|sister|brother|wife|husband|partner|son|daughter|kids?|child|children"
     r"|grand\w*|gran|nan|nana|granny|aunt|auntie|uncle|cousin|niece|nephew|friend|mate|boss|colleague"
-    r"|neighbou?r|girlfriend|boyfriend|fianc\w*|in-laws?"
+    r"|neighbou?r|girlfriend|boyfriend|fianc\w*|in-laws?|bab(?:y|ies)|twins?"
 )
 _KIN_ZH = (
     r"妈|爸|母亲|父亲|姐|哥|弟|妹|老婆|老公|妻子|丈夫|儿子|女儿|孩子|爷爷|奶奶|外公|外婆|姥姥|姥爷|朋友|同事|老板"
-    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑"
+    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑|宝宝|娃|小孩|双胞胎"
 )
+#: A relation said as a name ("宝宝", "Mum"): never the user's name. Kin words that are
+#: also given names ("Nan", "Nana") are not in it.
+_KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{_KIN_EN})|(?:{_KIN_ZH})+)", re.IGNORECASE)
 #: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "她", "我妈".
 _SOMEONE = re.compile(
     rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})\b|她|他|我的?(?:{_KIN_ZH})",
@@ -78,7 +82,8 @@ _SOMEONE = re.compile(
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
 _SELF = re.compile(rf"\b(?:i|i'm|i've|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
-_SENTENCE_END = ";；。.!?！？\n"
+#: Where the sentence a name or a place is said in starts: after one of these.
+_SENTENCE_END = re.compile(rf"[;；\n{SENTENCE_ENDS}]")
 
 
 def said_of_someone_else(value: str, texts: Iterable[str]) -> bool:
@@ -91,7 +96,8 @@ def said_of_someone_else(value: str, texts: Iterable[str]) -> bool:
 
 
 def _of_someone(text: str, start: int) -> bool:
-    lead = text[max(text.rfind(c, 0, start) for c in _SENTENCE_END) + 1 : start]
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
+    lead = text[ends[-1] if ends else 0 : start]
     someone = list(_SOMEONE.finditer(lead))
     return bool(someone) and not _SELF.search(lead[someone[-1].end() :])
 
@@ -137,7 +143,7 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     if field in SAID_FIELDS and not all_words_said(value, words):
         return False
     if field == "name":
-        if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value):
+        if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value) or _KIN_NAME.fullmatch(value.strip()):
             return False
         if said_of_someone_else(value, texts):
             return False

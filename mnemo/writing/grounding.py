@@ -46,8 +46,13 @@ QUESTION_MARKS = frozenset(
     "?\uff1f\ufe56\ufe16\u061f\u055e\u1367\u1945\u2047\u2048\u2049\u203d\u2753\u2754"
     "\u2cfa\u2cfb\u2e2e\u2e54\ua60f\ua6f7\U00011143\U0001fbc4"
 )
-#: Where a sentence ends (kept with it) and where a clause does.
-SENTENCE = re.compile(rf"(?<=[.!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}])\s*")
+#: Pictographs a chat message ends a sentence with ("Marguerite here from Galway 👋 do u ship
+#: ...?"): the emoji blocks and the variation selector that follows one (``🌶️``).
+EMOJI = "\u2600-\u27bf\ufe0f\U0001f000-\U0001faff"
+#: The characters that end a sentence: its marks, a question's, an emoji.
+SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
+#: Where a sentence ends (kept with it; an emoji's selector, joiner or skin tone kept too) and where a clause does.
+SENTENCE = re.compile(rf"(?<=[{SENTENCE_ENDS}])(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*")
 CLAUSE = re.compile(r"[,;，；、]")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.

@@ -42,7 +42,9 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     assert not said("name", "myself", *tomasz, city="Gdansk")
     # A relation is never a name, though its other words were said (issue 55, the blind set:
     # "The user's sister" from "I'm staying at my sister's").
-    assert said("name", "Sister", "My sister's flat is fine.")  # precondition: its one content word was said
+    assert all_words_said("sister", said_words(["My sister's flat is fine."]))  # precondition: said
+    assert said("name", "Landlord", "My landlord's flat is fine.")  # precondition: said, no kin word
+    assert not said("name", "The user's landlord", "I'm staying at my landlord's flat.")
     assert not said("name", "The user's sister", "I'm staying at my sister's flat.")
     assert not said("name", "my sister", "I'm staying at my sister's flat.")
     assert not said("name", "用户的姐姐", "我住在我姐姐家。")
@@ -96,3 +98,31 @@ def test_a_place_of_training_or_a_conference_is_a_trip_s_not_where_the_user_live
     assert said("city", "青岛", "我住青岛。")  # precondition: said as home, it is the city
     assert not said("city", "青岛", "我下周一去青岛培训，12月3号才回来。")
     assert not said("city", "Vienna", "I'm at a conference in Vienna until Friday.")
+
+
+def test_a_relation_said_as_a_name_is_no_name():
+    """Issue 55, the third blind set: "宝宝下个月就要出生了" stored the name "宝宝" (baby)."""
+
+    def said(value, *texts):
+        return field_said("name", value, list(texts), said_words(texts))
+
+    assert all_words_said("宝宝", said_words(["宝宝下个月就要出生了，急用！"]))  # precondition: said
+    assert not said("宝宝", "宝宝下个月就要出生了，急用！")
+    assert not said("Mum", "Mum here, quick q about my order")
+    assert said("Nan", "Nan here, quick q about my order")  # a kin word that is also a given name
+    assert said("王姐", "我叫王姐。")  # a name with a kin word in it
+
+
+def test_a_name_and_town_said_before_an_emoji_and_a_question_are_the_user_s():
+    """Issue 55, the third blind set: "Marguerite here from Galway 👋 do u ship ...?" was one
+    question, whose words ground nothing: an emoji ends a sentence."""
+    texts = ["Hiya, Marguerite here from Galway 👋 do u ship fresh flowers to Ireland or only the dried ones?"]
+    words = said_words(texts)
+    assert field_said("name", "Marguerite", texts, words, city="Galway")
+    assert field_said("city", "Galway", texts, words)
+    assert not field_said("city", "Ireland", texts, words)  # the question's words still ground nothing
+    # A sentence about someone else ends at the emoji too: the name after it is the user's.
+    mum = "Buying for my mum, she loves Bergen 😊 Tom here btw"
+    assert field_said("name", "Tom", [mum.replace("😊", ".")], said_words([mum.replace("😊", ".")]))
+    assert field_said("name", "Tom", [mum], said_words([mum]))
+    assert not field_said("name", "Tom", [mum.replace("😊", "and")], said_words([mum.replace("😊", "and")]))

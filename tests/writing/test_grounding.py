@@ -455,3 +455,18 @@ def test_a_chinese_question_without_its_mark_is_no_note():
     assert not is_question("用户希望保温杯能进洗碗机。") and not is_question("用户不吃辣")
     said = said_words(["保温杯能进洗碗机吗"])
     assert not supported("用户希望保温杯能进洗碗机吗", said)
+
+
+def test_an_emoji_ends_a_sentence_and_keeps_its_selector_and_skin_tone():
+    """Issue 55, the third blind set: a self-introduction and a question joined by "👋" were one question."""
+    from mnemo.writing.grounding import SENTENCE, stated
+
+    text = "Hiya, Marguerite here from Galway 👋 do u ship fresh flowers to Ireland or only the dried ones?"
+    assert supported("The user is Marguerite from Galway.", said_words([text]))
+    assert "Ireland" not in stated(text) and "Galway" in stated(text)
+    assert [s for s in SENTENCE.split("给我推点辣的吧🌶️ 好的👍🏽 ok 👨‍👩‍👧 fine") if s] == [
+        "给我推点辣的吧🌶️",
+        "好的👍🏽",
+        "ok 👨‍👩‍👧",
+        "fine",
+    ]
