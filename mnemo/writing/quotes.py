@@ -5,8 +5,9 @@ their words, in the form of the language they write, so the note is grounded by 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from mnemo.core import content_tokens
 from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
 from mnemo.writing.grounding import SENTENCE, stated, unsupposed
 
@@ -44,6 +45,12 @@ def read_sentences(text: str) -> list[tuple[str, str]]:
         standing = _REQUEST.search(asked) and _STANDING.search(asked)
         read.append((said, (asked if standing else stated(said)).strip()))
     return read
+
+
+def new_facts(facts: Iterable[str], notes: Iterable[str]) -> list[str]:
+    """The ``facts`` none of ``notes`` says: no note shares a third of a fact's content words."""
+    kept = [content_tokens(n) for n in notes]
+    return [f for f in facts if not any(len((words := content_tokens(f)) & k) * 3 >= len(words) for k in kept)]
 
 
 def quoting(texts: Sequence[str]) -> str:

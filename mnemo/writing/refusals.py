@@ -22,10 +22,11 @@ _BUSINESS_RECORD = re.compile(
 
 
 #: A standing wish about the user's orders, no record (issue 55): where they go ("send my orders to
-#: 14 Harbour Lane") and how to be told about them ("don't ring me about my orders, text me",
+#: 14 Harbour Lane", "for all my orders") and how to be told about them ("don't ring me about my orders, text me",
 #: "订单的事发短信通知我").
 _STANDING_WISH = re.compile(
     r"\b(?:send|ship|deliver|post|mail|forward)\w*\s+(?:all\s+)?my\s+orders?\s+(?:to|at)\b"
+    r"|\bfor\s+(?:all|any|every)\s+(?:of\s+)?my\s+(?:future\s+)?orders\b"
     r"|\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|update|tell)\w*\s+(?:me|the\s+user)\s+"
     r"(?:about|regarding|on|for|with)\s+(?:any\s+of\s+|all\s+)?(?:my|their)\s+orders?\b(?!\s*(?:#|no\b|number|id\b|\S*\d))"
     r"|订单(?:的事|有事|有问题|的消息|的通知|的情况)(?=[^。！？.!?]{0,8}(?:联系|通知|打电话|发短信|发微信|发邮件|找我))",

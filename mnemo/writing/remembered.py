@@ -14,9 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.core import content_tokens
 from mnemo.writing.grounding import SENTENCE, is_question
-from mnemo.writing.quotes import quoted, quoting
+from mnemo.writing.quotes import new_facts, quoted, quoting
 
 #: An imperative (at a clause's start, after "please", "and", "you" ...; not "I can't remember my ..."):
 #: "remember that I ...", "please note: my ...", "don't forget I'm ...", "keep in mind we ...",
@@ -56,11 +55,5 @@ def remembered_facts(texts: Iterable[str]) -> list[str]:
 def remembered_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the facts of :func:`remembered_facts` that none of
     ``notes`` says (shares a third of their content words): ``(note text, the fact)``."""
-    kept = [content_tokens(n) for n in notes]
     form = quoting(texts)
-    found = []
-    for fact in remembered_facts(texts):
-        words = content_tokens(fact)
-        if not any(len(words & k) * 3 >= len(words) for k in kept):
-            found.append((quoted(form, fact), fact))
-    return found
+    return [(quoted(form, fact), fact) for fact in new_facts(remembered_facts(texts), notes)]

@@ -23,6 +23,7 @@ from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
 from mnemo.writing.retract import forgets_field, retracting_sentences, retracts
+from mnemo.writing.standing import standing_notes
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language
 
@@ -97,7 +98,8 @@ def in_their_words(
     checks refused is one), with the end date of a note about it or its own, a situation
     that lasts until a day (:mod:`mnemo.writing.until`), expiring then, a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`) and how the user wants to
-    be contacted, said in ``asked`` (:mod:`mnemo.writing.contact`), unless a note of the
+    be contacted and a wish that stands from now on, said in ``asked`` (:mod:`mnemo.writing.contact`,
+    :mod:`mnemo.writing.standing`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
     (:func:`is_storable_note`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
@@ -115,6 +117,7 @@ def in_their_words(
     places += [ExtractedNote(text, expires=_expires(day)) for text, day in until_notes(said, dated)]
     found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
     found += [ExtractedNote(text) for text, _ in contact_notes(asked, texts + [n.text for n in found])]
+    found += [ExtractedNote(text) for text, _ in standing_notes(asked, texts + [n.text for n in found])]
     return [n for n in found if is_storable_note(n.text)]
 
 

@@ -1,0 +1,53 @@
+"""A standing wish is kept, in the user's own words (issue 55 point 4).
+
+"Do you have the duvet in king size? Also for all future orders - please never leave
+parcels with the neighbours, i'd rather grab them from the locker." A small model
+asked for notes about such a turn often answers with its prompt's invented example
+(Qwen2.5-Coder-1.5B did, in the third blind set: docs/bench.md), which the
+grounding refuses, and the wish is lost. So the writing keeps, as a note quoting the
+user, each sentence they stated (no question, no supposition, no clause about an
+order: :func:`mnemo.writing.grounding.stated_sentences`) that
+
+- says it stands from now on: "for all future orders", "from now on", "in future",
+  "going forward", "please always / never"; "以后", "今后", "往后", "一律" at a clause's start, and
+- is the user's: about them or asked by them ("I", "my", "please"; "我", "家", "请", "别"),
+
+when no note of the extraction, nor one read in code before it, says it already (shares
+a third of its content words). "Every time I order it's late" is a complaint, "下单以后"
+a time: neither is kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.writing.grounding import stated_sentences
+from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting
+
+#: From now on: a wish that stands, not one errand.
+_FROM_NOW_ON = re.compile(
+    r"\bfor\s+(?:all|any|every)\s+(?:of\s+)?(?:my\s+)?(?:future\s+)?(?:orders?|deliver(?:y|ies)|parcels?|packages?)\b"
+    r"|\bfor\s+(?:my\s+)?future\s+(?:orders?|deliver(?:y|ies)|parcels?|packages?|purchases?)\b"
+    r"|\bfrom\s+now\s+on\b|\bin\s+(?:the\s+)?future\b|\bgoing\s+forward\b|\b(?:please|pls|plz)\s+(?:always|never)\b"
+    r"|(?:^|[，,；;：:\s]|请|麻烦|我)(?:以后|今后|往后|一律)",
+    re.IGNORECASE,
+)
+#: Asked by the user, not only about them: "please", "pls", "请", "麻烦", "别", "不要".
+_ASKED = re.compile(r"\b(?:please|pls|plz|kindly)\b|请|麻烦|别|不要", re.IGNORECASE)
+
+
+def standing_sentences(texts: Iterable[str]) -> list[str]:
+    """Each stated sentence of ``texts`` that says a wish of the user's stands from now on."""
+    return [
+        sentence.strip()
+        for sentence in stated_sentences(texts)
+        if _FROM_NOW_ON.search(sentence) and (ABOUT_USER.search(sentence) or _ASKED.search(sentence))
+    ]
+
+
+def standing_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
+    """The notes to add for the sentences of :func:`standing_sentences` that none of
+    ``notes`` says: ``(note text, the sentence it quotes)``."""
+    form = quoting(texts)
+    return [(quoted(form, sentence), sentence) for sentence in new_facts(standing_sentences(texts), notes)]
