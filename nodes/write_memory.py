@@ -4,16 +4,14 @@ without failing the turn (``mnemo.writing.pipeline``, ``nodes.background_writer`
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import asdict
 from functools import partial
 
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from mnemo.app import REMEMBER_TOOL, Origin, User, adrain, aextract_messages, amove_legacy
+from mnemo.app import Origin, User, adrain, aextract_messages, amove_legacy, called_remember
 from nodes.background_writer import arun_in_progress, aschedule_extraction, on_platform
 from nodes.chat_models import aload_memory_model
 from nodes.context import Context, current_user, memory_store
@@ -36,19 +34,9 @@ async def write_memory(state: State, runtime: Runtime[Context]) -> dict:
     # with it, what runs of this user that ended before their write_memory left queued.
     # Read only when there is something to write: this turn called remember_note, or
     # load_memory found notes waiting (in its own batch); otherwise no round trip.
-    if state.get("queued_notes") or _called_remember(state["messages"]):
+    if state.get("queued_notes") or called_remember(state["messages"]):
         await adrain(store, user, origin, in_progress=partial(arun_in_progress, config))
     return {**update, **await _extract(state, runtime, user, store)}
-
-
-def _called_remember(messages: Sequence[BaseMessage]) -> bool:
-    """Whether :data:`REMEMBER_TOOL` answered in this turn (after the latest user message)."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            return False
-        if isinstance(message, ToolMessage) and message.name == REMEMBER_TOOL:
-            return True
-    return False
 
 
 async def _extract(state: State, runtime: Runtime[Context], user: User, store: BaseStore) -> dict:

@@ -27,6 +27,7 @@ from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
     REMEMBER_TOOL,
     aextract_messages,
+    called_remember,
     pending,
     replied_to,
     stamp_said_at,
@@ -48,6 +49,7 @@ __all__ = [
     "amove_legacy",
     "aqueue_note",
     "build_extractor",
+    "called_remember",
     "defer_note",
     "extraction_messages",
     "pending",

@@ -62,8 +62,16 @@ _SUPPOSES = re.compile(
     r"|如果|假如|要是|假设|万一)",
     re.IGNORECASE,
 )
-#: A request to remember, stated as a question or not ("Could you remember that ...?").
-_REMEMBER = re.compile(r"remember|note that|don't forget|记住|记下|别忘", re.IGNORECASE)
+#: A request to remember, stated as a question or not: an imperative at a clause's start or after
+#: "please", "and", "you" ... ("Could you remember that ...?", "please note: my ...", "don't forget
+#: I'm ...", "keep in mind we ..."; not "I can't remember my size"), "请记住", "帮我记一下", "别忘了".
+#: The one list: :mod:`mnemo.writing.remembered` reads the fact after it.
+REMEMBER_EN = (
+    r"(?:^|[,;:.!]\s*|\b(?:please|pls|kindly|and|also|anyway|just|oh|so|you)\s+)"
+    r"(?:remember|note|don't\s+forget|do\s+not\s+forget|keep\s+in\s+mind)\b"
+)
+REMEMBER_ZH = r"(?:记住|记下|记一下|别忘了?|不要忘了?)"
+REMEMBER = re.compile(f"{REMEMBER_EN}|{REMEMBER_ZH}", re.IGNORECASE)
 
 
 def is_question(text: str) -> bool:
@@ -110,7 +118,7 @@ def stated(text: str) -> str:
 def _stated(text: str) -> list[str]:
     kept: list[str] = []
     for sentence in SENTENCE.split(text):
-        if _REMEMBER.search(sentence):
+        if REMEMBER.search(sentence):
             kept.append(sentence)
         elif (lead := unsupposed(sentence)) != sentence:
             kept.append(lead)
@@ -141,7 +149,7 @@ _NOTE_WORDS = content_tokens("user user's 用户")
 def supposed_words(texts: Iterable[str]) -> frozenset[str]:
     """The content words the user's ``texts`` say only in a supposition ("If I went
     vegan, ...", "假如我改吃素……"): a note with one keeps what was only supposed (issue 55)."""
-    only = [supposed(s) for t in texts for s in SENTENCE.split(t) if not _REMEMBER.search(s)]
+    only = [supposed(s) for t in texts for s in SENTENCE.split(t) if not REMEMBER.search(s)]
     return frozenset().union(*map(content_tokens, only)) - said_words(texts) - _NOTE_WORDS
 
 

@@ -90,6 +90,12 @@ def tool_took(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> 
     return took
 
 
+def called_remember(messages: Sequence[BaseMessage]) -> bool:
+    """Whether :data:`REMEMBER_TOOL` answered after the latest user message of ``messages`` (this turn)."""
+    last = [m for m in messages if isinstance(m, HumanMessage)][-1:]
+    return any(tool_took(messages, last))
+
+
 def replied_to(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[str | None]:
     """For each of ``said`` (user messages of ``messages``), the text of the
     assistant's last message before it; ``None`` for none (the thread's

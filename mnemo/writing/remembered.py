@@ -14,27 +14,23 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.writing.grounding import SENTENCE, is_question
+from mnemo.writing.grounding import REMEMBER_EN, REMEMBER_ZH, SENTENCE, is_question
 from mnemo.writing.quotes import new_facts, quoted, quoting
 
-#: An imperative (at a clause's start, after "please", "and", "you" ...; not "I can't remember my ..."):
-#: "remember that I ...", "please note: my ...", "don't forget I'm ...", "keep in mind we ...",
-#: "remember this abt me: I'm ...":
+#: A request to remember (:data:`mnemo.writing.grounding.REMEMBER_EN`), "remember this abt me: I'm ...":
 #: the fact is what follows, about the user (I, my, we, our).
 _ASKED_EN = re.compile(
-    r"(?:^|[,;:.!]\s*|\b(?:please|pls|kindly|and|also|anyway|just|oh|so|you)\s+)"
-    r"(?:remember|note|don't\s+forget|do\s+not\s+forget|keep\s+in\s+mind)"
-    r"(?:\s+(?:this|the\s+following))?(?:\s+(?:about|abt)\s+me)?\s*[,:]?\s+(?:that\s+)?"
+    REMEMBER_EN + r"(?:\s+(?:this|the\s+following))?(?:\s+(?:about|abt)\s+me)?\s*[,:]?\s+(?:that\s+)?"
     r"(?P<fact>(?:I|I'm|I've|I'd|my|we|we're|our)\b.+)",
     re.IGNORECASE,
 )
 #: "请记住我不吃香菜", "帮我记下：我……", "别忘了我……", "帮我记一下哈，我……".
-_ASKED_ZH = re.compile(r"(?:记住|记下|记一下|别忘了?|不要忘了?)\s*[哈啊呀吧哦喔嘛]?\s*[，,：:]?\s*(?P<fact>我.+)")
+_ASKED_ZH = re.compile(rf"{REMEMBER_ZH}\s*[哈啊呀吧哦喔嘛]?\s*[，,：:]?\s*(?P<fact>我.+)")
 #: A question's end, left out of the fact ("..., I'm vegan?", "我不吃辣吗？").
 _ASKED_END = re.compile(r"\s*(?:吗|嘛|呢)?\s*[?？]+\s*$")
 #: A question that asks to remember ("Could you remember that I'm vegan?"), not about memory.
 _ASKING = re.compile(
-    r"\s*(?:please\s+)?(?:can|could|would|will)\s+you\b|.*(?:能|可以|麻烦).*(?:记住|记下)", re.IGNORECASE
+    rf"\s*(?:please\s+)?(?:can|could|would|will)\s+you\b|.*(?:能|可以|麻烦).*{REMEMBER_ZH}", re.IGNORECASE
 )
 
 

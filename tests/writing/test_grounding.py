@@ -209,6 +209,10 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert stated("I'm based in Manchester, do you deliver there?").strip() == "I'm based in Manchester"
     assert stated("我住在成都，你们那边能送货吗？").strip() == "我住在成都"
     assert stated("Could you remember that I'm vegetarian?").strip() == "Could you remember that I'm vegetarian?"
+    assert stated("帮我记一下我不吃辣好吗？").strip() == "帮我记一下我不吃辣好吗？"  # asked to remember
+    assert stated("Keep in mind I'm vegan, ok?").strip() == "Keep in mind I'm vegan, ok?"
+    # Not remembering is no request to remember: the question's words ground nothing.
+    assert stated("I can't remember my size, is it the M I'm wearing?").strip() == "I can't remember my size"
     said = [
         Said("If I had a car, I would drive to your Denver warehouse myself.", None),
         Said("Should I take the annual plan or stay on monthly billing?", None),

@@ -11,7 +11,7 @@ from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from harness.scripted import ScriptedChatModel, tool_call
-from mnemo.writing.pipeline import Progress, aextract_messages, pending, replied_to, stamp_said_at
+from mnemo.writing.pipeline import Progress, aextract_messages, called_remember, pending, replied_to, stamp_said_at
 
 
 def test_a_message_replied_to_the_assistants_last_words_before_it():
@@ -213,3 +213,18 @@ async def test_a_remember_that_the_tool_never_took_is_kept_by_the_extraction_aft
     assert not any(getattr(m, "tool_calls", None) for m in out["messages"])  # the tool never ran
     assert any("Remember that I can't have anything with lactose." in s for s in seen)
     assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == ["The user cannot have lactose."]
+
+
+def test_the_remember_tool_answered_this_turn_only_after_the_latest_user_message():
+    """write_memory drains the tool's queue when this turn called it (nodes/write_memory.py)."""
+    call = {"name": "remember_note", "args": {"text": "vegan"}, "id": "c1"}
+    earlier = [
+        HumanMessage("Remember I'm vegan.", id="h1"),
+        AIMessage("", tool_calls=[call], id="a1"),
+        ToolMessage("Remembered.", name="remember_note", tool_call_id="c1"),
+    ]
+    assert called_remember(earlier)
+    assert not called_remember([*earlier, AIMessage("Noted.", id="a2"), HumanMessage("Thanks!", id="h2")])
+    other = ToolMessage("2 orders.", name="lookup_orders", tool_call_id="c2")
+    assert not called_remember([HumanMessage("My orders?", id="h3"), other])
+    assert not called_remember([])
