@@ -137,7 +137,12 @@ def test_an_interrupted_run_keeps_the_conversations_it_measured(tmp_path: Path, 
 
 @pytest.mark.parametrize(
     ("name", "size"),
-    [("memory_quality_blind.json", 16), ("memory_quality_blind2.json", 20), ("memory_quality_blind3.json", 20)],
+    [
+        ("memory_quality_blind.json", 16),
+        ("memory_quality_blind2.json", 20),
+        ("memory_quality_blind3.json", 20),
+        ("memory_quality_blind4.json", 20),
+    ],
 )
 def test_each_blind_set_is_held_out_only_one_conversation_per_language_and_kind(name, size):
     """bench/data/memory_quality_blind*.json: each written by someone who read nothing of mnemo, never tuned on
