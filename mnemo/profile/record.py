@@ -329,12 +329,20 @@ def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin)
 
 def format_profile(profile: Profile) -> str:
     """The profile as prompt text; says so explicitly when there is none.
-    Every stored value is quoted data (:func:`mnemo.core.quoting.quote`)."""
+    Every stored value is quoted data (:func:`mnemo.core.quoting.quote`); a language's
+    code is followed by its name (``"es" (Spanish)``), which a small model knows better."""
     if not profile:
         return "(no profile yet: nothing is known about this user; do not guess)"
     return "\n".join(
-        f"- {field}: {quote(entry.get('value', ''))}  [{quote(entry.get('source', ''))}, "
+        f"- {field}: {quote(entry.get('value', ''))}{_named(field, entry.get('value'))}  "
+        f"[{quote(entry.get('source', ''))}, "
         f"since {quote(str(entry.get('first_seen', ''))[:10])}]"
         for field in PROFILE_FIELDS
         if (entry := profile.get(field)) is not None
     )
+
+
+def _named(field: str, value: Any) -> str:
+    """`` (Spanish)`` after a known language code (:data:`LANGUAGE_NAMES`), else nothing."""
+    names = LANGUAGE_NAMES.get(value) if field == "language" and isinstance(value, str) else None
+    return f" ({names[1].title()})" if names else ""

@@ -29,14 +29,16 @@ from mnemo.writing.quotes import quoted, quoting
 CHANNELS: dict[str, re.Pattern[str]] = {
     "email": re.compile(r"\be-?mails?\b|邮件|邮箱|电邮", re.IGNORECASE),
     "text": re.compile(r"\b(?:texts?|sms|text\s+messages?)\b|短信|短讯", re.IGNORECASE),
-    "phone": re.compile(r"\b(?:phone|call|calls|ring)\b|电话", re.IGNORECASE),
+    "phone": re.compile(r"\b(?:phone|phoning|call|calls|calling|ring|ringing)\b|电话", re.IGNORECASE),
     "wechat": re.compile(r"\bwechat\b|微信", re.IGNORECASE),
     "whatsapp": re.compile(r"\bwhatsapp\b", re.IGNORECASE),
 }
-#: Reaching the user: "contact me", "phone me", "get in touch with me", "WhatsApp is best"; "联系我", "打电话",
+#: Reaching the user: "contact me", "phone me", "stop ringing me", "whatsapp me", "get in touch with me",
+#: "WhatsApp is best"; "联系我", "打电话",
 #: "发短信", "微信就行".
 _REACH = re.compile(
-    r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
+    r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|whatsapp|wechat|sms|dm)(?:ing|e?d)?\s+me\b"
+    r"|\b(?:phoning|messaging|writing\s+to|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
     r"|\b(?:calls|texts|emails|e-mails)\s+(?:to\s+me|are|is|only|please)\b"
     r"|\bby\s+(?:e-?mail|phone|text|sms)\b"
     r"|\b(?:whatsapp|wechat|e-?mail|texts?|sms|phone)\s+(?:is|are)\s+(?:best|better|fine|ok|okay|preferred|easiest)\b"
@@ -44,10 +46,10 @@ _REACH = re.compile(
     r"|联系我|联络我|通知我|找我|打电话|打我电话|来电|发短信|发邮件|发微信",
     re.IGNORECASE,
 )
-#: A wish that stands, not one errand: "only", "never", "rather", "instead"; "只", "别", "就行";
+#: A wish that stands, not one errand: "only", "never", "rather", "instead", "stop"; "只", "别", "就行";
 #: contacting the user at all ("contact me", "联系我").
 _STANDING = re.compile(
-    r"\b(?:only|never|don't|do\s+not|didn't|rather|prefer|preferred|best|always|instead|from\s+now\s+on|no\s+more)\b"
+    r"\b(?:only|never|don't|do\s+not|didn't|rather|prefer|preferred|best|always|instead|from\s+now\s+on|no\s+more|stop)\b"
     r"|只|别|不要|不用|最好|就行|就好|请用|以后|一律|尽量|都用"
     r"|\b(?:contact|reach)\s+me\b|\bget\s+in\s+touch\s+with\s+me\b|联系我|联络我",
     re.IGNORECASE,

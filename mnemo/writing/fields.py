@@ -48,7 +48,7 @@ _TRIP_WORDS = (
     r"(?:travell?ing|trip|visiting|holiday(?:ing)?|vacation(?:ing)?|touring|a\s+(?:conference|course|training))"
     r"\s+(?:in\s+|to\s+|around\s+)?"
 )
-_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩|培训|开会|参会|进修|学习|探亲)"
+_TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩|玩|培训|开会|参会|进修|学习|探亲)"
 #: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
 _TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
 _TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")
@@ -81,7 +81,7 @@ _SOMEONE = re.compile(
     re.IGNORECASE,
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
-_SELF = re.compile(rf"\b(?:i|i'm|i've|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
+_SELF = re.compile(rf"\b(?:i|i'm|im|i've|ive|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
 #: Where the sentence a name or a place is said in starts: after one of these.
 _SENTENCE_END = re.compile(rf"[;；\n{SENTENCE_ENDS}]")
 

@@ -16,8 +16,8 @@ _SAID = {"zh": "用户说：“{}”", "ja": "ユーザーの言葉：「{}」"}
 _SAID_ELSE = "The user said: “{}”"
 
 
-#: Words that make a sentence about the user: "I", "my", "we", "nobody's home", "我", "家".
-ABOUT_USER = re.compile(r"\b(?:i|i'm|i'll|i've|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
+#: Words that make a sentence about the user: "I", "my", "we", "nobody's home", "我", "家"; "im", "ive" as typed.
+ABOUT_USER = re.compile(r"\b(?:i|i'm|im|i'll|i've|ive|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
 
 
 #: A standing request for the user's deliveries asked as a question: "can u send my orders to 14 Harbour

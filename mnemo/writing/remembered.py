@@ -17,11 +17,13 @@ from collections.abc import Iterable, Sequence
 from mnemo.writing.grounding import REMEMBER_EN, REMEMBER_ZH, SENTENCE, is_question
 from mnemo.writing.quotes import new_facts, quoted, quoting
 
-#: A request to remember (:data:`mnemo.writing.grounding.REMEMBER_EN`), "remember this abt me: I'm ...":
+#: A request to remember (:data:`mnemo.writing.grounding.REMEMBER_EN`), "remember this abt me: I'm ...",
+#: "pls remember this for real: I always ...":
 #: the fact is what follows, about the user (I, my, we, our).
 _ASKED_EN = re.compile(
-    REMEMBER_EN + r"(?:\s+(?:this|the\s+following))?(?:\s+(?:about|abt)\s+me)?\s*[,:]?\s+(?:that\s+)?"
-    r"(?P<fact>(?:I|I'm|I've|I'd|my|we|we're|our)\b.+)",
+    REMEMBER_EN
+    + r"(?:[^:：.!?\n]{0,30}[:：]|(?:\s+(?:this|the\s+following))?(?:\s+(?:about|abt)\s+me)?\s*,?)\s+(?:that\s+)?"
+    r"(?P<fact>(?:I|I'm|Im|I've|Ive|I'd|my|we|we're|our)\b.+)",
     re.IGNORECASE,
 )
 #: "请记住我不吃香菜", "帮我记下：我……", "别忘了我……", "帮我记一下哈，我……".

@@ -22,7 +22,7 @@ from tests.writing import EXTRACT, load_nothing_extracted
             {"email", "phone"},
         ),
         ("Also I'd rather you didn't phone me, email is best.", None, {"email", "phone"}),
-        ("Text me instead of calling, I'm in meetings all day.", None, {"text"}),
+        ("Text me instead of calling, I'm in meetings all day.", None, {"text", "phone"}),
         ("No calls please, I prefer WhatsApp.", None, {"phone", "whatsapp"}),
         ("另外别给我打电话，发短信就行。", None, {"phone", "text"}),
         ("能开发票吗？顺便说一下，联系我请用邮件。", "顺便说一下，联系我请用邮件。", {"email"}),
@@ -33,6 +33,9 @@ from tests.writing import EXTRACT, load_nothing_extracted
         # A channel said to be best, no verb for reaching (issue 55, the second blind set).
         ("Email is best, I rarely check texts.", None, {"email", "text"}),
         ("有事微信就行。", None, {"wechat"}),
+        # A channel's own verb, a verb's -ing, "stop" (issue 55, the fourth blind set).
+        ("just whatsapp me on the same number, always", None, {"whatsapp"}),
+        ("pls stop ringing me about deliveries, i can't pick up at work.", None, {"phone"}),
     ],
 )
 def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named):

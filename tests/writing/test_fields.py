@@ -86,6 +86,7 @@ def test_a_name_or_city_said_of_someone_else_is_not_the_user_s():
     assert not said("name", "Greta", *aunt) and not said("city", "Bergen", *aunt)
     assert said("name", "Tom", *aunt) and said("city", "Brighton", *aunt)
     assert said("city", "Leeds", "My sister and I live in Leeds.")  # the user after the relation
+    assert said("city", "Leeds", "my sister and im living in Leeds now")  # "im" as typed
     mum = ("给我妈买个颈椎枕，她叫李梅，住在大连。", "能寄到大连中山路那边吗？我自己住青岛。")
     assert not said("name", "李梅", *mum) and not said("city", "大连", *mum)  # someone's, then an address's
     assert said("city", "青岛", *mum)

@@ -117,6 +117,7 @@ def test_a_refused_city_is_quoted_only_from_a_stated_sentence():
         ("I'm on a trip to New York next week.", "New York"),
         ("我三月二十号之前都在日本出差，这段时间请先别给我发货。", "日本"),
         ("我下周去云南旅游。", "云南"),
+        ("另外我下周要去澳洲玩，1月15号才回来，这期间先别给我发货了", "澳洲"),  # issue 55, the fourth blind set
         ("I love travelling.", None),
         ("We are travelling light.", None),
         ("If I went on a trip to Peru, would you ship there?", None),

@@ -18,6 +18,9 @@ from mnemo.writing.refusals import business_record_term, refuse_business_record
         "用户申请了退款。",
         "Text me about my order #5512 when it ships.",  # one order: a record
         "Email the user about their order 7730.",
+        "I never got my refunds.",  # refunds' state, no standing wish (issue 55, the fourth blind set)
+        "I always get refunds late.",
+        "以后退款别拖这么久。",
     ],
 )
 def test_business_records_are_refused(text):
@@ -38,6 +41,11 @@ def test_business_records_are_refused(text):
         "The user wants to be emailed about their orders, not called.",
         "用户说：“订单有问题发微信找我，别打电话。”",
         "用户对花生过敏。",
+        # Where refunds go is a standing wish too (issue 55, the fourth blind set); Alipay is no payment.
+        "I always want refunds back to my PayPal, never store credit.",
+        "The user said: “all refunds to my card please”",
+        "用户说：“以后退款都退到支付宝”",
+        "用户常用支付宝。",
     ],
 )
 def test_other_facts_pass(text):

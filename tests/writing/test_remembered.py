@@ -28,6 +28,12 @@ from tests.writing import EXTRACT, load_nothing_extracted
         # What stands between the ask and the fact (issue 55, the second blind set).
         ("ok. also pls remember this about me: I'm colour-blind.", ["I'm colour-blind."]),
         ("另外帮我记一下哦，我对酒精过敏。", ["我对酒精过敏。"]),
+        # Words before a colon, a pronoun typed without its apostrophe (issue 55, the fourth blind set).
+        (
+            "but pls remember this for real: I always want refunds back to my PayPal, never store credit.",
+            ["I always want refunds back to my PayPal, never store credit."],
+        ),
+        ("remember: im vegan", ["im vegan"]),
         # Nothing asked to be kept: a question about memory, a memory of the user's own.
         ("Do you remember my size?", []),
         ("I can't remember my password.", []),

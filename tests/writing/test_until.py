@@ -112,6 +112,7 @@ async def test_an_address_until_a_day_expires_then_though_no_note_gave_its_end(s
         ("I'm away on a course from 3 Aug till the 14th so nobody's home", date(2026, 8, 14)),  # the month before
         ("I'm away till the 14th", None),  # no month named: no day
         ("我下周住院，估计8月2号才出院，家里没人", date(2026, 8, 2)),
+        ("im in hospital after knee surgery until the 28th of February", date(2027, 2, 28)),
     ],
 )
 def test_a_day_alone_takes_the_month_named_before_it_and_leaving_hospital_ends_a_stay(text, day):
@@ -126,3 +127,12 @@ def test_a_standing_request_asked_as_a_question_keeps_its_end():
     assert day == date(2026, 6, 30) and "3 Quay Road" in note
     assert until_notes(["Will the lamp be in stock until 30 June?"], []) == []  # a question, no request
     assert until_notes(["Can I still return my kettle until 30 June?"], []) == []  # the user asks, no request
+
+
+def test_a_pronoun_typed_without_its_apostrophe_makes_a_situation_the_user_s():
+    """Issue 55, the fourth blind set: "im in hospital ... until the 28th of February" was dropped."""
+    from mnemo.writing.until import until_sentences
+
+    assert until_sentences(["the shop is closed until the 28th of February"]) == []  # not about the user
+    assert [d for _, d in until_sentences(["im in hospital until the 28th of February"])] == [date(2027, 2, 28)]
+    assert [d for _, d in until_sentences(["ive moved out until the 28th of February"])] == [date(2027, 2, 28)]

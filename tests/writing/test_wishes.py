@@ -25,6 +25,9 @@ from tests.writing import EXTRACT
         ("以后请用英文回复我，我在练习英语。", "en"),
         ("跟我说日语吧。", "ja"),
         ("请用中文回答。", "zh"),
+        ("还有 以后你们回我都用英文吧，我最近在练英语 thx", "en"),  # issue 55, the fourth blind set
+        ("回复用中文吧", "zh"),
+        ("以后回复我请用英文，谢谢", "en"),
         # No wish: a language named otherwise, a supposition, someone else answered.
         ("I speak English and French.", None),
         ("If you answered me in German, would I understand it?", None),
@@ -33,6 +36,7 @@ from tests.writing import EXTRACT
         ("问一下，要是你用英文回复我，我能看懂吗？", None),
         ("I talk with my mum in French.", None),
         ("我会说英语。", None),
+        ("你们回我都用英文，我看不懂", None),  # a complaint, no wish
         ("Do you ship to Valencia?", None),
     ],
 )
