@@ -1,0 +1,73 @@
+"""mnemo.writing.allergies: an allergy or an intolerance the user stated is kept in their
+words when the extractor dropped it (issue 55: Qwen2.5-Coder-1.5B did, in Chinese, on the
+held-out half and the fourth blind set), and a question, a supposition or a product's
+words are none."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from mnemo import alist_notes
+from mnemo.writing import aextract_messages
+from mnemo.writing.allergies import allergy_notes, allergy_sentences
+from tests.writing import EXTRACT, load_nothing_extracted
+
+
+@pytest.mark.parametrize(
+    ("texts", "sentence"),
+    [
+        (
+            [
+                "你们那款进口全麦面包是用什么粉做的啊？",
+                "我麸质不耐受 吃了肚子疼，只能买无麸质的。顺便问下我昨天下单的那箱牛奶还能改送货时间不",
+            ],
+            "我麸质不耐受 吃了肚子疼，只能买无麸质的。",
+        ),
+        (
+            ["asking cuz im seriously allergic to tree nuts, cashews especially. also is it vegan"],
+            "asking cuz im seriously allergic to tree nuts, cashews especially.",
+        ),
+        (["我对海鲜过敏，这个汤里有虾吗？"], "我对海鲜过敏"),  # the question's clause left out
+        (["my son cant eat eggs"], None),  # the user's household, "cant" as typed
+        (["I'm coeliac so gluten-free only please."], None),
+        (["I'm lactose intolerant."], None),
+    ],
+)
+def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
+    assert allergy_sentences(texts) == [sentence or texts[-1]]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Is this allergy-friendly?",  # a question
+        "If I were allergic to nuts, could I eat it?",  # a supposition
+        "The label says it may cause allergic reactions.",  # not about the user
+        "这款面包不含麸质吗？",
+        "假如我对花生过敏，这个能吃吗？",
+    ],
+)
+def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):
+    assert allergy_sentences(["I'm allergic to peanuts."]) != []  # the rule reads one at all
+    assert allergy_sentences([text]) == []
+
+
+def test_the_note_quotes_the_allergy_unless_a_note_says_it():
+    assert allergy_notes(["I'm allergic to peanuts."], []) == [
+        ("The user said: “I'm allergic to peanuts.”", "I'm allergic to peanuts.")
+    ]
+    assert allergy_notes(["I'm allergic to peanuts."], ["The user is allergic to peanuts."]) == []
+    lactose = "Remember that I can't have anything with lactose."
+    assert allergy_notes([lactose], ["The user lives in Leeds."]) != []  # precondition: quoted
+    assert allergy_notes([lactose], ["The user cannot have lactose."]) == []  # a third of its words not shared
+    assert allergy_notes([lactose], ["The user cannot have gluten."]) != []  # another allergy
+
+
+async def test_an_allergy_the_extractor_dropped_is_kept_once(store, user):
+    thread = [HumanMessage("这个汤里有虾吗？我对海鲜过敏。", id="h1")]
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我对海鲜过敏。”"]
+    thread.append(HumanMessage("再说一次，我对海鲜过敏。", id="h2"))  # the note is shown: no second copy
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
+    assert len(await alist_notes(store, user)) == 1
