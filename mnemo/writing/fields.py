@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from mnemo.core import content_tokens, mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, in_address
 from mnemo.writing.grounding import SENTENCE_ENDS
+from mnemo.writing.until import until_day
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
 #: city, province, district, county. Not words of their own in a value that has others.
@@ -70,14 +71,15 @@ _KIN_EN = (
 )
 _KIN_ZH = (
     r"妈|爸|母亲|父亲|姐|哥|弟|妹|老婆|老公|妻子|丈夫|儿子|女儿|孩子|爷爷|奶奶|外公|外婆|姥姥|姥爷|朋友|同事|老板"
-    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑|宝宝|娃|小孩|双胞胎"
+    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑|宝宝|娃|小孩|双胞胎|男孩|女孩"
 )
 #: A relation said as a name ("宝宝", "Mum"): never the user's name. Kin words that are
 #: also given names ("Nan", "Nana") are not in it.
 _KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{_KIN_EN})|(?:{_KIN_ZH})+)", re.IGNORECASE)
-#: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "她", "我妈".
+#: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "at my sister's",
+#: "她", "我妈".
 _SOMEONE = re.compile(
-    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})\b|她|他|我的?(?:{_KIN_ZH})",
+    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{_KIN_ZH})",
     re.IGNORECASE,
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
@@ -105,15 +107,34 @@ def _of_someone(text: str, start: int) -> bool:
 def said_only_away(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` only where they do not live: each time a
     trip's place (:data:`TRIP`), an address's town
-    (:func:`mnemo.profile.address.said_in_address`) or someone else's (:func:`said_of_someone_else`)."""
+    (:func:`mnemo.profile.address.said_in_address`), someone else's (:func:`said_of_someone_else`),
+    where they come from ("originally from", "我老家是": :data:`_ORIGIN`) or where they are
+    until a day ("staying in Whitby till March 14th": :func:`mnemo.writing.until.until_day`)."""
     said = mentions(value, texts)
     return bool(said) and all(
         _TRIP_BEFORE.search(t[: m.start()])
         or _TRIP_AFTER.match(t, m.end())
         or in_address(t, m.start(), m.end())
         or _of_someone(t, m.start())
+        or _ORIGIN.search(t[: m.start()])
+        or until_day(_sentence_at(t, m.start())) is not None
         for t, m in said
     )
+
+
+#: Where the user comes from, right before the place: not where they live now.
+_ORIGIN = re.compile(
+    r"\b(?:originally\s+(?:from|in)|grew\s+up\s+in|born\s+(?:and\s+(?:raised|bred)\s+)?in|home\s?town\s+(?:is\s+)?)\s*$"
+    r"|(?:老家|家乡|故乡|祖籍|出生地|出生在|生在)(?:是|在)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _sentence_at(text: str, start: int) -> str:
+    """The sentence of ``text`` that holds position ``start``."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
+    after = _SENTENCE_END.search(text, start)
+    return text[ends[-1] if ends else 0 : after.end() if after else len(text)]
 
 
 def _named(names: Iterable[str], folded: str) -> bool:

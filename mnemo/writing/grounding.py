@@ -53,7 +53,8 @@ EMOJI = "\u2600-\u27bf\ufe0f\U0001f000-\U0001faff"
 SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
 #: Where a sentence ends (kept with it; an emoji's selector, joiner or skin tone kept too) and where a clause does.
 SENTENCE = re.compile(rf"(?<=[{SENTENCE_ENDS}])(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*")
-CLAUSE = re.compile(r"[,;，；、]")
+#: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼").
+CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.
 _SUPPOSES = re.compile(

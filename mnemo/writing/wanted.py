@@ -14,12 +14,12 @@ from mnemo.audit import Source
 from mnemo.core import InvalidInputError, content_tokens
 from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate_refers_to
 from mnemo.profile import normalize_field, profile_from_items
-from mnemo.writing.allergies import allergy_notes
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
 from mnemo.writing.fields import field_said, named_languages
 from mnemo.writing.grounding import grounded, said_words, shares_a_word, supported, supposed_words
 from mnemo.writing.known import Known, RevisionRequest
+from mnemo.writing.needs import need_notes
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
@@ -99,8 +99,8 @@ def in_their_words(
     checks refused is one), with the end date of a note about it or its own, a situation
     that lasts until a day (:mod:`mnemo.writing.until`), expiring then, a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`) and how the user wants to
-    be contacted, a wish that stands from now on and an allergy, said in ``asked``
-    (:mod:`mnemo.writing.contact`, :mod:`mnemo.writing.standing`, :mod:`mnemo.writing.allergies`), unless a note of the
+    be contacted, a wish that stands from now on and an allergy or a need of access, said in ``asked``
+    (:mod:`mnemo.writing.contact`, :mod:`mnemo.writing.standing`, :mod:`mnemo.writing.needs`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
     (:func:`is_storable_note`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
@@ -119,7 +119,7 @@ def in_their_words(
     found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
     found += [ExtractedNote(text) for text, _ in contact_notes(asked, texts + [n.text for n in found])]
     found += [ExtractedNote(text) for text, _ in standing_notes(asked, texts + [n.text for n in found])]
-    found += [ExtractedNote(text) for text, _ in allergy_notes(asked, texts + [n.text for n in found])]
+    found += [ExtractedNote(text) for text, _ in need_notes(asked, texts + [n.text for n in found])]
     return [n for n in found if is_storable_note(n.text)]
 
 

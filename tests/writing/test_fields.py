@@ -127,3 +127,21 @@ def test_a_name_and_town_said_before_an_emoji_and_a_question_are_the_user_s():
     assert field_said("name", "Tom", [mum.replace("😊", ".")], said_words([mum.replace("😊", ".")]))
     assert field_said("name", "Tom", [mum], said_words([mum]))
     assert not field_said("name", "Tom", [mum.replace("😊", "and")], said_words([mum.replace("😊", "and")]))
+
+
+def test_a_town_the_user_comes_from_or_stays_in_until_a_day_is_not_where_they_live():
+    """Issue 55, the fifth blind set: "我老家是潍坊的" and "staying at my sisters in Whitby till march
+    14th" stored the city; "一对双胞胎男孩" the name."""
+
+    def said(field, value, *texts):
+        return field_said(field, value, list(texts), said_words(texts))
+
+    assert said("city", "潍坊", "我住在潍坊。")  # precondition: a town said is a city
+    assert not said("city", "潍坊", "我叫陈晓雯，现在住在青岛。", "我老家是潍坊的 过年回去那几天可能收不了件哈")
+    assert said("city", "青岛", "我叫陈晓雯，现在住在青岛。", "我老家是潍坊的")
+    assert not said("city", "Chennai", "I'm originally from Chennai but I live in Leeds now.")
+    assert said("city", "Leeds", "I'm originally from Chennai but I live in Leeds now.")
+    assert said("city", "Whitby", "im staying in Whitby.")  # precondition: no end, no one else
+    assert not said("city", "Whitby", "im staying in Whitby till march 14th while my flat gets redone")
+    assert not said("city", "Whitby", "im at my sisters in Whitby while my flat gets redone")  # a plural's kin
+    assert not said("name", "双胞胎男孩", "我家是一对双胞胎男孩 3岁")

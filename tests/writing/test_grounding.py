@@ -474,3 +474,13 @@ def test_an_emoji_ends_a_sentence_and_keeps_its_selector_and_skin_tone():
         "ok 👨‍👩‍👧",
         "fine",
     ]
+
+
+def test_a_space_between_han_characters_is_a_comma():
+    """Issue 55, the fifth blind set: "我眼睛老花得厉害 发票能不能……" lost its first clause with the invoice's."""
+    from mnemo.writing.grounding import stated
+
+    assert stated("我眼睛老花得厉害，发票能不能发大字版的").strip() == "我眼睛老花得厉害，"  # the comma's precondition
+    assert stated("我眼睛老花得厉害 发票能不能发大字版的").strip() == "我眼睛老花得厉害"
+    assert stated("我在杭州 你们能送货吗？").strip() == "我在杭州"  # a question's asking clause
+    assert stated("I live in Leeds now").strip() == "I live in Leeds now"  # Latin words keep their spaces
