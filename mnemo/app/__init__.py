@@ -153,7 +153,6 @@ from mnemo.turn import (
 )
 from mnemo.writing import (
     MAX_EXISTING_NOTES,
-    REMEMBER_TOOL,
     DeferredNote,
     adrain,
     aextract_messages,
@@ -199,7 +198,6 @@ __all__ = [
     "RECALL_LIMIT",
     "RECALL_MARGIN",
     "RECENT_LIMIT",
-    "REMEMBER_TOOL",
     "RESERVED_ROOTS",
     "SHARED_ROOT",
     "TEXT_BLOCK_TYPES",

@@ -25,7 +25,6 @@ from mnemo.writing.extraction import (
 from mnemo.writing.grounding import refuse_unsaid
 from mnemo.writing.known import MAX_EXISTING_NOTES
 from mnemo.writing.pipeline import (
-    REMEMBER_TOOL,
     aextract_messages,
     called_remember,
     pending,
@@ -39,7 +38,6 @@ from mnemo.writing.refusals import (
 __all__ = [
     "MAX_CONSOLIDATION_CALLS",
     "MAX_EXISTING_NOTES",
-    "REMEMBER_TOOL",
     "DeferredNote",
     "MemoryExtraction",
     "aconsolidate",
