@@ -97,9 +97,14 @@ def said_of_someone_else(value: str, texts: Iterable[str]) -> bool:
     return bool(said) and all(_of_someone(t, m.start()) for t, m in said)
 
 
-def _of_someone(text: str, start: int) -> bool:
+def _sentence_start(text: str, start: int) -> int:
+    """Where the sentence of ``text`` that holds position ``start`` begins."""
     ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
-    lead = text[ends[-1] if ends else 0 : start]
+    return ends[-1] if ends else 0
+
+
+def _of_someone(text: str, start: int) -> bool:
+    lead = text[_sentence_start(text, start) : start]
     someone = list(_SOMEONE.finditer(lead))
     return bool(someone) and not _SELF.search(lead[someone[-1].end() :])
 
@@ -132,9 +137,8 @@ _ORIGIN = re.compile(
 
 def _sentence_at(text: str, start: int) -> str:
     """The sentence of ``text`` that holds position ``start``."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
     after = _SENTENCE_END.search(text, start)
-    return text[ends[-1] if ends else 0 : after.end() if after else len(text)]
+    return text[_sentence_start(text, start) : after.end() if after else len(text)]
 
 
 def _named(names: Iterable[str], folded: str) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting
+from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
 _ALLERGY = re.compile(
@@ -55,9 +55,5 @@ def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, st
     that I can't have anything with lactose."): ``(note text, the sentence it quotes)``."""
     notes = list(notes)
     allergies = [content_tokens(n) for n in notes if _ALLERGY.search(n) or _ACCESS.search(n)]
-    form = quoting(texts)
-    return [
-        (quoted(form, sentence), sentence)
-        for sentence in new_facts(need_sentences(texts), notes)
-        if not any(words & content_tokens(sentence) for words in allergies)
-    ]
+    unsaid = [s for s in need_sentences(texts) if not any(words & content_tokens(s) for words in allergies)]
+    return quoted_new(texts, unsaid, notes)

@@ -53,6 +53,13 @@ def new_facts(facts: Iterable[str], notes: Iterable[str]) -> list[str]:
     return [f for f in facts if not any(len((words := content_tokens(f)) & k) * 3 >= len(words) for k in kept)]
 
 
+def quoted_new(texts: Sequence[str], facts: Iterable[str], notes: Iterable[str]) -> list[tuple[str, str]]:
+    """Each of ``facts`` none of ``notes`` says (:func:`new_facts`) as a note quoting the user
+    of ``texts`` (:func:`quoting`): ``(note text, the fact)``."""
+    form = quoting(texts)
+    return [(quoted(form, fact), fact) for fact in new_facts(facts, notes)]
+
+
 def quoting(texts: Sequence[str]) -> str:
     """How a note quotes the user, in the language their ``texts`` are written in: a ``{}`` for the words."""
     return _SAID.get(writing_language(texts) or "", _SAID_ELSE)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.writing.grounding import REMEMBER_EN, REMEMBER_ZH, SENTENCE, is_question
-from mnemo.writing.quotes import new_facts, quoted, quoting
+from mnemo.writing.quotes import quoted_new
 
 #: A request to remember (:data:`mnemo.writing.grounding.REMEMBER_EN`), "remember this abt me: I'm ...",
 #: "pls remember this for real: I always ...":
@@ -53,5 +53,4 @@ def remembered_facts(texts: Iterable[str]) -> list[str]:
 def remembered_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the facts of :func:`remembered_facts` that none of
     ``notes`` says (shares a third of their content words): ``(note text, the fact)``."""
-    form = quoting(texts)
-    return [(quoted(form, fact), fact) for fact in new_facts(remembered_facts(texts), notes)]
+    return quoted_new(texts, remembered_facts(texts), notes)

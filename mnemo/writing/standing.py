@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting
+from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: From now on: a wish that stands, not one errand.
 _FROM_NOW_ON = re.compile(
@@ -49,5 +49,4 @@ def standing_sentences(texts: Iterable[str]) -> list[str]:
 def standing_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the sentences of :func:`standing_sentences` that none of
     ``notes`` says: ``(note text, the sentence it quotes)``."""
-    form = quoting(texts)
-    return [(quoted(form, sentence), sentence) for sentence in new_facts(standing_sentences(texts), notes)]
+    return quoted_new(texts, standing_sentences(texts), notes)

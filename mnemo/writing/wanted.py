@@ -116,10 +116,9 @@ def in_their_words(
     ]
     dated = [(n.text, n.expires) for n in [*notes, *places]] + [(t, None) for t in shown]
     places += [ExtractedNote(text, expires=_expires(day)) for text, day in until_notes(said, dated)]
-    found = places + [ExtractedNote(text) for text, _ in remembered_notes(asked, texts + [n.text for n in places])]
-    found += [ExtractedNote(text) for text, _ in contact_notes(asked, texts + [n.text for n in found])]
-    found += [ExtractedNote(text) for text, _ in standing_notes(asked, texts + [n.text for n in found])]
-    found += [ExtractedNote(text) for text, _ in need_notes(asked, texts + [n.text for n in found])]
+    found = list(places)
+    for read in (remembered_notes, contact_notes, standing_notes, need_notes):  # each after what those before found
+        found += [ExtractedNote(text) for text, _ in read(asked, texts + [n.text for n in found])]
     return [n for n in found if is_storable_note(n.text)]
 
 

@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from mnemo import alist_notes
 from mnemo.writing import aextract_messages
 from mnemo.writing.contact import channels, contact_notes, contact_sentences
-from tests.writing import EXTRACT, load_nothing_extracted
+from tests.writing import EXTRACT, assert_quoted_once, load_nothing_extracted
 
 
 @pytest.mark.parametrize(
@@ -72,12 +72,10 @@ def test_the_note_quotes_the_wish_unless_a_note_names_one_of_its_channels():
 
 
 async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
-    thread = [HumanMessage("退款一般要多久？另外别给我打电话，发短信就行。", id="h1")]
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“另外别给我打电话，发短信就行。”"]
-    thread.append(HumanMessage("再说一次：别给我打电话，发短信就行。", id="h2"))  # the note is shown: no second copy
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
-    assert len(await alist_notes(store, user)) == 1
+    wish = "另外别给我打电话，发短信就行。"
+    await assert_quoted_once(
+        store, user, f"退款一般要多久？{wish}", "再说一次：别给我打电话，发短信就行。", f"用户说：“{wish}”"
+    )
 
 
 async def test_a_wish_about_the_user_s_orders_is_kept_it_is_no_order(store, user):

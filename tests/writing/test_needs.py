@@ -6,12 +6,9 @@ words are none."""
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import HumanMessage
 
-from mnemo import alist_notes
-from mnemo.writing import aextract_messages
 from mnemo.writing.needs import need_notes, need_sentences
-from tests.writing import EXTRACT, load_nothing_extracted
+from tests.writing import assert_quoted_once
 
 
 @pytest.mark.parametrize(
@@ -81,9 +78,6 @@ def test_the_note_quotes_the_allergy_unless_a_note_says_it():
 
 
 async def test_an_allergy_the_extractor_dropped_is_kept_once(store, user):
-    thread = [HumanMessage("这个汤里有虾吗？我对海鲜过敏。", id="h1")]
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我对海鲜过敏。”"]
-    thread.append(HumanMessage("再说一次，我对海鲜过敏。", id="h2"))  # the note is shown: no second copy
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
-    assert len(await alist_notes(store, user)) == 1
+    await assert_quoted_once(
+        store, user, "这个汤里有虾吗？我对海鲜过敏。", "再说一次，我对海鲜过敏。", "用户说：“我对海鲜过敏。”"
+    )

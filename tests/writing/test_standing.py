@@ -5,12 +5,9 @@ prompt's example instead), and a complaint, a time or a question is no such wish
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import HumanMessage
 
-from mnemo import alist_notes
-from mnemo.writing import aextract_messages
 from mnemo.writing.standing import standing_notes, standing_sentences
-from tests.writing import EXTRACT, load_nothing_extracted
+from tests.writing import assert_quoted_once
 
 LOCKER = (
     "Also for all future orders - please never leave parcels with the neighbours, "
@@ -64,11 +61,5 @@ def test_the_note_quotes_the_wish_unless_a_note_says_it():
 
 
 async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
-    thread = [HumanMessage("那款竹纤维毛巾有灰色的吗？今后快递一律放丰巢，别放门口。", id="h1")]
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (1, 0)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“今后快递一律放丰巢，别放门口。”"]
-    thread.append(
-        HumanMessage("再说一次：今后快递一律放丰巢，别放门口。", id="h2")
-    )  # the note is shown: no second copy
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT) == (2, 0)
-    assert len(await alist_notes(store, user)) == 1
+    wish = "今后快递一律放丰巢，别放门口。"
+    await assert_quoted_once(store, user, f"那款竹纤维毛巾有灰色的吗？{wish}", f"再说一次：{wish}", f"用户说：“{wish}”")
