@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.scripted import ScriptedChatModel, tool_call
 from mnemo.audit import Origin
 
 #: ``aextract_messages``'s keyword arguments in these tests: no failure yet, the extractor's origin.
-EXTRACT = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
+EXTRACT: dict[str, Any] = {"failures": 0, "said_at": None, "timeout_s": 30, "origin": Origin(source="extractor")}
 
 
 async def load_nothing_extracted() -> ScriptedChatModel:
