@@ -248,7 +248,7 @@ class Said(NamedTuple):
     text: str
     in_reply_to: str | None
     tool_took: bool = False
-    """The ``remember_note`` tool answered it (wrote, refused or denied): its request to
+    """The ``remember_note`` tool took it (answered with no error): its request to
     remember is the tool's, never quoted by the writing (:mod:`mnemo.writing.remembered`)."""
 
 

@@ -79,19 +79,22 @@ REMEMBER_TOOL = "remember_note"
 
 def tool_took(messages: Sequence[BaseMessage], said: Sequence[HumanMessage]) -> list[bool]:
     """For each of ``said`` (user messages of ``messages``), whether :data:`REMEMBER_TOOL`
-    answered before the next user message: the request is the tool's (written, refused or
-    denied), so the writing never quotes it again (:mod:`mnemo.writing.remembered`)."""
+    took it before the next user message: answered with no error (written, queued or a
+    duplicate), so the writing never quotes it again (:mod:`mnemo.writing.remembered`).
+    An error answer took nothing: the tool refused the model's wording ("write it in the
+    user's words"), the gate denied the call or the store failed; the user's words are
+    then the writing's, as if the model had called no tool."""
     position = {id(m): i for i, m in enumerate(messages)}
     took = []
     for message in said:
         after = messages[position.get(id(message), len(messages)) + 1 :]
         turn = next((after[:i] for i, m in enumerate(after) if isinstance(m, HumanMessage)), after)
-        took.append(any(isinstance(m, ToolMessage) and m.name == REMEMBER_TOOL for m in turn))
+        took.append(any(isinstance(m, ToolMessage) and m.name == REMEMBER_TOOL and m.status != "error" for m in turn))
     return took
 
 
 def called_remember(messages: Sequence[BaseMessage]) -> bool:
-    """Whether :data:`REMEMBER_TOOL` answered after the latest user message of ``messages`` (this turn)."""
+    """Whether :data:`REMEMBER_TOOL` took the latest user message of ``messages`` (this turn)."""
     last = [m for m in messages if isinstance(m, HumanMessage)][-1:]
     return any(tool_took(messages, last))
 

@@ -87,17 +87,31 @@ async def test_a_wish_about_the_user_s_orders_is_kept_it_is_no_order(store, user
     ]
 
 
-async def test_a_wish_the_remember_tool_answered_is_the_tool_s(store, user):
-    """Denied, refused or written, a request the ``remember_note`` tool answered is never quoted again."""
+async def test_a_wish_the_remember_tool_took_is_the_tool_s_one_it_refused_is_the_writing_s(store, user):
+    """A request the ``remember_note`` tool took (answered with no error) is never quoted again;
+    one it refused (an error: the model's wording, a denial) took nothing and is quoted as if no
+    tool had run."""
 
     call = {"name": "remember_note", "args": {"text": "Contact the user by email only."}, "id": "c1"}
     thread = [
         HumanMessage("Please remember: only contact me by email, never by phone.", id="h1"),
         AIMessage("", tool_calls=[call], id="a1"),
-        ToolMessage("Not remembered: memory writes are not allowed.", name="remember_note", tool_call_id="c1"),
+        ToolMessage("Will be remembered once this reply is sent.", name="remember_note", tool_call_id="c1"),
     ]
     assert await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT) == (3, 0)
     assert await alist_notes(store, user) == []
-    thread.append(HumanMessage("And please only contact me by email from now on.", id="h2"))  # the control
-    assert await aextract_messages(store, user, load_nothing_extracted, thread, 3, **EXTRACT) == (4, 0)
-    assert len(await alist_notes(store, user)) == 1
+    again = {**call, "id": "c2"}
+    thread += [
+        HumanMessage("And please only contact me by email from now on.", id="h2"),
+        AIMessage("", tool_calls=[again], id="a2"),
+        ToolMessage(
+            "Error: not remembered: the user's messages do not say this",
+            name="remember_note",
+            tool_call_id="c2",
+            status="error",
+        ),
+    ]
+    assert await aextract_messages(store, user, load_nothing_extracted, thread, 3, **EXTRACT) == (6, 0)
+    assert [n["text"] for n in await alist_notes(store, user)] == [
+        "The user said: “And please only contact me by email from now on.”"
+    ]

@@ -228,3 +228,30 @@ def test_the_remember_tool_answered_this_turn_only_after_the_latest_user_message
     other = ToolMessage("2 orders.", name="lookup_orders", tool_call_id="c2")
     assert not called_remember([HumanMessage("My orders?", id="h3"), other])
     assert not called_remember([])
+
+
+async def test_a_fact_whose_remember_note_the_tool_refused_is_kept_in_the_user_s_words(agent, model, store, script):
+    """Qwen2.5-Coder-1.5B called remember_note with an English paraphrase of a Chinese
+    allergy, which the tool refused (not the user's words), and extracted the allergy
+    wrongly (shrimp): the refused call took nothing, so the user's sentence is quoted."""
+    from mnemo.core import User
+    from mnemo.notes import alist_notes
+    from tests.agent_harness import say
+
+    def chat(messages):
+        if isinstance(messages[-1], HumanMessage):
+            return AIMessage(
+                "", tool_calls=[{"name": "remember_note", "args": {"text": "I am allergic to seafood"}, "id": "c1"}]
+            )
+        return AIMessage(content="好的，我会注意。")
+
+    script.chat = chat
+    script.extract = lambda messages, tool_names: tool_call(
+        "MemoryExtraction", name="吴婷", notes=["The user is allergic to shrimp."]
+    )
+    out = await say(agent, "我叫吴婷，我对海鲜过敏，推荐菜的时候注意一下。")
+    refused = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.name, m.status) for m in refused] == [("remember_note", "error")]
+    assert [n["text"] for n in await alist_notes(store, User.of("u_zhou"))] == [
+        "用户说：“我叫吴婷，我对海鲜过敏，推荐菜的时候注意一下。”"
+    ]
