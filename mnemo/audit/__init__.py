@@ -11,10 +11,11 @@ from mnemo.audit.chain import (
     averify,
     head_op,
 )
-from mnemo.audit.origin import SOURCES, Origin, Source, default_origin
+from mnemo.audit.origin import SOURCES, STATED_BY, Origin, Source, default_origin, stated
 
 __all__ = [
     "SOURCES",
+    "STATED_BY",
     "AuditAction",
     "AuditRecord",
     "Origin",
@@ -24,4 +25,5 @@ __all__ = [
     "averify",
     "default_origin",
     "head_op",
+    "stated",
 ]

@@ -18,6 +18,23 @@ AUDIT_SOURCES: tuple[str, ...] = ("user_said", "tool", "extractor", "admin")
 Source = Literal["user_said", "tool", "inferred", "app"]
 SOURCES: tuple[str, ...] = get_args(Source)
 
+#: Who stated a value, as its prompt line says it (by its :data:`Source`): the user
+#: (their words, or the model's tool call at their request), an application, a model's inference.
+STATED_BY: dict[str, str] = {
+    "user_said": "said",
+    "tool": "said",
+    "app": "set by an application",
+    "inferred": "inferred",
+}
+
+
+def stated(source: object, first_seen: object = None) -> str:
+    """Who stated a value and since when, for its prompt line: ``said 2026-11-30``,
+    ``set by an application``, ``inferred 2026-12-01`` (:data:`STATED_BY`; a source it
+    does not know is ``inferred``, never the user's words; no date when unknown)."""
+    who = STATED_BY.get(str(source), "inferred")
+    return f"{who} {str(first_seen)[:10]}" if first_seen else who
+
 
 @dataclass(frozen=True, kw_only=True)
 class Origin:

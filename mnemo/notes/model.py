@@ -17,7 +17,7 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from langgraph.store.base import BaseStore, Item
 
-from mnemo.audit import Source
+from mnemo.audit import Source, stated
 from mnemo.core import (
     NOTES,
     InvalidInputError,
@@ -193,23 +193,12 @@ def indexed_text(text: str, context: str | None) -> str:
     return f"{text} (in reply to: {context})" if context else text
 
 
-#: Who stated a note, as its prompt line says it (by its source): the user
-#: (their words, or the model's tool call at their request), an application, a model's inference.
-STATED_BY: dict[str, str] = {
-    "user_said": "said",
-    "tool": "said",
-    "app": "set by an application",
-    "inferred": "inferred",
-}
-
-
 def note_dates(note: Note) -> str:
     """Who stated a note, when, and what date it is about, for a prompt line:
     ``"said 2026-11-30, about 2024-03"``, ``"set by an application 2026-11-30"``
-    (:data:`STATED_BY`; what the model needs for "when did I ...?" and to
+    (:func:`mnemo.audit.stated`; what the model needs for "when did I ...?" and to
     tell the user's words from others'; a date is left out when unknown)."""
-    stated = STATED_BY.get(str(note.get("source", "user_said")), "said")
-    parts = [f"{stated} {note['first_seen'][:10]}" if note.get("first_seen") else stated]
+    parts = [stated(note.get("source", "user_said"), note.get("first_seen"))]
     if note.get("refers_to"):
         parts.append(f"about {note['refers_to']}")
     return ", ".join(parts)

@@ -12,7 +12,7 @@ from typing import Any, Literal, NotRequired, TypedDict, cast, get_args
 
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 
-from mnemo.audit import SOURCES, Origin, Source, abatch_audited, audit_op, default_origin, head_op
+from mnemo.audit import SOURCES, Origin, Source, abatch_audited, audit_op, default_origin, head_op, stated
 from mnemo.core import (
     PROFILE,
     Ask,
@@ -330,13 +330,13 @@ def profile_audit_ops(user: User, diff: Iterable[ProfileChange], origin: Origin)
 def format_profile(profile: Profile) -> str:
     """The profile as prompt text; says so explicitly when there is none.
     Every stored value is quoted data (:func:`mnemo.core.quoting.quote`); a language's
-    code is followed by its name (``"es" (Spanish)``), which a small model knows better."""
+    code is followed by its name (``"es" (Spanish)``), which a small model knows better;
+    who stated it and since when as a note's line says it (``("said 2026-12-06")``)."""
     if not profile:
         return "(no profile yet: nothing is known about this user; do not guess)"
     return "\n".join(
         f"- {field}: {quote(entry.get('value', ''))}{_named(field, entry.get('value'))}  "
-        f"[{quote(entry.get('source', ''))}, "
-        f"since {quote(str(entry.get('first_seen', ''))[:10])}]"
+        f"({quote(stated(entry.get('source'), entry.get('first_seen')))})"
         for field in PROFILE_FIELDS
         if (entry := profile.get(field)) is not None
     )
