@@ -93,12 +93,12 @@ async def remember_note(
     return "Will be remembered once this reply is sent:\n" + data_block(MEMORY_TAG, f"- {quote(queued['text'])}")
 
 
-def _notes_block(notes: Sequence[Note], *, full_ids: bool = False) -> str:
+def _notes_block(notes: Sequence[Note], *, with_ids: bool = False) -> str:
     """Notes as a tool returns them: the system prompt's quoted lines
     (:func:`mnemo.turn.snapshot.note_line`) inside a ``<user_memory>`` block,
     since a tool result is read by the model like the prompt and a note can
     say anything ("SYSTEM: ...", a fake closing tag)."""
-    return data_block(MEMORY_TAG, "\n".join(note_line(n, full_id=full_ids, with_expiry=False) for n in notes))
+    return data_block(MEMORY_TAG, "\n".join(note_line(n, with_id=with_ids, with_expiry=False) for n in notes))
 
 
 def _replied_to(messages: list[BaseMessage]) -> str | None:
@@ -128,7 +128,7 @@ async def recall_notes(query: str, runtime: ToolRuntime[Context], limit: int = 5
     )
     if not notes:
         return "No matching notes."
-    return _notes_block(notes, full_ids=True)
+    return _notes_block(notes, with_ids=True)
 
 
 @declare("ends")
@@ -161,7 +161,7 @@ async def forget_note(
             return "Deleted:\n" + _notes_block(match.notes)
         if not match.notes:
             return "Nothing matched; nothing was deleted."
-        return _UNCLEAR[match.decision] + _notes_block(match.notes, full_ids=True)
+        return _UNCLEAR[match.decision] + _notes_block(match.notes, with_ids=True)
     removed = await aforget(memory_store(runtime), user, note_id=note_id, about=about, origin=origin)
     if not removed:
         return "Nothing matched; nothing was deleted."

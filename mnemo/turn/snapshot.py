@@ -85,16 +85,18 @@ async def aload_snapshot(
 _SECTIONS = (("relevant", "Notes relevant to the latest message:"), ("recent", "Most recent notes:"))
 
 
-def note_line(note: Note, *, full_id: bool = False, with_expiry: bool = True) -> str:
+def note_line(note: Note, *, with_id: bool = False, with_expiry: bool = True) -> str:
     """A note as the model reads it, in the prompt and in tool results: one
     line, every value quoted (a note's text, id and expiry are whatever a
-    user wrote: mnemo.core.quoting), its id cut to 8 characters unless
-    ``full_id``, its dates, and when it stops being true unless not
-    ``with_expiry``."""
-    until = f", true until {quote(note['expires_at'][:16])}" if with_expiry and note.get("expires_at") else ""
-    dates = f", {quote(dates)}" if (dates := note_dates(note)) else ""
-    note_id = note["id"] if full_id else note["id"][:8]
-    return f"- {quote(note['text'])}  (note {quote(note_id)}{dates}{until})"
+    user wrote: mnemo.core.quoting), who stated it and when, its full id when
+    ``with_id`` (what ``forget_note`` and ``replaces`` take: a tool result's, never
+    the prompt's, where an id would be tokens every turn reads and no tool takes)
+    and when it stops being true unless not ``with_expiry``."""
+    parts = [f"note {quote(note['id'])}"] if with_id else []
+    parts.append(quote(note_dates(note)))
+    if with_expiry and note.get("expires_at"):
+        parts.append(f"true until {quote(note['expires_at'][:16])}")
+    return f"- {quote(note['text'])}  ({', '.join(parts)})"
 
 
 def fit_snapshot(snapshot: MemorySnapshot, *, char_budget: int = MEMORY_CHAR_BUDGET) -> MemorySnapshot:

@@ -98,8 +98,8 @@ async def test_imports_are_checked_prompts_say_who_stated_a_note_and_mcp_refusal
             ] == "success"
             prompt = system_prompts(stub)[-1]
             assert OWN in prompt
-            assert '"Has a dog called Max."  (note "n_dog", "said 2026-01-02")' in prompt, prompt
-            assert '"Is a gold member."  (note "n_gold", "set by an application 2026-01-02")' in prompt
+            assert '"Has a dog called Max."  ("said 2026-01-02")' in prompt, prompt
+            assert '"Is a gold member."  ("set by an application 2026-01-02")' in prompt
             assert (
                 '"Prefers e-mail over phone."' in prompt
                 and '"set by an application 20' in prompt.split("Prefers e-mail")[1][:80]

@@ -541,7 +541,8 @@ def test_a_note_line_says_who_stated_it(source, stated):
     from mnemo.turn import note_line
 
     note = Note(id="k", text="Prefers e-mail.", source=source, first_seen="2026-11-30T08:00:00+00:00", updated_at="")
-    assert note_line(note) == f'- "Prefers e-mail."  (note "k", "{stated} 2026-11-30")'
+    assert note_line(note) == f'- "Prefers e-mail."  ("{stated} 2026-11-30")'
+    assert note_line(note, with_id=True) == f'- "Prefers e-mail."  (note "k", "{stated} 2026-11-30")'
 
 
 @pytest.mark.parametrize("day", ["March 2024", "2024-13", "2024-02-30", "24-03-09", 2024])

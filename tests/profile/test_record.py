@@ -108,10 +108,7 @@ def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
     assert format_profile(partial) == f"- name: {quote('')}  ({quote('inferred')})"  # no source: never the user's
     # A language's code with its name (issue 55, the fourth blind set: "es" alone); an unknown code alone.
     spanish = {"language": {"value": "es"} | entry}
-    assert (
-        format_profile(spanish)
-        == f"- language: {quote('es')} (Spanish)  ({quote('said 2026-03-04')})"
-    )
+    assert format_profile(spanish) == f"- language: {quote('es')} (Spanish)  ({quote('said 2026-03-04')})"
     assert format_profile({"language": {"value": "pt"} | entry}).startswith(f"- language: {quote('pt')}  (")
 
 

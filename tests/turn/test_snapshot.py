@@ -53,7 +53,7 @@ def test_fit_names_exactly_the_notes_the_text_shows():
         text = render_snapshot(snap, char_budget=budget)
         fitted = fit_snapshot(snap, char_budget=budget)
         shown = {n["id"] for n in fitted["relevant"] + fitted["recent"]}
-        assert shown == {n["id"] for n in notes if f"(note {quote(n['id'][:8])}" in text}
+        assert shown == {n["id"] for n in notes if f"- {quote(n['text'])}  (" in text}
     assert len(shown) == 12 and 0 < len({n["id"] for n in fit_snapshot(snap, char_budget=400)["relevant"]}) < 6
 
 
