@@ -55,6 +55,9 @@ SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
 SENTENCE = re.compile(rf"(?<=[{SENTENCE_ENDS}])(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*")
 #: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼").
 CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
+#: Where a question's clause may start: a clause's mark or a dash between words ("I live in Brighton
+#: and I've got a sofa cover on order — when's it arriving?"; not the hyphen of "66-2041" or "e-mail").
+_ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.
 _SUPPOSES = re.compile(
@@ -109,8 +112,8 @@ def _without_records(sentence: str) -> str:
 def stated(text: str) -> str:
     """What ``text`` states: without its suppositions ("If I had a car, I would
     drive to Denver.", "Quick question - say I ordered ...": :func:`unsupposed`),
-    the asking clause of a question ("I'm in Leeds, do you deliver there?"
-    keeps "I'm in Leeds"), unless they ask to remember, and its clauses about an
+    the asking clause of a question ("I'm in Leeds, do you deliver there?", "I live in
+    Brighton - when's it arriving?" keep where they live), unless they ask to remember, and its clauses about an
     order, a refund or a payment, the order system's ("订单……少发了个杯盖"). A fact
     is grounded only by what the user stated (issue 42)."""
     return " ".join(_without_records(s) for s in _stated(text))
@@ -124,7 +127,7 @@ def _stated(text: str) -> list[str]:
         elif (lead := unsupposed(sentence)) != sentence:
             kept.append(lead)
         elif is_question(sentence):
-            kept.extend(CLAUSE.split(sentence)[:-1])
+            kept.extend(_ASKING_CLAUSE.split(sentence)[:-1])
         else:
             kept.append(sentence)
     return kept

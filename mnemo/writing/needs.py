@@ -9,17 +9,20 @@ supposition, no clause about an order: :func:`mnemo.writing.grounding.stated_sen
 that is about them ("I", "my", "我", "家") and names an allergy or an intolerance
 ("allergic to", "intolerant", "coeliac", "can't eat"; "过敏", "不耐受", "不能吃") or a need of
 access ("I'm blind and use a screen reader", "hard of hearing", "我眼睛老花", "听力不好"; the
-fifth blind set), when no note of the extraction, nor one read in code before it, says it already.
+fifth blind set), when no note of the extraction, nor one read in code before it, names the same
+thing ("peanuts" is not "shellfish": "allergic" is no thing). A clause that denies an allergy ("I'm
+not allergic to peanuts", "我不是花生过敏") is none, and sets aside a note of the user naming it
+(:func:`denied_needs`; the sixth blind set's correction).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
-from mnemo.writing.grounding import stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, quoted_new
+from mnemo.writing.grounding import CLAUSE, stated_sentences
+from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting
 
 #: An allergy, an intolerance, a food the body cannot take.
 _ALLERGY = re.compile(
@@ -39,21 +42,71 @@ _ACCESS = re.compile(
 )
 
 
+#: What denies an allergy in its clause: "I'm not allergic to peanuts", "我不是花生过敏", "我对花生不过敏"
+#: (not "不过", "but": "不过我对花生过敏" states one).
+_DENIED = re.compile(r"\bnot\b|n(?:'|’)t\b|\bnever\b|\bno\s+longer\b|不是|并不|并没有|没有|不再|不过敏", re.IGNORECASE)
+
+
+def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
+    """The clauses of ``sentence`` that name an allergy or a need of access: those that
+    state one, and those that deny an allergy ("我不是花生过敏，是对腰果过敏": one of each)."""
+    stated: list[str] = []
+    denied: list[str] = []
+    for clause in CLAUSE.split(sentence):
+        if _ALLERGY.search(clause) and _DENIED.search(_ALLERGY.sub(" ", clause) if "不过敏" not in clause else clause):
+            denied.append(clause)
+        elif _ALLERGY.search(clause) or _ACCESS.search(clause):
+            stated.append(clause)
+    return stated, denied
+
+
+def _things(text: str) -> frozenset[str]:
+    """What ``text`` says an allergy or a need is about: its content words but an allergy's
+    own and a denial's ("花生", "peanuts"; "blind", "screen reader")."""
+    return content_tokens(_DENIED.sub(" ", _ALLERGY.sub(" ", text)))
+
+
 def need_sentences(texts: Iterable[str]) -> list[str]:
-    """Each stated sentence of ``texts`` about the user that names an allergy, an intolerance or a need of access."""
+    """Each stated sentence of ``texts`` about the user that names an allergy, an intolerance
+    or a need of access, in a clause that does not deny it."""
     return [
         sentence.strip()
         for sentence in stated_sentences(texts)
-        if (_ALLERGY.search(sentence) or _ACCESS.search(sentence)) and ABOUT_USER.search(sentence)
+        if _need_clauses(sentence)[0] and ABOUT_USER.search(sentence)
+    ]
+
+
+def denied_needs(texts: Iterable[str], notes: Mapping[str, str]) -> list[str]:
+    """The keys of ``notes`` (key -> text) about an allergy that a stated sentence of the
+    user's ``texts`` denies ("I'm not allergic to peanuts", "我不是花生过敏"): a note naming
+    an allergy and a thing the denying clause names. A small model leaves such a note
+    (the sixth blind set: "我不是花生过敏，是对腰果过敏！" kept "我对花生过敏")."""
+    denied = [
+        things
+        for sentence in stated_sentences(texts)
+        if ABOUT_USER.search(sentence)
+        for clause in _need_clauses(sentence)[1]
+        if (things := _things(clause))
+    ]
+    return [
+        key for key, text in notes.items() if _ALLERGY.search(text) and any(things & _things(text) for things in denied)
     ]
 
 
 def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the sentences of :func:`need_sentences` that none of
     ``notes`` says: none shares a third of its words (:func:`mnemo.writing.quotes.new_facts`),
-    nor names an allergy or a need with a word of it ("The user cannot have lactose." says "Remember
-    that I can't have anything with lactose."): ``(note text, the sentence it quotes)``."""
+    nor names an allergy or a need with a thing its stating clauses name ("The user cannot have
+    lactose." says "Remember that I can't have anything with lactose."; "I'm allergic to
+    peanuts" does not say "I'm allergic to shellfish"): ``(note text, the sentence it quotes)``."""
     notes = list(notes)
-    allergies = [content_tokens(n) for n in notes if _ALLERGY.search(n) or _ACCESS.search(n)]
-    unsaid = [s for s in need_sentences(texts) if not any(words & content_tokens(s) for words in allergies)]
-    return quoted_new(texts, unsaid, notes)
+    kept = [_things(n) for n in notes if _ALLERGY.search(n) or _ACCESS.search(n)]
+    unsaid = {
+        _ALLERGY.sub(" ", s): s
+        for s in need_sentences(texts)
+        if not any(things & words for things in map(_things, _need_clauses(s)[0]) for words in kept)
+    }
+    form = quoting(texts)
+    return [
+        (quoted(form, unsaid[fact]), unsaid[fact]) for fact in new_facts(unsaid, [_ALLERGY.sub(" ", n) for n in notes])
+    ]

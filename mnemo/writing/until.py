@@ -6,7 +6,8 @@ Chinese, on every labelled set: docs/models.md). So the writing keeps, as a note
 the user that expires at the end of that day, each sentence they stated (no question, no
 supposition, or a standing request asked as a question: :func:`mnemo.writing.quotes.read_sentences`) that is about
 themselves and runs to a day: "until", "till", "through", "back on" a day ("April 20",
-"20th April"); "到", "一直到" a day ("7月31号", "三月二十号"), or a day "之前都", "为止", "才回来".
+"20th April"); "到", "一直到" a day ("7月31号", "三月二十号"), or a day "为止", "才回来", or before a day a state
+("之前都", "之前在装修", "之前家里都没人").
 "Deliver it before June 5" is one errand's deadline, not a time the user is away, and is
 not kept. Not when a note of the extraction expires that day or names it.
 
@@ -39,10 +40,12 @@ _UNTIL_EN = re.compile(
 #: A month named earlier in the sentence, for a day said alone ("from 12 Jan till the 26th").
 _A_MONTH = re.compile(rf"\b({_MONTH_NAMES})[a-z]*\b", re.IGNORECASE)
 _NUMBER_ZH = r"[0-9一二三四五六七八九十两]{1,3}"
-#: "到7月31号", "一直到三月二十号", "6月5号之前都", "8月18日为止".
+#: "到7月31号", "一直到三月二十号", "8月18日为止"; before a day, a state ("6月5号之前都", "1月20号之前家里都没人",
+#: "八月十五号之前在装修"; not a deadline: "6月5号之前送到").
 _DAY_ZH = rf"({_NUMBER_ZH})\s*月\s*({_NUMBER_ZH})\s*[号日]"
 _UNTIL_ZH = re.compile(
-    rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*(?:之前都|以前都|前都|为止)|{_DAY_ZH}\s*(?:才|再)?(?:回来|回家|回去|回国|出院)"
+    rf"(?:到|至)\s*{_DAY_ZH}|{_DAY_ZH}\s*为止|{_DAY_ZH}\s*(?:才|再)?(?:回来|回家|回去|回国|出院)"
+    rf"|{_DAY_ZH}\s*(?:之前|以前|前)[^，,。！？!?；;]{{0,4}}?(?:都|在|不在|没人|住)"
 )
 _DIGITS_ZH = {c: i for i, c in enumerate("零一二三四五六七八九")} | {"两": 2}
 

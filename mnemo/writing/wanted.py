@@ -19,7 +19,7 @@ from mnemo.writing.extraction import MemoryExtraction, copies_an_example
 from mnemo.writing.fields import field_said, named_languages
 from mnemo.writing.grounding import grounded, said_words, shares_a_word, supported, supposed_words
 from mnemo.writing.known import Known, RevisionRequest
-from mnemo.writing.needs import need_notes
+from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
@@ -71,8 +71,13 @@ def wanted_writes(
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
         profile = profile_from_items(known.profile or []) if known is not None else {}
         forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
-        shown = list(known.shown_notes().values()) if known is not None else []
-        notes += in_their_words(extraction, said, changes, notes, shown=shown, asked=said if asked is None else asked)
+        shown = known.shown_notes() if known is not None else {}
+        # An allergy the user denied is set aside, though the extractor kept it (mnemo.writing.needs).
+        denied = [k for k in denied_needs(said, shown) if k not in {r.key for r in requests}]
+        requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
+        notes += in_their_words(
+            extraction, said, changes, notes, shown=list(shown.values()), asked=said if asked is None else asked
+        )
         # A wish to be answered in a language sets it whatever the model said; a
         # language the user named none of is inferred, never replacing a stated one.
         if (language := asked_language(said)) is not None:

@@ -208,6 +208,12 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
 
     assert stated("I'm based in Manchester, do you deliver there?").strip() == "I'm based in Manchester"
     assert stated("我住在成都，你们那边能送货吗？").strip() == "我住在成都"
+    # A dash between words starts the asking clause too (the sixth blind set); a hyphen in a word does not.
+    dashed = "Hi, I live in Brighton and I've got a sofa cover on order — when's it arriving?"
+    assert "I live in Brighton and I've got a sofa cover on order" in stated(dashed)
+    assert "arriving" not in stated(dashed)
+    assert stated("I live in Leeds - do you ship there?").strip() == "I live in Leeds"
+    assert stated("Is the e-mail from you?").strip() == ""
     assert stated("Could you remember that I'm vegetarian?").strip() == "Could you remember that I'm vegetarian?"
     assert stated("帮我记一下我不吃辣好吗？").strip() == "帮我记一下我不吃辣好吗？"  # asked to remember
     assert stated("Keep in mind I'm vegan, ok?").strip() == "Keep in mind I'm vegan, ok?"

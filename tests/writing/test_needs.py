@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.writing.needs import need_notes, need_sentences
+from mnemo.writing.needs import denied_needs, need_notes, need_sentences
 from tests.writing import assert_quoted_once
 
 
@@ -32,7 +32,7 @@ from tests.writing import assert_quoted_once
         # A need of access (the fifth blind set).
         (
             ["quick q - is it a scanned PDF? I'm blind and use a screen reader, so plain text please"],
-            "I'm blind and use a screen reader, so plain text please",
+            "quick q I'm blind and use a screen reader, so plain text please",  # what the question states kept
         ),
         # The invoice's clause left out: a space between Han characters is a comma.
         (["还有我眼睛老花得厉害 发票能不能给我发大字版的，字太小😭"], "还有我眼睛老花得厉害 字太小😭"),
@@ -75,6 +75,46 @@ def test_the_note_quotes_the_allergy_unless_a_note_says_it():
     )
     assert need_notes([sighted], ["The user lives in Leeds."]) != []  # precondition: quoted
     assert need_notes([sighted], ["The user is partially sighted."]) == []  # a need of access, a word of it
+
+
+def test_a_second_allergy_is_its_own_note_a_denied_one_none():
+    """An allergy note says another allergy only when it names the same thing (the sixth
+    blind set: a first allergy note kept every later one out, as both say "allergic", "过敏")."""
+    assert need_notes(["我还对虾过敏"], ["用户说：“我对花生过敏”"]) == [("用户说：“我还对虾过敏”", "我还对虾过敏")]
+    assert need_notes(["Also I am allergic to shellfish."], ["The user said: “I am allergic to peanuts.”"]) != []
+    assert need_notes(["我对花生过敏"], ["用户说：“我想买来自己吃 不过我对花生过敏”"]) == []  # 不过: "but"
+    # A denial is no need; a sentence that denies one and states another is the other's.
+    assert need_sentences(["I'm not allergic to peanuts any more."]) == []
+    assert need_sentences(["我对花生不过敏"]) == []
+    corrected = "啊不好意思打错了😅 我不是花生过敏，是对腰果过敏！花生没问题的"
+    assert need_sentences([corrected]) == ["我不是花生过敏，是对腰果过敏！"]
+    old = {
+        "k1": "用户说：“我想买来自己吃 不过我对花生过敏”",
+        "k2": "The user likes peanut butter.",
+        "k3": "用户说：“我对海鲜过敏”",
+    }
+    assert denied_needs([corrected], old) == ["k1"]  # an allergy note naming the thing denied
+    assert denied_needs(
+        ["I'm not allergic to peanuts any more."], {"k": "The user said: “I'm allergic to peanuts.”"}
+    ) == ["k"]
+    assert denied_needs(["Am I not allergic to peanuts?"], {"k": "The user said: “I'm allergic to peanuts.”"}) == []
+
+
+async def test_a_corrected_allergy_replaces_the_one_kept_in_code(store, user):
+    """ "我对花生过敏" kept in code, then "我不是花生过敏，是对腰果过敏！": the first is set aside,
+    the second kept, though the extractor returned nothing either time."""
+    from langchain_core.messages import HumanMessage
+
+    from mnemo import alist_notes
+    from mnemo.writing import aextract_messages
+    from tests.writing import EXTRACT, load_nothing_extracted
+
+    thread = [HumanMessage("我想买来自己吃，不过我对花生过敏，里面有花生吗", id="h1")]
+    await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我想买来自己吃 不过我对花生过敏”"]
+    thread.append(HumanMessage("啊不好意思打错了😅 我不是花生过敏，是对腰果过敏！花生没问题的", id="h2"))
+    await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我不是花生过敏，是对腰果过敏！”"]
 
 
 async def test_an_allergy_the_extractor_dropped_is_kept_once(store, user):

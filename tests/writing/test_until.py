@@ -42,6 +42,9 @@ def on_june_first(monkeypatch):
         ("until Feb 30", None),  # no such day
         ("until then", None),
         ("6月5号之前送到", None),  # a deadline, no while
+        ("1月20号之前家里都没人，到时候再送吧", date(2027, 1, 20)),  # before a day, a state (the sixth blind set)
+        ("公司八月十五号之前在装修", date(2026, 8, 15)),
+        ("请在6月5号之前发货", None),
     ],
 )
 def test_the_day_a_situation_lasts_until_is_read_in_both_languages(text, day):
