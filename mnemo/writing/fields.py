@@ -84,6 +84,8 @@ _SOMEONE = re.compile(
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
 _SELF = re.compile(rf"\b(?:i|i'm|im|i've|ive|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
+#: A place said by whose it is, no city's name: "姐姐的家" (a city's name has no 的), "my sister's place".
+_WHOSE_PLACE = re.compile(rf"的|{_RELATION.pattern}|\b(?:{_KIN_EN})(?:'s|’s)", re.IGNORECASE)
 #: Where the sentence a name or a place is said in starts: after one of these.
 _SENTENCE_END = re.compile(rf"[;；\n{SENTENCE_ENDS}]")
 
@@ -159,7 +161,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     also is not a pronoun ("myself", "自己"), no relation ("The user's sister",
     "用户的姐姐": :data:`_RELATION`), the ``city`` extracted with it nor
     said as a place nor only of someone else (:func:`said_of_someone_else`); a city not said
-    only as a trip's, an address's or someone else's (:func:`said_only_away`). A
+    only as a trip's, an address's or someone else's (:func:`said_only_away`), nor a place
+    named by whose it is ("姐姐的家", "my sister's place"). A
     ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (Japanese for text with kana, Korean for Hangul, a CJK
@@ -174,7 +177,7 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
             return False
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
     if field == "city":
-        return not said_only_away(value, texts)
+        return not _WHOSE_PLACE.search(value) and not said_only_away(value, texts)
     folded = " ".join(texts).casefold()
     if field == "response_style":
         return _named(STYLE_WORDS.get(value, ()), folded)

@@ -90,6 +90,12 @@ def test_a_name_or_city_said_of_someone_else_is_not_the_user_s():
     mum = ("给我妈买个颈椎枕，她叫李梅，住在大连。", "能寄到大连中山路那边吗？我自己住青岛。")
     assert not said("name", "李梅", *mum) and not said("city", "大连", *mum)  # someone's, then an address's
     assert said("city", "青岛", *mum)
+    # A place named by whose it is (the sixth blind set: "我暂时住我姐那" stored as the city "姐姐的家").
+    sister = "家里在装修，我暂时住我姐那，1月20号之前家里都没人"
+    assert all_words_said("姐姐的家", said_words([sister])) and said("city", "石家庄", "我住石家庄。")
+    assert not said("city", "姐姐的家", sister)
+    assert not said("city", "my sister's place", "I'm at my sister's place till Friday")
+    assert said("city", "Grand Rapids", "I live in Grand Rapids.")
 
 
 def test_a_place_of_training_or_a_conference_is_a_trip_s_not_where_the_user_lives():
