@@ -11,11 +11,10 @@ from mnemo.audit.chain import (
     averify,
     head_op,
 )
-from mnemo.audit.origin import SOURCES, STATED_BY, Origin, Source, default_origin, stated
+from mnemo.audit.origin import SOURCES, Origin, Source, default_origin, stated
 
 __all__ = [
     "SOURCES",
-    "STATED_BY",
     "AuditAction",
     "AuditRecord",
     "Origin",

@@ -4,11 +4,11 @@ clobbered by a value the user did not state. Plain functions over ``BaseStore``.
 """
 
 from mnemo.profile.address import house_address, in_address
+from mnemo.profile.languages import LANGUAGE_NAMES, language_code
 from mnemo.profile.record import (
     FIELD_CHOICES,
     FIELD_MAX_CHARS,
     FIELD_PROMPTS,
-    LANGUAGE_NAMES,
     MAX_FIELD_CHARS,
     MAX_HISTORY,
     PROFILE_FIELDS,
@@ -52,6 +52,7 @@ __all__ = [
     "format_profile",
     "house_address",
     "in_address",
+    "language_code",
     "normalize_field",
     "plan_profile_update",
     "profile_audit_ops",

@@ -29,6 +29,7 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.profile.address import is_street_address
+from mnemo.profile.languages import language_code, language_label
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
@@ -128,17 +129,6 @@ STYLE_WORDS: dict[str, tuple[str, ...]] = {
     "detailed": ("detailed", "verbose", "thorough", "long", "in depth", "in-depth", "详细", "具体", "详尽"),
 }
 
-#: A language's code -> the names a user calls it by.
-LANGUAGE_NAMES: dict[str, tuple[str, ...]] = {
-    "zh": ("zh", "chinese", "mandarin", "中文", "汉语", "普通话", "简体中文", "zh-cn"),
-    "en": ("en", "english", "英文", "英语"),
-    "ja": ("ja", "japanese", "日语", "日文"),
-    "ko": ("ko", "korean", "韩语", "韩文"),
-    "fr": ("fr", "french", "法语", "français"),
-    "de": ("de", "german", "德语", "deutsch"),
-    "es": ("es", "spanish", "西班牙语", "español"),
-}
-
 
 def normalize_field(field: str, value: Any) -> str | None:
     """Canonical form of ``value`` for ``field``, or ``None`` for "not mentioned".
@@ -171,10 +161,7 @@ def normalize_field(field: str, value: Any) -> str | None:
             "an address is a note (remember it, with its end date if it has one)"
         )
     if field == "language":
-        for code, words in LANGUAGE_NAMES.items():
-            if folded in words:
-                return code
-        return folded
+        return language_code(folded) or folded
     return text
 
 
@@ -343,6 +330,6 @@ def format_profile(profile: Profile) -> str:
 
 
 def _named(field: str, value: Any) -> str:
-    """`` (Spanish)`` after a known language code (:data:`LANGUAGE_NAMES`), else nothing."""
-    names = LANGUAGE_NAMES.get(value) if field == "language" and isinstance(value, str) else None
-    return f" ({names[1].title()})" if names else ""
+    """`` (Spanish)`` after a known language code (:func:`mnemo.profile.languages.language_label`), else nothing."""
+    name = language_label(value) if field == "language" and isinstance(value, str) else None
+    return f" ({name})" if name else ""

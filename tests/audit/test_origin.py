@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.audit import SOURCES, STATED_BY, stated
+from mnemo.audit import SOURCES, stated
+from mnemo.audit.origin import STATED_BY
 
 
 def test_every_source_has_its_words_and_only_the_user_s_say_said():

@@ -106,10 +106,16 @@ def test_the_profile_block_lists_each_field_quoted_in_a_fixed_order():
     assert format_profile({}) == "(no profile yet: nothing is known about this user; do not guess)"
     partial = {"name": {}}  # written around mnemo: shown empty, never invented
     assert format_profile(partial) == f"- name: {quote('')}  ({quote('inferred')})"  # no source: never the user's
-    # A language's code with its name (issue 55, the fourth blind set: "es" alone); an unknown code alone.
+    # A language's code with its name (issue 55, the fourth blind set: "es" alone; any language's since the sixth);
+    # an unknown code alone.
     spanish = {"language": {"value": "es"} | entry}
     assert format_profile(spanish) == f"- language: {quote('es')} (Spanish)  ({quote('said 2026-03-04')})"
-    assert format_profile({"language": {"value": "pt"} | entry}).startswith(f"- language: {quote('pt')}  (")
+    assert format_profile({"language": {"value": "pt"} | entry}).startswith(
+        f"- language: {quote('pt')} (Portuguese)  ("
+    )
+    assert format_profile({"language": {"value": "klingonish"} | entry}).startswith(
+        f"- language: {quote('klingonish')}  ("
+    )
 
 
 def test_field_checks_at_their_edges_and_what_they_say():

@@ -28,6 +28,12 @@ from tests.writing import EXTRACT
         ("还有 以后你们回我都用英文吧，我最近在练英语 thx", "en"),  # issue 55, the fourth blind set
         ("回复用中文吧", "zh"),
         ("以后回复我请用英文，谢谢", "en"),
+        # Any language by its name (the sixth blind set asked for Polish; the names were seven).
+        ("ok. sorry my english not so good — can you answer me in Polish? po polsku będzie mi łatwiej", "pl"),
+        ("以后请用波兰语回复我", "pl"),
+        ("麻烦以后回复都用粤语", "yue"),
+        ("用微信回复我就行", None),  # a channel, no language
+        ("Can someone reply to me in person?", None),
         # No wish: a language named otherwise, a supposition, someone else answered.
         ("I speak English and French.", None),
         ("If you answered me in German, would I understand it?", None),
