@@ -71,13 +71,29 @@ def contact_sentences(texts: Iterable[str]) -> list[tuple[str, set[str]]]:
     ]
 
 
+#: A time of day a wish names: "after 8pm", "11:30", "晚上8点以后", "九点前".
+_TIME = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|[0-9一二三四五六七八九十两]{1,3}\s*点",
+    re.IGNORECASE,
+)
+
+
 def contact_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the sentences of :func:`contact_sentences` none of whose
-    channels a note of ``notes`` names: ``(note text, the sentence it quotes)``."""
+    channels a note of ``notes`` names, or that name a time of day no such note says
+    ("真要打电话的话晚上8点以后再打" after "别给我打电话，微信发我就行": the sixth blind set):
+    ``(note text, the sentence it quotes)``."""
+    notes = list(notes)
     kept = [channels(n) for n in notes]
     form = quoting(texts)
     return [
         (quoted(form, sentence), sentence)
         for sentence, named in contact_sentences(texts)
         if not any(named & k for k in kept)
+        or _new_time(sentence, [n for n, k in zip(notes, kept, strict=True) if named & k])
     ]
+
+
+def _new_time(sentence: str, notes: Sequence[str]) -> bool:
+    """Whether ``sentence`` names a time of day none of ``notes`` says."""
+    return any(all(t.group() not in n for n in notes) for t in _TIME.finditer(sentence))

@@ -115,3 +115,16 @@ async def test_a_wish_the_remember_tool_took_is_the_tool_s_one_it_refused_is_the
     assert [n["text"] for n in await alist_notes(store, user)] == [
         "The user said: “And please only contact me by email from now on.”"
     ]
+
+
+def test_a_time_of_day_for_a_channel_already_noted_is_its_own_note():
+    """The sixth blind set: "真要打电话的话晚上8点以后再打" after a note on the phone and WeChat
+    was dropped as the phone's again; a time no note of the channel says is new."""
+    from mnemo.writing.contact import contact_notes
+
+    first = "用户说：“有进展别给我打电话哈，上班时间接不了，直接微信发我就行”"
+    later = "真要打电话的话晚上8点以后再打"
+    assert contact_notes([later], [first]) == [("用户说：“真要打电话的话晚上8点以后再打”", later)]
+    assert contact_notes([later], [first, "用户说：“真要打电话的话晚上8点以后再打”"]) == []  # said once
+    assert contact_notes(["Please never phone me, only email."], ["The user said: “only email”"]) == []
+    assert contact_notes(["Only call me after 6pm please."], ["The user said: “never phone me”"]) != []
