@@ -113,21 +113,35 @@ def stated(text: str) -> str:
     """What ``text`` states: without its suppositions ("If I had a car, I would
     drive to Denver.", "Quick question - say I ordered ...": :func:`unsupposed`),
     the asking clause of a question ("I'm in Leeds, do you deliver there?", "I live in
-    Brighton - when's it arriving?" keep where they live), unless they ask to remember, and its clauses about an
+    Brighton - when's it arriving?" keep where they live), unless they ask to remember or
+    the next sentence says it names where they live ("... in Norwich? that's where I live"), and its clauses about an
     order, a refund or a payment, the order system's ("订单……少发了个杯盖"). A fact
     is grounded only by what the user stated (issue 42)."""
     return " ".join(_without_records(s) for s in _stated(text))
 
 
+#: A sentence that makes the place a question named the user's: "that's where I live", "我就住那".
+_THERE_I_LIVE = re.compile(
+    r"^\W*(?:that(?:'|’)?s|thats|which\s+is|it(?:'|’)?s)\s+where\s+(?:i|we)\s+(?:live|stay|(?:am|'m|’m)\s+based)\b"
+    r"|^\W*我(?:就|也)?(?:住|在)(?:那|那儿|那里|那边)",
+    re.IGNORECASE,
+)
+
+
 def _stated(text: str) -> list[str]:
     kept: list[str] = []
+    asked = ""  # the asking clause of the question just before
     for sentence in SENTENCE.split(text):
+        if asked and _THERE_I_LIVE.search(sentence):
+            kept.append(asked)  # "do you do click & collect in Norwich? that's where I live"
+        asked = ""
         if REMEMBER.search(sentence):
             kept.append(sentence)
         elif (lead := unsupposed(sentence)) != sentence:
             kept.append(lead)
         elif is_question(sentence):
-            kept.extend(_ASKING_CLAUSE.split(sentence)[:-1])
+            *lead_clauses, asked = _ASKING_CLAUSE.split(sentence)
+            kept.extend(lead_clauses)
         else:
             kept.append(sentence)
     return kept

@@ -214,6 +214,11 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert "arriving" not in stated(dashed)
     assert stated("I live in Leeds - do you ship there?").strip() == "I live in Leeds"
     assert stated("Is the e-mail from you?").strip() == ""
+    # A question's place is the user's when the next sentence says so (the sixth blind set).
+    there = "do you do click & collect in Norwich? that's where I live"
+    assert "Norwich" in stated(there) and "Norwich" not in stated("do you do click & collect in Norwich? thanks")
+    assert "杭州" in stated("你们在杭州有门店吗？我就住那边")
+    assert "Oslo" not in stated("Do you ship to Oslo? My sister lives there.")
     assert stated("Could you remember that I'm vegetarian?").strip() == "Could you remember that I'm vegetarian?"
     assert stated("帮我记一下我不吃辣好吗？").strip() == "帮我记一下我不吃辣好吗？"  # asked to remember
     assert stated("Keep in mind I'm vegan, ok?").strip() == "Keep in mind I'm vegan, ok?"
