@@ -135,14 +135,18 @@ async def test_a_denied_call_never_runs_the_tool(agent, model, store, script):  
     (reply,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert reply.tool_call_id == call.tool_calls[0]["id"] and reply.status == "error"
     assert "not enabled" in reply.content
-    assert await alist_notes(store, user) == []  # the tool's side effect did not happen
+    # The tool's side effect did not happen; the denial took nothing, so the writing read the
+    # user's words as if no tool had run (mnemo.writing.pipeline.tool_took): their allergy, quoted.
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user said: “I'm allergic to peanuts.”"]
     assert await ausage_today(store, user) == {}
 
-    # The control: once allowed, the same call does write the note.
+    # The control: once allowed, the same call runs (its note is the one kept already: a duplicate).
     await aset_entitlement(store, user, "remember_note", allowed=True, origin=ADMIN)
     steps = iter([tool_call("remember_note", text="The user is allergic to peanuts."), AIMessage(content="Noted.")])
     out = await say(agent, "Remember that I'm allergic to peanuts.", thread="t2")
-    assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
+    (ran,) = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert ran.status != "error" and "remembered" in ran.content.lower()
+    assert len(await alist_notes(store, user)) == 1
     assert await ausage_today(store, user) == {"remember_note": 1}
 
 
