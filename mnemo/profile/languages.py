@@ -23,6 +23,7 @@ LANGUAGE_NAMES: dict[str, tuple[str, ...]] = {
     "fr": ("fr", "french", "法语", "français"),
     "de": ("de", "german", "德语", "deutsch"),
     "es": ("es", "spanish", "西班牙语", "español"),
+    "yue": ("yue", "cantonese", "粤语", "粵語", "广东话", "廣東話"),  # 广东话: no name CLDR gives
 }
 _BY_NAME = {name: code for code, names in LANGUAGE_NAMES.items() for name in names}
 

@@ -47,17 +47,28 @@ _ACCESS = re.compile(
 _DENIED = re.compile(r"\bnot\b|n(?:'|’)t\b|\bnever\b|\bno\s+longer\b|不是|并不|并没有|没有|不再|不过敏", re.IGNORECASE)
 
 
+#: A food said to be fine beside an allergy stated: "我是对核桃过敏,杏仁没事的", "it's walnuts, almonds are fine".
+_FINE = re.compile(
+    r"没事|没问题|不要紧|可以吃|能吃|\b(?:is|are|'s)\s+(?:fine|ok|okay)\b|\bno\s+problem\b|\bcan\s+(?:eat|have)\b",
+    re.IGNORECASE,
+)
+
+
 def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
     """The clauses of ``sentence`` that name an allergy or a need of access: those that
-    state one, and those that deny an allergy ("我不是花生过敏，是对腰果过敏": one of each)."""
+    state one, and those that deny an allergy ("我不是花生过敏，是对腰果过敏": one of each;
+    "我是对核桃过敏,杏仁没事的": a food fine beside an allergy stated)."""
     stated: list[str] = []
     denied: list[str] = []
+    fine: list[str] = []
     for clause in CLAUSE.split(sentence):
         if _ALLERGY.search(clause) and _DENIED.search(_ALLERGY.sub(" ", clause) if "不过敏" not in clause else clause):
             denied.append(clause)
         elif _ALLERGY.search(clause) or _ACCESS.search(clause):
             stated.append(clause)
-    return stated, denied
+        elif _FINE.search(clause):
+            fine.append(_FINE.sub(" ", clause))
+    return stated, denied + (fine if any(_ALLERGY.search(c) for c in stated) else [])
 
 
 def _things(text: str) -> frozenset[str]:
@@ -106,7 +117,6 @@ def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, st
         for s in need_sentences(texts)
         if not any(things & words for things in map(_things, _need_clauses(s)[0]) for words in kept)
     }
+    others = [n for n in notes if not (_ALLERGY.search(n) or _ACCESS.search(n))]  # the needs' compared above
     form = quoting(texts)
-    return [
-        (quoted(form, unsaid[fact]), unsaid[fact]) for fact in new_facts(unsaid, [_ALLERGY.sub(" ", n) for n in notes])
-    ]
+    return [(quoted(form, unsaid[fact]), unsaid[fact]) for fact in new_facts(unsaid, others)]

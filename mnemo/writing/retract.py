@@ -67,10 +67,15 @@ def retracting_sentences(texts: Iterable[str]) -> list[str]:
     return found
 
 
+#: Words of chat and of a quoting note that name nothing taken back ("so", "ok", "said", "说").
+_CHATTER = frozenset({"so", "ok", "okay", "oh", "hi", "hey", "ty", "thx", "pls", "please", "said", "说"})
+
+
 def retracts(note: str, taken_back: Sequence[str]) -> bool:
     """Whether the sentences ``taken_back`` (of :func:`retracting_sentences`) take back
-    ``note``: one shares one of its content words."""
-    words = content_tokens(note)
+    ``note``: one shares one of its content words, but chatter (:data:`_CHATTER`: the
+    seventh blind set's "so" tied "I'm lactose intolerant too, so ..." to a hazelnut allergy)."""
+    words = content_tokens(note) - _CHATTER
     return any(not words.isdisjoint(content_tokens(s)) for s in taken_back)
 
 

@@ -181,6 +181,12 @@ def grounded_in(
         return supported(text, words, supposed) and not copies_an_example(text)
 
     notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
+    # A new text that shares no word with the note it would replace, which the user did not
+    # take back, is another fact: a note of its own, the old one kept (the seventh blind set:
+    # "I'm lactose intolerant too" written over the note of a hazelnut allergy).
+    other = [r for r in requests if r.text is not None and not _same_fact(r, taken_back)]
+    notes += [ExtractedNote(r.text) for r in other if own(r.text)]
+    requests = [r for r in requests if r not in other]
     # A revision is the user's word on a note: its new text is supported by what they
     # said; an invalidation, they took the note back (mnemo.writing.retract).
     requests = grounded(
@@ -190,6 +196,12 @@ def grounded_in(
         lambda r: r.text or f"invalidate {r.shown}",
     )
     return changes, notes, requests
+
+
+def _same_fact(request: RevisionRequest, taken_back: Sequence[str]) -> bool:
+    """Whether ``request``'s new text revises the fact its note states: it names a word
+    of the note, or the user took the note back (:func:`mnemo.writing.retract.retracts`)."""
+    return retracts(request.shown, [request.text or "", *taken_back])
 
 
 class ExtractedNote(NamedTuple):

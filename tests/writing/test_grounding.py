@@ -99,6 +99,20 @@ async def test_a_revision_to_a_question_is_not_applied_however_it_ends(store, us
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user has three cats."]
 
 
+async def test_an_update_with_another_fact_is_a_note_of_its_own(store, user):
+    """The seventh blind set: "I'm lactose intolerant too" written over the hazelnut allergy's
+    note. A new text sharing no word with the note, not taken back, is another fact."""
+    nuts = (await aremember(store, user, "The user said: “I'm allergic to hazelnuts so need to be careful”"))["note"]
+    over = MemoryExtraction(updates=[NoteUpdate(id="n1", text="The user is lactose intolerant.")])
+    said = [Said("ok ty. oh and I'm lactose intolerant too, so the yoghurt-coated ones are a no go for me", None)]
+    applied = await aapply_extraction(store, user, over, said=said, known=Known.of_notes([nuts]))
+    assert applied["revised"] == []
+    assert sorted(n["text"] for n in await alist_notes(store, user)) == [
+        "The user is lactose intolerant.",
+        "The user said: “I'm allergic to hazelnuts so need to be careful”",
+    ]
+
+
 async def test_an_update_to_what_another_note_says_merges_into_it(store, user):
     oslo = (await aremember(store, user, "The user lives in Oslo."))["note"]
     lisbon = (await aremember(store, user, "The user lives in Lisbon."))["note"]

@@ -98,6 +98,13 @@ def test_a_second_allergy_is_its_own_note_a_denied_one_none():
         ["I'm not allergic to peanuts any more."], {"k": "The user said: “I'm allergic to peanuts.”"}
     ) == ["k"]
     assert denied_needs(["Am I not allergic to peanuts?"], {"k": "The user said: “I'm allergic to peanuts.”"}) == []
+    # A food said to be fine beside an allergy stated (the seventh blind set); alone, no denial.
+    walnut = "啊不对不对 打错了😂 我是对核桃过敏,杏仁没事的"
+    assert denied_needs([walnut], {"k": "用户对杏仁过敏", "k2": "用户说：“我对核桃过敏”"}) == ["k"]
+    assert need_notes([walnut], ["用户对杏仁过敏"]) == [
+        ("用户说：“我是对核桃过敏,杏仁没事的”", "我是对核桃过敏,杏仁没事的")
+    ]
+    assert denied_needs(["杏仁没事的，谢谢"], {"k": "用户对杏仁过敏"}) == []
 
 
 async def test_a_corrected_allergy_replaces_the_one_kept_in_code(store, user):

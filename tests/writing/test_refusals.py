@@ -21,6 +21,8 @@ from mnemo.writing.refusals import business_record_term, refuse_business_record
         "I never got my refunds.",  # refunds' state, no standing wish (issue 55, the fourth blind set)
         "I always get refunds late.",
         "以后退款别拖这么久。",
+        "上次的发票抬头又开错了",  # one invoice
+        "Can I get an invoice for order 5521?",
     ],
 )
 def test_business_records_are_refused(text):
@@ -46,6 +48,9 @@ def test_business_records_are_refused(text):
         "The user said: “all refunds to my card please”",
         "用户说：“以后退款都退到支付宝”",
         "用户常用支付宝。",
+        # Whom invoices name, from now on (the seventh blind set).
+        "用户说：“以后我的订单发票都开公司抬头:深圳市蓝鲸科技有限公司”",
+        "From now on invoices should say Bluewhale Ltd.",
     ],
 )
 def test_other_facts_pass(text):

@@ -32,6 +32,7 @@ from tests.writing import EXTRACT
         ("ok. sorry my english not so good — can you answer me in Polish? po polsku będzie mi łatwiej", "pl"),
         ("以后请用波兰语回复我", "pl"),
         ("麻烦以后回复都用粤语", "yue"),
+        ("以后你哋可唔可以用广东话回复我?", "yue"),  # the seventh blind set: a name CLDR does not give
         ("用微信回复我就行", None),  # a channel, no language
         ("Can someone reply to me in person?", None),
         # No wish: a language named otherwise, a supposition, someone else answered.
