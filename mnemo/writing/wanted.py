@@ -185,7 +185,7 @@ def grounded_in(
     # take back, is another fact: a note of its own, the old one kept (the seventh blind set:
     # "I'm lactose intolerant too" written over the note of a hazelnut allergy).
     other = [r for r in requests if r.text is not None and not _same_fact(r, taken_back)]
-    notes += [ExtractedNote(r.text) for r in other if own(r.text)]
+    notes += [ExtractedNote(text) for r in other if (text := r.text or "") and own(text)]
     requests = [r for r in requests if r not in other]
     # A revision is the user's word on a note: its new text is supported by what they
     # said; an invalidation, they took the note back (mnemo.writing.retract).
