@@ -6,6 +6,7 @@ own words support (:mod:`mnemo.writing.grounding`), the per-turn note cap.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from datetime import date
 from typing import Any, NamedTuple
@@ -17,7 +18,7 @@ from mnemo.profile import normalize_field, profile_from_items
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
 from mnemo.writing.fields import field_said, named_languages
-from mnemo.writing.grounding import grounded, said_words, shares_a_word, supported, supposed_words
+from mnemo.writing.grounding import grounded, said_words, shares_a_word, stated_sentences, supported, supposed_words
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
@@ -181,10 +182,10 @@ def grounded_in(
         return supported(text, words, supposed) and not copies_an_example(text)
 
     notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
-    # A new text that shares no word with the note it would replace, which the user did not
-    # take back, is another fact: a note of its own, the old one kept (the seventh blind set:
-    # "I'm lactose intolerant too" written over the note of a hazelnut allergy).
-    other = [r for r in requests if r.text is not None and not _same_fact(r, taken_back)]
+    # A new text that shares no word with the note it would replace, said as one more fact
+    # ("too", "also", "还"), is another fact: a note of its own, the old one kept (the seventh
+    # blind set: "I'm lactose intolerant too" written over the note of a hazelnut allergy).
+    other = [r for r in requests if r.text is not None and not _same_fact(r, texts)]
     notes += [ExtractedNote(text) for r in other if (text := r.text or "") and own(text)]
     requests = [r for r in requests if r not in other]
     # A revision is the user's word on a note: its new text is supported by what they
@@ -198,10 +199,18 @@ def grounded_in(
     return changes, notes, requests
 
 
-def _same_fact(request: RevisionRequest, taken_back: Sequence[str]) -> bool:
-    """Whether ``request``'s new text revises the fact its note states: it names a word
-    of the note, or the user took the note back (:func:`mnemo.writing.retract.retracts`)."""
-    return retracts(request.shown, [request.text or "", *taken_back])
+#: One more fact, not a change of one: "too", "also", "as well", "另外", "也", "还有".
+_ONE_MORE = re.compile(r"\b(?:too|also|as\s+well|another|besides)\b|另外|也|还有|还对|此外", re.IGNORECASE)
+
+
+def _same_fact(request: RevisionRequest, said: Sequence[str]) -> bool:
+    """Whether ``request``'s new text revises the fact its note states: it names a word of
+    the note, or no sentence of the user's that says it adds it as one more fact ("I eat fish
+    again now" revises "The user is vegetarian."; "I'm lactose intolerant too" is another)."""
+    if retracts(request.shown, [request.text or ""]):
+        return True
+    words = content_tokens(request.text or "")
+    return not any(_ONE_MORE.search(s) and words & content_tokens(s) for s in stated_sentences(said))
 
 
 class ExtractedNote(NamedTuple):
