@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting
+from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
 _ALLERGY = re.compile(
@@ -42,9 +42,10 @@ _ACCESS = re.compile(
 )
 
 
-#: What denies an allergy in its clause: "I'm not allergic to peanuts", "我不是花生过敏", "我对花生不过敏"
-#: (not "不过", "but": "不过我对花生过敏" states one).
-_DENIED = re.compile(r"\bnot\b|n(?:'|’)t\b|\bnever\b|\bno\s+longer\b|不是|并不|并没有|没有|不再|不过敏", re.IGNORECASE)
+#: What denies an allergy in its clause, its words left out ("can't eat" is one): "I'm not allergic to
+#: peanuts", "我不是花生过敏"; "我对花生不过敏" is read whole (:func:`_denies`). Not "不过", "but":
+#: "不过我对花生过敏" states one.
+_DENIED = re.compile(r"\bnot\b|n(?:'|’)t\b|\bnever\b|\bno\s+longer\b|不是|并不|并没有|没有|不再", re.IGNORECASE)
 
 
 #: A food said to be fine beside an allergy stated: "我是对核桃过敏,杏仁没事的", "it's walnuts, almonds are fine".
@@ -62,7 +63,7 @@ def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
     denied: list[str] = []
     fine: list[str] = []
     for clause in CLAUSE.split(sentence):
-        if _ALLERGY.search(clause) and _DENIED.search(_ALLERGY.sub(" ", clause) if "不过敏" not in clause else clause):
+        if _denies(clause):
             denied.append(clause)
         elif _ALLERGY.search(clause) or _ACCESS.search(clause):
             stated.append(clause)
@@ -71,10 +72,15 @@ def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
     return stated, denied + (fine if any(_ALLERGY.search(c) for c in stated) else [])
 
 
+def _denies(clause: str) -> bool:
+    """Whether ``clause`` names an allergy and denies it."""
+    return bool(_ALLERGY.search(clause)) and ("不过敏" in clause or bool(_DENIED.search(_without_allergy(clause))))
+
+
 def _things(text: str) -> frozenset[str]:
     """What ``text`` says an allergy or a need is about: its content words but an allergy's
     own and a denial's ("花生", "peanuts"; "blind", "screen reader")."""
-    return content_tokens(_DENIED.sub(" ", _ALLERGY.sub(" ", text)))
+    return content_tokens(_DENIED.sub(" ", _without_allergy(text)))
 
 
 def need_sentences(texts: Iterable[str]) -> list[str]:
@@ -113,10 +119,14 @@ def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, st
     notes = list(notes)
     kept = [_things(n) for n in notes if _ALLERGY.search(n) or _ACCESS.search(n)]
     unsaid = {
-        _ALLERGY.sub(" ", s): s
+        _without_allergy(s): s
         for s in need_sentences(texts)
         if not any(things & words for things in map(_things, _need_clauses(s)[0]) for words in kept)
     }
     others = [n for n in notes if not (_ALLERGY.search(n) or _ACCESS.search(n))]  # the needs' compared above
-    form = quoting(texts)
-    return [(quoted(form, unsaid[fact]), unsaid[fact]) for fact in new_facts(unsaid, others)]
+    return quoted_new(texts, unsaid.values(), others, key=_without_allergy)
+
+
+def _without_allergy(text: str) -> str:
+    """``text`` without its words of an allergy ("allergic", "过敏": no thing of it)."""
+    return _ALLERGY.sub(" ", text)

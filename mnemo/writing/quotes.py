@@ -5,7 +5,7 @@ their words, in the form of the language they write, so the note is grounded by 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.extraction import MAX_NOTE_TEXT, writing_language
@@ -47,17 +47,20 @@ def read_sentences(text: str) -> list[tuple[str, str]]:
     return read
 
 
-def new_facts(facts: Iterable[str], notes: Iterable[str]) -> list[str]:
-    """The ``facts`` none of ``notes`` says: no note shares a third of a fact's content words."""
+def new_facts(facts: Iterable[str], notes: Iterable[str], *, key: Callable[[str], str] = str) -> list[str]:
+    """The ``facts`` none of ``notes`` says: no note shares a third of the content words of a
+    fact (of ``key(fact)``: what of it is compared)."""
     kept = [content_tokens(n) for n in notes]
-    return [f for f in facts if not any(len((words := content_tokens(f)) & k) * 3 >= len(words) for k in kept)]
+    return [f for f in facts if not any(len((words := content_tokens(key(f))) & k) * 3 >= len(words) for k in kept)]
 
 
-def quoted_new(texts: Sequence[str], facts: Iterable[str], notes: Iterable[str]) -> list[tuple[str, str]]:
-    """Each of ``facts`` none of ``notes`` says (:func:`new_facts`) as a note quoting the user
-    of ``texts`` (:func:`quoting`): ``(note text, the fact)``."""
+def quoted_new(
+    texts: Sequence[str], facts: Iterable[str], notes: Iterable[str], *, key: Callable[[str], str] = str
+) -> list[tuple[str, str]]:
+    """Each of ``facts`` none of ``notes`` says (:func:`new_facts`, comparing ``key(fact)``) as a
+    note quoting the user of ``texts`` (:func:`quoting`): ``(note text, the fact)``."""
     form = quoting(texts)
-    return [(quoted(form, fact), fact) for fact in new_facts(facts, notes)]
+    return [(quoted(form, fact), fact) for fact in new_facts(facts, notes, key=key)]
 
 
 def quoting(texts: Sequence[str]) -> str:

@@ -74,7 +74,8 @@ def wanted_writes(
         forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
         shown = known.shown_notes() if known is not None else {}
         # An allergy the user denied is set aside, though the extractor kept it (mnemo.writing.needs).
-        denied = [k for k in denied_needs(said, shown) if k not in {r.key for r in requests}]
+        asked_for = {r.key for r in requests}
+        denied = [k for k in denied_needs(said, shown) if k not in asked_for]
         requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
         notes += in_their_words(
             extraction, said, changes, notes, shown=list(shown.values()), asked=said if asked is None else asked
@@ -185,7 +186,8 @@ def grounded_in(
     # A new text that shares no word with the note it would replace, said as one more fact
     # ("too", "also", "还"), is another fact: a note of its own, the old one kept (the seventh
     # blind set: "I'm lactose intolerant too" written over the note of a hazelnut allergy).
-    other = [r for r in requests if r.text is not None and not _same_fact(r, texts)]
+    added = [content_tokens(s) for s in stated_sentences(texts) if _ONE_MORE.search(s)]
+    other = [r for r in requests if r.text is not None and not _same_fact(r, added)]
     notes += [ExtractedNote(text) for r in other if (text := r.text or "") and own(text)]
     requests = [r for r in requests if r not in other]
     # A revision is the user's word on a note: its new text is supported by what they
@@ -203,14 +205,15 @@ def grounded_in(
 _ONE_MORE = re.compile(r"\b(?:too|also|as\s+well|another|besides)\b|另外|也|还有|还对|此外", re.IGNORECASE)
 
 
-def _same_fact(request: RevisionRequest, said: Sequence[str]) -> bool:
+def _same_fact(request: RevisionRequest, added: Sequence[frozenset[str]]) -> bool:
     """Whether ``request``'s new text revises the fact its note states: it names a word of
-    the note, or no sentence of the user's that says it adds it as one more fact ("I eat fish
-    again now" revises "The user is vegetarian."; "I'm lactose intolerant too" is another)."""
+    the note, or it shares no word with a sentence of the user's that adds one more fact
+    (``added``: their content words; "I eat fish again now" revises "The user is
+    vegetarian."; "I'm lactose intolerant too" is another)."""
     if retracts(request.shown, [request.text or ""]):
         return True
     words = content_tokens(request.text or "")
-    return not any(_ONE_MORE.search(s) and words & content_tokens(s) for s in stated_sentences(said))
+    return not any(words & sentence for sentence in added)
 
 
 class ExtractedNote(NamedTuple):

@@ -19,6 +19,8 @@ from mnemo.writing.grounding import SENTENCE, unsupposed
 #: ("波兰语吧": the longest start of them that is a language's name, :func:`_language`).
 _WORD = r"([^\W\d_]+)"
 _HAN = r"([A-Za-z]+|[\u3400-\u9fff]{2,6})"
+#: The same, as short as the words after it allow ("用波兰语回复": "波兰语").
+_HAN_BEFORE = r"([A-Za-z]+|[\u3400-\u9fff]{1,6}?)"
 #: "answer me in Spanish", "reply to me only in German", "switch to French", "use English with me";
 #: not "I talk with my mum in French" (answering the user, not someone else).
 _ASKED_EN = re.compile(
@@ -30,10 +32,10 @@ _ASKED_EN = re.compile(
 #: "用英文回复我", "改用中文和我交流", "跟我说英语", "以后用日语回答", "以后你们回我都用英文吧"; not
 #: "你们回我都用英文，我看不懂" (a complaint: no wish before it, no 吧 after).
 _ASKED_ZH = re.compile(
-    r"(?:用|改用|换成|使用)\s*([A-Za-z]+|[\u3400-\u9fff]{1,6}?)\s*(?:来)?(?:回复|回答|答复|回|交流|沟通|和我|跟我|与我|对我|聊|说|讲|写)"
+    rf"(?:用|改用|换成|使用)\s*{_HAN_BEFORE}\s*(?:来)?(?:回复|回答|答复|回|交流|沟通|和我|跟我|与我|对我|聊|说|讲|写)"
     rf"|(?:跟我|和我|对我)(?:说|讲)\s*{_HAN}"
     rf"|(?:以后|今后|往后|请|麻烦)[^。！？]{{0,8}}?(?:回复|回答|答复|回)[^。！？，,]{{0,4}}?用\s*{_HAN}"
-    r"|(?:回复|回答|答复|回)[^。！？，,]{0,4}?用\s*([A-Za-z]+|[\u3400-\u9fff]{1,6}?)\s*吧",
+    rf"|(?:回复|回答|答复|回)[^。！？，,]{{0,4}}?用\s*{_HAN_BEFORE}\s*吧",
     re.IGNORECASE,
 )
 
