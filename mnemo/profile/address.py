@@ -30,10 +30,13 @@ _LATIN_STREET = re.compile(
     re.IGNORECASE,
 )
 #: A street or a house number in Chinese or Japanese (路, 街, 巷, 弄, 胡同, 大道, 88 号, 丁目, 番地),
-#: in Korean (세종대로 1, 테헤란로 152, 가로수길 5).
-_CJK_STREET = re.compile(r"[路街巷弄]|胡同|大道|\d\s*[号號]|丁目|番地|[로길]\s*\d")
-#: A house number opening the value ("14 Harbour Lane", "221B, Baker ..."), or a postcode.
-_NUMBER = re.compile(r"^\s*\d+[a-z]?\b\s*,?\s*[^\W\d_]|\d{4,6}|\b[A-Z]{1,2}\d[A-Z0-9]?\s?\d[A-Z]{2}\b", re.IGNORECASE)
+#: in Korean (세종대로 1, 테헤란로 152, 가로수길 5); a floor, a unit or a room ("6楼", "3单元").
+_CJK_STREET = re.compile(r"[路街巷弄]|胡同|大道|\d\s*[号號楼樓层層室]|单元|丁目|番地|[로길]\s*\d")
+#: A house number opening the value ("14 Harbour Lane", "221B, Baker ...", "4th floor"), a floor, or a postcode.
+_NUMBER = re.compile(
+    r"^\s*\d+(?:st|nd|rd|th|[a-z])?\b\s*,?\s*[^\W\d_]|\bfloor\b|\d{4,6}|\b[A-Z]{1,2}\d[A-Z0-9]?\s?\d[A-Z]{2}\b",
+    re.IGNORECASE,
+)
 
 
 def is_street_address(value: str) -> bool:

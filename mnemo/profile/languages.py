@@ -70,3 +70,18 @@ def language_label(code: str) -> str | None:
         return None
     name = language.display_name("en")
     return None if name.lower().startswith("unknown") else name
+
+
+@cache
+def is_language(text: str) -> bool:
+    """Whether ``text`` names a language at all: a valid tag ("pt-br") or a name langcodes
+    finds that says the language's English name ("Brazilian Portuguese"); "the user's
+    preferred language" is none."""
+    folded = text.strip().casefold()
+    if language_code(folded) is not None or (langcodes.tag_is_valid(folded) and language_label(folded) is not None):
+        return True
+    try:
+        found = langcodes.find(folded)
+    except LookupError:
+        return False
+    return found.language_name("en").casefold() in folded  # not a near name: "person" is no Persian

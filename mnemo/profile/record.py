@@ -29,7 +29,7 @@ from mnemo.core import (
     search_result,
 )
 from mnemo.profile.address import is_street_address
-from mnemo.profile.languages import language_code, language_label
+from mnemo.profile.languages import is_language, language_code, language_label
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
 #: with :data:`FIELD_PROMPTS`, :data:`FIELD_CHOICES` and :data:`FIELD_MAX_CHARS`).
@@ -135,7 +135,8 @@ def normalize_field(field: str, value: Any) -> str | None:
 
     Raises:
         InvalidInputError: unknown field, non-string value, value too long, or
-            a ``response_style`` outside :data:`RESPONSE_STYLES`.
+            a ``response_style`` outside :data:`RESPONSE_STYLES`, a ``language``
+            that names none ("the user's preferred language": a small model's answer).
     """
     if field not in PROFILE_FIELDS:
         raise InvalidInputError(f"unknown profile field {field!r}; known: {', '.join(PROFILE_FIELDS)}")
@@ -161,7 +162,13 @@ def normalize_field(field: str, value: Any) -> str | None:
             "an address is a note (remember it, with its end date if it has one)"
         )
     if field == "language":
-        return language_code(folded) or folded
+        if (code := language_code(folded)) is not None:
+            return code
+        if not is_language(folded):
+            raise InvalidInputError(
+                f"profile field 'language' is a language's name or code ('es', 'Spanish', '西班牙语'), got {text!r}"
+            )
+        return folded
     return text
 
 

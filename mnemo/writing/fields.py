@@ -10,9 +10,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens, mentions, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, STYLE_WORDS, in_address
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address
 from mnemo.writing.grounding import SENTENCE_ENDS
 from mnemo.writing.until import until_day
+from mnemo.writing.wishes import style_said
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
 #: city, province, district, county. Not words of their own in a value that has others.
@@ -163,7 +164,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     said as a place nor only of someone else (:func:`said_of_someone_else`); a city not said
     only as a trip's, an address's or someone else's (:func:`said_only_away`), nor a place
     named by whose it is ("姐姐的家", "my sister's place"). A
-    ``response_style``: the user used a word asking for it (:data:`mnemo.profile.STYLE_WORDS`).
+    ``response_style``: the user asked for it, in a sentence about the answers
+    (:func:`mnemo.writing.wishes.style_said`).
     A ``language``: named by the user, or, when they named none, one of the
     script they write in (Japanese for text with kana, Korean for Hangul, a CJK
     language for Han alone, else not one).
@@ -178,9 +180,9 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
         return (city is None or value.casefold() != city.casefold()) and not said_as_place(value, texts)
     if field == "city":
         return not _WHOSE_PLACE.search(value) and not said_only_away(value, texts)
-    folded = " ".join(texts).casefold()
     if field == "response_style":
-        return _named(STYLE_WORDS.get(value, ()), folded)
+        return style_said(value, texts)
+    folded = " ".join(texts).casefold()
     if field == "language":
         named = named_languages(texts)
         if named:

@@ -52,7 +52,10 @@ EMOJI = "\u2600-\u27bf\ufe0f\U0001f000-\U0001faff"
 #: The characters that end a sentence: its marks, a question's, an emoji.
 SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
 #: Where a sentence ends (kept with it; an emoji's selector, joiner or skin tone kept too) and where a clause does.
-SENTENCE = re.compile(rf"(?<=[{SENTENCE_ENDS}])(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*")
+#: No end inside a number ("a UK 9.5") nor after "no." before one ("my neighbour at no. 14").
+SENTENCE = re.compile(
+    rf"(?<=[{SENTENCE_ENDS}])(?!(?<=\d\.)\d)(?!(?<=\b[Nn][Oo]\.)\s*\d)(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*"
+)
 #: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼").
 CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 #: Where a question's clause may start: a clause's mark or a dash between words ("I live in Brighton
@@ -60,10 +63,13 @@ CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
 _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.
+#: Not a condition that happens ("if I'm out please leave it with my neighbour", "如果我不在家就放门口").
 _SUPPOSES = re.compile(
     r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s)\s*"
-    r"(?:(?:if|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
-    r"|如果|假如|要是|假设|万一)",
+    r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
+    r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b)"
+    r"|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
+    r"|(?:如果|假如|要是)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))|假设|万一)",
     re.IGNORECASE,
 )
 #: A request to remember, stated as a question or not: an imperative at a clause's start or after

@@ -38,6 +38,22 @@ _CHANGE = re.compile(
     r"|不再|不是|别再|已经不|没有了|不\S{0,6}了|没\S{0,6}了|搬|改|换|取消|戒|卖|错|其实|现在",
     re.IGNORECASE,
 )
+#: An ask to forget that states no fact: "Forget my dog.", "delete that note", "把那条删掉"; not "please
+#: remove the cheese, I'm vegan" (:func:`asks_to_forget`).
+_FORGET_FACT = re.compile(
+    r"\bforget\b|\b(?:delete|remove|erase)\s+(?:that|this|it|what\s+i\s+said"
+    r"|(?:the|my|that|this)\s+(?:\w+\s+)?(?:notes?|memor(?:y|ies)|info|information|details?))\b"
+    r"|忘掉|忘了吧|忘记|别记|不用记|删掉|删除|删了",
+    re.IGNORECASE,
+)
+
+
+def asks_to_forget(sentence: str) -> bool:
+    """Whether ``sentence`` asks to forget (no reminder: "don't forget"): what it names is
+    no fact to keep (:func:`mnemo.writing.wanted.in_their_words`)."""
+    return bool(_FORGET_FACT.search(_REMINDER.sub(" ", sentence)))
+
+
 #: The words naming each profile field in a sentence that takes it back ("forget my name", "我搬家了").
 _FIELD_WORDS = {
     "name": re.compile(r"\b(?:name|called)\b|名字|叫", re.IGNORECASE),

@@ -24,10 +24,11 @@ from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
-from mnemo.writing.retract import forgets_field, retracting_sentences, retracts
+from mnemo.writing.retract import asks_to_forget, forgets_field, retracting_sentences, retracts
 from mnemo.writing.standing import standing_notes
+from mnemo.writing.traits import trait_notes
 from mnemo.writing.until import until_day, until_notes
-from mnemo.writing.wishes import asked_language
+from mnemo.writing.wishes import asked_language, asked_style
 
 logger = logging.getLogger(__name__)
 
@@ -78,14 +79,22 @@ def wanted_writes(
         denied = [k for k in denied_needs(said, shown) if k not in asked_for]
         requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
         notes += in_their_words(
-            extraction, said, changes, notes, shown=list(shown.values()), asked=said if asked is None else asked
+            extraction,
+            said,
+            changes,
+            notes,
+            # A note's new text says what it says: "The user has one cat." is "one of my cats died".
+            shown=[*shown.values(), *(r.text for r in requests if r.text)],
+            asked=said if asked is None else asked,
         )
-        # A wish to be answered in a language sets it whatever the model said; a
+        # A wish to be answered in a language or a style sets it whatever the model said; a
         # language the user named none of is inferred, never replacing a stated one.
         if (language := asked_language(said)) is not None:
             changes["language"] = language
         elif "language" in changes and not named_languages(said):
             sources["language"] = "inferred"
+        if (style := asked_style(said)) is not None:
+            changes["response_style"] = style
     if len(notes) > MAX_NOTES_PER_TURN:
         logger.warning("extraction returned %d notes; keeping the first %d", len(notes), MAX_NOTES_PER_TURN)
         notes = notes[:MAX_NOTES_PER_TURN]
@@ -106,8 +115,9 @@ def in_their_words(
     checks refused is one), with the end date of a note about it or its own, a situation
     that lasts until a day (:mod:`mnemo.writing.until`), expiring then, a fact asked to
     be remembered in ``asked`` (:mod:`mnemo.writing.remembered`) and how the user wants to
-    be contacted, a wish that stands from now on and an allergy or a need of access, said in ``asked``
-    (:mod:`mnemo.writing.contact`, :mod:`mnemo.writing.standing`, :mod:`mnemo.writing.needs`), unless a note of the
+    be contacted, a wish that stands from now on, an allergy or a need of access and a size, a diet, a
+    household or a home's access, said in ``asked`` (:mod:`mnemo.writing.contact`, :mod:`mnemo.writing.standing`,
+    :mod:`mnemo.writing.needs`, :mod:`mnemo.writing.traits`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
     (:func:`is_storable_note`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
@@ -124,8 +134,13 @@ def in_their_words(
     dated = [(n.text, n.expires) for n in [*notes, *places]] + [(t, None) for t in shown]
     places += [ExtractedNote(text, expires=_expires(day)) for text, day in until_notes(said, dated)]
     found = list(places)
-    for read in (remembered_notes, contact_notes, standing_notes, need_notes):  # each after what those before found
-        found += [ExtractedNote(text) for text, _ in read(asked, texts + [n.text for n in found])]
+    # Each after what those before found.
+    for read in (remembered_notes, contact_notes, standing_notes, need_notes, trait_notes):
+        found += [
+            ExtractedNote(text)
+            for text, quoted in read(asked, texts + [n.text for n in found])
+            if not asks_to_forget(quoted)  # "Forget my dog.": no fact
+        ]
     return [n for n in found if is_storable_note(n.text)]
 
 

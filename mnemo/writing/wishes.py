@@ -1,10 +1,14 @@
-"""A wish to be answered in a language, read in code (issue 55 point 4).
+"""A wish to be answered in a language or a style, read in code (issue 55 point 4).
 
 "Could you answer me in Spanish from now on?", "以后请用英文回复我": a small model
 leaves the profile's language as it was (Qwen2.5-Coder-1.5B did, in both languages:
 docs/models.md), so the writing sets it from the user's own words whatever the
 extractor returned (:func:`mnemo.writing.apply.aapply_extraction`). A request is
 one even as a question; a supposition ("If I wrote to you in German, ...") is none.
+
+So is the style: "以后回复我详细点，每一步都写清楚" left it unset, and "买电器尽量选字大、操作
+简单的那种" set it to concise (the eighth blind set): a style is asked only in a sentence
+that is about the answers (:func:`asked_style`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mnemo.profile import language_code
+from mnemo.profile import STYLE_WORDS, language_code
 from mnemo.writing.grounding import SENTENCE, unsupposed
 
 #: Where a request names the language: a word ("Polish"), or up to six Han characters
@@ -59,3 +63,55 @@ def asked_language(texts: Iterable[str]) -> str | None:
                 for m in pattern.finditer(sentence):
                     asked = _language(next(g for g in m.groups() if g)) or asked
     return asked
+
+
+#: A sentence about the answers: "keep your answers short", "give me ...", "回复我", "每一步都写清楚".
+_ABOUT_ANSWERS = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain\w*|messages?|keep\s+it|give\s+me|tell\s+me"
+    r"|walk\s+me|talk\s+to\s+me|write\s+(?:to\s+)?me|instructions?|essays?)\b"
+    r"|回复|回答|答复|回我|解释|说|讲|写|告诉我|给我",
+    re.IGNORECASE,
+)
+#: Each style's words beyond its name's (:data:`mnemo.profile.STYLE_WORDS`).
+_STYLE = {
+    "concise": re.compile(
+        r"\b(?:short(?:er)?|brief(?:er)?|concise|succinct|terse|to\s+the\s+point|no\s+essays?|no\s+fluff"
+        r"|(?:just|only)\s+the\s+(?:gist|basics|key\s+points|short\s+version)|tl;?dr|one[- ]liners?)\b"
+        r"|简短|简洁|简明|简单点|简单一点|短点|短一点|啰嗦|废话|说重点|讲重点|直接说",
+        re.IGNORECASE,
+    ),
+    "detailed": re.compile(
+        r"\b(?:detailed|in\s+detail|more\s+detail|thorough(?:ly)?|step[- ]by[- ]step|every\s+step|each\s+step"
+        r"|in[- ]depth|verbose|full\s+explanations?|explain\s+(?:everything|it\s+all|fully))\b"
+        r"|详细|详尽|具体点|具体一点|每一步|一步一步|一步步",
+        re.IGNORECASE,
+    ),
+}
+
+
+def asked_style(texts: Iterable[str]) -> str | None:
+    """The answer style (a key of :data:`mnemo.profile.STYLE_WORDS`) the user's ``texts`` ask
+    for, the last one asked: a sentence about the answers with one style's words and not the
+    other's; ``None`` when they ask for none."""
+    asked = None
+    for text in texts:
+        for sentence in map(unsupposed, SENTENCE.split(text)):
+            if not _ABOUT_ANSWERS.search(sentence):
+                continue
+            styles = [style for style, words in _STYLE.items() if words.search(sentence)]
+            asked = styles[0] if len(styles) == 1 else asked
+    return asked
+
+
+def style_said(style: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` ask for the answer ``style``: :func:`asked_style`, or a
+    sentence about the answers naming it (:data:`mnemo.profile.STYLE_WORDS`)."""
+    texts = list(texts)
+    if (asked := asked_style(texts)) is not None:
+        return asked == style
+    names = STYLE_WORDS.get(style, ())
+    return any(
+        _ABOUT_ANSWERS.search(sentence) and any(name in sentence.casefold() for name in names)
+        for text in texts
+        for sentence in map(unsupposed, SENTENCE.split(text))
+    )

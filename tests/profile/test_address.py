@@ -24,6 +24,9 @@ ADDRESSES = [
     "朝阳区建国路",
     "東京都港区六本木6丁目",
     "세종대로 1",
+    "6楼",  # a floor (the eighth blind set: "另外我住6楼没电梯" gave the city "6楼")
+    "3单元",
+    "4th floor",
 ]
 CITIES = ["Brighton", "Port St. Lucie", "São Paulo", "New York", "Lane Cove", "西湖区", "杭州市", "서울", "City 3"]
 

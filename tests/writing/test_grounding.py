@@ -509,3 +509,21 @@ def test_a_space_between_han_characters_is_a_comma():
     assert stated("我眼睛老花得厉害 发票能不能发大字版的").strip() == "我眼睛老花得厉害"
     assert stated("我在杭州 你们能送货吗？").strip() == "我在杭州"  # a question's asking clause
     assert stated("I live in Leeds now").strip() == "I live in Leeds now"  # Latin words keep their spaces
+
+
+def test_a_number_s_point_and_no_end_no_sentence_a_condition_that_happens_is_no_supposition():
+    """ "a UK 9.5", "my neighbour at no. 14": one sentence each; "if I'm out please leave it with my
+    neighbour" states a wish (the eighth blind set lost both)."""
+    from mnemo.writing.grounding import SENTENCE, stated
+
+    assert SENTENCE.split("I'm 9. 5 more to go") == ["I'm 9.", "5 more to go"]  # precondition: a point ends one
+    assert SENTENCE.split("need a UK 9.5 in these") == ["need a UK 9.5 in these"]
+    assert SENTENCE.split("leave it with my neighbour at no. 14. thanks") == [
+        "leave it with my neighbour at no. 14.",
+        "thanks",
+    ]
+    assert stated("If I had a car, I would drive.").strip() == ""  # precondition: a supposition states nothing
+    wish = "for all future deliveries, if I'm out please leave parcels with my neighbour"
+    assert stated(wish) == wish
+    assert stated("如果我不在家就放门口鞋柜") == "如果我不在家就放门口鞋柜"
+    assert stated("如果我搬去大连，积分还能用吗").strip() == ""

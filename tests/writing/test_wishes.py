@@ -11,7 +11,7 @@ from langchain_core.messages import HumanMessage
 from harness.scripted import ScriptedChatModel, tool_call
 from mnemo import aget_profile
 from mnemo.writing import aextract_messages
-from mnemo.writing.wishes import asked_language
+from mnemo.writing.wishes import asked_language, asked_style, style_said
 from tests.writing import EXTRACT
 
 
@@ -80,3 +80,40 @@ async def test_a_language_inferred_from_the_script_is_written_as_inferred(store,
     assert await aextract_messages(store, user, load, thread, 0, **EXTRACT) == (1, 0)
     language = (await aget_profile(store, user))["language"]
     assert (language["value"], language["source"]) == ("zh", "inferred")
+
+
+@pytest.mark.parametrize(
+    ("text", "style"),
+    [
+        ("ok whatever. look, from now on just give me short answers pls, no essays.", "concise"),
+        ("Please keep your answers short, I don't need long explanations.", "concise"),
+        ("以后回答我简短一点，别啰嗦。", "concise"),
+        ("算了。以后回复我详细点，每一步都写清楚，用中文就行", "detailed"),  # the eighth blind set
+        ("Can you explain things step by step from now on?", "detailed"),
+        # Not about the answers.
+        ("还有我爸妈跟我们一起住，买电器尽量选字大、操作简单的那种", None),  # the eighth blind set: set concise
+        ("我对羊毛脂过敏 一用就起红疹子🥲 详情页没写清楚", None),
+        ("I need a short cable.", None),
+        ("If you gave me short answers, would that be quicker?", None),  # a supposition
+    ],
+)
+def test_a_wish_for_an_answer_style_is_read_only_about_the_answers(text, style):
+    assert asked_style([text]) == style
+    if style is None:
+        assert not style_said("concise", [text]) and not style_said("detailed", [text])
+
+
+async def test_the_wish_sets_the_style_whatever_the_extractor_returned(store, user):
+    """ "以后回复我详细点" left the style unset (the eighth blind set); the model's "concise" for
+    "操作简单的那种" is refused."""
+
+    async def load():
+        concise = tool_call("MemoryExtraction", response_style="concise")
+        return ScriptedChatModel(respond=lambda messages, tools: concise)
+
+    thread = [HumanMessage("我爸妈跟我们一起住，买电器尽量选操作简单的那种", id="h1")]
+    await aextract_messages(store, user, load, thread, 0, **EXTRACT)
+    assert "response_style" not in await aget_profile(store, user)
+    thread.append(HumanMessage("以后回复我详细点，每一步都写清楚", id="h2"))
+    await aextract_messages(store, user, load, thread, 1, **EXTRACT)
+    assert (await aget_profile(store, user))["response_style"]["value"] == "detailed"

@@ -1,0 +1,169 @@
+"""What a shop serves a user by, kept in their own words (issue 55 point 4).
+
+"need a UK 9.5 — thats my size", "I'm vegan (8 yrs now 🌱)", "we've got two cats who shred
+everything", "also I'm on the 4th floor with no lift", "我是糖尿病，二型的", "家里养了只金毛",
+"我爸妈跟我们一起住", "另外我住6楼没电梯": Qwen2.5-Coder-1.5B kept none of them when the turn
+also asked about a product or an order (the eighth blind set: docs/bench.md). So the writing
+keeps, as a note quoting the user, each sentence they stated (no question, no supposition, no
+clause about an order: :func:`mnemo.writing.grounding.stated_sentences`) with a clause that is
+the user's ("I", "my", "we", "我", "家") and names
+
+- a size: "UK 9.5", "my size", "a 32 waist", "6'4", "L码", "42码", "175/70kg";
+- a diet or a condition that rules what they eat: "vegan", "halal", "diabetic", "吃素", "痛风";
+- who they live with: a pet ("two cats", "金毛"), children ("2yo twins", "宝宝"), parents living
+  with them ("爸妈跟我们一起住");
+- how their home is reached or a parcel left: "4th floor", "no lift", "leave it with my
+  neighbour", "6楼", "没电梯", "放门口鞋柜", "送货前打电话";
+- when they are in and what they do: "I work night shifts", "only home at weekends", "I'm a
+  nurse", "白天上班不在家", "我是老师" (not one errand's: "today", "明天"),
+
+when no note of the extraction, nor one read in code before it, says it already (shares a third
+of its content words). "Do you have it in a UK 9.5?" asks; "is the rug ok with pets?" too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from mnemo.core import content_tokens
+from mnemo.writing.grounding import CLAUSE, stated_sentences
+from mnemo.writing.quotes import ABOUT_USER, quoted_new
+
+#: A size or a build: a shoe or clothing size, a waist, a height, a weight.
+_SIZE = (
+    r"\b(?:uk|us|eu|size)\s*\d{1,2}(?:[.,]5|½)?\b|\bmy\s+(?:shoe\s+|dress\s+|ring\s+)?size\b"
+    r"|\b\d{2}\s*(?:inch\s+|in\s+|\"\s*)?(?:waist|inside\s+leg|inseam|leg|chest)\b"
+    r"|\b(?:waist|inseam|inside\s+leg|chest)\s+(?:is\s+|of\s+)?\d{2}\b"
+    r"|\b(?:xxs|xs|xxl|xxxl|xl)\b|\bsize\s+(?:xs|s|m|l|small|medium|large)\b|\b(?:petite|plus[- ]size)\b"
+    r"|\b[4-7]\s?(?:'|’|ft|foot)\s?\d{1,2}\b|\b[4-7]\s?(?:ft|foot|feet)\s+tall\b|\b1[4-9]\d\s?cm\s+tall\b"
+    r"|\bi(?:'|’)?m\s+(?:very\s+|quite\s+|really\s+)?(?:tall|petite)\b"
+    r"|\d{2}(?:\.5)?\s*码|\b[SMLX]{1,4}\s*[码號号]|(?:穿|尺码|鞋码|码数)\s*(?:是|为|：|:)?\s*(?:[SMLX]{1,4}|\d{2,3})"
+    r"|身高|体重|腰围|胸围|(?<!\d)1\d{2}\s*/\s*\d{2,3}(?!\d)|我\s*1\d{2}\s*(?:cm|厘米)|我\s*\d{2,3}\s*(?:kg|公斤|斤)|大码|加大码"
+)
+#: A diet, or a condition that rules what the user eats.
+_DIET = (
+    r"\b(?:vegan|vegetarian|veggie|pescatarian|pescetarian|halal|kosher|keto|paleo|diabetic|diabetes|gout"
+    r"|low[- ](?:sodium|salt|sugar|carb|fat)|plant[- ]based|pregnant|breastfeeding)\b"
+    r"|\b(?:don(?:'|’)?t|do\s+not|never|can(?:'|’)?t|cannot)\s+eat\s+(?:pork|beef|meat|fish|eggs?|dairy|sugar)\b"
+    r"|吃素|素食|纯素|全素|清真|不吃(?:猪肉|牛肉|羊肉|肉|荤|海鲜|鸡蛋|蛋|辣)|糖尿病|控糖|高血压|高血脂|痛风|尿酸"
+    r"|怀孕|孕妇|孕期|哺乳|减脂|生酮|低脂|低盐|低糖|忌口"
+)
+#: Who lives with the user: a pet, children, parents living with them.
+_HOUSEHOLD = (
+    r"\b(?:cats?|dogs?|kittens?|pupp(?:y|ies)|pets?|rabbits?|bunn(?:y|ies)|hamsters?|parrots?|guinea\s+pigs?"
+    r"|tortoises?|labradors?|spaniels?|terriers?|retrievers?)\b"
+    r"|\b(?:twins|triplets|toddlers?|bab(?:y|ies)|newborn|kids|children|grandkids|grandchildren)\b"
+    r"|\b\d+\s?(?:yo|y/o|year[- ]olds?|month[- ]olds?)\b"
+    r"|\b(?:live|lives|living|moved\s+in|staying)\s+with\s+(?:me|us)\b|\blive\s+with\s+my\b"
+    r"|养了|养着|养的|猫|狗|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|宠物|主子|孩子|宝宝|小孩|娃|双胞胎"
+    r"|老人|爸妈|父母|公婆|岳父|岳母|一起住|同住"
+)
+#: How the user's home is reached or a parcel left there.
+_DELIVERY = (
+    r"\b(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|top)[\s-]+floor\b"
+    r"|\bno\s+(?:lift|elevator)\b|\bwalk[- ]?up\b|\bflights?\s+of\s+stairs\b"
+    r"|\bleave\s+(?:it|them|parcels?|packages?|deliveries|everything)\s+(?:with|at|in|behind|on|by|under|next\s+to|outside)\b"
+    r"|\b(?:back|side)\s+(?:door|gate)\b|\bporch\b|\bsafe\s+place\b|\bparcel\s+(?:locker|box)\b"
+    r"|\b(?:with|to|at)\s+(?:my|the|a)\s+neighbou?rs?\b|\bnext\s+door\b"
+    r"|\bconcierge\b|\bring\s+(?:the\s+)?(?:door)?bell\b|\bcall\s+(?:me\s+)?(?:first|before|ahead)\b"
+    r"|\d{1,2}\s*[楼层]|[一二三四五六七八九十]{1,3}[楼层]|没电梯|无电梯|没有电梯|电梯坏|爬楼"
+    r"|放(?:在)?(?:门口|鞋柜|快递柜|丰巢|驿站|邻居|前台|物业|门卫|保安|传达室)|快递柜|丰巢|门卫|(?:交给|给)邻居"
+    r"|(?:送货|送之前|送前|上门前|派送前|到了).{0,4}(?:打电话|打个电话|联系|说一声)|别敲门|别按门铃"
+)
+#: When the user is in or can be reached, and their work: "I work night shifts", "only home at weekends",
+#: "I'm a nurse", "白天上班不在家", "我是老师".
+_SCHEDULE = (
+    r"\b(?:work|working)\s+(?:nights|night\s+shifts?|lates|earlies|shifts|from\s+home|weekends|nine\s+to\s+five)\b"
+    r"|\bnight\s+shifts?\b|\bnights\b|\b(?:only|usually|never)\s+(?:home|in|around|available|free)\b"
+    r"|\b(?:not|never)\s+(?:home|in|around)\s+(?:during|in)\s+the\s+(?:day|week|daytime)\b|\bweekends?\s+only\b"
+    r"|\bonly\s+(?:on\s+)?weekends\b|\b(?:before|after)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"|\bi\s+work\s+as\b|\bi(?:'|’)?m\s+an?\s+(?:\w+\s+)?(?:nurse|teacher|doctor|driver|chef|student|engineer"
+    r"|developer|paramedic|firefighter|pilot|farmer|builder|electrician|plumber|carer|midwife|cleaner|lawyer"
+    r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"
+    r"|夜班|倒班|白天(?:要)?上班|白天不在|白天没人|周末才|只有周末|晚上才|工作日|上班时间"
+    r"|我是(?:一名|一个|个)?\S{0,4}(?:老师|教师|护士|医生|司机|厨师|学生|程序员|工程师|设计师|律师|会计|警察|快递员|外卖员)"
+)
+#: A clause about one errand, no standing fact: "I'll be home after 5pm today", "明天白天不在".
+_ONE_OFF = re.compile(
+    r"\b(?:today|tonight|tomorrow|this\s+(?:time|week|weekend|morning|afternoon|evening))\b|今天|明天|后天|这次|这周|今晚",
+    re.IGNORECASE,
+)
+_OWN = re.compile("|".join((_SIZE, _DIET)), re.IGNORECASE)
+_HOUSEHOLD_OR_DELIVERY = re.compile("|".join((_HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
+_TRAIT = re.compile("|".join((_SIZE, _DIET, _HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
+#: Who a clause is about, the last named before a size or a diet: the user, or someone else ("my sister
+#: Chloe — she's vegan", "my colleague Dan is vegan", "给我老公买，他穿XL").
+_WHO = re.compile(
+    r"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us)\b"
+    r"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|sister|brother|mum|mom|mother|dad|father"
+    r"|husband|wife|partner|son|daughter|boss|colleague|friend|girlfriend|boyfriend|grandma|grandmother|grandad"
+    r"|grandpa|grandfather|aunt|uncle|cousin|niece|nephew)\b"
+    r"|(?P<selfzh>我)(?!妈|爸|老公|老婆|姐|哥|弟|妹|朋友|同事|儿子|女儿|孩子|宝宝|闺蜜|对象|男朋友|女朋友|领导|老板)"
+    r"|他|她|妈|爸|老公|老婆|姐|哥|弟|妹|朋友|同事|儿子|女儿|孩子|宝宝|闺蜜|对象|男朋友|女朋友|领导|老板"
+    r"|奶奶|爷爷|外婆|外公|婆婆",
+    re.IGNORECASE,
+)
+
+
+#: A clause that takes a trait back: "I'm not vegan any more", "刚才说的不吃辣作废" (:mod:`mnemo.writing.retract`
+#: reads what it removes).
+_TAKEN_BACK = re.compile(
+    r"\b(?:no\s+longer|any\s*more|scratch\s+that|ignore\s+(?:that|what)|was\s+wrong|not\s+true)\b"
+    r"|作废|不算|说错|搞错|不对|不再",
+    re.IGNORECASE,
+)
+
+
+def trait_sentences(texts: Iterable[str]) -> list[str]:
+    """Each stated sentence of ``texts`` with a clause of the user's that names a size, a diet,
+    who lives with them or how their home is reached (:data:`_TRAIT`), and takes none back;
+    a size or a diet only when the user is the last one named before it (:data:`_WHO`)."""
+    return [sentence.strip() for sentence in stated_sentences(texts) if _names_a_trait(sentence)]
+
+
+def _names_a_trait(sentence: str) -> bool:
+    """Whether a clause of ``sentence`` names a trait of the user's: it or the one before it
+    says it is theirs ("I've got two dogs, a labrador and a spaniel")."""
+    clauses = CLAUSE.split(sentence)
+    return any(_users(clause, f"{before} {clause}") for before, clause in zip(["", *clauses], clauses, strict=False))
+
+
+def _users(clause: str, context: str) -> bool:
+    """Whether ``clause`` (``context``: it with the clause before) names a trait of the user's."""
+    trait = _TRAIT.search(clause)
+    if trait is None or _TAKEN_BACK.search(clause) or _ONE_OFF.search(clause) or not ABOUT_USER.search(context):
+        return False
+    own = _OWN.search(clause)
+    if own is None or _HOUSEHOLD_OR_DELIVERY.search(clause):
+        return True
+    who = list(_WHO.finditer(clause[: own.start()]))
+    return not who or bool(who[-1].group("self") or who[-1].group("selfzh"))
+
+
+def trait_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
+    """The notes to add for the sentences of :func:`trait_sentences` that none of ``notes``
+    says: none names a trait the sentence names (:func:`_traits`: "The user has one cat." says
+    "one of my cats died"), nor shares a third of its words (:func:`mnemo.writing.quotes.new_facts`):
+    ``(note text, the sentence it quotes)``."""
+    notes = list(notes)
+    named = [_traits(n) for n in notes]
+    unsaid = [s for s in trait_sentences(texts) if not any(_traits(s) & words for words in named)]
+    return quoted_new(texts, unsaid, notes)
+
+
+#: Words of a trait that name no one trait ("size", "floor", "UK").
+_GENERIC = frozenset({"size", "floor", "uk", "us", "eu", "my", "no"})
+
+
+def _traits(text: str) -> frozenset[str]:
+    """What ``text`` names of traits (:data:`_TRAIT`): the words of each, singular ("cat"), but
+    generic ones; a trait in Han whole ("金毛", "6楼": its characters name others too)."""
+    names: set[str] = set()
+    for m in _TRAIT.finditer(text):
+        span = m.group(0).strip()
+        if span.isascii():
+            names |= {w.removesuffix("s") for w in content_tokens(span)} - _GENERIC
+        else:
+            names.add(span)
+    return frozenset(names)

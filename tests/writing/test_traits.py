@@ -1,0 +1,155 @@
+"""mnemo.writing.traits: a size, a diet, who lives with the user and how their home is
+reached are kept in their words when the extractor dropped them (issue 55: Qwen2.5-Coder-1.5B
+did, on the eighth blind set), and a question, a supposition, someone else's trait or one
+taken back is none."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemo.writing.traits import trait_notes, trait_sentences
+from tests.writing import assert_quoted_once
+
+
+@pytest.mark.parametrize(
+    ("texts", "sentences"),
+    [
+        # A size, a height (a number's point and "no." end no sentence).
+        (
+            ["hey do u have the Trailrunner X2 in stock? need a UK 9.5 — thats my size in pretty much every brand tbh"],
+            ["need a UK 9.5 — thats my size in pretty much every brand tbh"],
+        ),
+        (["I wear a size M in tops and a 32 waist in jeans."], None),
+        (
+            ["not saying I am lol. anyway I'm 6'4\" so I always need the tall versions, do the chinos come in long?"],
+            ["anyway I'm 6'4\" so I always need the tall versions"],
+        ),
+        (
+            ["我平时都穿L码，175/70kg，帮我看看L的黑色还有没 顺便问下订单20391的快递到哪了"],
+            ["我平时都穿L码，175/70kg，帮我看看L的黑色还有没"],
+        ),
+        # A diet or a condition.
+        (["I'm vegan (8 yrs now 🌱) so I need to know before I order"], ["I'm vegan (8 yrs now 🌱"]),
+        (
+            ["我是糖尿病，二型的，买零食都得看配料表 另外帮我查下订单88120发货没"],
+            ["我是糖尿病，二型的，买零食都得看配料表"],
+        ),
+        # Who lives with the user.
+        (
+            ["is the wool rug ok with pets? we've got two cats who shred literally everything lol"],
+            ["we've got two cats who shred literally everything lol"],
+        ),
+        (["and my 2yo twins put everything in their mouths so non-toxic dyes are a must"], None),
+        (["家里养了只金毛，三岁了，肠胃比较敏感，有没有低敏狗粮推荐？"], ["家里养了只金毛 三岁了 肠胃比较敏感"]),
+        (["还有我爸妈跟我们一起住，买电器尽量选字大、操作简单的那种"], None),
+        # How the home is reached, where a parcel is left ("if I'm out" is a condition, no supposition).
+        (
+            [
+                "for all future deliveries, if I'm out please leave parcels with my neighbour at no. 14. "
+                "also I'm on the 4th floor with no lift so anything heavy needs 2 people"
+            ],
+            [
+                "for all future deliveries, if I'm out please leave parcels with my neighbour at no. 14.",
+                "also I'm on the 4th floor with no lift so anything heavy needs 2 people",
+            ],
+        ),
+        (["另外我住6楼没电梯，大件记得提前说一声"], None),
+    ],
+)
+def test_a_trait_the_user_stated_is_read_in_code(texts, sentences):
+    assert trait_sentences(texts) == (sentences or texts)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Do you have it in a UK 9.5?",  # a question
+        "Is the rug ok with pets?",
+        "If I were vegan, would the box suit me?",  # a supposition
+        "假如我吃素，这个套餐能换吗？",
+        "The box is vegan and gluten-free.",  # not about the user
+        "my colleague Dan is vegan btw",  # someone else's diet
+        "I'm buying a present for my sister — she's vegan, so nothing leather please",
+        "给我老公买的，他穿XL",
+        "刚才说的不吃辣作废，给我推点辣的吧",  # taken back
+        "I'm not vegan any more.",
+        "我要买10斤大米",  # a quantity, no build
+    ],
+)
+def test_no_trait_is_read_from_a_question_a_supposition_or_someone_else(text):
+    assert trait_sentences(["I'm vegan."]) == ["I'm vegan."]  # the rule reads one at all
+    assert trait_sentences([text]) == []
+
+
+def test_the_note_quotes_the_trait_unless_a_note_says_it():
+    vegan = "I'm vegan, 8 years now."
+    assert trait_notes([vegan], ["The user lives in Leeds."]) == [(f"The user said: “{vegan}”", vegan)]
+    assert trait_notes([vegan], ["The user has been vegan for 8 years."]) == []  # a third of its words
+    assert trait_notes(["我家养了两只猫。"], []) == [("用户说：“我家养了两只猫。”", "我家养了两只猫。")]
+
+
+async def test_a_trait_the_extractor_dropped_is_kept_once(store, user):
+    await assert_quoted_once(
+        store,
+        user,
+        "do u have the boots in stock? I'm a UK 9.5 in everything",
+        "again, I'm a UK 9.5 in everything",
+        "The user said: “I'm a UK 9.5 in everything”",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "btw I work night shifts so please don't deliver before 2pm",
+        "I'm a nurse, so I'm never home during the day",
+        "我白天上班不在家，快递放门卫就行",
+        "我是小学老师，白天上课接不了电话",
+    ],
+)
+def test_when_the_user_is_in_and_their_work_are_read(text):
+    assert trait_sentences([text]) == [text]
+
+
+@pytest.mark.parametrize("text", ["I'll be home after 5pm today.", "我明天白天不在家"])
+def test_one_errand_s_time_is_none(text):
+    assert trait_sentences(["I'm only home after 5pm."]) != []  # precondition: a standing one is read
+    assert trait_sentences([text]) == []
+
+
+async def test_an_ask_to_forget_keeps_nothing_it_names(store, user):
+    """ "Forget my dog." names a pet: no fact to keep, whatever reader reads it."""
+    from langchain_core.messages import HumanMessage
+
+    from mnemo import alist_notes
+    from mnemo.writing import aextract_messages
+    from tests.writing import EXTRACT, load_nothing_extracted
+
+    assert trait_sentences(["Forget my dog."]) == ["Forget my dog."]  # precondition: a reader reads it
+    thread = [HumanMessage("Forget my dog.", id="h1")]
+    await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
+    assert await alist_notes(store, user) == []
+
+
+async def test_a_note_the_extractor_revised_to_say_the_trait_says_it(store, user):
+    """The new text of a note ("The user lives with two cats.") says the trait: no quote beside it."""
+    from langchain_core.messages import HumanMessage
+
+    from harness.scripted import ScriptedChatModel, tool_call
+    from mnemo import alist_notes, aremember
+    from mnemo.writing import aextract_messages
+    from tests.notes.test_revise import shown
+    from tests.writing import EXTRACT
+
+    await aremember(store, user, "The user lives alone.")
+
+    async def load():
+        def revise(messages, tools):
+            (note_id,) = shown(messages).values()
+            return tool_call("MemoryExtraction", updates=[{"id": note_id, "text": "The user lives with two cats."}])
+
+        return ScriptedChatModel(respond=revise)
+
+    thread = [HumanMessage("I've got two cats now.", id="h1")]
+    await aextract_messages(store, user, load, thread, 0, **EXTRACT)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["The user lives with two cats."]
