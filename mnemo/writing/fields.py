@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens, mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address
-from mnemo.writing.grounding import SENTENCE_ENDS
+from mnemo.profile.address import is_street_address
+from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said
 
@@ -192,3 +193,41 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
             return value == _SCRIPT_LANGUAGE[script]
         return (value in _CJK_LANGUAGES) == (script == "CJK")
     return True
+
+
+#: Where the user says they live: "I live in Bristol but I'm staying at my sister's in Cardiff until 15
+#: March" (the tenth blind set: the city left unset), "I'm based in Leeds", "I moved to Cardiff", "I'm in
+#: Swansea", "我家在南京", "我住在成都", "我搬到南京了".
+_HOME = re.compile(
+    r"\b(?:[Ii]|[Ww]e)(?:(?:\s+am|'m|’m|\s+are|'re|’re)\s+(?:based\s+)?in"
+    r"|(?:'ve|’ve|\s+have)?(?:\s+just|\s+now)?\s+(?:live\s+in|moved\s+to))"
+    r"\s+(?P<en>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
+    r"|\b[Ii]m\s+(?:based\s+)?in\s+(?P<im>[A-Z][^\W\d_]+)"
+    r"|我(?:家)?(?:现在|刚|刚刚|已经)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了)(?P<zh>[\u4e00-\u9fff]{2,3}?)"
+    r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
+)
+
+
+def home_city(texts: Sequence[str], words: frozenset[str]) -> str | None:
+    """The city the user's stated ``texts`` (content ``words``) say they live in ("I live in X",
+    "我家在X"), the last one said: every word of it said, no street, not only for now (a stay
+    elsewhere in the same sentence is no matter: "I live in Bristol but I'm staying in Cardiff
+    until 15 March"); ``None`` when they say none."""
+    found = None
+    for sentence in stated_sentences(texts):
+        for m in _HOME.finditer(sentence):
+            city = m.group("en") or m.group("im") or m.group("zh")
+            clause = _BUT.split(sentence[m.end() :], maxsplit=1)[0]
+            if all_words_said(city, words) and not is_street_address(city) and not _FOR_NOW.search(clause):
+                found = city
+    return found
+
+
+#: Where what is said of the home ends: a clause's mark, "but", "though", "但", "不过".
+_BUT = re.compile(rf"{CLAUSE.pattern}|\b(?:but|though|although|while|whereas)\b|但|不过|可是", re.IGNORECASE)
+#: Where the user lives only for now: "I live in Cardiff until March", "我住在杭州到月底".
+_FOR_NOW = re.compile(
+    r"\b(?:until|till|til|for\s+now|at\s+the\s+moment|temporarily|for\s+work|on\s+(?:holiday|vacation|business)"
+    r"|visiting|travel\w*|trip|this\s+week|next)\b|之前|暂时|到|出差|旅游|玩",
+    re.IGNORECASE,
+)

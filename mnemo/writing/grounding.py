@@ -52,9 +52,10 @@ EMOJI = "\u2600-\u27bf\ufe0f\U0001f000-\U0001faff"
 #: The characters that end a sentence: its marks, a question's, an emoji.
 SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
 #: Where a sentence ends (kept with it; an emoji's selector, joiner or skin tone kept too) and where a clause does.
-#: No end inside a number ("a UK 9.5") nor after "no." before one ("my neighbour at no. 14").
+#: No end inside a number ("a UK 9.5"), after "no." before one ("my neighbour at no. 14"), nor between
+#: two ends ("in 11.5 US?? thats my size").
 SENTENCE = re.compile(
-    rf"(?<=[{SENTENCE_ENDS}])(?!(?<=\d\.)\d)(?!(?<=\b[Nn][Oo]\.)\s*\d)(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*"
+    rf"(?<=[{SENTENCE_ENDS}])(?![{SENTENCE_ENDS}])(?!(?<=\d\.)\d)(?!(?<=\b[Nn][Oo]\.)\s*\d)(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*"
 )
 #: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼").
 CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
@@ -126,30 +127,52 @@ def stated(text: str) -> str:
     return " ".join(_without_records(s) for s in _stated(text))
 
 
-#: A sentence that makes the place a question named the user's: "that's where I live", "我就住那".
-_THERE_I_LIVE = re.compile(
-    r"^\W*(?:that(?:'|’)?s|thats|which\s+is|it(?:'|’)?s)\s+where\s+(?:i|we)\s+(?:live|stay|(?:am|'m|’m)\s+based)\b"
-    r"|^\W*我(?:就|也)?(?:住|在)(?:那|那儿|那里|那边)",
+#: A sentence that makes what a question named the user's: "that's where I live", "我就住那",
+#: "thats my size" (the tenth blind set: "do u have the trail runners in 11.5 US?? thats my size").
+_THATS_MINE = re.compile(
+    r"^\W*(?:that(?:'|’)?s|thats|which\s+is|it(?:'|’)?s)\s+(?:where\s+(?:i|we)\s+(?:live|stay|(?:am|'m|’m)\s+based)"
+    r"|(?:my|our)\s+(?:usual\s+|normal\s+)?size)\b"
+    r"|^\W*我(?:就|也)?(?:住|在)(?:那|那儿|那里|那边)|^\W*(?:那|这)(?:就)?是我的(?:尺码|码|尺寸)",
     re.IGNORECASE,
 )
+#: A clause that asks without a question mark: "有没有S码啊", "顺便问下狗粮有小包装的吗，……" (the tenth
+#: blind set), "是不是", "能不能"; a clause that ends with 吗 (not 呢: "还没到呢" states).
+_ASKING_ZH = re.compile(
+    r"^\W*(?:请问|想问|问一下|问下|顺便问)|有没有|是不是|能不能|可不可以|会不会|要不要|行不行|对不对|吗[啊呀哈\s]*$"
+)
+
+
+def _without_asking_clauses(sentence: str) -> str:
+    """``sentence`` without its clauses that ask in Chinese without a mark (:data:`_ASKING_ZH`),
+    separators kept."""
+    if not re.search(r"[\u3400-\u9fff]", sentence):
+        return sentence
+    parts = re.split(f"({CLAUSE.pattern})", sentence)
+    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
+    return "".join(clause + mark for clause, mark in pairs if not _ASKING_ZH.search(clause)).strip(" ,，")
 
 
 def _stated(text: str) -> list[str]:
     kept: list[str] = []
     asked = ""  # the asking clause of the question just before
     for sentence in SENTENCE.split(text):
-        if asked and _THERE_I_LIVE.search(sentence):
-            kept.append(asked)  # "do you do click & collect in Norwich? that's where I live"
+        if asked and _THATS_MINE.search(sentence):
+            # "do you do click & collect in Norwich? that's where I live": one sentence, no longer asking.
+            kept.append(f"{asked.rstrip(''.join(QUESTION_MARKS) + ' ')} {sentence}")
+            asked = ""
+            continue
         asked = ""
         if REMEMBER.search(sentence):
             kept.append(sentence)
         elif (lead := unsupposed(sentence)) != sentence:
-            kept.append(lead)
+            kept.append(_without_asking_clauses(lead))
         elif is_question(sentence):
-            *lead_clauses, asked = _ASKING_CLAUSE.split(sentence)
-            kept.extend(lead_clauses)
+            marks = list(_ASKING_CLAUSE.finditer(sentence))
+            start, end = (marks[-1].start(), marks[-1].end()) if marks else (0, 0)
+            kept.append(_without_asking_clauses(sentence[:start]).rstrip())
+            asked = sentence[end:]
         else:
-            kept.append(sentence)
+            kept.append(_without_asking_clauses(sentence))
     return kept
 
 
@@ -157,7 +180,35 @@ def stated_sentences(texts: Iterable[str]) -> Iterator[str]:
     """Each sentence of what the user's ``texts`` state (:func:`stated`), one text after another:
     what :mod:`mnemo.writing.places` and :mod:`mnemo.writing.contact` read."""
     for text in texts:
-        yield from SENTENCE.split(stated(text))
+        for kept in _stated(text):  # the lead clauses of a question end a sentence of their own
+            yield from SENTENCE.split(_without_records(kept))
+
+
+#: The user asks that what they just said not be kept: "大门密码是4827#，不过这个你别记哈", "the code is 4827,
+#: don't save that".
+_DONT_KEEP = re.compile(
+    r"\b(?:don(?:'|’)?t|dont|do\s+not|no\s+need\s+to|never)\s+(?:\w+\s+)?(?:remember|save|store|keep|note|write|record)"
+    r"\w*\s+(?:that|this|it)\b|(?:别|不要|不用|无需|不必)(?:记|存|保存|记录)",
+    re.IGNORECASE,
+)
+_CODE = re.compile(r"[A-Za-z]*\d[A-Za-z\d]*")
+
+
+def withheld(texts: Iterable[str]) -> frozenset[str]:
+    """What the user asked not to be kept: the codes (words with a digit, "4827") of each sentence
+    that asks it, up to the ask (the tenth blind set: a note kept a gate code said with "这个你别记")."""
+    return frozenset(
+        code.casefold()
+        for text in texts
+        for sentence in SENTENCE.split(text)
+        if (m := _DONT_KEEP.search(sentence))
+        for code in _CODE.findall(sentence[: m.start()])
+    )
+
+
+def withholds(text: str, codes: frozenset[str]) -> bool:
+    """Whether ``text`` holds one of the ``codes`` the user asked not to keep (:func:`withheld`)."""
+    return bool(codes) and any(code.casefold() in codes for code in _CODE.findall(text))
 
 
 def said_words(texts: Iterable[str]) -> frozenset[str]:

@@ -50,15 +50,16 @@ _DENIED = re.compile(r"\bnot\b|n(?:'|’)t\b|\bnever\b|\bno\s+longer\b|不是|�
 
 #: A food said to be fine beside an allergy stated: "我是对核桃过敏,杏仁没事的", "it's walnuts, almonds are fine".
 _FINE = re.compile(
-    r"没事|没问题|不要紧|可以吃|能吃|\b(?:is|are|'s)\s+(?:fine|ok|okay)\b|\bno\s+problem\b|\bcan\s+(?:eat|have)\b",
+    r"没事|没问题|不要紧|可以吃|能吃|随便吃|\b(?:is|are|'s)\s+(?:fine|ok|okay)\b|\bno\s+problem\b|\bcan\s+(?:eat|have)\b",
     re.IGNORECASE,
 )
 
 
-def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
+def _need_clauses(sentence: str, allergy_stated: bool = False) -> tuple[list[str], list[str]]:
     """The clauses of ``sentence`` that name an allergy or a need of access: those that
     state one, and those that deny an allergy ("我不是花生过敏，是对腰果过敏": one of each;
-    "我是对核桃过敏,杏仁没事的": a food fine beside an allergy stated)."""
+    "我是对核桃过敏,杏仁没事的": a food fine beside an allergy stated in it or, ``allergy_stated``,
+    in another sentence of the same message: "是菠萝过敏！芒果我随便吃的。")."""
     stated: list[str] = []
     denied: list[str] = []
     fine: list[str] = []
@@ -69,7 +70,7 @@ def _need_clauses(sentence: str) -> tuple[list[str], list[str]]:
             stated.append(clause)
         elif _FINE.search(clause):
             fine.append(_FINE.sub(" ", clause))
-    return stated, denied + (fine if any(_ALLERGY.search(c) for c in stated) else [])
+    return stated, denied + (fine if allergy_stated or any(_ALLERGY.search(c) for c in stated) else [])
 
 
 def _denies(clause: str) -> bool:
@@ -86,11 +87,17 @@ def _things(text: str) -> frozenset[str]:
 def need_sentences(texts: Iterable[str]) -> list[str]:
     """Each stated sentence of ``texts`` about the user that names an allergy, an intolerance
     or a need of access, in a clause that does not deny it."""
-    return [
-        sentence.strip()
-        for sentence in stated_sentences(texts)
-        if _need_clauses(sentence)[0] and ABOUT_USER.search(sentence)
-    ]
+    found, before = [], ""
+    for sentence in stated_sentences(texts):  # "我打错了😅 是菠萝过敏！": the sentence before says whose
+        if _need_clauses(sentence)[0] and (ABOUT_USER.search(f"{before} {sentence}") or _HERE.search(sentence)):
+            found.append(sentence.strip())
+        before = sentence if sentence.strip() else before
+    return found
+
+
+#: An allergy said of whoever writes: "also tree nut allergy here — does the granola have almonds?" (the
+#: tenth blind set).
+_HERE = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|coeliac|celiac)\s+here\b", re.IGNORECASE)
 
 
 def denied_needs(texts: Iterable[str], notes: Mapping[str, str]) -> list[str]:
@@ -100,14 +107,20 @@ def denied_needs(texts: Iterable[str], notes: Mapping[str, str]) -> list[str]:
     (the sixth blind set: "我不是花生过敏，是对腰果过敏！" kept "我对花生过敏")."""
     denied = [
         things
-        for sentence in stated_sentences(texts)
+        for text in texts
+        for sentence in stated_sentences([text])
         if ABOUT_USER.search(sentence)
-        for clause in _need_clauses(sentence)[1]
+        for clause in _need_clauses(sentence, _states_an_allergy(text))[1]
         if (things := _things(clause))
     ]
     return [
         key for key, text in notes.items() if _ALLERGY.search(text) and any(things & _things(text) for things in denied)
     ]
+
+
+def _states_an_allergy(text: str) -> bool:
+    """Whether a stated sentence of ``text`` states an allergy (no denial)."""
+    return any(_ALLERGY.search(c) for s in stated_sentences([text]) for c in _need_clauses(s)[0])
 
 
 def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:

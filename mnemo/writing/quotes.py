@@ -29,7 +29,8 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 _STANDING = re.compile(
-    r"\b(?:until|till|til|through|all|every\w*|always|any\w*|from\s+now\s+on)\b|以后|之前|今后|一律", re.IGNORECASE
+    r"\b(?:until|till|til|through|all|every\w*|always|any\w*|only|from\s+now\s+on)\b|以后|之前|今后|一律|只",
+    re.IGNORECASE,
 )
 
 
@@ -45,6 +46,12 @@ def read_sentences(text: str) -> list[tuple[str, str]]:
         standing = _REQUEST.search(asked) and _STANDING.search(asked)
         read.append((said, (asked if standing else stated(said)).strip()))
     return read
+
+
+def requested_sentences(texts: Iterable[str]) -> list[str]:
+    """Each standing request for the user's deliveries asked as a question in ``texts``
+    ("快递能不能只周六周日送啊？": :func:`read_sentences`), what stated sentences leave out."""
+    return [read for text in texts for said, read in read_sentences(text) if read and read != stated(said).strip()]
 
 
 def new_facts(facts: Iterable[str], notes: Iterable[str], *, key: Callable[[str], str] = str) -> list[str]:

@@ -28,17 +28,22 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, quoted_new
+from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting, requested_sentences
 
 #: A size or a build: a shoe or clothing size, a waist, a height, a weight.
 _SIZE = (
-    r"\b(?:uk|us|eu|size)\s*\d{1,2}(?:[.,]5|½)?\b|\bmy\s+(?:shoe\s+|dress\s+|ring\s+)?size\b"
+    r"\b(?:uk|us|eu|size)\s*\d{1,2}(?:[.,]5|½)?\b|\b\d{1,2}(?:[.,]5|½)?\s*(?:uk|us|eu)\b"
+    r"|\bmy\s+(?:shoe\s+|dress\s+|ring\s+)?size\b|\bring\s+size\b|(?:戒圈|手寸|指圈)\s*(?:是|为)?\s*\d{1,2}"
     r"|\b\d{2}\s*(?:inch\s+|in\s+|\"\s*)?(?:waist|inside\s+leg|inseam|leg|chest)\b"
     r"|\b(?:waist|inseam|inside\s+leg|chest)\s+(?:is\s+|of\s+)?\d{2}\b"
     r"|\b(?:xxs|xs|xxl|xxxl|xl)\b|\bsize\s+(?:xs|s|m|l|small|medium|large)\b|\b(?:petite|plus[- ]size)\b"
     r"|\b[4-7]\s?(?:'|’|ft|foot)\s?\d{1,2}\b|\b[4-7]\s?(?:ft|foot|feet)\s+tall\b|\b1[4-9]\d\s?cm\s+tall\b"
     r"|\bi(?:'|’)?m\s+(?:very\s+|quite\s+|really\s+)?(?:tall|petite)\b"
     r"|\d{2}(?:\.5)?\s*码|\b[SMLX]{1,4}\s*[码號号]|(?:穿|尺码|鞋码|码数)\s*(?:是|为|：|:)?\s*(?:[SMLX]{1,4}|\d{2,3})"
+    r"|\bi(?:'|’)?m\s+(?:\d{2}|in\s+my\s+(?:twenties|thirties|forties|fifties|sixties|seventies|eighties))\b"
+    r"(?!\s*(?:min|mins|minutes|hours?|hrs?|%|km|miles|mi|cm|kg|lbs?|pounds|quid|euros?|dollars)\b)"
+    r"|我(?:都|已经|今年)?(?:[一二三四五六七八九]?十[一二三四五六七八九]?|\d{2})多?岁"
+    r"|我(?:都|已经)(?:[一二三四五六七八九]十|\d0)多了|年纪大|上了年纪|退休"
     r"|身高|体重|腰围|胸围|(?<!\d)1\d{2}\s*/\s*\d{2,3}(?!\d)|我\s*1\d{2}\s*(?:cm|厘米)|我\s*\d{2,3}\s*(?:kg|公斤|斤)|大码|加大码"
 )
 #: A diet, or a condition that rules what the user eats.
@@ -55,7 +60,10 @@ _HOUSEHOLD = (
     r"|tortoises?|labradors?|spaniels?|terriers?|retrievers?)\b"
     r"|\b(?:twins|triplets|toddlers?|bab(?:y|ies)|newborn|kids|children|grandkids|grandchildren)\b"
     r"|\b\d+\s?(?:yo|y/o|year[- ]olds?|month[- ]olds?)\b"
-    r"|\b(?:live|lives|living|moved\s+in|staying)\s+with\s+(?:me|us)\b|\blive\s+with\s+my\b"
+    r"|\b(?:live|lives|living|moved\s+in|staying)\s+with\s+(?:me|us)\b|\b(?:i|we)\s+live\s+with\s+my\b"
+    r"|\bmy\s+(?:son|daughter|husband|wife|partner|kids?|boys|girls)\b|\bfamily\s+of\s+(?:\d|two|three|four|five|six)\b"
+    r"|\bthere\s+are\s+(?:\d|two|three|four|five|six)\s+of\s+us\b"
+    r"|[一二三四五六七八九两\d]口人|家(?:里)?(?:有)?[一二三四五六七八九两\d]个人|我(?:老公|老婆|儿子|女儿|先生|太太)"
     r"|养了|养着|养的|猫|狗|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|宠物|主子|孩子|宝宝|小孩|娃|双胞胎"
     r"|老人|爸妈|父母|公婆|岳父|岳母|一起住|同住"
 )
@@ -81,27 +89,33 @@ _SCHEDULE = (
     r"|\bi\s+work\s+as\b|\bi(?:'|’)?m\s+an?\s+(?:\w+\s+)?(?:nurse|teacher|doctor|driver|chef|student|engineer"
     r"|developer|paramedic|firefighter|pilot|farmer|builder|electrician|plumber|carer|midwife|cleaner|lawyer"
     r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"
-    r"|夜班|倒班|白天(?:要)?上班|白天不在|白天没人|周末才|只有周末|晚上才|工作日|上班时间"
+    r"|\b(?:before|after|until|til|till)\s+(?:noon|midday|lunch(?:time)?)\b|\bweekends?\b|\bsaturdays?\b|\bsundays?\b"
+    r"|\bi\s+(?:go|do)\s+\w+ing\b|\bi(?:'|’)?m\s+(?:really\s+|big\s+)?into\s+\w+|\bmy\s+hobby\b"
+    r"|\bi\s+(?:love|enjoy)\s+\w+ing\b|\bi\s+run\s+(?:a|an|my\s+own)\s+\w+"
+    r"|夜班|倒班|白天(?:要)?上班|白天不在|白天没人|周末|周六|周日|星期[六日天]|礼拜[六天日]|晚上才|工作日|上班时间"
+    r"|中午|午休|爱好|我(?:平时|经常|周末|每周)?(?:很)?(?:喜欢|爱)(?:去|玩|做|打|跑|爬|骑|游|看|听|弹|画|烤|钓)"
+    r"|我(?:自己)?(?:在家)?开了(?:个|一个|一家)"
     r"|我是(?:一名|一个|个)?\S{0,4}(?:老师|教师|护士|医生|司机|厨师|学生|程序员|工程师|设计师|律师|会计|警察|快递员|外卖员)"
 )
 #: A clause about one errand, no standing fact: "I'll be home after 5pm today", "明天白天不在".
 _ONE_OFF = re.compile(
-    r"\b(?:today|tonight|tomorrow|this\s+(?:time|week|weekend|morning|afternoon|evening))\b|今天|明天|后天|这次|这周|今晚",
+    r"\b(?:today|tonight|tomorrow|(?:this|next)\s+(?:time|week|weekend|morning|afternoon|evening))\b"
+    r"|今天|明天|后天|这次|这周|今晚|下周|下个?星期|下个?礼拜",
     re.IGNORECASE,
 )
 _OWN = re.compile("|".join((_SIZE, _DIET)), re.IGNORECASE)
 _HOUSEHOLD_OR_DELIVERY = re.compile("|".join((_HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
 _TRAIT = re.compile("|".join((_SIZE, _DIET, _HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
-#: Who a clause is about, the last named before a size or a diet: the user, or someone else ("my sister
-#: Chloe — she's vegan", "my colleague Dan is vegan", "给我老公买，他穿XL").
+#: Who a clause is about, the last named before a size or a diet: the user or their household ("my husband
+#: is type 2 diabetic": the tenth blind set), or someone else ("my sister Chloe — she's vegan", "my colleague
+#: Dan is vegan", "给我老公买，他穿XL": he is named last).
 _WHO = re.compile(
-    r"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us)\b"
+    r"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us|husband|wife|partner|son|daughter|kids?|baby)\b"
     r"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|sister|brother|mum|mom|mother|dad|father"
-    r"|husband|wife|partner|son|daughter|boss|colleague|friend|girlfriend|boyfriend|grandma|grandmother|grandad"
-    r"|grandpa|grandfather|aunt|uncle|cousin|niece|nephew)\b"
-    r"|(?P<selfzh>我)(?!妈|爸|老公|老婆|姐|哥|弟|妹|朋友|同事|儿子|女儿|孩子|宝宝|闺蜜|对象|男朋友|女朋友|领导|老板)"
-    r"|他|她|妈|爸|老公|老婆|姐|哥|弟|妹|朋友|同事|儿子|女儿|孩子|宝宝|闺蜜|对象|男朋友|女朋友|领导|老板"
-    r"|奶奶|爷爷|外婆|外公|婆婆",
+    r"|boss|colleague|friend|girlfriend|boyfriend|grandma|grandmother|grandad|grandpa|grandfather|aunt|uncle"
+    r"|cousin|niece|nephew)\b"
+    r"|(?P<selfzh>我|老公|老婆|儿子|女儿|孩子|宝宝)(?!妈|爸|姐|哥|弟|妹|朋友|同事|闺蜜|对象|男朋友|女朋友|领导|老板)"
+    r"|他|她|妈|爸|姐|哥|弟|妹|朋友|同事|闺蜜|对象|男朋友|女朋友|领导|老板|奶奶|爷爷|外婆|外公|婆婆",
     re.IGNORECASE,
 )
 
@@ -115,11 +129,24 @@ _TAKEN_BACK = re.compile(
 )
 
 
+#: Asked by the user, though not about them: "pls tell them to ring the bell twice", "dont call before noon",
+#: "别敲门", "麻烦放门卫".
+_ASKED = re.compile(
+    r"\b(?:please|pls|plz|kindly)\b|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
+    r"|请|麻烦|别|不要",
+    re.IGNORECASE,
+)
+
+
 def trait_sentences(texts: Iterable[str]) -> list[str]:
-    """Each stated sentence of ``texts`` with a clause of the user's that names a size, a diet,
+    """Each stated sentence of ``texts``, or standing request asked as a question, with a clause of the
+    user's that names a size, a diet,
     who lives with them or how their home is reached (:data:`_TRAIT`), and takes none back;
     a size or a diet only when the user is the last one named before it (:data:`_WHO`)."""
-    return [sentence.strip() for sentence in stated_sentences(texts) if _names_a_trait(sentence)]
+    texts = list(texts)
+    asked = requested_sentences(texts)  # "快递能不能只周六周日送啊？" (the tenth blind set)
+    stated = [s.strip() for s in stated_sentences(texts) if not any(s.strip() in r for r in asked)]
+    return [sentence for sentence in [*stated, *asked] if _names_a_trait(sentence)]
 
 
 def _names_a_trait(sentence: str) -> bool:
@@ -132,7 +159,9 @@ def _names_a_trait(sentence: str) -> bool:
 def _users(clause: str, context: str) -> bool:
     """Whether ``clause`` (``context``: it with the clause before) names a trait of the user's."""
     trait = _TRAIT.search(clause)
-    if trait is None or _TAKEN_BACK.search(clause) or _ONE_OFF.search(clause) or not ABOUT_USER.search(context):
+    if trait is None or _TAKEN_BACK.search(clause) or _ONE_OFF.search(clause):
+        return False
+    if not (ABOUT_USER.search(context) or _ASKED.search(context)):
         return False
     own = _OWN.search(clause)
     if own is None or _HOUSEHOLD_OR_DELIVERY.search(clause):
@@ -143,13 +172,20 @@ def _users(clause: str, context: str) -> bool:
 
 def trait_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the sentences of :func:`trait_sentences` that none of ``notes``
-    says: none names a trait the sentence names (:func:`_traits`: "The user has one cat." says
-    "one of my cats died"), nor shares a third of its words (:func:`mnemo.writing.quotes.new_facts`):
+    says: some note names each trait the sentence names (:func:`_traits`: "The user has one cat."
+    says "one of my cats died"). Not a third of its words shared, as the other readers ask: "The user
+    wants to use regular leg trousers that reach their ankles." kept out "im 6'3 so regular leg
+    trousers never reach my ankles" (the tenth blind set). A sentence whose traits are only generic words
+    ("thats my size") is new when no note shares a third of its words (:func:`mnemo.writing.quotes.new_facts`).
     ``(note text, the sentence it quotes)``."""
     notes = list(notes)
-    named = [_traits(n) for n in notes]
-    unsaid = [s for s in trait_sentences(texts) if not any(_traits(s) & words for words in named)]
-    return quoted_new(texts, unsaid, notes)
+    named = frozenset().union(*map(_traits, notes))
+    form = quoting(texts)
+    return [
+        (quoted(form, s), s)
+        for s in trait_sentences(texts)
+        if ((traits := _traits(s)) and not traits <= named) or (not traits and new_facts([s], notes))
+    ]
 
 
 #: Words of a trait that name no one trait ("size", "floor", "UK").

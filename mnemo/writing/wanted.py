@@ -17,8 +17,17 @@ from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate
 from mnemo.profile import normalize_field, profile_from_items
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
-from mnemo.writing.fields import field_said, named_languages
-from mnemo.writing.grounding import grounded, said_words, shares_a_word, stated_sentences, supported, supposed_words
+from mnemo.writing.fields import field_said, home_city, named_languages
+from mnemo.writing.grounding import (
+    grounded,
+    said_words,
+    shares_a_word,
+    stated_sentences,
+    supported,
+    supposed_words,
+    withheld,
+    withholds,
+)
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
@@ -70,6 +79,9 @@ def wanted_writes(
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         taken_back = retracting_sentences(said)
         changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back)
+        # Where the user said they live, when the extraction gave no city it could keep (mnemo.writing.fields).
+        if "city" not in changes and (city := home_city(said, said_words(said))) is not None:
+            changes["city"] = city
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
         profile = profile_from_items(known.profile or []) if known is not None else {}
         forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
@@ -141,7 +153,8 @@ def in_their_words(
             for text, quoted in read(asked, texts + [n.text for n in found])
             if not asks_to_forget(quoted)  # "Forget my dog.": no fact
         ]
-    return [n for n in found if is_storable_note(n.text)]
+    kept_back = withheld(said)
+    return [n for n in found if is_storable_note(n.text) and not withholds(n.text, kept_back)]
 
 
 def _expires(day: date | None) -> str | None:
@@ -193,9 +206,12 @@ def grounded_in(
         )
     )
 
+    kept_back = withheld(texts)
+
     def own(text: str) -> bool:
-        # A copy of the prompt's invented example is the model's, however many of its words the user said.
-        return supported(text, words, supposed) and not copies_an_example(text)
+        # A copy of the prompt's invented example is the model's, however many of its words the user said;
+        # a code the user asked not to keep ("这个你别记") is theirs to withhold.
+        return supported(text, words, supposed) and not copies_an_example(text) and not withholds(text, kept_back)
 
     notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
     # A new text that shares no word with the note it would replace, said as one more fact

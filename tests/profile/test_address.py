@@ -27,6 +27,8 @@ ADDRESSES = [
     "6楼",  # a floor (the eighth blind set: "另外我住6楼没电梯" gave the city "6楼")
     "3单元",
     "4th floor",
+    "丰巢快递柜",  # a place a parcel is left (the tenth blind set)
+    "the parcel locker",
 ]
 CITIES = ["Brighton", "Port St. Lucie", "São Paulo", "New York", "Lane Cove", "西湖区", "杭州市", "서울", "City 3"]
 
@@ -68,3 +70,11 @@ def test_a_town_said_only_inside_a_street_address_is_not_where_the_user_lives():
     assert not said_in_address("杭州", ["我住在杭州，快递寄到文三路 88 号。"])
     assert not said_in_address("Brighton", ["I moved in 2019, Brighton is home now."])
     assert not said_in_address("Leeds", english)  # never said: no address of it either
+
+
+def test_a_phrase_with_a_number_and_way_is_no_street():
+    """ "thats my size, 11 is always way too tight" held "11 is always way" (the tenth blind set)."""
+    from mnemo.profile import house_address
+
+    assert house_address("send it to 14 Harbour Lane, Brighton") == "Harbour Lane"  # precondition
+    assert house_address("thats my size, 11 is always way too tight.") is None

@@ -50,8 +50,9 @@ async def test_what_a_model_copied_is_dropped_and_what_the_user_said_is_stored(s
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user is allergic to peanuts."]
     profile = await aget_profile(store, user)
     assert profile["language"]["value"] == "en"  # the profile was written: language is not the user's words
-    assert "name" not in profile and "city" not in profile
-    assert [c["field"] for c in applied["profile"]] == ["language"]
+    # The model's city is refused; where the user said they live is kept (mnemo.writing.fields.home_city).
+    assert "name" not in profile and profile["city"]["value"] == "Lisbon"
+    assert sorted(c["field"] for c in applied["profile"]) == ["city", "language"]
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 2 and "'n1'" in warnings[1] and "name=n2" in warnings[0]
 
@@ -249,10 +250,9 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     )
     await aapply_extraction(store, user, extraction, said=said)
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户住在佛山。"]  # what was stated is kept
-    assert "city" not in await aget_profile(store, user)
-    await aapply_extraction(store, user, MemoryExtraction(city="广州"), said=said)
-    assert "city" not in await aget_profile(store, user)
-    await aapply_extraction(store, user, MemoryExtraction(city="佛山"), said=said)
+    # The supposed city is refused; the one they stated is where they live (mnemo.writing.fields.home_city).
+    assert (await aget_profile(store, user))["city"]["value"] == "佛山"
+    await aapply_extraction(store, user, MemoryExtraction(city="广州"), said=said)  # supposed: never the city
     assert (await aget_profile(store, user))["city"]["value"] == "佛山"
 
 
@@ -388,7 +388,7 @@ async def test_what_was_only_supposed_is_no_note_a_request_to_remember_after_it_
     ("text", "lead", "note"),
     [
         # A supposition after a lead-in clause (issue 55, the blind set's "问一下，假如……").
-        ("请问，假如我买的茶叶罐子摔坏了，能换新的吗？", "请问", "用户的茶叶罐子摔坏了。"),
+        ("请问，假如我买的茶叶罐子摔坏了，能换新的吗？", "", "用户的茶叶罐子摔坏了。"),  # "请问" asks too
         (
             "One thing - say I sent the lamp back unopened, is shipping free?",
             "One thing",
@@ -505,8 +505,8 @@ def test_a_space_between_han_characters_is_a_comma():
     """Issue 55, the fifth blind set: "我眼睛老花得厉害 发票能不能……" lost its first clause with the invoice's."""
     from mnemo.writing.grounding import stated
 
-    assert stated("我眼睛老花得厉害，发票能不能发大字版的").strip() == "我眼睛老花得厉害，"  # the comma's precondition
-    assert stated("我眼睛老花得厉害 发票能不能发大字版的").strip() == "我眼睛老花得厉害"
+    assert stated("我眼睛老花得厉害，发票要大字版的").strip() == "我眼睛老花得厉害，"  # the comma's precondition
+    assert stated("我眼睛老花得厉害 发票要大字版的").strip() == "我眼睛老花得厉害"
     assert stated("我在杭州 你们能送货吗？").strip() == "我在杭州"  # a question's asking clause
     assert stated("I live in Leeds now").strip() == "I live in Leeds now"  # Latin words keep their spaces
 
@@ -527,3 +527,53 @@ def test_a_number_s_point_and_no_end_no_sentence_a_condition_that_happens_is_no_
     assert stated(wish) == wish
     assert stated("如果我不在家就放门口鞋柜") == "如果我不在家就放门口鞋柜"
     assert stated("如果我搬去大连，积分还能用吗").strip() == ""
+
+
+def test_chinese_asking_clauses_and_a_question_s_size_made_the_user_s():
+    """The tenth blind set: "有没有S码啊" and "狗粮有小包装的吗，" asked without a mark; "?? thats my size"
+    makes the question's size the user's; a question's lead clauses end a sentence of their own."""
+    from mnemo.writing.grounding import stated, stated_sentences
+
+    assert stated("我平时都穿S的").strip() == "我平时都穿S的"  # precondition: a statement is kept
+    assert stated("想问下那个羊绒毛衣有没有S码啊，我平时都穿S的").strip() == "我平时都穿S的"
+    assert stated("顺便问下狗粮有小包装的吗，家里那只柯基嘴巴挑得很").strip() == "家里那只柯基嘴巴挑得很"
+    assert stated("上次那个订单还没到呢，我在家呢").strip() != ""  # 呢 states
+    size = "do u have the trail runners in 11.5 US?? thats my size"
+    assert "11.5" in stated(size) and "11.5" not in stated("do u have the trail runners in 11.5 US?? thanks")
+    night = "I work night shifts — can deliveries come in the evening?? the driver woke me up at 9am today"
+    assert [s for s in stated_sentences([night]) if s] == ["I work night shifts", "the driver woke me up at 9am today"]
+
+
+def test_a_code_the_user_asked_not_to_keep_is_in_no_note():
+    """ "大门密码是4827#，不过这个你别记哈" (the tenth blind set): the model's note kept the code."""
+    from mnemo.writing.grounding import withheld, withholds
+
+    codes = withheld(["大门密码是4827#，不过这个你别记哈，每个月都换", "the gate code is 9911, pls dont save that"])
+    assert codes == {"4827", "9911"}
+    assert withholds("用户的大门密码是4827", codes) and not withholds("用户住6楼", codes)
+    assert withheld(["我住6楼，记住哈"]) == frozenset()  # a request to remember withholds nothing
+
+
+async def test_the_writing_keeps_no_code_the_user_withheld(store, user):
+    model_note = "用户希望快递放丰巢快递柜，大门密码是4827#"
+    extraction = MemoryExtraction(notes=[model_note, "用户希望快递放丰巢快递柜。"])
+    said = [Said("以后快递都放丰巢快递柜。大门密码是4827#，不过这个你别记哈", None)]
+    await aapply_extraction(store, user, extraction, said=said)
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户希望快递放丰巢快递柜。"]
+
+
+async def test_where_the_user_says_they_live_is_the_city_when_the_model_gave_none(store, user):
+    """ "I live in Bristol but I'm staying at my sister's in Cardiff until 15 March" left the city unset."""
+    said = [Said("Hi, I live in Bristol but I'm staying at my sister's in Cardiff until 15 March.", None)]
+    await aapply_extraction(store, user, MemoryExtraction(city="Cardiff"), said=said)
+    assert (await aget_profile(store, user))["city"]["value"] == "Bristol"
+    from mnemo.writing.fields import home_city
+
+    for texts, city in [
+        (["我家是在南京的哈"], "南京"),
+        (["I live in a flat."], None),  # no town's name
+        (["My sister lives in Leeds."], None),
+        (["I live in Cardiff until March."], None),  # only for now
+        (["I live at 14 Harbour Lane."], None),
+    ]:
+        assert home_city(texts, said_words(texts)) == city

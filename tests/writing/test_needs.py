@@ -32,12 +32,13 @@ from tests.writing import assert_quoted_once
         # A need of access (the fifth blind set).
         (
             ["quick q - is it a scanned PDF? I'm blind and use a screen reader, so plain text please"],
-            "quick q I'm blind and use a screen reader, so plain text please",  # what the question states kept
+            "I'm blind and use a screen reader, so plain text please",  # the question's lead a sentence of its own
         ),
         # The invoice's clause left out: a space between Han characters is a comma.
         (["还有我眼睛老花得厉害 发票能不能给我发大字版的，字太小😭"], "还有我眼睛老花得厉害 字太小😭"),
         (["fyi I'm partially sighted, no tables pls"], None),
         (["I'm hard of hearing so please don't call, email me instead."], None),
+        (["also tree nut allergy here — does the granola have almonds?"], "also tree nut allergy here"),  # blind10
     ],
 )
 def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
@@ -105,6 +106,12 @@ def test_a_second_allergy_is_its_own_note_a_denied_one_none():
         ("用户说：“我是对核桃过敏,杏仁没事的”", "我是对核桃过敏,杏仁没事的")
     ]
     assert denied_needs(["杏仁没事的，谢谢"], {"k": "用户对杏仁过敏"}) == []
+    # The allergy and the food now fine in two sentences of one message, the allergy's whose the sentence
+    # before says (the fifth blind set: "我对芒果过敏" was kept).
+    fixed = "啊不对不对 我打错了😅 是菠萝过敏！芒果我随便吃的。那礼盒里有菠萝干吗"
+    assert denied_needs([fixed], {"k": "用户说：“我对芒果过敏”", "k2": "用户说：“我对海鲜过敏”"}) == ["k"]
+    assert need_sentences([fixed]) == ["是菠萝过敏！"]
+    assert denied_needs(["芒果我随便吃的。"], {"k": "用户说：“我对芒果过敏”"}) == []  # no allergy stated beside
 
 
 async def test_a_corrected_allergy_replaces_the_one_kept_in_code(store, user):
@@ -118,7 +125,7 @@ async def test_a_corrected_allergy_replaces_the_one_kept_in_code(store, user):
 
     thread = [HumanMessage("我想买来自己吃，不过我对花生过敏，里面有花生吗", id="h1")]
     await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我想买来自己吃 不过我对花生过敏”"]
+    assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我想买来自己吃，不过我对花生过敏”"]
     thread.append(HumanMessage("啊不好意思打错了😅 我不是花生过敏，是对腰果过敏！花生没问题的", id="h2"))
     await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT)
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户说：“我不是花生过敏，是对腰果过敏！”"]

@@ -40,7 +40,7 @@ from tests.writing import assert_quoted_once
             ["we've got two cats who shred literally everything lol"],
         ),
         (["and my 2yo twins put everything in their mouths so non-toxic dyes are a must"], None),
-        (["家里养了只金毛，三岁了，肠胃比较敏感，有没有低敏狗粮推荐？"], ["家里养了只金毛 三岁了 肠胃比较敏感"]),
+        (["家里养了只金毛，三岁了，肠胃比较敏感，有没有低敏狗粮推荐？"], ["家里养了只金毛，三岁了，肠胃比较敏感"]),
         (["还有我爸妈跟我们一起住，买电器尽量选字大、操作简单的那种"], None),
         # How the home is reached, where a parcel is left ("if I'm out" is a condition, no supposition).
         (
@@ -54,6 +54,33 @@ from tests.writing import assert_quoted_once
             ],
         ),
         (["另外我住6楼没电梯，大件记得提前说一声"], None),
+        # The tenth blind set: a size a question named ("?? thats my size"), a ring, an age, a household's
+        # count, a son, a weekend's wish asked as a question, a wish with no "I", a hobby.
+        (
+            ["also do u have the trail runners in 11.5 US?? thats my size, 11 is always way too tight."],
+            ["also do u have the trail runners in 11.5 US thats my size, 11 is always way too tight."],
+        ),
+        (["对了那款素圈戒指能刻字吗？我戒圈是13号，别搞错了哈 😂"], ["我戒圈是13号，别搞错了哈 😂"]),
+        (["你好～想问下那个羊绒毛衣有没有S码啊，我平时都穿S的，165 50kg左右哈"], ["我平时都穿S的，165 50kg左右哈"]),
+        (["你好，我都六十多了，对这些电子产品不太懂"], None),
+        (["我们家四口人，要是换个大一点容量的还来得及吗"], ["我们家四口人"]),
+        (
+            ["anyway whats the return window for shoes? bought sneakers for my son Leo"],
+            ["bought sneakers for my son Leo"],
+        ),
+        (
+            ["平时工作日我都在公司，家里没人的，快递能不能只周六周日送啊？上个订单JD88420已经签收了谢谢"],
+            ["平时工作日我都在公司，家里没人的，快递能不能只周六周日送啊？"],
+        ),
+        (["and pls tell them to ring the bell twice, it's a bit broken"], None),
+        (["oh and dont call before noon either"], None),
+        (
+            ["does it come in green? I go hiking in the mountains pretty much every weekend"],
+            ["I go hiking in the mountains pretty much every weekend"],
+        ),
+        # The household's: "my husband is type 2 diabetic" (the tenth blind set), "给我老公买的，他穿XL".
+        (["oh and my husband is type 2 diabetic so sugar free options would be amazing"], None),
+        (["给我老公买的，他穿XL"], None),
     ],
 )
 def test_a_trait_the_user_stated_is_read_in_code(texts, sentences):
@@ -70,7 +97,6 @@ def test_a_trait_the_user_stated_is_read_in_code(texts, sentences):
         "The box is vegan and gluten-free.",  # not about the user
         "my colleague Dan is vegan btw",  # someone else's diet
         "I'm buying a present for my sister — she's vegan, so nothing leather please",
-        "给我老公买的，他穿XL",
         "刚才说的不吃辣作废，给我推点辣的吧",  # taken back
         "I'm not vegan any more.",
         "我要买10斤大米",  # a quantity, no build
@@ -86,6 +112,13 @@ def test_the_note_quotes_the_trait_unless_a_note_says_it():
     assert trait_notes([vegan], ["The user lives in Leeds."]) == [(f"The user said: “{vegan}”", vegan)]
     assert trait_notes([vegan], ["The user has been vegan for 8 years."]) == []  # a third of its words
     assert trait_notes(["我家养了两只猫。"], []) == [("用户说：“我家养了两只猫。”", "我家养了两只猫。")]
+    # A note sharing its words but naming no trait of it says none (the tenth blind set).
+    tall = "fyi im 6'3 so regular leg trousers never reach my ankles"
+    assert trait_notes([tall], ["The user wants to use regular leg trousers that reach their ankles."]) != []
+    assert trait_notes([tall], ["The user is 6'3."]) == []
+    size = "thats my size, 11 is always way too tight"  # no trait but generic words: a third of them shared
+    assert trait_notes([size], ["The user lives in Leeds."]) != []
+    assert trait_notes([size], ["The user said 11 is always way too tight."]) == []
 
 
 async def test_a_trait_the_extractor_dropped_is_kept_once(store, user):
