@@ -85,7 +85,7 @@ _SCHEDULE = (
     r"\b(?:work|working)\s+(?:nights|night\s+shifts?|lates|earlies|shifts|from\s+home|weekends|nine\s+to\s+five)\b"
     r"|\bnight\s+shifts?\b|\bnights\b|\b(?:only|usually|never)\s+(?:home|in|around|available|free)\b"
     r"|\b(?:not|never)\s+(?:home|in|around)\s+(?:during|in)\s+the\s+(?:day|week|daytime)\b|\bweekends?\s+only\b"
-    r"|\bonly\s+(?:on\s+)?weekends\b|\b(?:before|after)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"|\bonly\s+(?:on\s+)?weekends\b|\b(?:before|after)\s+(?:like\s+|about\s+|around\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
     r"|\bi\s+work\s+as\b|\bi(?:'|’)?m\s+an?\s+(?:\w+\s+)?(?:nurse|teacher|doctor|driver|chef|student|engineer"
     r"|developer|paramedic|firefighter|pilot|farmer|builder|electrician|plumber|carer|midwife|cleaner|lawyer"
     r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"

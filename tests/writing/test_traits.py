@@ -138,6 +138,7 @@ async def test_a_trait_the_extractor_dropped_is_kept_once(store, user):
         "I'm a nurse, so I'm never home during the day",
         "我白天上班不在家，快递放门卫就行",
         "我是小学老师，白天上课接不了电话",
+        "please nothing before like 11am, I sleep late",  # the sixth blind set: no channel named
     ],
 )
 def test_when_the_user_is_in_and_their_work_are_read(text):
