@@ -81,7 +81,8 @@ _KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{_KIN_EN})|(?:{_KIN_ZH})+)", re.
 #: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "at my sister's",
 #: "她", "我妈".
 _SOMEONE = re.compile(
-    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{_KIN_ZH})",
+    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{_KIN_ZH})"
+    r"|(?:同事|朋友|同学|老板|领导|邻居|闺蜜)$",  # "帮同事老陈挑个保温杯" (the eleventh blind set)
     re.IGNORECASE,
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
@@ -231,3 +232,22 @@ _FOR_NOW = re.compile(
     r"|visiting|travel\w*|trip|this\s+week|next)\b|之前|暂时|到|出差|旅游|玩",
     re.IGNORECASE,
 )
+
+
+def city_of_district(value: str, texts: Iterable[str]) -> str:
+    """The city the user named right before the district ``value`` ("住厦门思明区这边": "厦门", where
+    Qwen2.5-Coder-1.5B wrote "思明区", the eleventh blind set; "在哈尔滨道里区": "哈尔滨"), else ``value``."""
+    if not value.endswith(("区", "县")) or len(value) < 2:
+        return value
+    for text in texts:
+        at = text.find(value)
+        before = text[:at].removesuffix("市") if at > 0 else ""
+        if len(before) >= 2 and _HAN.fullmatch(before[-2:]) and before[-2] not in _NOT_A_CITY_START:
+            three = len(before) >= 3 and _HAN.fullmatch(before[-3]) and before[-3] not in _NOT_A_CITY_START
+            return before[-3:] if three else before[-2:]
+    return value
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+#: Words before a city's name, no part of it: "住厦门", "在杭州", "江苏省杭州".
+_NOT_A_CITY_START = frozenset("在住到去是的我家了省从来")

@@ -68,7 +68,8 @@ _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 _SUPPOSES = re.compile(
     r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s)\s*"
     r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
-    r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b)"
+    r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b"
+    r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home)))"
     r"|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
     r"|(?:如果|假如|要是)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))|假设|万一)",
     re.IGNORECASE,

@@ -36,8 +36,10 @@ _ALLERGY = re.compile(
 _ACCESS = re.compile(
     r"\b(?:i'm|i\s+am|im)\s+(?:\w+\s+)?(?:blind|deaf)\b|\bscreen[\s-]?readers?\b|\bvisually\s+impaired\b"
     r"|\bpartially\s+sighted\b|\blow\s+vision\b|\bhard\s+of\s+hearing\b|\bhearing\s+aids?\b"
-    r"|\b(?:use|in)\s+a\s+wheelchair\b|\bdyslexi\w*|\blarge[\s-]print\b"
-    r"|老花|视力(?:不好|差|很差)|视障|失明|盲人|读屏|听力(?:不好|差|很差)|耳背|听障|坐轮椅|大字版",
+    r"|\b(?:use|in)\s+a\s+wheelchair\b|\bdyslexi\w*|\blarge[\s-]print\b|\barthritis\b|\bparkinson\w*"
+    r"|\bwalking\s+(?:stick|frame)\b|\bmobility\s+(?:issues?|problems?|scooter)\b"
+    r"|老花|视力(?:不好|差|很差)|视障|失明|盲人|读屏|听力(?:不好|差|很差)|耳背|听障|坐轮椅|大字版"
+    r"|关节炎|腱鞘炎|腿脚不(?:太)?好|行动不便|拄拐|手抖",
     re.IGNORECASE,
 )
 

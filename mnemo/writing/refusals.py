@@ -24,7 +24,8 @@ _BUSINESS_RECORD = re.compile(
 #: A standing wish about the user's orders, no record (issue 55): where they go ("send my orders to
 #: 14 Harbour Lane", "for all my orders") and how to be told about them ("don't ring me about my orders, text me",
 #: "订单的事发短信通知我"), where refunds go ("I always want refunds back to my PayPal", "以后退款都退到支付宝"),
-#: whom invoices name ("以后我的订单发票都开公司抬头", "all future invoices to my company, please").
+#: whom invoices name ("以后我的订单发票都开公司抬头", "all future invoices to my company, please"), and no
+#: invoice in the parcel ("going fwd pls dont put the printed invoice in my parcels": the eleventh blind set).
 _STANDING_WISH = re.compile(
     r"\b(?:send|ship|deliver|post|mail|forward)\w*\s+(?:all\s+)?my\s+orders?\s+(?:to|at)\b"
     r"|\bfor\s+(?:all|any|every)\s+(?:of\s+)?my\s+(?:future\s+)?orders\b"
@@ -34,6 +35,10 @@ _STANDING_WISH = re.compile(
     r"|(?:以后|今后|往后|一律)[^。！？]{0,8}?发票[^。！？]{0,4}?(?:开|抬头|写)"
     r"|\b(?:always|from\s+now\s+on|all\s+(?:my\s+)?(?:future\s+)?|every|any)\b[^.!?]{0,30}?\binvoices?\s+"
     r"(?:to|under|in|addressed|made\s+out|with|for|should)\b"
+    r"|\b(?:always|never|don(?:'|’)?t|dont|going\s+(?:forward|fwd)|from\s+now\s+on|in\s+future)\b[^.!?]{0,40}?"
+    r"\b(?:printed\s+|paper\s+)?(?:invoices?|receipts?)\s+(?:in|inside|into|with)\s+(?:my|the)\s+"
+    r"(?:parcels?|packages?|boxes|orders?)\b"
+    r"|(?:以后|今后|往后|一律)[^。！？]{0,8}?(?:别|不要|不用)[^。！？]{0,4}?(?:放|塞|寄)?(?:纸质)?发票"
     r"|\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|update|tell)\w*\s+(?:me|the\s+user)\s+"
     r"(?:about|regarding|on|for|with)\s+(?:any\s+of\s+|all\s+)?(?:my|their)\s+orders?\b(?!\s*(?:#|no\b|number|id\b|\S*\d))"
     r"|订单(?:的事|有事|有问题|的消息|的通知|的情况)(?=[^。！？.!?]{0,8}(?:联系|通知|打电话|发短信|发微信|发邮件|找我))",

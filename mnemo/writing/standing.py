@@ -22,14 +22,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.writing.grounding import stated_sentences
+from mnemo.core import content_tokens
+from mnemo.writing.grounding import CLAUSE, stated_sentences
 from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: From now on: a wish that stands, not one errand.
 _FROM_NOW_ON = re.compile(
     r"\bfor\s+(?:all|any|every)\s+(?:of\s+)?(?:my\s+)?(?:future\s+)?(?:orders?|deliver(?:y|ies)|parcels?|packages?)\b"
     r"|\bfor\s+(?:my\s+)?future\s+(?:orders?|deliver(?:y|ies)|parcels?|packages?|purchases?)\b"
-    r"|\bfrom\s+now\s+on\b|\bin\s+(?:the\s+)?future\b|\bgoing\s+forward\b|\b(?:please|pls|plz)\s+(?:always|never)\b"
+    r"|\bfrom\s+now\s+on\b|\bin\s+(?:the\s+)?future\b|\bgoing\s+(?:forward|fwd)\b|\b(?:please|pls|plz)\s+(?:always|never)\b"
     r"|(?:^|[，,；;：:\s]|请|麻烦|我)(?:以后|今后|往后|一律)",
     re.IGNORECASE,
 )
@@ -47,6 +48,17 @@ def standing_sentences(texts: Iterable[str]) -> list[str]:
 
 
 def standing_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
-    """The notes to add for the sentences of :func:`standing_sentences` that none of
-    ``notes`` says: ``(note text, the sentence it quotes)``."""
-    return quoted_new(texts, standing_sentences(texts), notes)
+    """The notes to add for the sentences of :func:`standing_sentences` whose wish none of
+    ``notes`` says (:func:`_wish`): ``(note text, the sentence it quotes)``."""
+    return quoted_new(texts, standing_sentences(texts), notes, key=_wish)
+
+
+def _wish(sentence: str) -> str:
+    """What of ``sentence`` a note must say to say its wish: the clause that says it stands, and the
+    next one when it is short ("for all future deliveries, if I'm out please leave ..."). The whole
+    sentence shared a third of its words with the model's note of its other clauses: "以后给我发货能别用
+    那种塑料气泡膜了嘛，小区垃圾分类太麻烦了，塞点纸团就行" (the eleventh blind set)."""
+    clauses = CLAUSE.split(sentence)
+    at = next((i for i, c in enumerate(clauses) if _FROM_NOW_ON.search(c)), 0)
+    short = len(content_tokens(clauses[at])) < 4
+    return " ".join(clauses[at : at + 2] if short else clauses[at : at + 1])

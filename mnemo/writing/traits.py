@@ -91,7 +91,9 @@ _SCHEDULE = (
     r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"
     r"|\b(?:before|after|until|til|till)\s+(?:noon|midday|lunch(?:time)?)\b|\bweekends?\b|\bsaturdays?\b|\bsundays?\b"
     r"|\bi\s+(?:go|do)\s+\w+ing\b|\bi(?:'|’)?m\s+(?:really\s+|big\s+)?into\s+\w+|\bmy\s+hobby\b"
-    r"|\bi\s+(?:love|enjoy)\s+\w+ing\b|\bi\s+run\s+(?:a|an|my\s+own)\s+\w+"
+    r"|\bi\s+(?:love|enjoy)\s+\w+ing\b|\bi\s+run\s+(?:a|an|my\s+own)\s+\w+|\bleft[- ]handed\b|\blefty\b"
+    r"|\b(?:i(?:'ve|’ve|\s+have)\s+got|i\s+(?:own|have))\s+(?:a|an|my\s+own)\s+(?:\w+\s+){0,2}"
+    r"(?:bakery|shop|caf[eé]|restaurant|business|salon|store|farm|studio|company)\b|左撇子|左手"
     r"|夜班|倒班|白天(?:要)?上班|白天不在|白天没人|周末|周六|周日|星期[六日天]|礼拜[六天日]|晚上才|工作日|上班时间"
     r"|中午|午休|爱好|我(?:平时|经常|周末|每周)?(?:很)?(?:喜欢|爱)(?:去|玩|做|打|跑|爬|骑|游|看|听|弹|画|烤|钓)"
     r"|我(?:自己)?(?:在家)?开了(?:个|一个|一家)"
@@ -133,6 +135,7 @@ _TAKEN_BACK = re.compile(
 #: "别敲门", "麻烦放门卫".
 _ASKED = re.compile(
     r"\b(?:please|pls|plz|kindly)\b|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
+    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b"
     r"|请|麻烦|别|不要",
     re.IGNORECASE,
 )

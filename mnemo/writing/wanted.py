@@ -17,7 +17,7 @@ from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate
 from mnemo.profile import normalize_field, profile_from_items
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
-from mnemo.writing.fields import field_said, home_city, named_languages
+from mnemo.writing.fields import city_of_district, field_said, home_city, named_languages
 from mnemo.writing.grounding import (
     grounded,
     said_words,
@@ -79,7 +79,10 @@ def wanted_writes(
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         taken_back = retracting_sentences(said)
         changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back)
-        # Where the user said they live, when the extraction gave no city it could keep (mnemo.writing.fields).
+        # A district's city the user named with it; where they said they live, when the extraction gave
+        # no city it could keep (mnemo.writing.fields).
+        if "city" in changes:
+            changes["city"] = city_of_district(changes["city"], said)
         if "city" not in changes and (city := home_city(said, said_words(said))) is not None:
             changes["city"] = city
         # A field is forgotten only when the user took it back (mnemo.writing.retract).

@@ -151,3 +151,15 @@ def test_a_town_the_user_comes_from_or_stays_in_until_a_day_is_not_where_they_li
     assert not said("city", "Whitby", "im staying in Whitby till march 14th while my flat gets redone")
     assert not said("city", "Whitby", "im at my sisters in Whitby while my flat gets redone")  # a plural's kin
     assert not said("name", "双胞胎男孩", "我家是一对双胞胎男孩 3岁")
+
+
+def test_a_district_s_city_and_a_colleague_s_name():
+    """The eleventh blind set: "住厦门思明区这边" gave the city "思明区"; "帮同事老陈挑个保温杯" the name "老陈"."""
+    from mnemo.writing.fields import city_of_district, said_of_someone_else
+
+    assert city_of_district("思明区", ["我叫林晓雯，住厦门思明区这边"]) == "厦门"
+    assert city_of_district("道里区", ["我在哈尔滨道里区"]) == "哈尔滨"
+    assert city_of_district("西湖区", ["我住西湖区"]) == "西湖区"  # no city named before it
+    assert city_of_district("南京", ["我在南京"]) == "南京"  # no district
+    assert not said_of_someone_else("老陈", ["我叫老陈"])  # precondition: the user's own
+    assert said_of_someone_else("老陈", ["帮同事老陈挑个保温杯吧"])

@@ -526,6 +526,8 @@ def test_a_number_s_point_and_no_end_no_sentence_a_condition_that_happens_is_no_
     wish = "for all future deliveries, if I'm out please leave parcels with my neighbour"
     assert stated(wish) == wish
     assert stated("如果我不在家就放门口鞋柜") == "如果我不在家就放门口鞋柜"
+    nobody = "if nobody answers just leave things in the back porch"  # the eleventh blind set
+    assert stated(nobody) == nobody
     assert stated("如果我搬去大连，积分还能用吗").strip() == ""
 
 
@@ -577,3 +579,9 @@ async def test_where_the_user_says_they_live_is_the_city_when_the_model_gave_non
         (["I live at 14 Harbour Lane."], None),
     ]:
         assert home_city(texts, said_words(texts)) == city
+
+
+async def test_a_district_the_model_gave_is_its_city_the_user_named(store, user):
+    said = [Said("我叫林晓雯，住厦门思明区这边，上周买的扫地机器人到现在都没发货！", None)]
+    await aapply_extraction(store, user, MemoryExtraction(city="思明区"), said=said)
+    assert (await aget_profile(store, user))["city"]["value"] == "厦门"

@@ -39,6 +39,8 @@ from tests.writing import assert_quoted_once
         (["fyi I'm partially sighted, no tables pls"], None),
         (["I'm hard of hearing so please don't call, email me instead."], None),
         (["also tree nut allergy here — does the granola have almonds?"], "also tree nut allergy here"),  # blind10
+        (["my hands are pretty bad w/ arthritis so screw tops are a nightmare for me"], None),  # blind11
+        (["我妈跟我们一起住的，她腿脚不太好"], None),
     ],
 )
 def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):

@@ -51,6 +51,9 @@ def test_business_records_are_refused(text):
         # Whom invoices name, from now on (the seventh blind set).
         "用户说：“以后我的订单发票都开公司抬头:深圳市蓝鲸科技有限公司”",
         "From now on invoices should say Bluewhale Ltd.",
+        # No invoice in the parcel, from now on (the eleventh blind set).
+        "The user said: “going fwd pls dont put the printed invoice in my parcels”",
+        "用户说：“以后别放纸质发票了”",
     ],
 )
 def test_other_facts_pass(text):

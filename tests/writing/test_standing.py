@@ -63,3 +63,14 @@ def test_the_note_quotes_the_wish_unless_a_note_says_it():
 async def test_a_wish_the_extractor_dropped_is_kept_once(store, user):
     wish = "今后快递一律放丰巢，别放门口。"
     await assert_quoted_once(store, user, f"那款竹纤维毛巾有灰色的吗？{wish}", f"再说一次：{wish}", f"用户说：“{wish}”")
+
+
+def test_the_eleventh_blind_set_s_wishes():
+    """ "going fwd", and a wish the model's note of its other clauses does not say."""
+    from mnemo.writing.standing import standing_notes, standing_sentences
+
+    invoice = "oh and going fwd pls dont put the printed invoice in my parcels, just email it to me"
+    assert standing_sentences([invoice]) == [invoice]
+    wrap = "顺便说下，以后给我发货能别用那种塑料气泡膜了嘛，小区垃圾分类太麻烦了，塞点纸团就行"
+    assert standing_notes([wrap], ["用户希望以后发货别用塑料气泡膜"]) == []  # precondition: a note of the wish
+    assert standing_notes([wrap], ["用户希望小区垃圾分类太麻烦了，塞点纸团就行"]) == [(f"用户说：“{wrap}”", wrap)]

@@ -187,3 +187,15 @@ async def test_a_note_the_extractor_revised_to_say_the_trait_says_it(store, user
     thread = [HumanMessage("I've got two cats now.", id="h1")]
     await aextract_messages(store, user, load, thread, 0, **EXTRACT)
     assert [n["text"] for n in await alist_notes(store, user)] == ["The user lives with two cats."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "if nobody answers just leave things in the back porch, it's covered",  # a condition that happens
+        "oh and I'm left-handed so the scissors I got last time were useless",
+        "I've got a lil bakery in town, need a big batch of the kraft cake boxes",
+    ],
+)
+def test_the_eleventh_blind_set_s_traits(text):
+    assert trait_sentences([text]) == [text]
