@@ -10,8 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens, mentions, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address
-from mnemo.profile.address import is_street_address
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_street_address
 from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said

@@ -84,6 +84,10 @@ REMEMBER_EN = (
 )
 REMEMBER_ZH = r"(?:记住|记下|记一下|别忘了?|不要忘了?)"
 REMEMBER = re.compile(f"{REMEMBER_EN}|{REMEMBER_ZH}", re.IGNORECASE)
+#: A question about memory, no request: "What do you remember about my pets?", "Do you remember my size?".
+_ABOUT_MEMORY = re.compile(
+    r"\b(?:do|did|does|what|how\s+much|anything)\b[^.!?]{0,20}?\byou\s+(?:still\s+)?remember\b", re.IGNORECASE
+)
 
 
 def is_question(text: str) -> bool:
@@ -163,7 +167,7 @@ def _stated(text: str) -> list[str]:
             asked = ""
             continue
         asked = ""
-        if REMEMBER.search(sentence):
+        if REMEMBER.search(sentence) and not _ABOUT_MEMORY.search(sentence):
             kept.append(sentence)
         elif (lead := unsupposed(sentence)) != sentence:
             kept.append(_without_asking_clauses(lead))
@@ -183,33 +187,6 @@ def stated_sentences(texts: Iterable[str]) -> Iterator[str]:
     for text in texts:
         for kept in _stated(text):  # the lead clauses of a question end a sentence of their own
             yield from SENTENCE.split(_without_records(kept))
-
-
-#: The user asks that what they just said not be kept: "大门密码是4827#，不过这个你别记哈", "the code is 4827,
-#: don't save that".
-_DONT_KEEP = re.compile(
-    r"\b(?:don(?:'|’)?t|dont|do\s+not|no\s+need\s+to|never)\s+(?:\w+\s+)?(?:remember|save|store|keep|note|write|record)"
-    r"\w*\s+(?:that|this|it)\b|(?:别|不要|不用|无需|不必)(?:记|存|保存|记录)",
-    re.IGNORECASE,
-)
-_CODE = re.compile(r"[A-Za-z]*\d[A-Za-z\d]*")
-
-
-def withheld(texts: Iterable[str]) -> frozenset[str]:
-    """What the user asked not to be kept: the codes (words with a digit, "4827") of each sentence
-    that asks it, up to the ask (the tenth blind set: a note kept a gate code said with "这个你别记")."""
-    return frozenset(
-        code.casefold()
-        for text in texts
-        for sentence in SENTENCE.split(text)
-        if (m := _DONT_KEEP.search(sentence))
-        for code in _CODE.findall(sentence[: m.start()])
-    )
-
-
-def withholds(text: str, codes: frozenset[str]) -> bool:
-    """Whether ``text`` holds one of the ``codes`` the user asked not to keep (:func:`withheld`)."""
-    return bool(codes) and any(code.casefold() in codes for code in _CODE.findall(text))
 
 
 def said_words(texts: Iterable[str]) -> frozenset[str]:

@@ -25,8 +25,6 @@ from mnemo.writing.grounding import (
     stated_sentences,
     supported,
     supposed_words,
-    withheld,
-    withholds,
 )
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.needs import denied_needs, need_notes
@@ -38,6 +36,7 @@ from mnemo.writing.standing import standing_notes
 from mnemo.writing.traits import trait_notes
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language, asked_style
+from mnemo.writing.withheld import withheld, withholds
 
 logger = logging.getLogger(__name__)
 

@@ -546,24 +546,6 @@ def test_chinese_asking_clauses_and_a_question_s_size_made_the_user_s():
     assert [s for s in stated_sentences([night]) if s] == ["I work night shifts", "the driver woke me up at 9am today"]
 
 
-def test_a_code_the_user_asked_not_to_keep_is_in_no_note():
-    """ "大门密码是4827#，不过这个你别记哈" (the tenth blind set): the model's note kept the code."""
-    from mnemo.writing.grounding import withheld, withholds
-
-    codes = withheld(["大门密码是4827#，不过这个你别记哈，每个月都换", "the gate code is 9911, pls dont save that"])
-    assert codes == {"4827", "9911"}
-    assert withholds("用户的大门密码是4827", codes) and not withholds("用户住6楼", codes)
-    assert withheld(["我住6楼，记住哈"]) == frozenset()  # a request to remember withholds nothing
-
-
-async def test_the_writing_keeps_no_code_the_user_withheld(store, user):
-    model_note = "用户希望快递放丰巢快递柜，大门密码是4827#"
-    extraction = MemoryExtraction(notes=[model_note, "用户希望快递放丰巢快递柜。"])
-    said = [Said("以后快递都放丰巢快递柜。大门密码是4827#，不过这个你别记哈", None)]
-    await aapply_extraction(store, user, extraction, said=said)
-    assert [n["text"] for n in await alist_notes(store, user)] == ["用户希望快递放丰巢快递柜。"]
-
-
 async def test_where_the_user_says_they_live_is_the_city_when_the_model_gave_none(store, user):
     """ "I live in Bristol but I'm staying at my sister's in Cardiff until 15 March" left the city unset."""
     said = [Said("Hi, I live in Bristol but I'm staying at my sister's in Cardiff until 15 March.", None)]

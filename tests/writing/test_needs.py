@@ -57,6 +57,7 @@ def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
         "假如我对花生过敏，这个能吃吗？",
         "I need a roller blind for my kitchen window.",  # a window's blind
         "Do you sell screen readers?",
+        "What do you remember about my allergies?",  # a question about memory, no request
     ],
 )
 def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):

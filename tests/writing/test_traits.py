@@ -100,6 +100,7 @@ def test_a_trait_the_user_stated_is_read_in_code(texts, sentences):
         "刚才说的不吃辣作废，给我推点辣的吧",  # taken back
         "I'm not vegan any more.",
         "我要买10斤大米",  # a quantity, no build
+        "What do you remember about my pets?",  # a question about memory (the e2e test's)
     ],
 )
 def test_no_trait_is_read_from_a_question_a_supposition_or_someone_else(text):
