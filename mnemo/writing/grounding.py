@@ -113,12 +113,17 @@ def supposed(sentence: str) -> str:
     return sentence[len(unsupposed(sentence)) :]
 
 
+def _clauses_where(sentence: str, keep: Callable[[str], bool]) -> str:
+    """``sentence`` with only its clauses that ``keep`` keeps, separators kept."""
+    parts = re.split(f"({CLAUSE.pattern})", sentence)
+    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
+    return "".join(clause + mark for clause, mark in pairs if keep(clause))
+
+
 def _without_records(sentence: str) -> str:
     """``sentence`` without its clauses about an order, a refund or a payment
     (:func:`mnemo.writing.refusals.business_record_term`), separators kept."""
-    parts = re.split(f"({CLAUSE.pattern})", sentence)
-    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
-    return "".join(clause + mark for clause, mark in pairs if business_record_term(clause) is None)
+    return _clauses_where(sentence, lambda clause: business_record_term(clause) is None)
 
 
 def stated(text: str) -> str:
@@ -152,9 +157,7 @@ def _without_asking_clauses(sentence: str) -> str:
     separators kept."""
     if not re.search(r"[\u3400-\u9fff]", sentence):
         return sentence
-    parts = re.split(f"({CLAUSE.pattern})", sentence)
-    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
-    return "".join(clause + mark for clause, mark in pairs if not _ASKING_ZH.search(clause)).strip(" ,，")
+    return _clauses_where(sentence, lambda clause: not _ASKING_ZH.search(clause)).strip(" ,，")
 
 
 def _stated(text: str) -> list[str]:

@@ -17,6 +17,8 @@ _SAID_ELSE = "The user said: “{}”"
 
 
 #: Words that make a sentence about the user: "I", "my", "we", "nobody's home", "我", "家"; "im", "ive" as typed.
+#: Asked by the user, not only about them: "please", "pls", "请", "麻烦", "别", "不要".
+ASKED = re.compile(r"\b(?:please|pls|plz|kindly)\b|请|麻烦|别|不要", re.IGNORECASE)
 ABOUT_USER = re.compile(r"\b(?:i|i'm|im|i'll|i've|ive|me|my|we|we're|our|us|nobody|no\s+one)\b|我|家", re.IGNORECASE)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, quoted_new
+from mnemo.writing.quotes import ABOUT_USER, ASKED, quoted_new
 
 #: From now on: a wish that stands, not one errand.
 _FROM_NOW_ON = re.compile(
@@ -34,8 +34,6 @@ _FROM_NOW_ON = re.compile(
     r"|(?:^|[，,；;：:\s]|请|麻烦|我)(?:以后|今后|往后|一律)",
     re.IGNORECASE,
 )
-#: Asked by the user, not only about them: "please", "pls", "请", "麻烦", "别", "不要".
-_ASKED = re.compile(r"\b(?:please|pls|plz|kindly)\b|请|麻烦|别|不要", re.IGNORECASE)
 
 
 def standing_sentences(texts: Iterable[str]) -> list[str]:
@@ -43,7 +41,7 @@ def standing_sentences(texts: Iterable[str]) -> list[str]:
     return [
         sentence.strip()
         for sentence in stated_sentences(texts)
-        if _FROM_NOW_ON.search(sentence) and (ABOUT_USER.search(sentence) or _ASKED.search(sentence))
+        if _FROM_NOW_ON.search(sentence) and (ABOUT_USER.search(sentence) or ASKED.search(sentence))
     ]
 
 

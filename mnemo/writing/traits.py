@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, stated_sentences
-from mnemo.writing.quotes import ABOUT_USER, new_facts, quoted, quoting, requested_sentences
+from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
 #: A size or a build: a shoe or clothing size, a waist, a height, a weight.
 _SIZE = (
@@ -131,21 +131,19 @@ _TAKEN_BACK = re.compile(
 )
 
 
-#: Asked by the user, though not about them: "pls tell them to ring the bell twice", "dont call before noon",
-#: "别敲门", "麻烦放门卫".
+#: Asked by the user, though not about them (:data:`mnemo.writing.quotes.ASKED`), or told: "pls tell them to
+#: ring the bell twice", "dont call before noon", "just leave things in the back porch", "别敲门".
 _ASKED = re.compile(
-    r"\b(?:please|pls|plz|kindly)\b|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
-    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b"
-    r"|请|麻烦|别|不要",
+    rf"{ASKED.pattern}|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
+    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b",
     re.IGNORECASE,
 )
 
 
 def trait_sentences(texts: Iterable[str]) -> list[str]:
     """Each stated sentence of ``texts``, or standing request asked as a question, with a clause of the
-    user's that names a size, a diet,
-    who lives with them or how their home is reached (:data:`_TRAIT`), and takes none back;
-    a size or a diet only when the user is the last one named before it (:data:`_WHO`)."""
+    user's that names a trait (:data:`_TRAIT`) and takes none back; a size or a diet only when the user
+    or their household is the last one named before it (:data:`_WHO`)."""
     texts = list(texts)
     asked = requested_sentences(texts)  # "快递能不能只周六周日送啊？" (the tenth blind set)
     stated = [s.strip() for s in stated_sentences(texts) if not any(s.strip() in r for r in asked)]

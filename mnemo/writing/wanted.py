@@ -77,7 +77,8 @@ def wanted_writes(
     forget = list(extraction.forget_fields)
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         taken_back = retracting_sentences(said)
-        changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back)
+        kept_back = withheld(said)  # codes the user asked not to keep: in no note (mnemo.writing.withheld)
+        changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back, kept_back)
         # A district's city the user named with it; where they said they live, when the extraction gave
         # no city it could keep (mnemo.writing.fields).
         if "city" in changes:
@@ -100,6 +101,7 @@ def wanted_writes(
             # A note's new text says what it says: "The user has one cat." is "one of my cats died".
             shown=[*shown.values(), *(r.text for r in requests if r.text)],
             asked=said if asked is None else asked,
+            kept_back=kept_back,
         )
         # A wish to be answered in a language or a style sets it whatever the model said; a
         # language the user named none of is inferred, never replacing a stated one.
@@ -123,6 +125,7 @@ def in_their_words(
     *,
     shown: Sequence[str] = (),
     asked: Sequence[str] = (),
+    kept_back: frozenset[str] = frozenset(),
 ) -> list[ExtractedNote]:
     """The notes read in code that the extraction's ``notes`` miss, quoting the user:
     a street address or a trip's place (:mod:`mnemo.writing.places`; the city the
@@ -133,7 +136,7 @@ def in_their_words(
     household or a home's access, said in ``asked`` (:mod:`mnemo.writing.contact`, :mod:`mnemo.writing.standing`,
     :mod:`mnemo.writing.needs`, :mod:`mnemo.writing.traits`), unless a note of the
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
-    (:func:`is_storable_note`)."""
+    (:func:`is_storable_note`) and holds no code of ``kept_back`` (:mod:`mnemo.writing.withheld`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
     texts = [n.text for n in notes] + list(shown)
     places = [
@@ -155,7 +158,6 @@ def in_their_words(
             for text, quoted in read(asked, texts + [n.text for n in found])
             if not asks_to_forget(quoted)  # "Forget my dog.": no fact
         ]
-    kept_back = withheld(said)
     return [n for n in found if is_storable_note(n.text) and not withholds(n.text, kept_back)]
 
 
@@ -192,9 +194,11 @@ def grounded_in(
     notes: list[ExtractedNote],
     requests: list[RevisionRequest],
     taken_back: Sequence[str],
+    kept_back: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], list[ExtractedNote], list[RevisionRequest]]:
     """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest
-    logged); an invalidation, what their sentences ``taken_back`` take back."""
+    logged); an invalidation, what their sentences ``taken_back`` take back; no note with a code of
+    ``kept_back``, which the user asked not to keep (:func:`mnemo.writing.withheld.withheld`)."""
     texts = list(said)
     words = said_words(texts)
     supposed = supposed_words(texts)
@@ -207,8 +211,6 @@ def grounded_in(
             lambda fv: f"{fv[0]}={fv[1]}",
         )
     )
-
-    kept_back = withheld(texts)
 
     def own(text: str) -> bool:
         # A copy of the prompt's invented example is the model's, however many of its words the user said;

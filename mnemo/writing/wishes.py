@@ -14,7 +14,7 @@ that is about the answers (:func:`asked_style`).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from mnemo.profile import STYLE_WORDS, language_code
 from mnemo.writing.grounding import SENTENCE, unsupposed
@@ -57,12 +57,18 @@ def asked_language(texts: Iterable[str]) -> str | None:
     """The language (its code: :func:`mnemo.profile.language_code`) the user's ``texts``
     ask to be answered in, the last one asked; ``None`` when they ask for none."""
     asked = None
-    for text in texts:
-        for sentence in map(unsupposed, SENTENCE.split(text)):
-            for pattern in (_ASKED_EN, _ASKED_ZH):
-                for m in pattern.finditer(sentence):
-                    asked = _language(next(g for g in m.groups() if g)) or asked
+    for sentence in _wished(texts):
+        for pattern in (_ASKED_EN, _ASKED_ZH):
+            for m in pattern.finditer(sentence):
+                asked = _language(next(g for g in m.groups() if g)) or asked
     return asked
+
+
+def _wished(texts: Iterable[str]) -> Iterator[str]:
+    """Each sentence of ``texts`` without its supposition (:func:`mnemo.writing.grounding.unsupposed`): a
+    request is one even as a question."""
+    for text in texts:
+        yield from map(unsupposed, SENTENCE.split(text))
 
 
 #: A sentence about the answers: "keep your answers short", "give me ...", "回复我", "每一步都写清楚".
@@ -94,13 +100,15 @@ def asked_style(texts: Iterable[str]) -> str | None:
     for, the last one asked: a sentence about the answers with one style's words and not the
     other's; ``None`` when they ask for none."""
     asked = None
-    for text in texts:
-        for sentence in map(unsupposed, SENTENCE.split(text)):
-            if not _ABOUT_ANSWERS.search(sentence):
-                continue
-            styles = [style for style, words in _STYLE.items() if words.search(sentence)]
-            asked = styles[0] if len(styles) == 1 else asked
+    for sentence in _about_answers(texts):
+        styles = [style for style, words in _STYLE.items() if words.search(sentence)]
+        asked = styles[0] if len(styles) == 1 else asked
     return asked
+
+
+def _about_answers(texts: Iterable[str]) -> Iterator[str]:
+    """Each wished sentence of ``texts`` (:func:`_wished`) about the answers (:data:`_ABOUT_ANSWERS`)."""
+    return (sentence for sentence in _wished(texts) if _ABOUT_ANSWERS.search(sentence))
 
 
 def style_said(style: str, texts: Iterable[str]) -> bool:
@@ -110,8 +118,4 @@ def style_said(style: str, texts: Iterable[str]) -> bool:
     if (asked := asked_style(texts)) is not None:
         return asked == style
     names = STYLE_WORDS.get(style, ())
-    return any(
-        _ABOUT_ANSWERS.search(sentence) and any(name in sentence.casefold() for name in names)
-        for text in texts
-        for sentence in map(unsupposed, SENTENCE.split(text))
-    )
+    return any(any(name in sentence.casefold() for name in names) for sentence in _about_answers(texts))
