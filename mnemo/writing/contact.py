@@ -34,14 +34,14 @@ CHANNELS: dict[str, re.Pattern[str]] = {
     "whatsapp": re.compile(r"\bwhatsapp\b", re.IGNORECASE),
 }
 #: Reaching the user: "contact me", "phone me", "stop ringing me", "whatsapp me", "get in touch with me",
-#: "WhatsApp is best"; "联系我", "打电话",
+#: "WhatsApp is best", "whatsapp after 6pm is best"; "联系我", "打电话",
 #: "发短信", "微信就行".
 _REACH = re.compile(
     r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|whatsapp|wechat|sms|dm)(?:ing|e?d)?\s+me\b"
     r"|\b(?:phoning|messaging|writing\s+to|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
     r"|\b(?:calls|texts|emails|e-mails)\s+(?:to\s+me|are|is|only|please)\b"
     r"|\bby\s+(?:e-?mail|phone|text|sms)\b"
-    r"|\b(?:whatsapp|wechat|e-?mail|texts?|sms|phone)\s+(?:is|are)\s+(?:best|better|fine|ok|okay|preferred|easiest)\b"
+    r"|\b(?:whatsapp|wechat|e-?mail|texts?|sms|phone)\s+(?:(?:after|before|from|until|till|during|on|at|around|in(?:\s+the)?)\s+[\w:.]+(?:\s*(?:am|pm))?\s+){0,2}(?:is|are|works?)\s+(?:best|better|fine|ok|okay|preferred|easiest)\b"
     r"|(?:微信|短信|邮件|邮箱)(?:联系)?(?:就行|就好|最好|最方便)"
     r"|联系我|联络我|通知我|找我|打电话|打我电话|来电|发短信|发邮件|发微信",
     re.IGNORECASE,
@@ -50,7 +50,8 @@ _REACH = re.compile(
 #: contacting the user at all ("contact me", "联系我").
 _STANDING = re.compile(
     r"\b(?:only|never|don't|do\s+not|didn't|rather|prefer|preferred|best|always|instead|from\s+now\s+on|no\s+more|stop)\b"
-    r"|只|别|不要|不用|最好|就行|就好|请用|以后|一律|尽量|都用"
+    r"|\b(?:whenever|any\s*time|if\s+(?:anything|something)\s+comes\s+up)\b"
+    r"|只|别|不要|不用|最好|就行|就好|请用|以后|一律|尽量|都用|有事|有什么事|有啥事"
     r"|\b(?:contact|reach)\s+me\b|\bget\s+in\s+touch\s+with\s+me\b|联系我|联络我",
     re.IGNORECASE,
 )

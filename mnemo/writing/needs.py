@@ -38,7 +38,9 @@ _ACCESS = re.compile(
     r"|\bpartially\s+sighted\b|\blow\s+vision\b|\bhard\s+of\s+hearing\b|\bhearing\s+aids?\b"
     r"|\b(?:use|in)\s+a\s+wheelchair\b|\bdyslexi\w*|\blarge[\s-]print\b|\barthritis\b|\bparkinson\w*"
     r"|\bwalking\s+(?:stick|frame)\b|\bmobility\s+(?:issues?|problems?|scooter)\b"
-    r"|老花|视力(?:不好|差|很差)|视障|失明|盲人|读屏|听力(?:不好|差|很差)|耳背|听障|坐轮椅|大字版"
+    r"|\bmy\s+(?:hearing|eyesight|sight|vision)\s+(?:is|'s|isn't|is\s+not)\s+(?:\w+\s+)?(?:bad|poor|great|good|going|terrible)\b"
+    r"|老花|(?:视力|听力)(?:不(?:太|大|怎么)?好|差|很差|下降|有问题)|视障|失明|盲人|读屏|耳背|耳聋|听障|助听器"
+    r"|耳朵(?:不(?:太|大)?好|背|聋)|坐轮椅|大字版"
     r"|关节炎|腱鞘炎|腿脚不(?:太)?好|行动不便|拄拐|手抖",
     re.IGNORECASE,
 )

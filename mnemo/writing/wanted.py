@@ -33,6 +33,7 @@ from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
 from mnemo.writing.retract import asks_to_forget, forgets_field, retracting_sentences, retracts
 from mnemo.writing.standing import standing_notes
+from mnemo.writing.swaps import swapped_notes
 from mnemo.writing.traits import trait_notes
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language, asked_style
@@ -93,6 +94,9 @@ def wanted_writes(
         asked_for = {r.key for r in requests}
         denied = [k for k in denied_needs(said, shown) if k not in asked_for]
         requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
+        # A note holding the wrong value of a correction gets the right one ("不是芒果 是猕猴桃": mnemo.writing.swaps).
+        asked_for.update(denied)
+        requests += swapped_notes(said, {k: t for k, t in shown.items() if k not in asked_for})
         notes += in_their_words(
             extraction,
             said,

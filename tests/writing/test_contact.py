@@ -36,6 +36,10 @@ from tests.writing import EXTRACT, assert_quoted_once, load_nothing_extracted
         # A channel's own verb, a verb's -ing, "stop" (issue 55, the fourth blind set).
         ("just whatsapp me on the same number, always", None, {"whatsapp"}),
         ("pls stop ringing me about deliveries, i can't pick up at work.", None, {"phone"}),
+        # A time between the channel and "best"; "有事" is whenever something comes up (blind12).
+        ("whatsapp after 6pm is best", None, {"whatsapp"}),
+        ("texts in the evening work best for me", None, {"text"}),
+        ("有事请发短信给我吧", None, {"text"}),
     ],
 )
 def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named):
@@ -52,6 +56,8 @@ def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named
         "我没收到短信。",
         "请给我发短信通知发货。",  # one request
         "你们以后只发邮件吗？",
+        "the phone case is fine, I'd rather have the blue one",  # a product, not a channel said best
+        "请给我发短信确认一下",  # one request, nothing whenever
     ],
 )
 def test_no_standing_wish_is_read_from_a_request_a_question_or_a_complaint(text):

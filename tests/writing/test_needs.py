@@ -41,6 +41,9 @@ from tests.writing import assert_quoted_once
         (["also tree nut allergy here — does the granola have almonds?"], "also tree nut allergy here"),  # blind10
         (["my hands are pretty bad w/ arthritis so screw tops are a nightmare for me"], None),  # blind11
         (["我妈跟我们一起住的，她腿脚不太好"], None),
+        # Hearing said with a degree between (blind12).
+        (["你好 我耳朵听力不太好，打电话基本听不清，有事请发短信或者在线留言给我吧"], None),
+        (["my hearing is not great so email works better"], None),
     ],
 )
 def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
@@ -58,6 +61,7 @@ def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
         "I need a roller blind for my kitchen window.",  # a window's blind
         "Do you sell screen readers?",
         "What do you remember about my allergies?",  # a question about memory, no request
+        "这个耳机听力保护模式好用吗？",  # a product's hearing, asked
     ],
 )
 def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):

@@ -200,3 +200,37 @@ async def test_a_note_the_extractor_revised_to_say_the_trait_says_it(store, user
 )
 def test_the_eleventh_blind_set_s_traits(text):
     assert trait_sentences([text]) == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("我住在厦门，平时喜欢露营⛺", None),  # a hobby without 我 in its clause: the clause before is theirs
+        (
+            "also I'm training for a marathon so mostly buying running gear these days. is order 50936 refunded yet?",
+            "also I'm training for a marathon so mostly buying running gear these days.",
+        ),
+        # A standing request asked of the couriers, and the sentence that goes on with it.
+        (
+            "my last parcel (order 31822) got left on the doorstep in the rain 🙄 from now on can couriers always "
+            "leave stuff with my neighbour at no. 14 if I'm out? or in the blue recycling bin by the gate",
+            "from now on can couriers always leave stuff with my neighbour at no. 14 if I'm out? "
+            "or in the blue recycling bin by the gate",
+        ),
+    ],
+)
+def test_the_twelfth_blind_set_s_traits(text, sentence):
+    assert trait_sentences([text]) == [sentence or text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我平时喜欢的那款帐篷还有货吗？",  # asked
+        "can couriers leave stuff with a neighbour?",  # asked, nothing that stands
+        "do you sell marathon gels?",
+    ],
+)
+def test_no_hobby_or_request_is_read_from_a_question(text):
+    assert trait_sentences(["我平时喜欢露营"]) != []  # precondition: a hobby is read at all
+    assert trait_sentences([text]) == []

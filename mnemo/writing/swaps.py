@@ -1,0 +1,99 @@
+"""A correction that names the right value in place of a wrong one revises the note that
+holds the wrong one (issue 55 point 4).
+
+"我芒果过敏哈" then "啊等下 我说错了 不是芒果 是猕猴桃！"; "我脚一直穿38的" then "打错了，是39码！
+38那是我妈的码"; "I'm allergic to peanuts" then "sorry, not peanuts, it's cashews". The second
+message names no allergy or size of its own, so no reader of a kind finds it, and a small
+model left the wrong value in the note (the ninth and eleventh blind sets: docs/bench.md).
+So the writing reads, in a stated sentence of the user's (no question, no supposition), a swap:
+
+- "不是X(，)是Y", "not X, (it's|but) Y", "I meant Y, not X": X is replaced by Y;
+- a number said with a mistake the user owns ("打错了", "typo", "I meant"; not "the wrong item
+  came"): the one number of the
+  message a note holds is replaced by the one number of the message it does not,
+
+in each note shown to the extractor that holds X (a word of it, not part of one), when the
+extractor asked nothing of that note. The note's new text is its old text with Y for X: the
+user's words, corrected by the user.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+from mnemo.writing.grounding import stated_sentences
+from mnemo.writing.known import RevisionRequest
+from mnemo.writing.refusals import business_record_term
+
+#: A value in a swap: Han characters, or one word ("not like red, blue is ok" swaps nothing).
+_HAN = r"[\u3400-\u9fff]{1,8}"
+_WORDS = r"[^\W\d_][\w'’-]*"
+_SWAP = re.compile(
+    rf"不是(?:对)?(?P<old_zh>{_HAN}?)(?:过敏)?[，,、\s]*(?:而|其实|应该)?是(?:对)?(?P<new_zh>{_HAN}?)(?:过敏)?(?![\u3400-\u9fff])"
+    rf"|\bnot\s+(?P<old>{_WORDS})\s*[,;:—–-]+\s*(?:it(?:'|’)?s\s+|it\s+is\s+|but\s+|i\s+meant\s+|just\s+|only\s+|actually\s+)*(?P<new>{_WORDS})"
+    rf"|\bi\s+meant\s+(?P<new2>{_WORDS})\s*,?\s+not\s+(?P<old2>{_WORDS})",
+    re.IGNORECASE,
+)
+#: A mistake owned: what makes a changed number a correction.
+_MISTAKE = re.compile(
+    r"\b(?:typo|i\s+meant|my\s+bad|mistyped|my\s+mistake|i\s+was\s+wrong|correction)\b|打错|说错|写错|记错|记混|更正|口误",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
+#: Words that swap nothing: "not me, it's my wife", "not really, but ...".
+_NO_VALUE = frozenset({"me", "really", "sure", "yet", "now", "that", "this", "it", "anymore", "any", "a", "the"})
+
+
+def swaps(text: str) -> list[tuple[str, str]]:
+    """The ``(wrong, right)`` values the stated sentences of ``text`` swap (:data:`_SWAP`)."""
+    found = []
+    for sentence in stated_sentences([text]):
+        if business_record_term(sentence) is not None:
+            continue
+        for m in _SWAP.finditer(sentence):
+            old = m.group("old_zh") or m.group("old") or m.group("old2")
+            new = m.group("new_zh") or m.group("new") or m.group("new2")
+            if old and new and old.casefold() != new.casefold() and old.casefold() not in _NO_VALUE:
+                found.append((old.strip(), new.strip()))
+    return found
+
+
+def _value(value: str) -> re.Pattern[str]:
+    """``value`` as a word of its own in a note: any case; Han anywhere; a number not part of one."""
+    if _NUMBER.fullmatch(value):
+        return re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d.])")
+    edge = r"" if re.match(r"[\u3400-\u9fff]", value) else r"\b"
+    return re.compile(rf"{edge}{re.escape(value)}{edge}", re.IGNORECASE)
+
+
+def _number_swap(text: str, note: str) -> tuple[str, str] | None:
+    """The one number of ``text`` that ``note`` holds and the one it does not, when ``text`` owns a
+    mistake: "打错了，是39码！38那是我妈的码" on "我脚一直穿38的" is ``("38", "39")``."""
+    if not _MISTAKE.search(text):
+        return None
+    sentences = [s for s in stated_sentences([text]) if business_record_term(s) is None]
+    said = set(_NUMBER.findall(" ".join(sentences)))
+    held = set(_NUMBER.findall(note))
+    old, new = said & held, said - held
+    return (old.pop(), new.pop()) if len(old) == 1 and len(new) == 1 and len(held) == 1 else None
+
+
+def _literal(value: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that puts ``value`` as written (no group references read in it)."""
+    return lambda _: value
+
+
+def swapped_notes(texts: Iterable[str], shown: Mapping[str, str]) -> list[RevisionRequest]:
+    """A revision of each note of ``shown`` (key -> text) that holds the wrong value of a swap the
+    user's ``texts`` state: its text with the right value in place of the wrong one."""
+    revised: dict[str, str] = {}
+    for text in texts:
+        pairs = swaps(text)
+        for key, note in shown.items():
+            current = revised.get(key, note)
+            for old, new in [*pairs, *filter(None, [_number_swap(text, current)])]:
+                current = _value(old).sub(_literal(new), current)
+            if current != note:
+                revised[key] = current
+    return [RevisionRequest(key, shown[key], text) for key, text in revised.items()]

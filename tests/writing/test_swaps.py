@@ -1,0 +1,60 @@
+"""mnemo.writing.swaps: a correction naming the right value in place of a wrong one revises
+the note holding the wrong one (issue 55: "不是芒果 是猕猴桃！" and "打错了，是39码！38那是我妈的码"
+left the wrong value kept, the ninth and eleventh blind sets), and nothing else is swapped."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from mnemo import alist_notes
+from mnemo.writing import aextract_messages
+from mnemo.writing.swaps import swapped_notes
+from tests.writing import EXTRACT, load_nothing_extracted
+
+
+@pytest.mark.parametrize(
+    ("said", "note", "revised"),
+    [
+        (
+            "啊等下 我说错了 不是芒果 是猕猴桃！芒果我能吃的 每次都记混😂",
+            "用户说：“我芒果过敏哈 甜品礼盒里有芒果的都别给我推”",
+            "用户说：“我猕猴桃过敏哈 甜品礼盒里有猕猴桃的都别给我推”",
+        ),
+        ("我不是花生过敏，是对腰果过敏！", "用户对花生过敏", "用户对腰果过敏"),
+        ("啊不对不对打错了，是39码！38那是我妈的码😂", "用户说：“我脚一直穿38的”", "用户说：“我脚一直穿39的”"),
+        ("sorry, not peanuts, it's cashews", "The user is allergic to peanuts.", "The user is allergic to cashews."),
+        ("I meant cashews, not Peanuts", "The user is allergic to peanuts.", "The user is allergic to cashews."),
+    ],
+)
+def test_a_swap_revises_the_note_holding_the_wrong_value(said, note, revised):
+    assert swapped_notes([said], {"k": note}) == [("k", note, revised)]
+
+
+@pytest.mark.parametrize(
+    ("said", "note"),
+    [
+        ("the wrong item came, I ordered 2 not 3", "The user has 3 cats."),  # no mistake of the user's own
+        ("not me, it's my wife who is vegan", "The user is vegan."),  # no value swapped
+        ("I do not like red, blue is ok", "The user does not like red."),
+        ("不是芒果 是猕猴桃吗？", "用户对芒果过敏"),  # asked
+        ("typo, I meant 12", "The user has 2 cats and 3 dogs."),  # which number is wrong is not said
+        ("typo, I meant 9.5", "The user has 2 kids."),  # nor here: the message names no number of the note
+        ("不是芒果 是猕猴桃", "用户住在北京"),  # the note holds no wrong value
+    ],
+)
+def test_nothing_else_is_swapped(said, note):
+    assert swapped_notes(["sorry, not peanuts, it's cashews"], {"k": "allergic to peanuts"}) != []  # precondition
+    assert swapped_notes([said], {"k": note}) == []
+
+
+async def test_the_extractor_s_silence_leaves_no_wrong_value(store, user):
+    """Through the write pipeline, with an extractor that keeps nothing: the corrected note replaces the old."""
+    said = "我芒果过敏哈 甜品礼盒里有芒果的都别给我推"
+    thread = [HumanMessage(said, id="h1")]
+    await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
+    assert [n["text"] for n in await alist_notes(store, user)] == [f"用户说：“{said}”"]
+    thread.append(HumanMessage("啊等下 我说错了 不是芒果 是猕猴桃！芒果我能吃的", id="h2"))
+    await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT)
+    texts = [n["text"] for n in await alist_notes(store, user)]
+    assert texts == ["用户说：“我猕猴桃过敏哈 甜品礼盒里有猕猴桃的都别给我推”"]
