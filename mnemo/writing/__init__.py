@@ -22,8 +22,8 @@ from mnemo.writing.extraction import (
     build_extractor,
     extraction_messages,
 )
-from mnemo.writing.grounding import refuse_unsaid
 from mnemo.writing.known import MAX_EXISTING_NOTES
+from mnemo.writing.offered import refuse_unsaid
 from mnemo.writing.pipeline import (
     aextract_messages,
     called_remember,

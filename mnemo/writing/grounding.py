@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from mnemo.core import InvalidInputError, content_tokens
+from mnemo.core import content_tokens
 from mnemo.writing.refusals import business_record_term
 
 logger = logging.getLogger(__name__)
@@ -301,21 +301,6 @@ def supported(text: str, said: frozenset[str], supposed: frozenset[str] = frozen
         and inner <= said
         and all(_said_in_a_form(token, said) for token in opening)
     )
-
-
-def refuse_unsaid(text: str, said: Iterable[str]) -> None:
-    """Raise :class:`InvalidInputError` unless the user's messages ``said``
-    support ``text`` as a note (:func:`supported`) and it states, not asks:
-    a note a model offers (``remember_note``) is held to the extractor's rule.
-    """
-    said = list(said)
-    if is_question(text):
-        raise InvalidInputError("not remembered: a question states no fact; keep what the user stated about themselves")
-    if not supported(text, said_words(said), supposed_words(said)):
-        raise InvalidInputError(
-            "not remembered: the user's messages do not say this; write the fact in the user's own words "
-            "and language (e.g. their sentence, in third person)"
-        )
 
 
 def grounded(what: str, items: Iterable[T], supported: Callable[[T], bool], shown: Callable[[T], str]) -> list[T]:

@@ -23,3 +23,16 @@ async def test_the_writing_keeps_no_code_the_user_withheld(store, user):
     said = [Said("以后快递都放丰巢快递柜。大门密码是4827#，不过这个你别记哈", None)]
     await aapply_extraction(store, user, extraction, said=said)
     assert [n["text"] for n in await alist_notes(store, user)] == ["用户希望快递放丰巢快递柜。"]
+
+
+def test_a_note_a_model_offers_holds_no_code_the_user_withheld():
+    """``remember_note``'s text goes through the same check as the writing's notes."""
+    import pytest
+
+    from mnemo.core import InvalidInputError
+    from mnemo.writing import refuse_unsaid
+
+    said = ["以后快递都放丰巢快递柜。大门密码是4827#，不过这个你别记哈"]
+    refuse_unsaid("用户希望快递放丰巢快递柜", said)  # precondition: the note without the code is kept
+    with pytest.raises(InvalidInputError, match="asked not to keep"):
+        refuse_unsaid("用户的大门密码是4827#", said)
