@@ -145,6 +145,7 @@ _THATS_MINE = re.compile(
     r"|^\W*我(?:就|也)?(?:住|在)(?:那|那儿|那里|那边)|^\W*(?:那|这)(?:就)?是我的(?:尺码|码|尺寸)",
     re.IGNORECASE,
 )
+_HAN_ENDS, _HAN_STARTS = re.compile(r"[\u3400-\u9fff]$"), re.compile(r"^\W*[\u3400-\u9fff]")
 #: A clause that asks without a question mark: "有没有S码啊", "顺便问下狗粮有小包装的吗，……" (the tenth
 #: blind set), "是不是", "能不能"; a clause that ends with 吗 (not 呢: "还没到呢" states).
 _ASKING_ZH = re.compile(
@@ -166,7 +167,9 @@ def _stated(text: str) -> list[str]:
     for sentence in SENTENCE.split(text):
         if asked and _THATS_MINE.search(sentence):
             # "do you do click & collect in Norwich? that's where I live": one sentence, no longer asking.
-            kept.append(f"{asked.rstrip(''.join(QUESTION_MARKS) + ' ')} {sentence}")
+            lead = asked.rstrip("".join(QUESTION_MARKS) + " ")
+            # One clause in Chinese ("有没有L码那是我的尺码"): a space between Han characters is a comma.
+            kept.append(f"{lead}{'' if _HAN_ENDS.search(lead) and _HAN_STARTS.search(sentence) else ' '}{sentence}")
             asked = ""
             continue
         asked = ""

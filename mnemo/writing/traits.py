@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
-from mnemo.writing.grounding import CLAUSE, stated_sentences
+from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
 from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
 #: A size or a build: a shoe or clothing size, a waist, a height, a weight.
@@ -40,7 +40,7 @@ _SIZE = (
     r"|\b(?:xxs|xs|xxl|xxxl|xl)\b|\bsize\s+(?:xs|s|m|l|small|medium|large)\b|\b(?:petite|plus[- ]size)\b"
     r"|\b[4-7]\s?(?:'|’|ft|foot)\s?\d{1,2}\b|\b[4-7]\s?(?:ft|foot|feet)\s+tall\b|\b1[4-9]\d\s?cm\s+tall\b"
     r"|\bi(?:'|’)?m\s+(?:very\s+|quite\s+|really\s+)?(?:tall|petite)\b"
-    r"|\d{2}(?:\.5)?\s*码|\b[SMLX]{1,4}\s*[码號号]|(?:穿|尺码|鞋码|码数)\s*(?:是|为|：|:)?\s*(?:[SMLX]{1,4}|\d{2,3})"
+    r"|\d{2}(?:\.5)?\s*码|(?<![A-Za-z])[SMLX]{1,4}\s*[码號号]|(?:穿|尺码|鞋码|码数)\s*(?:是|为|：|:)?\s*(?:[SMLX]{1,4}|\d{2,3})"
     r"|\bi(?:'|’)?m\s+(?:\d{2}|in\s+my\s+(?:twenties|thirties|forties|fifties|sixties|seventies|eighties))\b"
     r"(?!\s*(?:min|mins|minutes|hours?|hrs?|%|km|miles|mi|cm|kg|lbs?|pounds|quid|euros?|dollars)\b)"
     r"|我(?:都|已经|今年)?(?:[一二三四五六七八九]?十[一二三四五六七八九]?|\d{2})多?岁"
@@ -143,14 +143,41 @@ _ASKED = re.compile(
 )
 
 
+#: A count with no noun: "we have two and one of them chews everything", "我家有两只".
+_HOW_MANY = re.compile(
+    r"^\W*(?:we|i)(?:(?:'|’)ve|\s+have|\s+own)?\s+(?:got\s+)?(?:one|two|three|four|five|\d{1,2}|a\s+couple|a\s+few)"
+    r"(?=\s*$|\s*[,.!;:]|\s+(?:and|but|so|lol|haha|of\s+them|at\s+home|here|now)\b)"
+    r"|^\W*我(?:们)?(?:家)?(?:有|养了|养着)(?:一|两|三|四|五|\d{1,2})[只条个](?![\u3400-\u9fff]*[吗呢])",
+    re.IGNORECASE,
+)
+_WHO_LIVES = re.compile(_HOUSEHOLD, re.IGNORECASE)
+
+
 def trait_sentences(texts: Iterable[str]) -> list[str]:
-    """Each stated sentence of ``texts``, or standing request asked as a question, with a clause of the
-    user's that names a trait (:data:`_TRAIT`) and takes none back; a size or a diet only when the user
-    or their household is the last one named before it (:data:`_WHO`)."""
+    """Each stated sentence of ``texts``, or standing request asked as a question, or count said after
+    a question (:func:`_counted`), with a clause of the user's that names a trait (:data:`_TRAIT`) and
+    takes none back; a size or a diet only when the user or their household is the last one named
+    before it (:data:`_WHO`)."""
     texts = list(texts)
     asked = requested_sentences(texts)  # "快递能不能只周六周日送啊？" (the tenth blind set)
     stated = [s.strip() for s in stated_sentences(texts) if not any(s.strip() in r for r in asked)]
-    return [sentence for sentence in [*stated, *asked] if _names_a_trait(sentence)]
+    return [sentence for sentence in [*stated, *asked, *_counted(texts)] if _names_a_trait(sentence)]
+
+
+def _counted(texts: Iterable[str]) -> list[str]:
+    """Each count with no noun (:data:`_HOW_MANY`) said right after a question that names who may live
+    with the user, that noun put in brackets after the count: "is the lavender diffuser safe around cats?
+    we have two and ..." is "we have two [cats] and ..." (the tenth blind set), the product left out."""
+    found = []
+    for text in texts:
+        sentences = SENTENCE.split(text)
+        for question, sentence in zip(sentences, sentences[1:], strict=False):
+            if is_question(question) and (count := _HOW_MANY.search(sentence)):
+                if who := [m.group(0).strip() for m in _WHO_LIVES.finditer(question)]:
+                    said = sentence[: count.end()].strip()
+                    gap = "" if re.search(r"[\u3400-\u9fff]$", said) else " "
+                    found.append(f"{said}{gap}[{who[-1]}]{sentence[count.end() :]}".strip())
+    return found
 
 
 def _names_a_trait(sentence: str) -> bool:

@@ -234,3 +234,23 @@ def test_the_twelfth_blind_set_s_traits(text, sentence):
 def test_no_hobby_or_request_is_read_from_a_question(text):
     assert trait_sentences(["我平时喜欢露营"]) != []  # precondition: a hobby is read at all
     assert trait_sentences([text]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        (
+            "also is the lavender diffuser safe around cats? we have two and one of them chews everything too lol",
+            "we have two [cats] and one of them chews everything too lol",  # the product left out (blind10)
+        ),
+        ("这个驱虫药对猫安全吗？我家有两只", "我家有两只[猫]"),
+        ("有没有L码？那是我的尺码", "有没有L码那是我的尺码"),  # one clause: the size is the user's
+    ],
+)
+def test_a_count_or_a_size_after_a_question_is_the_user_s(text, sentence):
+    assert trait_sentences([text]) == [sentence]
+
+
+def test_a_count_after_a_question_naming_no_household_is_none():
+    assert trait_sentences(["is it safe for kids? I have 3"]) == ["I have 3 [kids]"]  # precondition
+    assert trait_sentences(["how many do I need? we have two"]) == []
