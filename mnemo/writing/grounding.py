@@ -88,6 +88,24 @@ REMEMBER = re.compile(f"{REMEMBER_EN}|{REMEMBER_ZH}", re.IGNORECASE)
 _ABOUT_MEMORY = re.compile(
     r"\b(?:do|did|does|what|how\s+much|anything)\b[^.!?]{0,20}?\byou\s+(?:still\s+)?remember\b", re.IGNORECASE
 )
+#: A question that asks to remember ("btw can you remember that I'm vegan?", "帮我记一下我不吃辣好吗？"), not
+#: about memory.
+_ASKING_TO_REMEMBER = re.compile(
+    rf"\b(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+|pls\s+|also\s+)?(?:remember|note|keep\s+in\s+mind)\b"
+    r"|[,\s]\s*(?:ok|okay|alright|yeah|right|pls|please|k)\W*$"  # a tag: "Keep in mind I'm vegan, ok?"
+    rf"|(?:能|可以|麻烦|帮我).*{REMEMBER_ZH}|{REMEMBER_ZH}.*(?:好吗|好不好|行吗|行不行|可以吗|成吗)",
+    re.IGNORECASE,
+)
+
+
+def asks_to_remember(sentence: str) -> bool:
+    """Whether ``sentence`` asks to remember: "please remember that I'm vegan", "Could you remember ...?",
+    "请记住我不吃香菜"; not a question about memory ("Do you remember my size?", "Remember my size?")."""
+    return bool(
+        REMEMBER.search(sentence)
+        and not _ABOUT_MEMORY.search(sentence)
+        and (not is_question(sentence) or _ASKING_TO_REMEMBER.search(sentence))
+    )
 
 
 def is_question(text: str) -> bool:
@@ -173,7 +191,7 @@ def _stated(text: str) -> list[str]:
             asked = ""
             continue
         asked = ""
-        if REMEMBER.search(sentence) and not _ABOUT_MEMORY.search(sentence):
+        if asks_to_remember(sentence):
             kept.append(sentence)
         elif (lead := unsupposed(sentence)) != sentence:
             kept.append(_without_asking_clauses(lead))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.writing.grounding import REMEMBER_EN, REMEMBER_ZH, SENTENCE, is_question
+from mnemo.writing.grounding import REMEMBER_EN, REMEMBER_ZH, SENTENCE, asks_to_remember
 from mnemo.writing.quotes import quoted_new
 
 #: A request to remember (:data:`mnemo.writing.grounding.REMEMBER_EN`), "remember this abt me: I'm ...",
@@ -28,11 +28,10 @@ _ASKED_EN = re.compile(
 )
 #: "请记住我不吃香菜", "帮我记下：我……", "别忘了我……", "帮我记一下哈，我……".
 _ASKED_ZH = re.compile(rf"{REMEMBER_ZH}\s*[哈啊呀吧哦喔嘛]?\s*[，,：:]?\s*(?P<fact>我.+)")
-#: A question's end, left out of the fact ("..., I'm vegan?", "我不吃辣吗？").
-_ASKED_END = re.compile(r"\s*(?:吗|嘛|呢)?\s*[?？]+\s*$")
-#: A question that asks to remember ("Could you remember that I'm vegan?"), not about memory.
-_ASKING = re.compile(
-    rf"\s*(?:please\s+)?(?:can|could|would|will)\s+you\b|.*(?:能|可以|麻烦).*{REMEMBER_ZH}", re.IGNORECASE
+#: A question's end, left out of the fact ("..., I'm vegan?", "我不吃辣吗？"), with its tag ("..., ok?", "……好吗？").
+_ASKED_END = re.compile(
+    r"\s*(?:[,，]?\s*(?:好吗|好不好|行吗|行不行|可以吗|成吗|ok|okay|alright|yeah|right))?\s*(?:吗|嘛|呢)?\s*[?？]+\s*$",
+    re.IGNORECASE,
 )
 
 
@@ -41,7 +40,7 @@ def remembered_facts(texts: Iterable[str]) -> list[str]:
     facts: list[str] = []
     for text in texts:
         for sentence in SENTENCE.split(text):
-            if is_question(sentence) and not _ASKING.match(sentence):
+            if not asks_to_remember(sentence):
                 continue
             for pattern in (_ASKED_EN, _ASKED_ZH):
                 if (m := pattern.search(sentence)) is not None:

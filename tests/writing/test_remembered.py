@@ -39,10 +39,24 @@ from tests.writing import EXTRACT, load_nothing_extracted
         ("I can't remember my password.", []),
         ("Remember that time I ordered a lamp?", []),
         ("我记得我买过。", []),
+        # A question that asks, by its tag or after "btw" (one rule with grounding's: asks_to_remember).
+        ("btw can you remember that I'm vegetarian?", ["I'm vegetarian"]),
+        ("帮我记一下我不吃辣好吗？", ["我不吃辣"]),
+        ("Keep in mind I'm vegan, ok?", ["I'm vegan"]),
     ],
 )
 def test_a_fact_asked_to_be_remembered_is_read_in_code(text, facts):
     assert remembered_facts([text]) == facts
+
+
+@pytest.mark.parametrize("text", ["Remember that time I ordered a lamp?", "Do you remember I'm vegan?"])
+def test_grounding_and_the_reader_read_one_request(text):
+    """A question that asks nothing to be kept is no request to grounding either: no sentence stated."""
+    from mnemo.writing.grounding import asks_to_remember, stated
+
+    assert asks_to_remember("Could you remember that I'm vegan?")  # precondition: a question may ask
+    assert not asks_to_remember(text) and remembered_facts([text]) == []
+    assert stated(text).strip() == ""
 
 
 def test_the_note_quotes_the_fact_unless_a_note_of_the_extraction_says_it():
