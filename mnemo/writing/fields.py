@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from mnemo.core import content_tokens, mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_street_address
 from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
+from mnemo.writing.kin import KIN_EN, KIN_ZH
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said
 
@@ -65,29 +66,20 @@ _SELF_WORDS = frozenset({"i", "me", "myself", "self", "user", "the user", "我",
 _RELATION = re.compile(r"\b(?:users?|my|me|mine|our|your|their|his|her)\b|用户|我的|我们", re.IGNORECASE)
 
 
-_KIN_EN = (
-    r"mum|mom|mother|dad|father|parents?|sister|brother|wife|husband|partner|son|daughter|kids?|child|children"
-    r"|grand\w*|gran|nan|nana|granny|aunt|auntie|uncle|cousin|niece|nephew|friend|mate|boss|colleague"
-    r"|neighbou?r|girlfriend|boyfriend|fianc\w*|in-laws?|bab(?:y|ies)|twins?"
-)
-_KIN_ZH = (
-    r"妈|爸|母亲|父亲|姐|哥|弟|妹|老婆|老公|妻子|丈夫|儿子|女儿|孩子|爷爷|奶奶|外公|外婆|姥姥|姥爷|朋友|同事|老板"
-    r"|邻居|男朋友|女朋友|婆婆|公公|岳母|岳父|舅|姨|叔|姑|宝宝|娃|小孩|双胞胎|男孩|女孩"
-)
 #: A relation said as a name ("宝宝", "Mum"): never the user's name. Kin words that are
 #: also given names ("Nan", "Nana") are not in it.
-_KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{_KIN_EN})|(?:{_KIN_ZH})+)", re.IGNORECASE)
+_KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{KIN_EN})|(?:{KIN_ZH})+)", re.IGNORECASE)
 #: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "at my sister's",
 #: "她", "我妈".
 _SOMEONE = re.compile(
-    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{_KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{_KIN_ZH})"
+    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{KIN_ZH})"
     r"|(?:同事|朋友|同学|老板|领导|邻居|闺蜜)$",  # "帮同事老陈挑个保温杯" (the eleventh blind set)
     re.IGNORECASE,
 )
 #: The user as a subject after it ("my sister and I live in ..."), not "我妈".
-_SELF = re.compile(rf"\b(?:i|i'm|im|i've|ive|me|myself|we|we're|us)\b|我(?!的?(?:{_KIN_ZH}))", re.IGNORECASE)
+_SELF = re.compile(rf"\b(?:i|i'm|im|i've|ive|me|myself|we|we're|us)\b|我(?!的?(?:{KIN_ZH}))", re.IGNORECASE)
 #: A place said by whose it is, no city's name: "姐姐的家" (a city's name has no 的), "my sister's place".
-_WHOSE_PLACE = re.compile(rf"的|{_RELATION.pattern}|\b(?:{_KIN_EN})(?:'s|’s)", re.IGNORECASE)
+_WHOSE_PLACE = re.compile(rf"的|{_RELATION.pattern}|\b(?:{KIN_EN})(?:'s|’s)", re.IGNORECASE)
 #: Where the sentence a name or a place is said in starts: after one of these.
 _SENTENCE_END = re.compile(rf"[;；\n{SENTENCE_ENDS}]")
 

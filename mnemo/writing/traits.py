@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
+from mnemo.writing.kin import HOUSEHOLD_EN, HOUSEHOLD_ZH, OTHERS_EN, OTHERS_ZH
 from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
 #: A size or a build: a shoe or clothing size, a waist, a height, a weight.
@@ -115,12 +116,9 @@ _TRAIT = re.compile("|".join((_SIZE, _DIET, _HOUSEHOLD, _DELIVERY, _SCHEDULE)), 
 #: is type 2 diabetic": the tenth blind set), or someone else ("my sister Chloe — she's vegan", "my colleague
 #: Dan is vegan", "给我老公买，他穿XL": he is named last).
 _WHO = re.compile(
-    r"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us|husband|wife|partner|son|daughter|kids?|baby)\b"
-    r"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|sister|brother|mum|mom|mother|dad|father"
-    r"|boss|colleague|friend|girlfriend|boyfriend|grandma|grandmother|grandad|grandpa|grandfather|aunt|uncle"
-    r"|cousin|niece|nephew)\b"
-    r"|(?P<selfzh>我|老公|老婆|儿子|女儿|孩子|宝宝)(?!妈|爸|姐|哥|弟|妹|朋友|同事|闺蜜|对象|男朋友|女朋友|领导|老板)"
-    r"|他|她|妈|爸|姐|哥|弟|妹|朋友|同事|闺蜜|对象|男朋友|女朋友|领导|老板|奶奶|爷爷|外婆|外公|婆婆",
+    rf"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us|{HOUSEHOLD_EN})\b"
+    rf"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|{OTHERS_EN})\b"
+    rf"|(?P<selfzh>我|{HOUSEHOLD_ZH})(?!{OTHERS_ZH})|他|她|{OTHERS_ZH}",
     re.IGNORECASE,
 )
 
