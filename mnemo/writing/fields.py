@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.core import content_tokens, mentions, script_of
+from mnemo.core import mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_street_address
-from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
+from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences, words_of
 from mnemo.writing.kin import KIN_EN, KIN_ZH
+from mnemo.writing.traits import names_a_trait
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said
 
@@ -25,7 +26,7 @@ def all_words_said(text: str, said: frozenset[str]) -> bool:
     """Whether every content word of ``text`` (a name, a city) is in ``said``;
     a value with no content word is not. A Chinese place's suffix (市, 省, 区,
     县) after a place the user said needs not be said."""
-    words = content_tokens(text)
+    words = words_of(text)
     if text.rstrip()[-1:] in _PLACE_SUFFIXES and len(words) > 1:
         words -= {text.rstrip()[-1]}
     return bool(words) and words <= said
@@ -153,7 +154,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
 
     A name or a city: every word of it said (:func:`all_words_said`); a name
     also is not a pronoun ("myself", "自己"), no relation ("The user's sister",
-    "用户的姐姐": :data:`_RELATION`), the ``city`` extracted with it nor
+    "用户的姐姐": :data:`_RELATION`), no trait ("左撇子", "vegan":
+    :func:`mnemo.writing.traits.names_a_trait`), not the ``city`` extracted with it nor
     said as a place nor only of someone else (:func:`said_of_someone_else`); a city not said
     only as a trip's, an address's or someone else's (:func:`said_only_away`), nor a place
     named by whose it is ("姐姐的家", "my sister's place"). A
@@ -167,6 +169,8 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
         return False
     if field == "name":
         if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value) or _KIN_NAME.fullmatch(value.strip()):
+            return False
+        if names_a_trait(value):  # "我是左撇子": what they are, not who
             return False
         if said_of_someone_else(value, texts):
             return False

@@ -216,7 +216,13 @@ def stated_sentences(texts: Iterable[str]) -> Iterator[str]:
 def said_words(texts: Iterable[str]) -> frozenset[str]:
     """The content words of what the user's messages ``texts`` state (:func:`stated`),
     with their words outside ASCII whole (:func:`word_tokens`: "josé", "максим")."""
-    return frozenset().union(*(content_tokens(s) | _unicode_words(s) for s in map(stated, texts)))
+    return frozenset().union(*map(words_of, map(stated, texts)))
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The content words of ``text``, with its words outside ASCII whole ("josé", "максим": not every
+    script has content tokens of its own): what :func:`said_words` holds, for a value compared to it."""
+    return content_tokens(text) | _unicode_words(text)
 
 
 #: A note's words for the user themselves, never only supposed.

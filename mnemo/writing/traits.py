@@ -112,6 +112,8 @@ _ONE_OFF = re.compile(
 _OWN = re.compile("|".join((_SIZE, _DIET)), re.IGNORECASE)
 _HOUSEHOLD_OR_DELIVERY = re.compile("|".join((_HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
 _TRAIT = re.compile("|".join((_SIZE, _DIET, _HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
+#: What the user is, never their name: no pet's or child's word ("Cat", "Kit" are names).
+_WHAT = re.compile("|".join((_SIZE, _DIET, _SCHEDULE)), re.IGNORECASE)
 #: Who a clause is about, the last named before a size or a diet: the user or their household ("my husband
 #: is type 2 diabetic": the tenth blind set), or someone else ("my sister Chloe — she's vegan", "my colleague
 #: Dan is vegan", "给我老公买，他穿XL": he is named last).
@@ -197,6 +199,13 @@ def _users(clause: str, context: str) -> bool:
         return True
     who = list(_WHO.finditer(clause[: own.start()]))
     return not who or bool(who[-1].group("self") or who[-1].group("selfzh"))
+
+
+def names_a_trait(value: str) -> bool:
+    """Whether ``value`` names what the user is, not who: "左撇子", "素食者", "Vegan", "程序员", "a nurse"
+    (a name the extractor took from "我是左撇子" or "I'm vegan btw")."""
+    value = value.strip()
+    return any(_WHAT.search(said) for said in (value, f"我是{value}", f"I'm a {value}"))
 
 
 def trait_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:

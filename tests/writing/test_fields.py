@@ -163,3 +163,22 @@ def test_a_district_s_city_and_a_colleague_s_name():
     assert city_of_district("南京", ["我在南京"]) == "南京"  # no district
     assert not said_of_someone_else("老陈", ["我叫老陈"])  # precondition: the user's own
     assert said_of_someone_else("老陈", ["帮同事老陈挑个保温杯吧"])
+
+
+def test_what_the_user_is_is_no_name_and_a_name_in_any_script_is_said():
+    """ "我是左撇子" is what they are, not who; "Меня зовут Максим" names them (before: no content token
+    of Cyrillic, so never said)."""
+
+    def said(value, *texts):
+        return field_said("name", value, list(texts), said_words(texts))
+
+    assert said("张伟", "我是张伟") and said("Cat", "I'm Cat, quick q")  # precondition: "我是" names; a pet's word
+    for value, text in [
+        ("左撇子", "我是左撇子"),
+        ("素食者", "我是素食者"),
+        ("Vegan", "I am Vegan btw"),
+        ("程序员", "我是程序员"),
+    ]:
+        assert all_words_said(value, said_words([text])) and not said(value, text)
+    assert said("Максим", "Меня зовут Максим") and said("Ольга", "Привет, я Ольга")
+    assert not said("Ольга Петрова", "Привет, я Ольга")  # a surname never said
