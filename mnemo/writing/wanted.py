@@ -79,12 +79,13 @@ def wanted_writes(
     if said:  # only what the user's own words support (mnemo.writing.grounding)
         taken_back = retracting_sentences(said)
         kept_back = withheld(said)  # codes the user asked not to keep: in no note (mnemo.writing.withheld)
-        changes, notes, requests = grounded_in(said, changes, notes, requests, taken_back, kept_back)
+        words = said_words(said)  # the content words the user stated, once per write
+        changes, notes, requests = grounded_in(said, words, changes, notes, requests, taken_back, kept_back)
         # A district's city the user named with it; where they said they live, when the extraction gave
         # no city it could keep (mnemo.writing.fields).
         if "city" in changes:
             changes["city"] = city_of_district(changes["city"], said)
-        if "city" not in changes and (city := home_city(said, said_words(said))) is not None:
+        if "city" not in changes and (city := home_city(said, words)) is not None:
             changes["city"] = city
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
         profile = profile_from_items(known.profile or []) if known is not None else {}
@@ -194,17 +195,18 @@ def is_storable_note(text: str) -> bool:
 
 def grounded_in(
     said: Sequence[str],
+    words: frozenset[str],
     changes: dict[str, Any],
     notes: list[ExtractedNote],
     requests: list[RevisionRequest],
     taken_back: Sequence[str],
     kept_back: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, Any], list[ExtractedNote], list[RevisionRequest]]:
-    """What of ``changes``, ``notes`` and ``requests`` the user's messages support (the rest
-    logged); an invalidation, what their sentences ``taken_back`` take back; no note with a code of
+    """What of ``changes``, ``notes`` and ``requests`` the user's messages ``said`` (the content
+    ``words`` they state: :func:`mnemo.writing.grounding.said_words`) support (the rest logged);
+    an invalidation, what their sentences ``taken_back`` take back; no note with a code of
     ``kept_back``, which the user asked not to keep (:func:`mnemo.writing.withheld.withheld`)."""
     texts = list(said)
-    words = said_words(texts)
     supposed = supposed_words(texts)
     city = changes.get("city")
     changes = dict(
