@@ -31,7 +31,7 @@ _HAN = r"[\u3400-\u9fff]{1,8}"
 _WORDS = r"[^\W\d_][\w'’-]*"
 _SWAP = re.compile(
     rf"不是(?:对)?(?P<old_zh>{_HAN}?)(?:过敏)?[，,、\s]*(?:而|其实|应该)?是(?:对)?(?P<new_zh>{_HAN}?)(?:过敏)?(?![\u3400-\u9fff])"
-    rf"|\bnot\s+(?P<old>{_WORDS})\s*[,;:—–-]+\s*(?:it(?:'|’)?s\s+|it\s+is\s+|but\s+|i\s+meant\s+|just\s+|only\s+|actually\s+)*(?P<new>{_WORDS})"
+    rf"|\bnot\s+(?P<old>{_WORDS})\s*[,;:—–-]+\s*(?:(?P<said>it(?:'|’)?s\s+|it\s+is\s+|i\s+meant\s+)|just\s+|only\s+|actually\s+|but\s+)*(?P<new>{_WORDS})"
     rf"|\bi\s+meant\s+(?P<new2>{_WORDS})\s*,?\s+not\s+(?P<old2>{_WORDS})",
     re.IGNORECASE,
 )
@@ -39,6 +39,10 @@ _SWAP = re.compile(
 _MISTAKE = re.compile(
     r"\b(?:typo|i\s+meant|my\s+bad|mistyped|my\s+mistake|i\s+was\s+wrong|correction)\b|打错|说错|写错|记错|记混|更正|口误",
     re.IGNORECASE,
+)
+#: What makes "not X, Y" a correction when no "it's" or "I meant" says so: "sorry, not peanuts, cashews".
+_CORRECTING = re.compile(
+    rf"{_MISTAKE.pattern}|\b(?:sorry|oops|wait|actually|scratch\s+that|no\s+no)\b|^\W*no\b", re.IGNORECASE
 )
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])")
 #: Words that swap nothing: "not me, it's my wife", "not really, but ...".
@@ -54,6 +58,8 @@ def swaps(text: str) -> list[tuple[str, str]]:
         for m in _SWAP.finditer(sentence):
             old = m.group("old_zh") or m.group("old") or m.group("old2")
             new = m.group("new_zh") or m.group("new") or m.group("new2")
+            if m.group("old") and not (m.group("said") or _CORRECTING.search(sentence)):
+                continue  # "not bad, thanks" corrects nothing
             if old and new and old.casefold() != new.casefold() and old.casefold() not in _NO_VALUE:
                 found.append((old.strip(), new.strip()))
     return found

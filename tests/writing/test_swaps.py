@@ -24,6 +24,7 @@ from tests.writing import EXTRACT, load_nothing_extracted
         ("我不是花生过敏，是对腰果过敏！", "用户对花生过敏", "用户对腰果过敏"),
         ("啊不对不对打错了，是39码！38那是我妈的码😂", "用户说：“我脚一直穿38的”", "用户说：“我脚一直穿39的”"),
         ("sorry, not peanuts, it's cashews", "The user is allergic to peanuts.", "The user is allergic to cashews."),
+        ("oops not peanuts, cashews", "The user is allergic to peanuts.", "The user is allergic to cashews."),
         ("I meant cashews, not Peanuts", "The user is allergic to peanuts.", "The user is allergic to cashews."),
     ],
 )
@@ -37,6 +38,8 @@ def test_a_swap_revises_the_note_holding_the_wrong_value(said, note, revised):
         ("the wrong item came, I ordered 2 not 3", "The user has 3 cats."),  # no mistake of the user's own
         ("not me, it's my wife who is vegan", "The user is vegan."),  # no value swapped
         ("I do not like red, blue is ok", "The user does not like red."),
+        ("not bad, thanks", "The user has bad knees."),  # no correction said
+        ("sorry, not peanuts, cashews", "The user has bad knees."),  # the note holds no wrong value
         ("不是芒果 是猕猴桃吗？", "用户对芒果过敏"),  # asked
         ("typo, I meant 12", "The user has 2 cats and 3 dogs."),  # which number is wrong is not said
         ("typo, I meant 9.5", "The user has 2 kids."),  # nor here: the message names no number of the note
