@@ -3,7 +3,7 @@ style), written field by field with its history and provenance, never
 clobbered by a value the user did not state. Plain functions over ``BaseStore``.
 """
 
-from mnemo.profile.address import house_address, in_address, is_street_address
+from mnemo.profile.address import house_address, in_address, is_no_town, is_street_address
 from mnemo.profile.languages import LANGUAGE_NAMES, language_code
 from mnemo.profile.record import (
     FIELD_CHOICES,
@@ -52,6 +52,7 @@ __all__ = [
     "format_profile",
     "house_address",
     "in_address",
+    "is_no_town",
     "is_street_address",
     "language_code",
     "normalize_field",

@@ -46,6 +46,22 @@ _DELIVERY_POINT = re.compile(
 )
 
 
+#: A place that is no town: a word for home or here ("我家", "家里", "home"), a pronoun's ("我家"), a venue
+#: ("健身房", "项目部", "the gym"): the thirteenth blind set's model wrote "我家", "家里" and "健身房" as the city.
+#: Not 家 inside a name ("石家庄", "张家界").
+_NO_TOWN = re.compile(
+    r"^(?:家|家里|老家|家乡|本地|当地|这里|这边|那里|那边|公司|单位|学校)$|[我你他她]"
+    r"|[\u3400-\u9fff](?:房|馆|厅|室|场|院|所|部|公司|单位|学校)$"  # not 店: 驻马店
+    r"|^(?:(?:my|our|the)\s+)?(?:home|house|place|flat|gym|office|work|school|hospital|here|there|local)$",
+    re.IGNORECASE,
+)
+
+
+def is_no_town(value: str) -> bool:
+    """Whether ``value`` (a city as written) names no town: home, here, a venue ("我家", "健身房", "the gym")."""
+    return bool(_NO_TOWN.search(value.strip()))
+
+
 def is_street_address(value: str) -> bool:
     """Whether ``value`` (a city as written) is a street address or part of one:
     it has a house number or a postcode (no city's name has one), a street

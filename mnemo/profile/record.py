@@ -28,7 +28,7 @@ from mnemo.core import (
     quote,
     search_result,
 )
-from mnemo.profile.address import is_street_address
+from mnemo.profile.address import is_no_town, is_street_address
 from mnemo.profile.languages import is_language, language_code, language_label
 
 #: The profile's fields: the one list (the extractor's schema is built from it,
@@ -160,6 +160,10 @@ def normalize_field(field: str, value: Any) -> str | None:
         raise InvalidInputError(
             f"profile field 'city' is the city's name, not a street address or a number ({text!r}): "
             "an address is a note (remember it, with its end date if it has one)"
+        )
+    if field == "city" and is_no_town(text):
+        raise InvalidInputError(
+            f"profile field 'city' is the city's name, not home, here or a place in a town ({text!r})"
         )
     if field == "language":
         if (code := language_code(folded)) is not None:

@@ -35,14 +35,15 @@ CHANNELS: dict[str, re.Pattern[str]] = {
 }
 #: Reaching the user: "contact me", "phone me", "stop ringing me", "whatsapp me", "get in touch with me",
 #: "WhatsApp is best", "whatsapp after 6pm is best"; "联系我", "打电话",
-#: "发短信", "微信就行".
+#: "发短信", "微信就行", "微信留言也行", "电话尽量少打".
 _REACH = re.compile(
     r"\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|whatsapp|wechat|sms|dm)(?:ing|e?d)?\s+me\b"
     r"|\b(?:phoning|messaging|writing\s+to|write\s+to|get\s+in\s+touch\s+with)\s+me\b"
     r"|\b(?:calls|texts|emails|e-mails)\s+(?:to\s+me|are|is|only|please)\b"
     r"|\bby\s+(?:e-?mail|phone|text|sms)\b"
     r"|\b(?:whatsapp|wechat|e-?mail|texts?|sms|phone)\s+(?:(?:after|before|from|until|till|during|on|at|around|in(?:\s+the)?)\s+[\w:.]+(?:\s*(?:am|pm))?\s+){0,2}(?:is|are|works?)\s+(?:best|better|fine|ok|okay|preferred|easiest)\b"
-    r"|(?:微信|短信|邮件|邮箱)(?:联系)?(?:就行|就好|最好|最方便)"
+    r"|(?:微信|短信|邮件|邮箱)(?:联系|留言|发消息)?(?:也|都)?(?:就行|就好|最好|最方便|行|可以)"
+    r"|电话\S{0,3}(?:少打|别打|不要打|不打)"
     r"|联系我|联络我|通知我|找我|打电话|打我电话|来电|发短信|发邮件|发微信",
     re.IGNORECASE,
 )

@@ -10,12 +10,13 @@ import re
 from collections.abc import Iterable, Sequence
 
 from mnemo.core import mentions, script_of
-from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_street_address
-from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences, words_of
+from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_no_town, is_street_address
+from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
 from mnemo.writing.kin import KIN_EN, KIN_ZH
 from mnemo.writing.traits import names_a_trait
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said
+from mnemo.writing.words import words_of
 
 #: What a model appends to a Chinese place name the user said bare ("杭州" -> "杭州市"):
 #: city, province, district, county. Not words of their own in a value that has others.
@@ -56,6 +57,12 @@ _TRIP_ZH = r"(?:出差|旅游|旅行|度假|出游|游玩|玩|培训|开会|参�
 #: Where a trip's place is said: right after the trip's words or right before the Chinese ones.
 _TRIP_BEFORE = re.compile(rf"\b{_TRIP_WORDS}$", re.IGNORECASE)
 _TRIP_AFTER = re.compile(rf"\s*{_TRIP_ZH}")
+#: Where a parcel is sent, said right before the place: "先寄西安项目部" (the thirteenth blind set: written as the
+#: city), "do you deliver on saturdays to norwich": a destination only, no home.
+_SENT_TO = re.compile(
+    r"(?:寄|送|发|邮)(?:到|去|往|至)?\s*$|\b(?:ship|send|deliver|post|forward)\w*\s+(?:\w+\s+){0,3}(?:to|in)\s+$",
+    re.IGNORECASE,
+)
 #: A trip's place in a sentence: "travelling in Japan", "on a trip to New York", "在日本出差", "去云南旅游".
 TRIP = re.compile(
     rf"\b(?i:{_TRIP_WORDS})(?P<place>[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*)"
@@ -110,12 +117,14 @@ def said_only_away(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` only where they do not live: each time a
     trip's place (:data:`TRIP`), an address's town
     (:func:`mnemo.profile.address.said_in_address`), someone else's (:func:`said_of_someone_else`),
-    where they come from ("originally from", "我老家是": :data:`_ORIGIN`) or where they are
+    where they come from ("originally from", "我老家是": :data:`_ORIGIN`), where a parcel is sent
+    (:data:`_SENT_TO`) or where they are
     until a day ("staying in Whitby till March 14th": :func:`mnemo.writing.until.until_day`)."""
     said = mentions(value, texts)
     return bool(said) and all(
         _TRIP_BEFORE.search(t[: m.start()])
         or _TRIP_AFTER.match(t, m.end())
+        or _SENT_TO.search(t[: m.start()])
         or in_address(t, m.start(), m.end())
         or _of_someone(t, m.start())
         or _ORIGIN.search(t[: m.start()])
@@ -170,7 +179,7 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     if field == "name":
         if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value) or _KIN_NAME.fullmatch(value.strip()):
             return False
-        if names_a_trait(value):  # "我是左撇子": what they are, not who
+        if names_a_trait(value) or any(c.isdigit() for c in value):  # "我是左撇子", "43 42": what, not who
             return False
         if said_of_someone_else(value, texts):
             return False
@@ -196,10 +205,11 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
 #: Swansea", "我家在南京", "我住在成都", "我搬到南京了".
 _HOME = re.compile(
     r"\b(?:[Ii]|[Ww]e)(?:(?:\s+am|'m|’m|\s+are|'re|’re)\s+(?:based\s+)?in"
-    r"|(?:'ve|’ve|\s+have)?(?:\s+just|\s+now)?\s+(?:live\s+in|moved\s+to))"
+    r"|(?:'ve|’ve|\s+have)?(?:\s+just|\s+now|\s+still|\s+actually|\s+also)?\s+(?:live\s+in|moved\s+to))"
     r"\s+(?P<en>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
     r"|\b[Ii]m\s+(?:based\s+)?in\s+(?P<im>[A-Z][^\W\d_]+)"
-    r"|我(?:家)?(?:现在|刚|刚刚|已经)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了)(?P<zh>[\u4e00-\u9fff]{2,3}?)"
+    r"|我(?:家)?(?:现在|刚|刚刚|已经|是|还是|一直|常)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了|住(?![得的过着不了在这那哪]))"
+    r"(?P<zh>[\u4e00-\u9fff]{2,3}?)"
     r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
 )
 
@@ -214,7 +224,12 @@ def home_city(texts: Sequence[str], words: frozenset[str]) -> str | None:
         for m in _HOME.finditer(sentence):
             city = m.group("en") or m.group("im") or m.group("zh")
             clause = _BUT.split(sentence[m.end() :], maxsplit=1)[0]
-            if all_words_said(city, words) and not is_street_address(city) and not _FOR_NOW.search(clause):
+            if (
+                all_words_said(city, words)
+                and not is_street_address(city)
+                and not is_no_town(city)
+                and not _FOR_NOW.search(clause)
+            ):
                 found = city
     return found
 

@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from mnemo.core import content_tokens
 from mnemo.writing.refusals import business_record_term
+from mnemo.writing.words import names, words_of
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -57,16 +58,20 @@ SENTENCE_ENDS = f".!。！{re.escape(''.join(sorted(QUESTION_MARKS)))}{EMOJI}"
 SENTENCE = re.compile(
     rf"(?<=[{SENTENCE_ENDS}])(?![{SENTENCE_ENDS}])(?!(?<=\d\.)\d)(?!(?<=\b[Nn][Oo]\.)\s*\d)(?![\ufe0f\u200d\U0001f3fb-\U0001f3ff])\s*"
 )
-#: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼").
-CLAUSE = re.compile(r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
+#: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼"), and
+#: between a number and Han that is no unit of it ("我的鞋码是42 帮我看看": the thirteenth blind set).
+CLAUSE = re.compile(
+    r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?<=\d)\s+(?=[\u3400-\u9fff])(?![码号岁年月日楼层斤块元件个只条点分])"
+)
 #: Where a question's clause may start: a clause's mark or a dash between words ("I live in Brighton
 #: and I've got a sofa cover on order — when's it arriving?"; not the hyphen of "66-2041" or "e-mail").
 _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
-#: "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the sentence's end.
+#: "问下 如果……", "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the
+#: sentence's end.
 #: Not a condition that happens ("if I'm out please leave it with my neighbour", "如果我不在家就放门口").
 _SUPPOSES = re.compile(
-    r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s)\s*"
+    r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s|(?<=[\u3400-\u9fff])\s)\s*"
     r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
     r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b"
     r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home)))"
@@ -168,6 +173,7 @@ _HAN_ENDS, _HAN_STARTS = re.compile(r"[\u3400-\u9fff]$"), re.compile(r"^\W*[\u34
 #: blind set), "是不是", "能不能"; a clause that ends with 吗 (not 呢: "还没到呢" states).
 _ASKING_ZH = re.compile(
     r"^\W*(?:请问|想问|问一下|问下|顺便问)|有没有|是不是|能不能|可不可以|会不会|要不要|行不行|对不对|吗[啊呀哈\s]*$"
+    r"|(?:能|可以|会|有|是|要|行)\S*不[啊呀哈嘛\s]*$"  # "能寄到酒店不" (the thirteenth blind set)
 )
 
 
@@ -215,14 +221,8 @@ def stated_sentences(texts: Iterable[str]) -> Iterator[str]:
 
 def said_words(texts: Iterable[str]) -> frozenset[str]:
     """The content words of what the user's messages ``texts`` state (:func:`stated`),
-    with their words outside ASCII whole (:func:`word_tokens`: "josé", "максим")."""
+    with their words outside ASCII whole (:func:`mnemo.writing.words.word_tokens`: "josé", "максим")."""
     return frozenset().union(*map(words_of, map(stated, texts)))
-
-
-def words_of(text: str) -> frozenset[str]:
-    """The content words of ``text``, with its words outside ASCII whole ("josé", "максим": not every
-    script has content tokens of its own): what :func:`said_words` holds, for a value compared to it."""
-    return content_tokens(text) | _unicode_words(text)
 
 
 #: A note's words for the user themselves, never only supposed.
@@ -239,60 +239,6 @@ def supposed_words(texts: Iterable[str]) -> frozenset[str]:
 def shares_a_word(text: str, said: frozenset[str]) -> bool:
     """Whether ``text`` (a note) has a content word of ``said``."""
     return not content_tokens(text).isdisjoint(said)
-
-
-#: A run of letters, with the apostrophes and hyphens inside a name ("O'Neil", "Jean-Luc").
-_LETTERS = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-#: A possessive's ending, left out of a name compared whole ("José's").
-_POSSESSIVE = re.compile(r"['’]s$", re.IGNORECASE)
-#: Where a sentence (or a clause a note starts afresh) begins.
-_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-
-
-def _cased_words(text: str) -> Iterable[tuple[int, str]]:
-    """Each word of ``text`` in a script with case (Latin, Greek, Cyrillic ...: its capital
-    tells a name), with where it starts; letters without case (Han, kana) split words."""
-    for run in _LETTERS.finditer(text):
-        start = None
-        for i, ch in enumerate(f"{run[0]} "):
-            if ch.lower() != ch.upper() or (start is not None and ch in "'’-"):
-                start = i if start is None else start
-            elif start is not None:
-                yield run.start() + start, run[0][start:i]
-                start = None
-
-
-def word_tokens(word: str) -> frozenset[str]:
-    """``word`` as the grounding compares it: its content words (:func:`content_tokens`,
-    ASCII letters), or, with a letter outside ASCII, the whole word case-folded (without a
-    possessive ``'s``: "josé" of "José's")."""
-    if word.isascii():
-        return content_tokens(word)
-    return frozenset({_POSSESSIVE.sub("", word).casefold()})
-
-
-def _unicode_words(text: str) -> frozenset[str]:
-    return frozenset().union(*(word_tokens(w) for _, w in _cased_words(text) if not w.isascii()))
-
-
-def _names(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The tokens of ``text``'s capitalised words: those past a sentence's first word
-    (names: "Suzhou", "March", "José"), and each sentence's first word when it is a
-    content word (a name or not: "Max is ...", "Works at ...")."""
-    inner: set[str] = set()
-    opening: set[str] = set()
-    for sentence in _SENTENCE_END.split(text):
-        first = next((i for i, ch in enumerate(sentence) if ch.isalnum()), -1)
-        for start, word in _cased_words(sentence):
-            if word[0].isupper():
-                (opening if start == first else inner).update(word_tokens(word))
-    return frozenset(inner), frozenset(opening)
-
-
-def named_words(text: str) -> frozenset[str]:
-    """The tokens of ``text``'s capitalised words past each sentence's first:
-    names, places, months ("Suzhou", "March"), not "The user ..."."""
-    return _names(text)[0]
 
 
 def _said_in_a_form(token: str, said: frozenset[str]) -> bool:
@@ -312,14 +258,14 @@ def _said_in_a_form(token: str, said: frozenset[str]) -> bool:
 def supported(text: str, said: frozenset[str], supposed: frozenset[str] = frozenset()) -> bool:
     """Whether the user's words ``said`` support ``text`` (a note, a revision's new
     text): it states, not asks (:func:`is_question`), at least half of its content
-    words (one at least) are the user's, every one of its :func:`named_words` too,
+    words (one at least) are the user's, every one of its :func:`mnemo.writing.words.named_words` too,
     and each sentence's first word in some form (:func:`_said_in_a_form`): a capital
     there does not tell a name ("Max is the user's dog.") from a verb ("Works at the
     bakery."); none is only ``supposed`` (:func:`supposed_words`). Words are compared
     case-folded; CJK text by character."""
     words = content_tokens(text)
     shared = words & said
-    inner, opening = _names(text)
+    inner, opening = names(text)
     return (
         not is_question(text)
         and words.isdisjoint(supposed)

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, stated_sentences
+from mnemo.writing.kin import KIN_ZH
 from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
@@ -93,7 +94,9 @@ def need_sentences(texts: Iterable[str]) -> list[str]:
     or a need of access, in a clause that does not deny it."""
     found, before = [], ""
     for sentence in stated_sentences(texts):  # "我打错了😅 是菠萝过敏！": the sentence before says whose
-        if _need_clauses(sentence)[0] and (ABOUT_USER.search(f"{before} {sentence}") or _HERE.search(sentence)):
+        if _need_clauses(sentence)[0] and (
+            ABOUT_USER.search(f"{before} {sentence}") or _HERE.search(sentence) or _speakers(sentence)
+        ):
             found.append(sentence.strip())
         before = sentence if sentence.strip() else before
     return found
@@ -102,6 +105,22 @@ def need_sentences(texts: Iterable[str]) -> list[str]:
 #: An allergy said of whoever writes: "also tree nut allergy here — does the granola have almonds?" (the
 #: tenth blind set).
 _HERE = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|coeliac|celiac)\s+here\b", re.IGNORECASE)
+
+
+#: Someone named in Chinese: a clause without a subject that names no one is the speaker's
+#: ("另外对芒果过敏 上次吃了整个嘴都肿了": the thirteenth blind set).
+_SOMEONE_ZH = re.compile(rf"他|她|{KIN_ZH}")
+#: A Chinese clause that opens with the allergy, no subject: "另外对芒果过敏", "芒果过敏"; not a product's
+#: ("这个产品可能引起过敏").
+_NO_SUBJECT = re.compile(
+    r"(?:^|[，,；;\s])\W*(?:另外|还有|而且|并且|然后|对了|也)?\s*对?(?:(?!这|那|该|产品|商品|引起|导致|可能|容易)[^\W\d_]){1,6}"
+    r"(?:过敏|不耐受)"
+)
+
+
+def _speakers(sentence: str) -> bool:
+    """Whether ``sentence`` is Chinese that names no one and opens a clause with its allergy: the user's."""
+    return bool(_NO_SUBJECT.search(sentence)) and not _SOMEONE_ZH.search(sentence)
 
 
 def denied_needs(texts: Iterable[str], notes: Mapping[str, str]) -> list[str]:

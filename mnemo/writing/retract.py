@@ -19,11 +19,11 @@ order system's records are no fact about the user to take back.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.profile import LANGUAGE_NAMES, STYLE_WORDS
-from mnemo.writing.grounding import SENTENCE, is_question, unsupposed
+from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, unsupposed
 from mnemo.writing.refusals import business_record_term
 
 #: A reminder, read as no part of a retraction: "don't forget", "别忘了".
@@ -102,3 +102,32 @@ def forgets_field(field: str, taken_back: Sequence[str], value: str | None = Non
     return any(
         (named is not None and named.search(s)) or (value and value.casefold() in s.casefold()) for s in taken_back
     )
+
+
+#: Words of an ask to forget that name nothing to forget ("forget the teacher thing": "teacher").
+_ASKING_WORDS = content_tokens(
+    "forget delete remove erase drop thing stuff bit part note notes memory info details actually"
+)
+#: Characters of a Chinese ask to forget that name nothing: "健身房那个别记了 删掉吧" names "健身房".
+_ASKING_HAN = re.compile(r"[的了吧呢啊哈呀嘛那这个别记删掉除忘不用要我你他她说也都就还是在把给]+")
+
+
+def forgotten(texts: Iterable[str], shown: Mapping[str, str]) -> list[str]:
+    """The keys of ``shown`` (key -> note text) that a clause of the user's ``texts`` asks to forget
+    (:func:`asks_to_forget`) names: one of its words ("actually forget the teacher thing"), or two
+    Han characters of it in a row ("健身房那个别记了 删掉吧"; one character names too much). A small
+    model keeps the note it was asked to forget (the thirteenth blind set)."""
+    words: set[str] = set()
+    pairs: set[str] = set()
+    for text in texts:
+        for sentence in SENTENCE.split(text):
+            for clause in CLAUSE.split(sentence):
+                if asks_to_forget(clause) and business_record_term(clause) is None:
+                    words |= {w for w in content_tokens(clause) if w.isascii()} - _ASKING_WORDS - _CHATTER
+                    for run in _ASKING_HAN.split("".join(re.findall(r"[\u3400-\u9fff]+|\s", clause))):
+                        pairs |= {run[i : i + 2] for i in range(len(run.strip()) - 1)}
+    return [
+        key
+        for key, note in shown.items()
+        if words & {w for w in content_tokens(note) if w.isascii()} or any(p in note for p in pairs)
+    ]

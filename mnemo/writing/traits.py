@@ -56,6 +56,8 @@ _DIET = (
     r"|吃素|素食|纯素|全素|清真|不吃(?:猪肉|牛肉|羊肉|肉|荤|海鲜|鸡蛋|蛋|辣)|糖尿病|控糖|高血压|高血脂|痛风|尿酸"
     r"|怀孕|孕妇|孕期|哺乳|减脂|生酮|低脂|低盐|低糖|忌口"
 )
+#: A pet, in Chinese: never part of the user's name ("橘猫": the thirteenth blind set).
+_PETS_ZH = r"猫|狗|犬|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|仓鼠|鹦鹉|兔子"
 #: Who lives with the user: a pet, children, parents living with them.
 _HOUSEHOLD = (
     r"\b(?:cats?|dogs?|kittens?|pupp(?:y|ies)|pets?|rabbits?|bunn(?:y|ies)|hamsters?|parrots?|guinea\s+pigs?"
@@ -66,7 +68,7 @@ _HOUSEHOLD = (
     r"|\bmy\s+(?:son|daughter|husband|wife|partner|kids?|boys|girls)\b|\bfamily\s+of\s+(?:\d|two|three|four|five|six)\b"
     r"|\bthere\s+are\s+(?:\d|two|three|four|five|six)\s+of\s+us\b"
     r"|[一二三四五六七八九两\d]口人|家(?:里)?(?:有)?[一二三四五六七八九两\d]个人|我(?:老公|老婆|儿子|女儿|先生|太太)"
-    r"|养了|养着|养的|猫|狗|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|宠物|主子|孩子|宝宝|小孩|娃|双胞胎"
+    rf"|养了|养着|养的|{_PETS_ZH}|宠物|主子|孩子|宝宝|小孩|娃|双胞胎"
     r"|老人|爸妈|父母|公婆|岳父|岳母|一起住|同住"
 )
 #: How the user's home is reached or a parcel left there.
@@ -91,7 +93,7 @@ _SCHEDULE = (
     r"|\bi\s+work\s+as\b|\bi(?:'|’)?m\s+an?\s+(?:\w+\s+)?(?:nurse|teacher|doctor|driver|chef|student|engineer"
     r"|developer|paramedic|firefighter|pilot|farmer|builder|electrician|plumber|carer|midwife|cleaner|lawyer"
     r"|accountant|designer|police\s+officer|courier|shift\s+worker)\b"
-    r"|\b(?:before|after|until|til|till)\s+(?:noon|midday|lunch(?:time)?)\b|\bweekends?\b|\bsaturdays?\b|\bsundays?\b"
+    r"|\b(?:before|after|until|til|till)\s+(?:noon|midday|lunch(?:time)?)\b|\bweek(?:end|day)s?\b|\bsaturdays?\b|\bsundays?\b"
     r"|\bi\s+(?:go|do)\s+\w+ing\b|\bi(?:'|’)?m\s+(?:really\s+|big\s+)?into\s+\w+|\bmy\s+hobby\b"
     r"|\btraining\s+for\s+(?:a|an|the|my)\s+\w+|\b(?:half[- ])?marathons?\b|\btriathlons?\b"
     r"|\bi\s+(?:love|enjoy)\s+\w+ing\b|\bi\s+run\s+(?:a|an|my\s+own)\s+\w+|\bleft[- ]handed\b|\blefty\b"
@@ -137,7 +139,8 @@ _TAKEN_BACK = re.compile(
 #: Asked by the user, though not about them (:data:`mnemo.writing.quotes.ASKED`), or told: "pls tell them to
 #: ring the bell twice", "dont call before noon", "just leave things in the back porch", "别敲门".
 _ASKED = re.compile(
-    rf"{ASKED.pattern}|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
+    rf"{ASKED.pattern}|能不能|可不可以|能否|\b(?:can|could|would)\s+(?:the\s+)?(?:couriers?|drivers?)\b"
+    r"|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
     r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b",
     re.IGNORECASE,
 )
@@ -181,18 +184,23 @@ def _counted(texts: Iterable[str]) -> list[str]:
 
 
 def _names_a_trait(sentence: str) -> bool:
-    """Whether a clause of ``sentence`` names a trait of the user's: it or the one before it
-    says it is theirs ("I've got two dogs, a labrador and a spaniel")."""
+    """Whether a clause of ``sentence`` names a trait of the user's: it, the one before it or the one
+    after it says it is theirs ("I've got two dogs, a labrador and a spaniel", "weekdays after 6pm is
+    best, I'm at the workshop all day": the thirteenth blind set)."""
     clauses = CLAUSE.split(sentence)
-    return any(_users(clause, f"{before} {clause}") for before, clause in zip(["", *clauses], clauses, strict=False))
+    return any(
+        _users(clause, f"{before} {clause}", after)
+        for before, clause, after in zip(["", *clauses], clauses, [*clauses[1:], ""], strict=False)
+    )
 
 
-def _users(clause: str, context: str) -> bool:
-    """Whether ``clause`` (``context``: it with the clause before) names a trait of the user's."""
+def _users(clause: str, context: str, after: str = "") -> bool:
+    """Whether ``clause`` (``context``: it with the clause before; ``after``: the clause after, which
+    may say whose it is, never ask) names a trait of the user's."""
     trait = _TRAIT.search(clause)
     if trait is None or _TAKEN_BACK.search(clause) or _ONE_OFF.search(clause):
         return False
-    if not (ABOUT_USER.search(context) or _ASKED.search(context)):
+    if not (ABOUT_USER.search(f"{context} {after}") or _ASKED.search(context)):
         return False
     own = _OWN.search(clause)
     if own is None or _HOUSEHOLD_OR_DELIVERY.search(clause):
@@ -202,9 +210,11 @@ def _users(clause: str, context: str) -> bool:
 
 
 def names_a_trait(value: str) -> bool:
-    """Whether ``value`` names what the user is, not who: "左撇子", "素食者", "Vegan", "程序员", "a nurse"
-    (a name the extractor took from "我是左撇子" or "I'm vegan btw")."""
+    """Whether ``value`` names what the user is or has, not who: "左撇子", "素食者", "Vegan", "程序员",
+    "a nurse", "橘猫" (a name the extractor took from "我是左撇子", "I'm vegan btw", "我家有只橘猫")."""
     value = value.strip()
+    if re.search(_PETS_ZH, value):  # "橘猫": a pet in Han; not "Cat", a name in Latin
+        return True
     return any(_WHAT.search(said) for said in (value, f"我是{value}", f"I'm a {value}"))
 
 

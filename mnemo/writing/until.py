@@ -5,7 +5,7 @@ a small model drops a temporary fact that names no place (Qwen2.5-Coder-1.5B did
 Chinese, on every labelled set: docs/models.md). So the writing keeps, as a note quoting
 the user that expires at the end of that day, each sentence they stated (no question, no
 supposition, or a standing request asked as a question: :func:`mnemo.writing.quotes.read_sentences`) that is about
-themselves and runs to a day: "until", "till", "through", "back on" a day ("April 20",
+themselves and runs to a day: "until", "till", "through", "back on", "from 3 to" a day ("April 20",
 "20th April"); "到", "一直到" a day ("7月31号", "三月二十号"), or a day "为止", "才回来", or before a day a state
 ("之前都", "之前在装修", "之前家里都没人").
 "Deliver it before June 5" is one errand's deadline, not a time the user is away, and is
@@ -31,9 +31,10 @@ _MONTH = rf"(?P<month>{_MONTH_NAMES})[a-z]*\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _DAY2 = _DAY.replace("day>", "day2>")
 _MONTH2 = _MONTH.replace("month>", "month2>")
-#: "until April 20", "till around the 20th of April", "through Sept 9".
+#: "until April 20", "till around the 20th of April", "through Sept 9", "from 3 to 24 March".
 _UNTIL_EN = re.compile(
-    r"\b(?:until|till|til|through|thru|up\s+to|(?:back|home)\s+(?:on|by))\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
+    r"\b(?:until|till|til|through|thru|up\s+to|(?:back|home)\s+(?:on|by)"
+    r"|from\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?(?:\s+(?:of\s+)?[a-z]{3,9}\.?)?\s+to)\s+(?:around\s+|about\s+|roughly\s+|approx\.?\s+)?(?:the\s+)?"
     rf"(?:{_MONTH}\s+{_DAY}\b|{_DAY2}\s+(?:of\s+)?{_MONTH2}|(?P<day3>\d{{1,2}})(?:st|nd|rd|th)\b)",
     re.IGNORECASE,
 )

@@ -31,7 +31,7 @@ from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
-from mnemo.writing.retract import asks_to_forget, forgets_field, retracting_sentences, retracts
+from mnemo.writing.retract import asks_to_forget, forgets_field, forgotten, retracting_sentences, retracts
 from mnemo.writing.standing import standing_notes
 from mnemo.writing.swaps import swapped_notes
 from mnemo.writing.traits import trait_notes
@@ -93,7 +93,8 @@ def wanted_writes(
         shown = known.shown_notes() if known is not None else {}
         # An allergy the user denied is set aside, though the extractor kept it (mnemo.writing.needs).
         asked_for = {r.key for r in requests}
-        denied = [k for k in denied_needs(said, shown) if k not in asked_for]
+        # And a note the user asked to forget ("forget the teacher thing": mnemo.writing.retract).
+        denied = [k for k in dict.fromkeys([*denied_needs(said, shown), *forgotten(said, shown)]) if k not in asked_for]
         requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
         # A note holding the wrong value of a correction gets the right one ("不是芒果 是猕猴桃": mnemo.writing.swaps).
         asked_for.update(denied)

@@ -9,7 +9,7 @@ import pytest
 from mnemo import aget_profile, aupdate_profile
 from mnemo.core import InvalidInputError
 from mnemo.profile import normalize_field
-from mnemo.profile.address import is_street_address, said_in_address
+from mnemo.profile.address import is_no_town, is_street_address, said_in_address
 
 ADDRESSES = [
     "14 Harbour Lane, Brighton",
@@ -31,6 +31,7 @@ ADDRESSES = [
     "the parcel locker",
 ]
 CITIES = ["Brighton", "Port St. Lucie", "São Paulo", "New York", "Lane Cove", "西湖区", "杭州市", "서울", "City 3"]
+CITIES += ["石家庄", "张家界", "驻马店", "Homestead", "Workington"]  # 家 and 店 inside a name, "home" inside a word
 
 
 @pytest.mark.parametrize("value", ADDRESSES)
@@ -42,8 +43,16 @@ def test_a_street_address_is_never_a_city(value):
 
 @pytest.mark.parametrize("value", CITIES)
 def test_a_city_s_name_is_one(value):
-    assert not is_street_address(value)
+    assert not is_street_address(value) and not is_no_town(value)
     assert normalize_field("city", value) == value
+
+
+@pytest.mark.parametrize("value", ["我家", "家里", "老家", "健身房", "西安项目部", "home", "the gym", "my place"])
+def test_home_here_or_a_venue_is_no_city(value):
+    """The thirteenth blind set's model wrote "我家", "家里" and "健身房" as the city."""
+    assert is_no_town(value)
+    with pytest.raises(InvalidInputError, match="not home, here or a place in a town"):
+        normalize_field("city", value)
 
 
 async def test_the_profile_api_refuses_an_address_as_the_city_and_keeps_the_city(store, user):

@@ -40,6 +40,9 @@ from tests.writing import EXTRACT, assert_quoted_once, load_nothing_extracted
         ("whatsapp after 6pm is best", None, {"whatsapp"}),
         ("texts in the evening work best for me", None, {"text"}),
         ("有事请发短信给我吧", None, {"text"}),
+        # A channel said to do, and one said not to, in Chinese (blind13).
+        ("下午四点以后到晚上十点都可以 微信留言也行 电话尽量少打", None, {"wechat", "phone"}),
+        ("电话尽量少打，上班接不了", None, {"phone"}),
     ],
 )
 def test_a_standing_wish_about_the_channel_is_read_in_code(text, sentence, named):

@@ -182,3 +182,27 @@ def test_what_the_user_is_is_no_name_and_a_name_in_any_script_is_said():
         assert all_words_said(value, said_words([text])) and not said(value, text)
     assert said("Максим", "Меня зовут Максим") and said("Ольга", "Привет, я Ольга")
     assert not said("Ольга Петрова", "Привет, я Ольга")  # a surname never said
+
+
+def test_the_thirteenth_blind_set_s_names_and_cities():
+    """A pet's word in Han or a number is no name; a city said only as where a parcel goes is none;
+    "我是住北京的", "I still live in Cambridge" say where they live."""
+    from mnemo.writing.fields import home_city
+
+    def said(field, value, *texts):
+        return field_said(field, value, list(texts), said_words(texts))
+
+    assert said("name", "陈思远", "我叫陈思远")  # precondition
+    assert not said("name", "橘猫", "对了我家有只橘猫 三岁了")
+    assert not said("name", "43 42", "不对不对 我说错了 我是43 42是我老公的")
+    trip = "这两个月我在西安出差 到8月底回北京 期间的东西先寄西安项目部吧"
+    assert said("city", "北京", "我住北京") and not said("city", "西安", trip)
+    assert not said("city", "Norwich", "do you deliver on saturdays to norwich?")
+    assert said("city", "Leeds", "I live in Leeds, ship to Leeds pls")  # said where they live too
+    for text, city in [
+        ("哦对了我是住北京的 别把常住地改了", "北京"),
+        ("I still live in Cambridge tho, that's home", "Cambridge"),
+    ]:
+        assert home_city([text], said_words([text])) == city
+    for text in ["我住得很远", "我住这边", "我住酒店"]:
+        assert home_city([text], said_words([text])) is None

@@ -237,6 +237,11 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert stated("Could you remember that I'm vegetarian?").strip() == "Could you remember that I'm vegetarian?"
     assert stated("帮我记一下我不吃辣好吗？").strip() == "帮我记一下我不吃辣好吗？"  # asked to remember
     assert stated("Keep in mind I'm vegan, ok?").strip() == "Keep in mind I'm vegan, ok?"
+    # A supposition after a space between Han; a question ending "……不" (blind13).
+    assert stated("顺便问下 如果我下个月去上海出差的话能寄到酒店不").strip() == ""
+    assert stated("我住深圳 快递能寄到酒店不").strip() == "我住深圳"
+    assert "北京" in stated("顺便说下 我搬去北京了就寄北京")  # precondition: a stated clause is kept
+    assert "北京" not in stated("顺便说下 如果我搬去北京了就寄北京")
     # Not remembering is no request to remember: the question's words ground nothing.
     assert stated("I can't remember my size, is it the M I'm wearing?").strip() == "I can't remember my size"
     said = [

@@ -44,6 +44,11 @@ from tests.writing import assert_quoted_once
         # Hearing said with a degree between (blind12).
         (["你好 我耳朵听力不太好，打电话基本听不清，有事请发短信或者在线留言给我吧"], None),
         (["my hearing is not great so email works better"], None),
+        # A Chinese clause with no subject that names no one is the speaker's (blind13).
+        (
+            ["另外对芒果过敏 上次吃了整个嘴都肿了😭 你们那个热带水果礼盒里有芒果吗"],
+            "另外对芒果过敏 上次吃了整个嘴都肿了😭",
+        ),
     ],
 )
 def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
@@ -62,6 +67,8 @@ def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
         "Do you sell screen readers?",
         "What do you remember about my allergies?",  # a question about memory, no request
         "这个耳机听力保护模式好用吗？",  # a product's hearing, asked
+        "这个产品可能引起过敏",  # a product's, no subject of the user's
+        "她对芒果过敏",  # someone else's
     ],
 )
 def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):

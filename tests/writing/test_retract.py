@@ -10,7 +10,7 @@ from mnemo import aget_profile, alist_notes, aremember, aupdate_profile
 from mnemo.writing.apply import Said, aapply_extraction
 from mnemo.writing.extraction import MemoryExtraction, NoteUpdate
 from mnemo.writing.known import Known
-from mnemo.writing.retract import forgets_field, retracting_sentences, retracts
+from mnemo.writing.retract import forgets_field, forgotten, retracting_sentences, retracts
 
 ADDRESS = "The user said: “Till March 3 please send anything I order to 9 Elm Road, Flat 4, Norwich.”"
 
@@ -98,3 +98,27 @@ async def test_an_update_copying_a_prompt_example_is_not_applied(store, user):
     own = MemoryExtraction(updates=[NoteUpdate(id="n1", text="用户希望发短信联系，不看邮件。")])
     applied = await aapply_extraction(store, user, own, said=said, known=Known.of_notes([sms]))
     assert applied["revised"] == [sms["id"]]  # the same words, not the example: applied
+
+
+def test_a_note_the_user_asks_to_forget_is_named_by_a_word_or_two_han_characters():
+    """The thirteenth blind set: the model kept "teacher" and "健身房" after the user asked to forget them."""
+    teacher = "The user said: “i'm a teacher so summer's basically my only time to shop”"
+    shown = {"t": teacher, "v": "The user is vegan.", "g": "用户在健身房当教练", "c": "用户说：“别给我推猫相关的”"}
+    assert forgotten(["actually forget the teacher thing, don't want my job on file. vegan stays tho"], shown) == ["t"]
+    assert forgotten(["呃 健身房那个别记了 删掉吧 下个月就辞职了"], shown) == ["g"]  # not "别": one character
+    assert forgotten(["don't forget I'm vegan"], shown) == []  # a reminder
+    assert forgotten(["please remove the cheese, I'm vegan"], shown) == []  # no ask to forget a fact
+
+
+async def test_the_writing_drops_a_note_the_user_asked_to_forget(store, user):
+    from langchain_core.messages import HumanMessage
+
+    from mnemo.writing import aextract_messages
+    from tests.writing import EXTRACT, load_nothing_extracted
+
+    thread = [HumanMessage("i'm a teacher so summer's basically my only time to shop lol", id="h1")]
+    await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
+    assert [n["text"] for n in await alist_notes(store, user)] != []  # precondition: a note to forget
+    thread.append(HumanMessage("actually forget the teacher thing, don't want my job on file", id="h2"))
+    await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT)
+    assert await alist_notes(store, user) == []

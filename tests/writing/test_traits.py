@@ -251,6 +251,34 @@ def test_a_count_or_a_size_after_a_question_is_the_user_s(text, sentence):
     assert trait_sentences([text]) == [sentence]
 
 
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        # The clause after says whose ("I'm at the workshop"); weekdays a schedule.
+        (
+            "and weekdays after 6pm is best, I'm at the workshop all day. btw where's my parcel?",
+            "and weekdays after 6pm is best, I'm at the workshop all day.",
+        ),
+        # A space after a number before Han is a comma: the question's clause left out.
+        ("我的鞋码是42 帮我看看那双跑鞋有没有货 我在南京", "我的鞋码是42 我在南京"),
+        # A standing request asked with "能不能……都", "when stuff comes can the courier ...".
+        ("快递能不能都放小区门口的丰巢柜 别送上门 我家狗见生人就叫", None),
+        (
+            "hiya, when stuff comes can the courier leave it in the blue recycling bin by the side gate? nobody's home",
+            "hiya, when stuff comes can the courier leave it in the blue recycling bin by the side gate?",
+        ),
+    ],
+)
+def test_the_thirteenth_blind_set_s_traits(text, sentence):
+    assert (sentence or text) in trait_sentences([text])
+
+
+def test_the_clause_after_says_whose_never_asks():
+    """ "快递柜里也没有 麻烦查一下": a request after a clause makes no trait of it the user's."""
+    assert trait_sentences(["快递柜里也没有 我查一下"]) != []  # precondition: "我" after says whose
+    assert trait_sentences(["快递柜里也没有 麻烦查一下"]) == []
+
+
 def test_a_count_after_a_question_naming_no_household_is_none():
     assert trait_sentences(["is it safe for kids? I have 3"]) == ["I have 3 [kids]"]  # precondition
     assert trait_sentences(["how many do I need? we have two"]) == []

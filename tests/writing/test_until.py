@@ -45,6 +45,8 @@ def on_june_first(monkeypatch):
         ("1月20号之前家里都没人，到时候再送吧", date(2027, 1, 20)),  # before a day, a state (the sixth blind set)
         ("公司八月十五号之前在装修", date(2026, 8, 15)),
         ("请在6月5号之前发货", None),
+        ("I'm staying at my in-laws in Norwich from 3 to 24 March", date(2027, 3, 24)),  # blind13: a range's end
+        ("away from 3 to 5pm", None),  # hours, no day
     ],
 )
 def test_the_day_a_situation_lasts_until_is_read_in_both_languages(text, day):
