@@ -41,6 +41,17 @@ _CJK_LANGUAGES = frozenset({"zh", "ja", "ko"})
 _SCRIPT_LANGUAGE = {"KANA": "ja", "HANGUL": "ko"}
 
 
+#: The words before what someone is, not who: "I'm a teacher", "我在健身房当教练", "我是一名护士".
+_WHAT_BEFORE = re.compile(r"\b(?:a|an)\s+$|(?:一个|一名|一位|当|做|干)\s*$", re.IGNORECASE)
+
+
+def said_as_what(value: str, texts: Iterable[str]) -> bool:
+    """Whether the user's ``texts`` name ``value`` only after "a", "an", "当", "一名" ...: what they
+    are ("I'm a Teacher": the thirteenth blind set's model took it for the name), never who."""
+    said = mentions(value, texts)
+    return bool(said) and all(_WHAT_BEFORE.search(t[: m.start()]) for t, m in said)
+
+
 def said_as_place(value: str, texts: Iterable[str]) -> bool:
     """Whether the user's ``texts`` name ``value`` right after a place word
     ("I live in Gdansk", "我从南京搬来"): a place, never the user's name."""
@@ -179,7 +190,7 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
     if field == "name":
         if value.strip().casefold() in _SELF_WORDS or _RELATION.search(value) or _KIN_NAME.fullmatch(value.strip()):
             return False
-        if names_a_trait(value) or any(c.isdigit() for c in value):  # "我是左撇子", "43 42": what, not who
+        if names_a_trait(value) or said_as_what(value, texts) or any(c.isdigit() for c in value):  # "43 42"
             return False
         if said_of_someone_else(value, texts):
             return False

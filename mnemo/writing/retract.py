@@ -124,8 +124,9 @@ def forgotten(texts: Iterable[str], shown: Mapping[str, str]) -> list[str]:
             for clause in CLAUSE.split(sentence):
                 if asks_to_forget(clause) and business_record_term(clause) is None:
                     words |= {w for w in content_tokens(clause) if w.isascii()} - _ASKING_WORDS - _CHATTER
-                    for run in _ASKING_HAN.split("".join(re.findall(r"[\u3400-\u9fff]+|\s", clause))):
-                        pairs |= {run[i : i + 2] for i in range(len(run.strip()) - 1)}
+                    han = " ".join(re.findall(r"[\u3400-\u9fff]+", clause))
+                    for run in re.split(rf"{_ASKING_HAN.pattern}|\s+", han):
+                        pairs |= {run[i : i + 2] for i in range(len(run) - 1)}
     return [
         key
         for key, note in shown.items()

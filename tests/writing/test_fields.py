@@ -195,6 +195,9 @@ def test_the_thirteenth_blind_set_s_names_and_cities():
     assert said("name", "陈思远", "我叫陈思远")  # precondition
     assert not said("name", "橘猫", "对了我家有只橘猫 三岁了")
     assert not said("name", "43 42", "不对不对 我说错了 我是43 42是我老公的")
+    # What they are, said after "a" or "当": "Teacher" was the model's name for "i'm a teacher".
+    assert not said("name", "Barista", "i'm a barista at the corner cafe")
+    assert not said("name", "教练", "我在健身房当教练") and said("name", "Anna", "I'm Anna, a nurse")
     trip = "这两个月我在西安出差 到8月底回北京 期间的东西先寄西安项目部吧"
     assert said("city", "北京", "我住北京") and not said("city", "西安", trip)
     assert not said("city", "Norwich", "do you deliver on saturdays to norwich?")

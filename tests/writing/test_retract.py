@@ -104,6 +104,7 @@ def test_a_note_the_user_asks_to_forget_is_named_by_a_word_or_two_han_characters
     """The thirteenth blind set: the model kept "teacher" and "健身房" after the user asked to forget them."""
     teacher = "The user said: “i'm a teacher so summer's basically my only time to shop”"
     shown = {"t": teacher, "v": "The user is vegan.", "g": "用户在健身房当教练", "c": "用户说：“别给我推猫相关的”"}
+    shown["k"] = "用户家厨房在装修"  # "房" alone names it: two characters in a row do not
     assert forgotten(["actually forget the teacher thing, don't want my job on file. vegan stays tho"], shown) == ["t"]
     assert forgotten(["呃 健身房那个别记了 删掉吧 下个月就辞职了"], shown) == ["g"]  # not "别": one character
     assert forgotten(["don't forget I'm vegan"], shown) == []  # a reminder
