@@ -73,16 +73,21 @@ def _value(value: str) -> re.Pattern[str]:
     return re.compile(rf"{edge}{re.escape(value)}{edge}", re.IGNORECASE)
 
 
-def _number_swap(text: str, note: str) -> tuple[str, str] | None:
-    """The one number of ``text`` that ``note`` holds and the one it does not, when ``text`` owns a
-    mistake: "打错了，是39码！38那是我妈的码" on "我脚一直穿38的" is ``("38", "39")``."""
+def _said_numbers(text: str) -> frozenset[str]:
+    """The numbers of ``text``'s stated sentences (none about a business record), when ``text`` owns a
+    mistake ("打错了", "typo"); none else."""
     if not _MISTAKE.search(text):
-        return None
+        return frozenset()
     sentences = [s for s in stated_sentences([text]) if business_record_term(s) is None]
-    said = set(_NUMBER.findall(" ".join(sentences)))
+    return frozenset(_NUMBER.findall(" ".join(sentences)))
+
+
+def _number_swap(said: frozenset[str], note: str) -> tuple[str, str] | None:
+    """The one number of ``said`` (:func:`_said_numbers`) that ``note`` holds and the one it does not:
+    "打错了，是39码！38那是我妈的码" on "我脚一直穿38的" is ``("38", "39")``."""
     held = set(_NUMBER.findall(note))
     old, new = said & held, said - held
-    return (old.pop(), new.pop()) if len(old) == 1 and len(new) == 1 and len(held) == 1 else None
+    return (next(iter(old)), next(iter(new))) if len(old) == 1 and len(new) == 1 and len(held) == 1 else None
 
 
 def _literal(value: str) -> Callable[[re.Match[str]], str]:
@@ -95,10 +100,10 @@ def swapped_notes(texts: Iterable[str], shown: Mapping[str, str]) -> list[Revisi
     user's ``texts`` state: its text with the right value in place of the wrong one."""
     revised: dict[str, str] = {}
     for text in texts:
-        pairs = swaps(text)
+        pairs, numbers = swaps(text), _said_numbers(text)  # read once per message, not once per note
         for key, note in shown.items():
             current = revised.get(key, note)
-            for old, new in [*pairs, *filter(None, [_number_swap(text, current)])]:
+            for old, new in [*pairs, *filter(None, [_number_swap(numbers, current)])]:
                 current = _value(old).sub(_literal(new), current)
             if current != note:
                 revised[key] = current

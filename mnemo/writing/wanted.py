@@ -96,8 +96,8 @@ def wanted_writes(
         # And a note the user asked to forget ("forget the teacher thing": mnemo.writing.retract).
         denied = [k for k in dict.fromkeys([*denied_needs(said, shown), *forgotten(said, shown)]) if k not in asked_for]
         requests += [RevisionRequest(k, shown.pop(k), None) for k in denied]
-        # A note holding the wrong value of a correction gets the right one ("不是芒果 是猕猴桃": mnemo.writing.swaps).
-        asked_for.update(denied)
+        # A note holding the wrong value of a correction gets the right one ("不是芒果 是猕猴桃": mnemo.writing.swaps);
+        # a note set aside above is no longer in shown.
         requests += swapped_notes(said, {k: t for k, t in shown.items() if k not in asked_for})
         notes += in_their_words(
             extraction,
