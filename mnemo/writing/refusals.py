@@ -16,7 +16,7 @@ _BUSINESS_RECORD = re.compile(
     # not the word's other uses ("in order to", "orders coffee").
     r"\bmy\s+orders?\b|\borders?\s*(?:#|no\b|number|id\b)|\borders?\s+\S*\d|\border\s+(?:status|was|is|has)\b"
     r"|\brefund\w*|\bchargebacks?\b|\binvoices?\b|\bpayments?\b"
-    r"|订单|退款|付款|支付(?!宝)|发票|运单|快递单号",
+    r"|订单|退款|付款|支付(?!宝)|发票|运单|快递单号|金额",
     re.IGNORECASE,
 )
 
@@ -25,7 +25,8 @@ _BUSINESS_RECORD = re.compile(
 #: 14 Harbour Lane", "for all my orders") and how to be told about them ("don't ring me about my orders, text me",
 #: "订单的事发短信通知我"), where refunds go ("I always want refunds back to my PayPal", "以后退款都退到支付宝"),
 #: whom invoices name ("以后我的订单发票都开公司抬头", "all future invoices to my company, please"), and no
-#: invoice in the parcel ("going fwd pls dont put the printed invoice in my parcels": the eleventh blind set).
+#: invoice in the parcel ("going fwd pls dont put the printed invoice in my parcels": the eleventh blind set),
+#: and what the user can read them in ("large print on paper invoices would really help": the fourteenth).
 _STANDING_WISH = re.compile(
     r"\b(?:send|ship|deliver|post|mail|forward)\w*\s+(?:all\s+)?my\s+orders?\s+(?:to|at)\b"
     r"|\bfor\s+(?:all|any|every)\s+(?:of\s+)?my\s+(?:future\s+)?orders\b"
@@ -39,6 +40,8 @@ _STANDING_WISH = re.compile(
     r"\b(?:printed\s+|paper\s+)?(?:invoices?|receipts?)\s+(?:in|inside|into|with)\s+(?:my|the)\s+"
     r"(?:parcels?|packages?|boxes|orders?)\b"
     r"|(?:以后|今后|往后|一律)[^。！？]{0,8}?(?:别|不要|不用)[^。！？]{0,4}?(?:放|塞|寄)?(?:纸质)?发票"
+    r"|\b(?:large|big|bigger)[\s-]print\b[^.!?]{0,30}?\b(?:invoices?|receipts?)\b"
+    r"|\b(?:invoices?|receipts?)\s+(?:in|with)\s+(?:large|big|bigger)[\s-]print\b|大字(?:版|的)?(?:的)?(?:纸质)?发票"
     r"|\b(?:contact|reach|call|phone|ring|text|e-?mail|message|notify|update|tell)\w*\s+(?:me|the\s+user)\s+"
     r"(?:about|regarding|on|for|with)\s+(?:any\s+of\s+|all\s+)?(?:my|their)\s+orders?\b(?!\s*(?:#|no\b|number|id\b|\S*\d))"
     r"|订单(?:的事|有事|有问题|的消息|的通知|的情况)(?=[^。！？.!?]{0,8}(?:联系|通知|打电话|发短信|发微信|发邮件|找我))",

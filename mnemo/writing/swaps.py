@@ -108,3 +108,26 @@ def swapped_notes(texts: Iterable[str], shown: Mapping[str, str]) -> list[Revisi
             if current != note:
                 revised[key] = current
     return [RevisionRequest(key, shown[key], text) for key, text in revised.items()]
+
+
+#: A name the user corrects, no wrong one named: "名字打错了 是马丽 美丽的丽" (the fourteenth blind set kept
+#: "马莉"), "my name's spelt Siobhan", "typo in my name, it's Niamh".
+_NAME_MENDED = re.compile(
+    r"(?:名字|姓名)[^。！？]{0,6}?(?:打错|写错|弄错|记错|错了)[^。！？]{0,4}?(?:应该)?是\s*(?P<zh>[\u3400-\u9fff]{2,4})(?![\u3400-\u9fff])"
+    r"|\bname(?:'s|’s|\s+is)?\s+(?:spelt|spelled|actually)\s+(?P<en>[A-Z][\w'’-]+)"
+    r"|\b(?:typo|misspelt|misspelled|wrong)\b[^.!?]{0,20}?\bmy\s+name\b[^.!?]{0,10}?\bit(?:'s|’s|\s+is)\s+(?P<en2>[A-Z][\w'’-]+)",
+)
+
+
+def swapped_fields(texts: Iterable[str], profile: Mapping[str, str]) -> dict[str, str]:
+    """The profile's name and city as the user's ``texts`` correct them: a swap (:func:`swaps`) whose wrong
+    value is the field's (``profile``: field -> value; "sorry typo not Cardiff — Cork"), or a name corrected
+    (:data:`_NAME_MENDED`). What the writing then checks as any value the extractor gave."""
+    fields: dict[str, str] = {}
+    for text in texts:
+        for old, new in swaps(text):
+            fields |= {f: new for f in ("name", "city") if profile.get(f, "").casefold() == old.casefold()}
+        for sentence in stated_sentences([text]):
+            if m := _NAME_MENDED.search(sentence):
+                fields["name"] = m.group("zh") or m.group("en") or m.group("en2")
+    return fields

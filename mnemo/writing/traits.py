@@ -29,7 +29,8 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
-from mnemo.writing.kin import HOUSEHOLD_EN, HOUSEHOLD_ZH, OTHERS_EN, OTHERS_ZH
+from mnemo.writing.kin import HE_OR_SHE_ZH, HOUSEHOLD_EN, HOUSEHOLD_ZH, OTHERS_EN, OTHERS_ZH
+from mnemo.writing.needs import ACCESS
 from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
 #: A size or a build: a shoe or clothing size, a waist, a height, a weight.
@@ -122,7 +123,7 @@ _WHAT = re.compile("|".join((_SIZE, _DIET, _SCHEDULE)), re.IGNORECASE)
 _WHO = re.compile(
     rf"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us|{HOUSEHOLD_EN})\b"
     rf"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|{OTHERS_EN})\b"
-    rf"|(?P<selfzh>我|{HOUSEHOLD_ZH})(?!{OTHERS_ZH})|他|她|{OTHERS_ZH}",
+    rf"|(?P<selfzh>我|{HOUSEHOLD_ZH})(?!{OTHERS_ZH})|{HE_OR_SHE_ZH}|{OTHERS_ZH}",
     re.IGNORECASE,
 )
 
@@ -137,11 +138,13 @@ _TAKEN_BACK = re.compile(
 
 
 #: Asked by the user, though not about them (:data:`mnemo.writing.quotes.ASKED`), or told: "pls tell them to
-#: ring the bell twice", "dont call before noon", "just leave things in the back porch", "别敲门".
+#: ring the bell twice", "dont call before noon", "just leave things in the back porch", "别敲门", "can future
+#: deliveries go to the parcel locker ...?" (the fourteenth blind set).
 _ASKED = re.compile(
     rf"{ASKED.pattern}|能不能|可不可以|能否|\b(?:can|could|would)\s+(?:the\s+)?(?:couriers?|drivers?)\b"
+    r"|\b(?:can|could)\s+(?:all\s+)?(?:my\s+|the\s+)?future\s+(?:deliver(?:y|ies)|parcels?|packages?|orders?)\b"
     r"|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
-    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b",
+    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b|就(?:放|交给)",
     re.IGNORECASE,
 )
 
@@ -211,11 +214,11 @@ def _users(clause: str, context: str, after: str = "") -> bool:
 
 def names_a_trait(value: str) -> bool:
     """Whether ``value`` names what the user is or has, not who: "左撇子", "素食者", "Vegan", "程序员",
-    "a nurse", "橘猫" (a name the extractor took from "我是左撇子", "I'm vegan btw", "我家有只橘猫")."""
+    "a nurse", "橘猫", "色盲" (a name the extractor took from "我是左撇子", "I'm vegan btw", "我家有只橘猫")."""
     value = value.strip()
     if re.search(_PETS_ZH, value):  # "橘猫": a pet in Han; not "Cat", a name in Latin
         return True
-    return any(_WHAT.search(said) for said in (value, f"我是{value}", f"I'm a {value}"))
+    return any(_WHAT.search(said) or ACCESS.search(said) for said in (value, f"我是{value}", f"I'm a {value}"))
 
 
 def trait_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:

@@ -33,7 +33,7 @@ from mnemo.writing.refusals import business_record_term
 from mnemo.writing.remembered import remembered_notes
 from mnemo.writing.retract import asks_to_forget, forgets_field, forgotten, retracting_sentences, retracts
 from mnemo.writing.standing import standing_notes
-from mnemo.writing.swaps import swapped_notes
+from mnemo.writing.swaps import swapped_fields, swapped_notes
 from mnemo.writing.traits import trait_notes
 from mnemo.writing.until import until_day, until_notes
 from mnemo.writing.wishes import asked_language, asked_style
@@ -80,6 +80,11 @@ def wanted_writes(
         taken_back = retracting_sentences(said)
         kept_back = withheld(said)  # codes the user asked not to keep: in no note (mnemo.writing.withheld)
         words = said_words(said)  # the content words the user stated, once per write
+        profile = profile_from_items(known.profile or []) if known is not None else {}
+        # A name or a city the user corrected ("not Cardiff — Cork", "名字打错了 是马丽": mnemo.writing.swaps).
+        swapped = swapped_fields(said, {f: str(e["value"]) for f, e in profile.items()})
+        mended = {f: validated_or_none(normalize_field, f, v) for f, v in swapped.items()}
+        changes |= {f: v for f, v in mended.items() if v is not None}
         changes, notes, requests = grounded_in(said, words, changes, notes, requests, taken_back, kept_back)
         # A district's city the user named with it; where they said they live, when the extraction gave
         # no city it could keep (mnemo.writing.fields).
@@ -88,7 +93,6 @@ def wanted_writes(
         if "city" not in changes and (city := home_city(said, words)) is not None:
             changes["city"] = city
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
-        profile = profile_from_items(known.profile or []) if known is not None else {}
         forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
         shown = known.shown_notes() if known is not None else {}
         # An allergy the user denied is set aside, though the extractor kept it (mnemo.writing.needs).

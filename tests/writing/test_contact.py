@@ -137,3 +137,30 @@ def test_a_time_of_day_for_a_channel_already_noted_is_its_own_note():
     assert contact_notes([later], [first, "用户说：“真要打电话的话晚上8点以后再打”"]) == []  # said once
     assert contact_notes(["Please never phone me, only email."], ["The user said: “only email”"]) == []
     assert contact_notes(["Only call me after 6pm please."], ["The user said: “never phone me”"]) != []
+
+
+def test_a_channel_wanted_that_no_note_names_is_its_own_note():
+    """The fourteenth blind set: "发微信比打电话好" after a note on phone calls was dropped as the phone's."""
+    from mnemo.writing.contact import contact_notes, wanted_channels
+
+    first = "用户说：“别再早上给我打电话了 我上夜班 白天在睡觉 要联系就下午三点以后”"
+    later = "发微信比打电话好 另外问下我那个退款到账没 金额是268.50"
+    assert contact_notes([later], [first]) == [("用户说：“发微信比打电话好”", "发微信比打电话好")]
+    assert contact_notes([later], [first, "用户希望用微信联系"]) == []
+    assert wanted_channels("发微信比打电话好") == {"wechat"}
+    assert wanted_channels("only text me, never call") == {"text"}
+    assert wanted_channels("别给我打电话，发短信就行") == {"text"}
+    assert contact_notes(["only text me, never call"], ["The user prefers texts."]) == []  # the wanted one noted
+
+
+def test_when_it_is_best_to_reach_the_user_is_kept_though_no_channel_is_named():
+    """The fourteenth blind set: "weekdays after 6pm is best for anything that needs a reply"."""
+    from mnemo.writing.contact import contact_notes
+
+    said = "and weekdays after 6pm is best for anything that needs a reply. weekends whenever"
+    sentence = "and weekdays after 6pm is best for anything that needs a reply."
+    assert contact_notes([said], []) == [(f"The user said: “{sentence}”", sentence)]
+    assert contact_notes([said], ["The user is free after 6pm on weekdays."]) == []  # its time is noted
+    assert contact_notes(["晚上8点以后最方便"], []) != []
+    assert contact_notes(["the blue one is best"], []) == []  # no time, no channel
+    assert contact_notes(["is after 6pm best?"], []) == []  # asked

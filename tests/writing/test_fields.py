@@ -209,3 +209,14 @@ def test_the_thirteenth_blind_set_s_names_and_cities():
         assert home_city([text], said_words([text])) == city
     for text in ["我住得很远", "我住这边", "我住酒店"]:
         assert home_city([text], said_words([text])) is None
+
+
+def test_other_things_and_a_guitar_name_no_one_else():
+    """ "其他肉都吃" before "名字打错了 是马丽" (blind14) named no one: 他 of "其他", "吉他" is no he."""
+
+    def said(field, value, *texts):
+        return field_said(field, value, list(texts), said_words(texts))
+
+    assert not said("name", "马丽", "我妈不吃牛肉 她叫马丽")  # precondition: she is someone else
+    assert said("name", "马丽", "我是不吃牛肉 其他肉都吃 还有名字打错了 是马丽")
+    assert said("name", "马丽", "学了三年吉他 名字是马丽")

@@ -242,6 +242,10 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert stated("我住深圳 快递能寄到酒店不").strip() == "我住深圳"
     assert "北京" in stated("顺便说下 我搬去北京了就寄北京")  # precondition: a stated clause is kept
     assert "北京" not in stated("顺便说下 如果我搬去北京了就寄北京")
+    # A condition a parcel is left by is no supposition (blind14); one that supposes a move still is.
+    assert "next door" in stated("if the lockers full just leave it with next door, she's always in")
+    assert "门卫" in stated("要是快递柜满了就放门卫")
+    assert stated("If I had a car, would you leave it with next door?").strip() == ""
     # Not remembering is no request to remember: the question's words ground nothing.
     assert stated("I can't remember my size, is it the M I'm wearing?").strip() == "I can't remember my size"
     said = [

@@ -49,6 +49,20 @@ from tests.writing import assert_quoted_once
             ["另外对芒果过敏 上次吃了整个嘴都肿了😭 你们那个热带水果礼盒里有芒果吗"],
             "另外对芒果过敏 上次吃了整个嘴都肿了😭",
         ),
+        # Colour blindness; an allergy naming no thing takes the question before it (blind14).
+        (["我是色盲 红绿分不清 你们商品图上的颜色能不能用文字写出来"], "我是色盲 红绿分不清"),
+        (["fyi I'm colour-blind, so name the colours please"], None),
+        (["我有点色弱，衣服颜色经常看不准"], None),
+        (
+            ["do the protein bars have any tree nuts in them?? my son Leo is seriously allergic (epipen level)"],
+            "do the protein bars have any tree nuts in them?? my son Leo is seriously allergic (epipen level)",
+        ),
+        (["这个饼干有花生吗？我儿子严重过敏"], None),
+        (["is it gluten free? im allergic to nuts"], "im allergic to nuts"),  # it names its thing: no question
+        (
+            ["also I have low vision so large print on paper invoices would really help. whats the ETA?"],
+            "also I have low vision so large print on paper invoices would really help.",
+        ),
     ],
 )
 def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
@@ -74,6 +88,13 @@ def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
 def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):
     assert need_sentences(["I'm allergic to peanuts."]) != []  # the rule reads one at all
     assert need_sentences([text]) == []
+
+
+def test_an_allergy_naming_no_thing_takes_its_question_only_right_before_it():
+    with_it = need_sentences(["any nuts in it? my son is allergic"])
+    assert with_it == ["any nuts in it? my son is allergic"]  # precondition
+    assert need_sentences(["any nuts in it? thanks. my son is allergic"]) == ["my son is allergic"]
+    assert need_sentences(["any nuts in it", "my son is allergic"]) == ["my son is allergic"]  # another message
 
 
 def test_the_note_quotes_the_allergy_unless_a_note_says_it():

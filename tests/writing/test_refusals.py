@@ -54,6 +54,9 @@ def test_business_records_are_refused(text):
         # No invoice in the parcel, from now on (the eleventh blind set).
         "The user said: “going fwd pls dont put the printed invoice in my parcels”",
         "用户说：“以后别放纸质发票了”",
+        # What the user can read invoices in (the fourteenth blind set).
+        "The user said: “also I have low vision so large print on paper invoices would really help.”",
+        "用户需要大字版的发票",
     ],
 )
 def test_other_facts_pass(text):

@@ -1,15 +1,17 @@
 """mnemo.writing.swaps: a correction naming the right value in place of a wrong one revises
 the note holding the wrong one (issue 55: "不是芒果 是猕猴桃！" and "打错了，是39码！38那是我妈的码"
-left the wrong value kept, the ninth and eleventh blind sets), and nothing else is swapped."""
+left the wrong value kept, the ninth and eleventh blind sets), a name or a city the user corrects
+is the profile's (the fourteenth), and nothing else is swapped."""
 
 from __future__ import annotations
 
 import pytest
 from langchain_core.messages import HumanMessage
 
-from mnemo import alist_notes
-from mnemo.writing import aextract_messages
-from mnemo.writing.swaps import swapped_notes
+from mnemo import aget_profile, alist_notes
+from mnemo.writing import MemoryExtraction, aextract_messages
+from mnemo.writing.apply import aapply_extraction
+from mnemo.writing.swaps import swapped_fields, swapped_notes
 from tests.writing import EXTRACT, load_nothing_extracted
 
 
@@ -61,3 +63,40 @@ async def test_the_extractor_s_silence_leaves_no_wrong_value(store, user):
     await aextract_messages(store, user, load_nothing_extracted, thread, 1, **EXTRACT)
     texts = [n["text"] for n in await alist_notes(store, user)]
     assert texts == ["用户说：“我猕猴桃过敏哈 甜品礼盒里有猕猴桃的都别给我推”"]
+
+
+@pytest.mark.parametrize(
+    ("said", "profile", "fields"),
+    [
+        ("sorry typo not Cardiff — Cork. Cardiff is where my sister lives haha", {"city": "Cardiff"}, {"city": "Cork"}),
+        ("不对不对 说错了 还有名字打错了 是马丽 美丽的丽", {"name": "马莉"}, {"name": "马丽"}),
+        ("btw my name's spelt Siobhan", {}, {"name": "Siobhan"}),
+        ("there's a typo in my name, it's Niamh", {"name": "Neve"}, {"name": "Niamh"}),
+    ],
+)
+def test_a_name_or_a_city_the_user_corrects_is_swapped(said, profile, fields):
+    assert swapped_fields([said], profile) == fields
+
+
+@pytest.mark.parametrize(
+    ("said", "profile"),
+    [
+        ("sorry, not peanuts, it's cashews", {"city": "Cardiff", "name": "Tomasz"}),  # no field holds the wrong value
+        ("not Cardiff — Cork?", {"city": "Cardiff"}),  # asked
+        ("名字没错 是马莉", {"name": "马莉"}),  # no mistake said
+        ("my name is Tomasz", {"name": "Tomasz"}),
+    ],
+)
+def test_no_field_is_swapped_without_a_correction_of_its_value(said, profile):
+    assert swapped_fields(["sorry typo not Cardiff — Cork"], {"city": "Cardiff"}) == {"city": "Cork"}  # precondition
+    assert swapped_fields([said], profile) == {}
+
+
+async def test_a_corrected_city_and_name_replace_the_profile_s_though_the_extractor_kept_nothing(store, user):
+    """Through the write pipeline: "not Cardiff — Cork" and "名字打错了 是马丽" (the fourteenth blind set kept the
+    wrong name) change the fields whose value they correct."""
+    await aapply_extraction(store, user, MemoryExtraction(city="Cardiff", name="马莉"))
+    thread = [HumanMessage("sorry typo not Cardiff — Cork. 还有名字打错了 是马丽 美丽的丽", id="h1")]
+    await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
+    profile = await aget_profile(store, user)
+    assert (profile["city"]["value"], profile["name"]["value"]) == ("Cork", "马丽")

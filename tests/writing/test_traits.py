@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemo.writing.traits import trait_notes, trait_sentences
+from mnemo.writing.traits import names_a_trait, trait_notes, trait_sentences
 from tests.writing import assert_quoted_once
 
 
@@ -271,6 +271,35 @@ def test_a_count_or_a_size_after_a_question_is_the_user_s(text, sentence):
 )
 def test_the_thirteenth_blind_set_s_traits(text, sentence):
     assert (sentence or text) in trait_sentences([text])
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        (
+            "hey the parcel got soaked 😩 can future deliveries go to the parcel locker at the Tesco instead?",
+            "can future deliveries go to the parcel locker at the Tesco instead?",
+        ),
+        (
+            "if the lockers full just leave it with next door at no.14, Mrs Okafor, she's always in. order 77120934?",
+            "if the lockers full just leave it with next door at no.14, Mrs Okafor, she's always in.",
+        ),
+        ("要是快递柜满了就放门卫 谢谢", "要是快递柜满了就放门卫 谢谢"),
+    ],
+)
+def test_the_fourteenth_blind_set_s_traits(text, sentence):
+    assert sentence in trait_sentences([text])
+
+
+def test_a_delivery_asked_once_or_supposed_is_no_trait():
+    assert trait_sentences(["can future deliveries go to the parcel locker?"]) != []  # precondition
+    assert trait_sentences(["can this delivery go to the parcel locker?"]) == []  # one errand
+    assert trait_sentences(["if I moved, would you leave it with next door?"]) == []  # supposed, asked
+
+
+def test_a_need_of_access_is_never_a_name():
+    assert not names_a_trait("马丽")  # precondition
+    assert names_a_trait("色盲") and names_a_trait("Deaf")
 
 
 def test_the_clause_after_says_whose_never_asks():
