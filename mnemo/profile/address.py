@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from mnemo.core import said_only_between
+from mnemo.core import HAN, said_only_between
 
 #: Words naming a street after its name ("Harbour Lane"; not "St" or "Dr": "Port St. Lucie" is a
 #: city), compounds' endings ("Hauptstraße") and the words before a street's name ("Rue de Rivoli").
@@ -51,7 +51,7 @@ _DELIVERY_POINT = re.compile(
 #: Not 家 inside a name ("石家庄", "张家界").
 _NO_TOWN = re.compile(
     r"^(?:家|家里|老家|家乡|本地|当地|这里|这边|那里|那边|公司|单位|学校)$|[我你他她]"
-    r"|[\u3400-\u9fff](?:房|馆|厅|室|场|院|所|部|公司|单位|学校)$"  # not 店: 驻马店
+    rf"|{HAN.pattern}(?:房|馆|厅|室|场|院|所|部|公司|单位|学校)$"  # not 店: 驻马店
     r"|^(?:(?:my|our|the)\s+)?(?:home|house|place|flat|gym|office|work|school|hospital|here|there|local)$",
     re.IGNORECASE,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.core import mentions, script_of
+from mnemo.core import HAN, mentions, script_of
 from mnemo.profile import LANGUAGE_NAMES, SAID_FIELDS, in_address, is_no_town, is_street_address
 from mnemo.writing.grounding import CLAUSE, SENTENCE_ENDS, stated_sentences
 from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_EN, KIN_ZH
@@ -220,7 +220,7 @@ _HOME = re.compile(
     r"\s+(?P<en>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
     r"|\b[Ii]m\s+(?:based\s+)?in\s+(?P<im>[A-Z][^\W\d_]+)"
     r"|我(?:家)?(?:现在|刚|刚刚|已经|是|还是|一直|常)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了|住(?![得的过着不了在这那哪]))"
-    r"(?P<zh>[\u4e00-\u9fff]{2,3}?)"
+    rf"(?P<zh>{HAN.pattern}{{2,3}}?)"
     r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
 )
 
@@ -269,6 +269,6 @@ def city_of_district(value: str, texts: Iterable[str]) -> str:
     return value
 
 
-_HAN = re.compile(r"[\u4e00-\u9fff]+")
+_HAN = re.compile(f"{HAN.pattern}+")
 #: Words before a city's name, no part of it: "住厦门", "在杭州", "江苏省杭州".
 _NOT_A_CITY_START = frozenset("在住到去是的我家了省从来")

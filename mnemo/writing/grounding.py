@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from mnemo.core import content_tokens
+from mnemo.core import HAN, content_tokens
 from mnemo.writing.mended import mended
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.words import names, words_of
@@ -62,7 +62,7 @@ SENTENCE = re.compile(
 #: A space between two Han characters is a comma as Chinese is typed in chat ("我麸质不耐受 吃了肚子疼"), and
 #: between a number and Han that is no unit of it ("我的鞋码是42 帮我看看": the thirteenth blind set).
 CLAUSE = re.compile(
-    r"[,;，；、]|(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])|(?<=\d)\s+(?=[\u3400-\u9fff])(?![码号岁年月日楼层斤块元件个只条点分])"
+    rf"[,;，；、]|(?<={HAN.pattern})\s+(?={HAN.pattern})|(?<=\d)\s+(?={HAN.pattern})(?![码号岁年月日楼层斤块元件个只条点分])"
 )
 #: Where a question's clause may start: a clause's mark or a dash between words ("I live in Brighton
 #: and I've got a sofa cover on order — when's it arriving?"; not the hyphen of "66-2041" or "e-mail").
@@ -74,7 +74,7 @@ _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: one a parcel is left by ("if the lockers full just leave it with next door": the fourteenth blind set,
 #: "要是快递柜满了就放门卫").
 _SUPPOSES = re.compile(
-    r"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s|(?<=[\u3400-\u9fff])\s)\s*"
+    rf"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s|(?<={HAN.pattern})\s)\s*"
     r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
     r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b"
     r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home))"
@@ -174,7 +174,7 @@ _THATS_MINE = re.compile(
     r"|^\W*我(?:就|也)?(?:住|在)(?:那|那儿|那里|那边)|^\W*(?:那|这)(?:就)?是我的(?:尺码|码|尺寸)",
     re.IGNORECASE,
 )
-_HAN_ENDS, _HAN_STARTS = re.compile(r"[\u3400-\u9fff]$"), re.compile(r"^\W*[\u3400-\u9fff]")
+_HAN_ENDS, _HAN_STARTS = re.compile(f"{HAN.pattern}$"), re.compile(rf"^\W*{HAN.pattern}")
 #: A clause that asks without a question mark: "有没有S码啊", "顺便问下狗粮有小包装的吗，……" (the tenth
 #: blind set), "是不是", "能不能"; a clause that ends with 吗 (not 呢: "还没到呢" states).
 _ASKING_ZH = re.compile(
@@ -186,7 +186,7 @@ _ASKING_ZH = re.compile(
 def _without_asking_clauses(sentence: str) -> str:
     """``sentence`` without its clauses that ask in Chinese without a mark (:data:`_ASKING_ZH`),
     separators kept."""
-    if not re.search(r"[\u3400-\u9fff]", sentence):
+    if not HAN.search(sentence):
         return sentence
     return _clauses_where(sentence, lambda clause: not _ASKING_ZH.search(clause)).strip(" ,，")
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from mnemo.core import content_tokens
+from mnemo.core import HAN, content_tokens
 from mnemo.profile import LANGUAGE_NAMES, STYLE_WORDS
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, unsupposed
 from mnemo.writing.refusals import business_record_term
@@ -124,7 +124,7 @@ def forgotten(texts: Iterable[str], shown: Mapping[str, str]) -> list[str]:
             for clause in CLAUSE.split(sentence):
                 if asks_to_forget(clause) and business_record_term(clause) is None:
                     words |= {w for w in content_tokens(clause) if w.isascii()} - _ASKING_WORDS - _CHATTER
-                    han = " ".join(re.findall(r"[\u3400-\u9fff]+", clause))
+                    han = " ".join(re.findall(f"{HAN.pattern}+", clause))
                     for run in re.split(rf"{_ASKING_HAN.pattern}|\s+", han):
                         pairs |= {run[i : i + 2] for i in range(len(run) - 1)}
     return [

@@ -22,15 +22,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+from mnemo.core import HAN
 from mnemo.writing.grounding import stated_sentences
 from mnemo.writing.known import RevisionRequest
 from mnemo.writing.refusals import business_record_term
 
 #: A value in a swap: Han characters, or one word ("not like red, blue is ok" swaps nothing).
-_HAN = r"[\u3400-\u9fff]{1,8}"
+_HAN = f"{HAN.pattern}{{1,8}}"
 _WORDS = r"[^\W\d_][\w'’-]*"
 _SWAP = re.compile(
-    rf"不是(?:对)?(?P<old_zh>{_HAN}?)(?:过敏)?[，,、\s]*(?:而|其实|应该)?是(?:对)?(?P<new_zh>{_HAN}?)(?:过敏)?(?![\u3400-\u9fff])"
+    rf"不是(?:对)?(?P<old_zh>{_HAN}?)(?:过敏)?[，,、\s]*(?:而|其实|应该)?是(?:对)?(?P<new_zh>{_HAN}?)(?:过敏)?(?!{HAN.pattern})"
     rf"|\bnot\s+(?P<old>{_WORDS})\s*[,;:—–-]+\s*(?:(?P<said>it(?:'|’)?s\s+|it\s+is\s+|i\s+meant\s+)|just\s+|only\s+|actually\s+|but\s+)*(?P<new>{_WORDS})"
     rf"|\bi\s+meant\s+(?P<new2>{_WORDS})\s*,?\s+not\s+(?P<old2>{_WORDS})",
     re.IGNORECASE,
@@ -69,7 +70,7 @@ def _value(value: str) -> re.Pattern[str]:
     """``value`` as a word of its own in a note: any case; Han anywhere; a number not part of one."""
     if _NUMBER.fullmatch(value):
         return re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d.])")
-    edge = r"" if re.match(r"[\u3400-\u9fff]", value) else r"\b"
+    edge = r"" if HAN.match(value) else r"\b"
     return re.compile(rf"{edge}{re.escape(value)}{edge}", re.IGNORECASE)
 
 
@@ -113,7 +114,7 @@ def swapped_notes(texts: Iterable[str], shown: Mapping[str, str]) -> list[Revisi
 #: A name the user corrects, no wrong one named: "名字打错了 是马丽 美丽的丽" (the fourteenth blind set kept
 #: "马莉"), "my name's spelt Siobhan", "typo in my name, it's Niamh".
 _NAME_MENDED = re.compile(
-    r"(?:名字|姓名)[^。！？]{0,6}?(?:打错|写错|弄错|记错|错了)[^。！？]{0,4}?(?:应该)?是\s*(?P<zh>[\u3400-\u9fff]{2,4})(?![\u3400-\u9fff])"
+    rf"(?:名字|姓名)[^。！？]{{0,6}}?(?:打错|写错|弄错|记错|错了)[^。！？]{{0,4}}?(?:应该)?是\s*(?P<zh>{HAN.pattern}{{2,4}})(?!{HAN.pattern})"
     r"|\bname(?:'s|’s|\s+is)?\s+(?:spelt|spelled|actually)\s+(?P<en>[A-Z][\w'’-]+)"
     r"|\b(?:typo|misspelt|misspelled|wrong)\b[^.!?]{0,20}?\bmy\s+name\b[^.!?]{0,10}?\bit(?:'s|’s|\s+is)\s+(?P<en2>[A-Z][\w'’-]+)",
 )

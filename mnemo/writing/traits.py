@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.core import content_tokens
+from mnemo.core import HAN, content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
 from mnemo.writing.kin import HE_OR_SHE_ZH, HOUSEHOLD_EN, HOUSEHOLD_ZH, OTHERS_EN, OTHERS_ZH
 from mnemo.writing.needs import ACCESS
@@ -153,7 +153,7 @@ _ASKED = re.compile(
 _HOW_MANY = re.compile(
     r"^\W*(?:we|i)(?:(?:'|’)ve|\s+have|\s+own)?\s+(?:got\s+)?(?:one|two|three|four|five|\d{1,2}|a\s+couple|a\s+few)"
     r"(?=\s*$|\s*[,.!;:]|\s+(?:and|but|so|lol|haha|of\s+them|at\s+home|here|now)\b)"
-    r"|^\W*我(?:们)?(?:家)?(?:有|养了|养着)(?:一|两|三|四|五|\d{1,2})[只条个](?![\u3400-\u9fff]*[吗呢])",
+    rf"|^\W*我(?:们)?(?:家)?(?:有|养了|养着)(?:一|两|三|四|五|\d{{1,2}})[只条个](?!{HAN.pattern}*[吗呢])",
     re.IGNORECASE,
 )
 _WHO_LIVES = re.compile(_HOUSEHOLD, re.IGNORECASE)
@@ -181,7 +181,7 @@ def _counted(texts: Iterable[str]) -> list[str]:
             if is_question(question) and (count := _HOW_MANY.search(sentence)):
                 if who := [m.group(0).strip() for m in _WHO_LIVES.finditer(question)]:
                     said = sentence[: count.end()].strip()
-                    gap = "" if re.search(r"[\u3400-\u9fff]$", said) else " "
+                    gap = "" if HAN.search(said[-1:]) else " "
                     found.append(f"{said}{gap}[{who[-1]}]{sentence[count.end() :]}".strip())
     return found
 

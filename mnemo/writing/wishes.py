@@ -16,15 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from mnemo.core import HAN
 from mnemo.profile import STYLE_WORDS, language_code
 from mnemo.writing.grounding import SENTENCE, unsupposed
 
 #: Where a request names the language: a word ("Polish"), or up to six Han characters
 #: ("波兰语吧": the longest start of them that is a language's name, :func:`_language`).
 _WORD = r"([^\W\d_]+)"
-_HAN = r"([A-Za-z]+|[\u3400-\u9fff]{2,6})"
+_HAN = f"([A-Za-z]+|{HAN.pattern}{{2,6}})"
 #: The same, as short as the words after it allow ("用波兰语回复": "波兰语").
-_HAN_BEFORE = r"([A-Za-z]+|[\u3400-\u9fff]{1,6}?)"
+_HAN_BEFORE = f"([A-Za-z]+|{HAN.pattern}{{1,6}}?)"
 #: "answer me in Spanish", "reply to me only in German", "switch to French", "use English with me";
 #: not "I talk with my mum in French" (answering the user, not someone else).
 _ASKED_EN = re.compile(
