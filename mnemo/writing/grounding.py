@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from mnemo.core import HAN, content_tokens
-from mnemo.writing.mended import mended
+from mnemo.writing.mended import mended, without_bygone
 from mnemo.writing.refusals import business_record_term
 from mnemo.writing.words import names, words_of
 
@@ -75,7 +75,7 @@ _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
 #: "要是快递柜满了就放门卫").
 _SUPPOSES = re.compile(
     rf"(?:^|[,;:，；：、]|\s[-–—]|[-–—]\s|(?<={HAN.pattern})\s)\s*"
-    r"(?:(?:if(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
+    r"(?:(?:if(?!\s+(?:at\s+all\s+)?poss(?:ible)?\b)(?!\s+(?:i(?:'|’)?m|i\s+am|we(?:'|’)?re|we\s+are|no\s*(?:one|body)(?:'|’)?s|no\s*(?:one|body)\s+is)"
     r"\s+(?:out|not\s+(?:in|home|at\s+home|there|around|available|back)|away|at\s+work)\b"
     r"|\s+no\s*(?:one|body)\s+(?:answers|is\s+(?:in|home)|'s\s+(?:in|home))"
     r"|[^.!?]{0,40}?(?:,\s*(?:just\s+|please\s+|pls\s+|then\s+)?|\s(?:just|please|pls|then)\s+)(?:leave|put|drop|hand)\s+"
@@ -130,11 +130,23 @@ def is_question(text: str) -> bool:
     return not QUESTION_MARKS.isdisjoint(text[end:]) or text[:end].endswith("吗")
 
 
+#: A Chinese supposition inside a clause, after its subject or its time: "我老公说明年要是调去上海还得再搬一次" (the
+#: fifteenth blind set); it takes its whole clause. Not "只要是", nor a condition that happens (:data:`_SUPPOSES`).
+_SUPPOSES_INSIDE = re.compile(
+    r"(?:(?<!只)要是|如果|假如)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))(?![^。！？.!?]{0,12}?就(?:放|交给))"
+)
+
+
 def unsupposed(sentence: str) -> str:
     """``sentence`` up to where it starts to suppose (:data:`_SUPPOSES`): "问一下，假如我买的月饼……"
-    keeps "问一下", "If I had a car, ..." nothing. What a supposition says is no fact (issue 55)."""
+    keeps "问一下", "If I had a car, ..." nothing; a Chinese one inside a clause, up to that clause
+    (:data:`_SUPPOSES_INSIDE`). What a supposition says is no fact (issue 55)."""
     m = _SUPPOSES.search(sentence)
-    return sentence if m is None else sentence[: m.start()]
+    cut = len(sentence) if m is None else m.start()
+    if (inside := _SUPPOSES_INSIDE.search(sentence, 0, cut)) is not None:
+        marks = list(CLAUSE.finditer(sentence, 0, inside.start()))
+        cut = marks[-1].start() if marks else 0
+    return sentence[:cut]
 
 
 def supposed(sentence: str) -> str:
@@ -213,7 +225,8 @@ def _stated(text: str) -> list[str]:
             kept.append(_without_asking_clauses(sentence[:start]).rstrip())
             asked = sentence[end:]
         else:
-            kept.append(_without_asking_clauses(mended(sentence)))  # "latex, thats wrong, its nickel"
+            # "latex, thats wrong, its nickel"; "床是1米8的 1米5那是以前租的房子"
+            kept.append(_without_asking_clauses(without_bygone(mended(sentence))))
     return kept
 
 

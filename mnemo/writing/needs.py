@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
-from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, users_own
 from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
@@ -86,10 +86,15 @@ def _denies(clause: str) -> bool:
     return bool(_ALLERGY.search(clause)) and ("不过敏" in clause or bool(_DENIED.search(_without_allergy(clause))))
 
 
+#: Chat's fillers, no thing: "so" alone made "i use a screen reader so plain text links pls" say what "I'm
+#: partially sighted so the tiny product photos are useless" said (the fifteenth blind set).
+_FILLERS = content_tokens("so pls plz please too btw lol fyi thanks thx")
+
+
 def _things(text: str) -> frozenset[str]:
     """What ``text`` says an allergy or a need is about: its content words but an allergy's
-    own and a denial's ("花生", "peanuts"; "blind", "screen reader")."""
-    return content_tokens(_DENIED.sub(" ", _without_allergy(text)))
+    own, a denial's and chat's fillers ("花生", "peanuts"; "blind", "screen reader")."""
+    return content_tokens(_DENIED.sub(" ", _without_allergy(text))) - _FILLERS
 
 
 def need_sentences(texts: Iterable[str]) -> list[str]:
@@ -97,7 +102,8 @@ def need_sentences(texts: Iterable[str]) -> list[str]:
     or a need of access, in a clause that does not deny it."""
     found, before = [], ""
     for sentence in stated_sentences(texts):  # "我打错了😅 是菠萝过敏！": the sentence before says whose
-        if _need_clauses(sentence)[0] and (
+        stating = _need_clauses(sentence)[0]
+        if any(_users_need(clause, sentence) for clause in stating) and (
             ABOUT_USER.search(f"{before} {sentence}") or _HERE.search(sentence) or _speakers(sentence)
         ):
             found.append(sentence.strip())
@@ -132,6 +138,22 @@ def _with_its_question(sentence: str, texts: Iterable[str]) -> str:
                 gap = "" if question[-1:] > _WIDE else " "  # "……有花生吗？我儿子严重过敏"
                 return f"{question}{gap}{sentence}"
     return sentence
+
+
+#: Someone the user lives with: their need is the household's ("我妈跟我们一起住的，她腿脚不太好"); not "但他不跟我住".
+_LIVES_WITH = re.compile(
+    r"(?<![不没])(?:跟|和|与)(?:我|我们)(?:一起)?住|(?<![不没])一起住|同住"
+    r"|(?<!n't\s)(?<!not\s)\b(?:lives?|living)\s+with\s+(?:me|us)\b",
+    re.IGNORECASE,
+)
+
+
+def _users_need(clause: str, sentence: str = "") -> bool:
+    """Whether the need ``clause`` (of ``sentence``) states is the user's or their household's: no one else
+    is the last named before it ("我室友倒是花生过敏": the fifteenth blind set), or the sentence says they live
+    with the user."""
+    need = _ALLERGY.search(clause) or _ACCESS.search(clause)
+    return need is not None and (users_own(clause[: need.start()]) or bool(_LIVES_WITH.search(sentence)))
 
 
 #: An allergy said of whoever writes: "also tree nut allergy here — does the granola have almonds?" (the

@@ -16,7 +16,12 @@ _BUSINESS_RECORD = re.compile(
     # not the word's other uses ("in order to", "orders coffee").
     r"\bmy\s+orders?\b|\borders?\s*(?:#|no\b|number|id\b)|\borders?\s+\S*\d|\border\s+(?:status|was|is|has)\b"
     r"|\brefund\w*|\bchargebacks?\b|\binvoices?\b|\bpayments?\b"
-    r"|订单|退款|付款|支付(?!宝)|发票|运单|快递单号|金额",
+    r"|订单|退款|付款|支付(?!宝)|发票|运单|快递单号|金额"
+    # An order said by its number or as "that one" ("上次那单 20261130889 到现在没发货 帮我催一下": the fifteenth
+    # blind set; the model kept "用户希望催发单 20261130889 的发货"); not "下单", "单位", a mobile number.
+    r"|(?<!下)[那这此该]单(?![位独身纯元词子])|单号|催(?:一下|下)?(?:发货|发单|单)|催发"
+    r"|(?:单|发货|物流|包裹|退)[^。！？.!?\d]{0,6}(?!1[3-9]\d{9}(?!\d))\d{6,}"
+    r"|(?<!\d)(?!1[3-9]\d{9}(?!\d))\d{6,}[^。！？.!?\d]{0,6}(?:单|发货|物流|包裹)",
     re.IGNORECASE,
 )
 

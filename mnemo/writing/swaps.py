@@ -23,8 +23,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 from mnemo.core import HAN
-from mnemo.writing.grounding import stated_sentences
+from mnemo.writing.grounding import SENTENCE, stated_sentences
 from mnemo.writing.known import RevisionRequest
+from mnemo.writing.mended import bygone_parts
 from mnemo.writing.refusals import business_record_term
 
 #: A value in a swap: Han characters, or one word ("not like red, blue is ok" swaps nothing).
@@ -80,7 +81,8 @@ def _said_numbers(text: str) -> frozenset[str]:
     if not _MISTAKE.search(text):
         return frozenset()
     sentences = [s for s in stated_sentences([text]) if business_record_term(s) is None]
-    return frozenset(_NUMBER.findall(" ".join(sentences)))
+    bygone = [p for s in SENTENCE.split(text) for p in bygone_parts(s)]  # "7 was before ...": the wrong one
+    return frozenset(_NUMBER.findall(" ".join([*sentences, *bygone])))
 
 
 def _number_swap(said: frozenset[str], note: str) -> tuple[str, str] | None:

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import HAN, content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
-from mnemo.writing.kin import HE_OR_SHE_ZH, HOUSEHOLD_EN, HOUSEHOLD_ZH, OTHERS_EN, OTHERS_ZH
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, users_own
 from mnemo.writing.needs import ACCESS
 from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
@@ -83,6 +83,7 @@ _DELIVERY = (
     r"|\d{1,2}\s*[楼层]|[一二三四五六七八九十]{1,3}[楼层]|没电梯|无电梯|没有电梯|电梯坏|爬楼"
     r"|放(?:在)?(?:门口|鞋柜|快递柜|丰巢|驿站|邻居|前台|物业|门卫|保安|传达室)|快递柜|丰巢|门卫|(?:交给|给)邻居"
     r"|(?:送货|送之前|送前|上门前|派送前|到了).{0,4}(?:打电话|打个电话|联系|说一声)|别敲门|别按门铃"
+    r"|\b(?:plastic[\s-]free|no[\s-]plastic|recyclable|minimal|eco[\s-]?friendly)\s+packag\w*|(?:不要|别用|少用|不用)塑料|环保包装|简易包装"
 )
 #: When the user is in or can be reached, and their work: "I work night shifts", "only home at weekends",
 #: "I'm a nurse", "白天上班不在家", "我是老师".
@@ -105,6 +106,7 @@ _SCHEDULE = (
     r"|(?:平时|业余|没事|闲时|空闲时|有空)(?:很|最|也|都|比较)?(?:喜欢|爱)|马拉松|半马|全马|铁人三项"
     r"|我(?:自己)?(?:在家)?开了(?:个|一个|一家)"
     r"|我是(?:一名|一个|个)?\S{0,4}(?:老师|教师|护士|医生|司机|厨师|学生|程序员|工程师|设计师|律师|会计|警察|快递员|外卖员)"
+    r"|(?:跑|送)(?:外卖|快递|滴滴)|开(?:滴滴|网约车|出租)|骑手"
 )
 #: A clause about one errand, no standing fact: "I'll be home after 5pm today", "明天白天不在".
 _ONE_OFF = re.compile(
@@ -117,17 +119,6 @@ _HOUSEHOLD_OR_DELIVERY = re.compile("|".join((_HOUSEHOLD, _DELIVERY, _SCHEDULE))
 _TRAIT = re.compile("|".join((_SIZE, _DIET, _HOUSEHOLD, _DELIVERY, _SCHEDULE)), re.IGNORECASE)
 #: What the user is, never their name: no pet's or child's word ("Cat", "Kit" are names).
 _WHAT = re.compile("|".join((_SIZE, _DIET, _SCHEDULE)), re.IGNORECASE)
-#: Who a clause is about, the last named before a size or a diet: the user or their household ("my husband
-#: is type 2 diabetic": the tenth blind set), or someone else ("my sister Chloe — she's vegan", "my colleague
-#: Dan is vegan", "给我老公买，他穿XL": he is named last).
-_WHO = re.compile(
-    rf"\b(?P<self>i|i'm|im|i've|ive|me|my|we|we're|our|us|{HOUSEHOLD_EN})\b"
-    rf"|\b(?:she|he|they|she's|he's|they're|his|her|their|him|them|{OTHERS_EN})\b"
-    rf"|(?P<selfzh>我|{HOUSEHOLD_ZH})(?!{OTHERS_ZH})|{HE_OR_SHE_ZH}|{OTHERS_ZH}",
-    re.IGNORECASE,
-)
-
-
 #: A clause that takes a trait back: "I'm not vegan any more", "刚才说的不吃辣作废" (:mod:`mnemo.writing.retract`
 #: reads what it removes).
 _TAKEN_BACK = re.compile(
@@ -144,7 +135,8 @@ _ASKED = re.compile(
     rf"{ASKED.pattern}|能不能|可不可以|能否|\b(?:can|could|would)\s+(?:the\s+)?(?:couriers?|drivers?)\b"
     r"|\b(?:can|could)\s+(?:all\s+)?(?:my\s+|the\s+)?future\s+(?:deliver(?:y|ies)|parcels?|packages?|orders?)\b"
     r"|\b(?:don(?:'|’)?t|dont|never)\s+(?:\w+\s+)?(?:call|ring|text|deliver|come|knock|leave)\b"
-    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b|就(?:放|交给)",
+    r"|\b(?:just\s+)?leave\s+(?:it|them|things|stuff|parcels?|packages?|everything)\b|就(?:放|交给)"
+    r"|\bif\s+(?:at\s+all\s+)?poss(?:ible)?\b",  # "also plastic-free packaging if at all poss" (blind15)
     re.IGNORECASE,
 )
 
@@ -163,7 +155,7 @@ def trait_sentences(texts: Iterable[str]) -> list[str]:
     """Each stated sentence of ``texts``, or standing request asked as a question, or count said after
     a question (:func:`_counted`), with a clause of the user's that names a trait (:data:`_TRAIT`) and
     takes none back; a size or a diet only when the user or their household is the last one named
-    before it (:data:`_WHO`)."""
+    before it (:func:`mnemo.writing.kin.users_own`)."""
     texts = list(texts)
     asked = requested_sentences(texts)  # "快递能不能只周六周日送啊？" (the tenth blind set)
     stated = [s.strip() for s in stated_sentences(texts) if not any(s.strip() in r for r in asked)]
@@ -203,13 +195,29 @@ def _users(clause: str, context: str, after: str = "") -> bool:
     trait = _TRAIT.search(clause)
     if trait is None or _TAKEN_BACK.search(clause) or _ONE_OFF.search(clause):
         return False
-    if not (ABOUT_USER.search(f"{context} {after}") or _ASKED.search(context)):
+    if not (ABOUT_USER.search(f"{context} {after}") or _ASKED.search(context) or _no_ones_delivery(clause, context)):
         return False
     own = _OWN.search(clause)
     if own is None or _HOUSEHOLD_OR_DELIVERY.search(clause):
         return True
-    who = list(_WHO.finditer(clause[: own.start()]))
-    return not who or bool(who[-1].group("self") or who[-1].group("selfzh"))
+    return users_own(clause[: own.start()])
+
+
+#: How a parcel is left, in Chinese with no subject: "新小区快递员进不来 都是放门口丰巢" (the fifteenth blind set).
+_DELIVERY_ZH = re.compile(_DELIVERY, re.IGNORECASE)
+#: Someone, or a product, a Chinese clause may be about instead of the user.
+_NOT_THE_USERS = re.compile(rf"{HE_OR_SHE_ZH}|{KIN_ZH}|这款|那款|这个|那个|产品|商品|宝贝")
+
+
+#: What makes it stand, not one parcel's ("快递柜里也没有 麻烦查一下").
+_ALWAYS_ZH = re.compile(r"都|一般|平时|每次|一直|只能|以后|默认|总是")
+
+
+def _no_ones_delivery(clause: str, context: str) -> bool:
+    """Whether ``clause`` is Chinese that says how a parcel is always left and names no one else nor a product
+    (``context``: it with the clause before): the user's, as a Chinese clause without a subject is."""
+    standing = HAN.search(clause) and _DELIVERY_ZH.search(clause) and _ALWAYS_ZH.search(clause)
+    return bool(standing) and not _NOT_THE_USERS.search(context)
 
 
 def names_a_trait(value: str) -> bool:

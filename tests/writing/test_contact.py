@@ -164,3 +164,5 @@ def test_when_it_is_best_to_reach_the_user_is_kept_though_no_channel_is_named():
     assert contact_notes(["晚上8点以后最方便"], []) != []
     assert contact_notes(["the blue one is best"], []) == []  # no time, no channel
     assert contact_notes(["is after 6pm best?"], []) == []  # asked
+    assert contact_notes(["weekends anytime after 10 is fine too"], []) != []  # the fifteenth blind set
+    assert contact_notes(["weekends anytime after 10 is fine too"], ["The user is free after 10 at weekends."]) == []

@@ -43,7 +43,8 @@ def test_a_profile_field_is_kept_only_as_the_user_said_it():
     # A relation is never a name, though its other words were said (issue 55, the blind set:
     # "The user's sister" from "I'm staying at my sister's").
     assert all_words_said("sister", said_words(["My sister's flat is fine."]))  # precondition: said
-    assert said("name", "Landlord", "My landlord's flat is fine.")  # precondition: said, no kin word
+    assert said("name", "Walnut", "My walnut table is fine.")  # precondition: said, no kin word
+    assert not said("name", "Landlord", "My landlord's flat is fine.")  # a kin word (blind15's roommates)
     assert not said("name", "The user's landlord", "I'm staying at my landlord's flat.")
     assert not said("name", "The user's sister", "I'm staying at my sister's flat.")
     assert not said("name", "my sister", "I'm staying at my sister's flat.")
@@ -209,6 +210,19 @@ def test_the_thirteenth_blind_set_s_names_and_cities():
         assert home_city([text], said_words([text])) == city
     for text in ["我住得很远", "我住这边", "我住酒店"]:
         assert home_city([text], said_words([text])) is None
+
+
+def test_the_fifteenth_blind_set_s_homes():
+    """ "while my flat in Dublin gets renovated", "现在不在那边了哈 搬苏州了" say where the user lives."""
+    from mnemo.writing.fields import home_city
+
+    for text, city in [
+        ("I'm staying at my aunt's in Cork till Jan 15th while my flat in Dublin gets renovated", "Dublin"),
+        ("之前地址填的是杭州的 现在不在那边了哈 搬苏州了 以后默认寄苏州", "苏州"),
+        ("搬过去了", None),
+        ("我朋友搬上海了", None),  # someone else moved
+    ]:
+        assert home_city([text], said_words([text])) == city
 
 
 def test_other_things_and_a_guitar_name_no_one_else():

@@ -246,6 +246,13 @@ async def test_what_the_user_supposed_or_asked_grounds_nothing_what_they_stated_
     assert "next door" in stated("if the lockers full just leave it with next door, she's always in")
     assert "门卫" in stated("要是快递柜满了就放门卫")
     assert stated("If I had a car, would you leave it with next door?").strip() == ""
+    # A Chinese supposition inside a clause takes the clause (blind15); "只要是" supposes nothing.
+    assert "上海" not in stated("都是放门口丰巢。我老公说明年要是调去上海还得再搬一次 不过八字还没一撇")
+    assert stated("只要是纯棉的都行") == "只要是纯棉的都行" and "丰巢" in stated("都是放门口丰巢。")
+    # A value said to be of the past is left out, from the word before it (blind15).
+    assert stated("床是1米8的 1米5那是以前租的房子").strip() == "床是1米8的"
+    assert stated("and size is UK 8, 7 was before my feet decided to grow").strip() == "and size is UK 8,"
+    assert stated("also plastic-free packaging, if at all poss") == "also plastic-free packaging, if at all poss"
     # Not remembering is no request to remember: the question's words ground nothing.
     assert stated("I can't remember my size, is it the M I'm wearing?").strip() == "I can't remember my size"
     said = [

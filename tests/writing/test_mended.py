@@ -34,3 +34,12 @@ async def test_the_value_taken_back_is_in_no_note(store, user):
     await aextract_messages(store, user, load_nothing_extracted, [HumanMessage(said, id="h1")], 0, **EXTRACT)
     texts = [n["text"] for n in await alist_notes(store, user)]
     assert texts == ["The user said: “also i told ur chat last week im allergic to [nickel].”"]
+
+
+def test_a_value_of_the_past_is_left_out_and_kept_apart():
+    from mnemo.writing.mended import bygone_parts, without_bygone
+
+    assert without_bygone("床是1米8的 1米5那是以前租的房子") == "床是1米8的"
+    assert bygone_parts("床是1米8的 1米5那是以前租的房子") == ["1米5那是以前租的房子"]
+    assert without_bygone("size is UK 8, 7 was before my feet grew. ok?") == "size is UK 8,. ok?"
+    assert without_bygone("I was born in Leeds") == "I was born in Leeds"  # nothing of the past said

@@ -83,11 +83,26 @@ def test_an_allergy_the_user_stated_is_read_in_code(texts, sentence):
         "这个耳机听力保护模式好用吗？",  # a product's hearing, asked
         "这个产品可能引起过敏",  # a product's, no subject of the user's
         "她对芒果过敏",  # someone else's
+        "我室友倒是花生过敏 不过她不在你们这买 不用管她",  # a roommate's (blind15)
+        "我爸腿脚不好 但他不跟我住 这个不用管哈",  # a father who does not live with the user
     ],
 )
 def test_no_allergy_is_read_from_a_question_a_supposition_or_a_product(text):
     assert need_sentences(["I'm allergic to peanuts."]) != []  # the rule reads one at all
     assert need_sentences([text]) == []
+
+
+def test_a_need_of_someone_living_with_the_user_is_the_household_s():
+    assert need_sentences(["我爸腿脚不好 但他不跟我住"]) == []  # precondition: not living with the user
+    assert need_sentences(["我爸跟我们一起住 他腿脚不好"]) == ["我爸跟我们一起住 他腿脚不好"]
+
+
+def test_a_second_need_sharing_only_a_filler_is_new():
+    """The fifteenth blind set: "so" alone made the screen reader say what the partial sight said."""
+    first = "The user said: “hi, I'm partially sighted so the tiny product photos are kinda useless to me.”"
+    said = "also i use a screen reader so plain text links pls, no pics of text"
+    assert need_notes([said], [first]) != []
+    assert need_notes([said], [first, "The user uses a screen reader."]) == []
 
 
 def test_an_allergy_naming_no_thing_takes_its_question_only_right_before_it():

@@ -143,3 +143,14 @@ def test_a_standing_request_for_deliveries_asked_as_a_question_is_read_one_erran
     standing = "Can you send all my orders to 3 Quay Road from now on?"
     assert place_sentences([standing]) == [(standing, "Quay Road")]
     assert place_sentences(["Can you send my order to 3 Quay Road?"]) == []  # one errand
+
+
+async def test_a_city_the_extractor_gave_of_someone_else_is_no_place_of_the_user_s(store, user):
+    """The fifteenth blind set: the city of "我表妹也想买 她在重庆", refused as the cousin's, was quoted as a place."""
+    said = "哦对了 我表妹也想买 她在重庆 到时候可能让她自己来找你们"
+
+    async def load():
+        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction", city="重庆"))
+
+    await aextract_messages(store, user, load, [HumanMessage(said, id="h1")], 0, **EXTRACT)
+    assert await alist_notes(store, user) == [] and "city" not in await aget_profile(store, user)

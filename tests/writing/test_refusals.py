@@ -62,3 +62,11 @@ def test_business_records_are_refused(text):
 def test_other_facts_pass(text):
     assert business_record_term(text) is None
     refuse_business_record(text)  # no error
+
+
+def test_an_order_said_by_its_number_or_as_that_one_is_a_record():
+    """The fifteenth blind set: the model kept "用户希望催发单 20261130889 的发货"."""
+    for text in ["上次那单还没到", "帮我催发一下", "20261130889 到现在没发货", "物流显示 20261130889", "单号7730215"]:
+        assert business_record_term(text) is not None, text
+    for text in ["以后下单都寄公司", "发货前打我电话 13812345678", "我在单位上班", "这单位不错"]:
+        assert business_record_term(text) is None, text

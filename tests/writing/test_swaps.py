@@ -100,3 +100,11 @@ async def test_a_corrected_city_and_name_replace_the_profile_s_though_the_extrac
     await aextract_messages(store, user, load_nothing_extracted, thread, 0, **EXTRACT)
     profile = await aget_profile(store, user)
     assert (profile["city"]["value"], profile["name"]["value"]) == ("Cork", "马丽")
+
+
+def test_a_number_said_to_be_of_the_past_is_the_wrong_one():
+    """ "and size is UK 8, 7 was before my feet decided to grow" (the fifteenth blind set): the 7 is left out of
+    what is stated, and still read as the value the note holds."""
+    said = "ugh sorry, I meant Leicester not Leeds. and size is UK 8, 7 was before my feet decided to grow"
+    note = "The user said: “looking for trail running shoes, I'm a UK 7”"
+    assert swapped_notes([said], {"k": note}) == [("k", note, note.replace("UK 7", "UK 8"))]

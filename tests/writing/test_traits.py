@@ -291,6 +291,28 @@ def test_the_fourteenth_blind_set_s_traits(text, sentence):
     assert sentence in trait_sentences([text])
 
 
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        (
+            "对了新小区快递员进不来 都是放门口丰巢。我老公说明年要是调去上海还得再搬一次",
+            "对了新小区快递员进不来 都是放门口丰巢。",
+        ),
+        ("我跑外卖的 一般都是等红灯瞄一眼消息", None),
+        ("also plastic-free packaging if at all poss 🌱", None),
+    ],
+)
+def test_the_fifteenth_blind_set_s_traits(text, sentence):
+    assert trait_sentences([text]) == [sentence or text]
+
+
+def test_someone_else_s_diet_and_one_parcel_s_locker_are_no_trait():
+    assert trait_sentences(["I'm vegan"]) != [] and trait_sentences(["都是放门口丰巢"]) != []  # precondition
+    assert trait_sentences(["my roommate's vegan but she does her own shopping"]) == []
+    assert trait_sentences(["她那边都是放门口丰巢"]) == []  # someone else's
+    assert trait_sentences(["快递柜里也没有 麻烦查一下"]) == []
+
+
 def test_a_delivery_asked_once_or_supposed_is_no_trait():
     assert trait_sentences(["can future deliveries go to the parcel locker?"]) != []  # precondition
     assert trait_sentences(["can this delivery go to the parcel locker?"]) == []  # one errand

@@ -45,6 +45,11 @@ from tests.writing import EXTRACT
         ("我会说英语。", None),
         ("你们回我都用英文，我看不懂", None),  # a complaint, no wish
         ("Do you ship to Valencia?", None),
+        # A wish taken back: the last one asked (the fifteenth blind set).
+        ("also reply in Spanish from now on? practising 😅 jk jk, english is fine, stick w english.", "en"),
+        ("stick with German please", "de"),
+        ("can you answer me in Spanish from now on pls? my english is fine but spanish is easier", "es"),
+        ("the size is fine", None),
     ],
 )
 def test_a_wish_to_be_answered_in_a_language_is_read_in_code(text, code):
