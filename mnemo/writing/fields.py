@@ -224,6 +224,9 @@ _HOME = re.compile(
     r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
     # "while my flat in Dublin gets renovated", "现在不在那边了哈 搬苏州了" (the fifteenth blind set).
     r"|\b[Mm]y\s+(?:own\s+)?(?:flat|house|home|apartment)\s+in\s+(?P<flat>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
+    # "I need delivery to Phoenix, where I live" (the tune half, en-hypo-1: a destination, and the home).
+    r"|\b(?P<where>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?),\s+(?:which\s+is\s+)?where\s+(?:I|we)\s+"
+    r"(?:live|(?:am|'m|’m)\s+based)\b"
     rf"|(?:^|(?<=[，,\s]))(?:现在|已经|刚|刚刚)?搬(?:到|去)?(?![过回走进出家新])(?P<moved>{HAN.pattern}{{2,3}}?)(?:了|啦)"
 )
 
@@ -236,7 +239,7 @@ def home_city(texts: Sequence[str], words: frozenset[str]) -> str | None:
     found = None
     for sentence in stated_sentences(texts):
         for m in _HOME.finditer(sentence):
-            city = m.group("en") or m.group("im") or m.group("zh") or m.group("flat") or m.group("moved")
+            city = next(c for c in m.groups() if c)
             clause = _BUT.split(sentence[m.end() :], maxsplit=1)[0]
             if (
                 all_words_said(city, words)

@@ -221,6 +221,8 @@ def test_the_fifteenth_blind_set_s_homes():
         ("之前地址填的是杭州的 现在不在那边了哈 搬苏州了 以后默认寄苏州", "苏州"),
         ("搬过去了", None),
         ("我朋友搬上海了", None),  # someone else moved
+        ("But I don't, so I need delivery to Phoenix, where I live.", "Phoenix"),  # the tune half's en-hypo-1
+        ("Do you ship to Oslo? My sister lives there.", None),
     ]:
         assert home_city([text], said_words([text])) == city
 
