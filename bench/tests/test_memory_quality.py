@@ -59,6 +59,13 @@ def test_the_harness_scores_what_the_server_stored_and_the_probes_saw(tmp_path: 
     # A copy of en-allergy-1 that forbids what the stub stores: a false memory the score must count.
     allergy = next(c for c in labels if c["id"] == "en-allergy-1")
     labels.append({**allergy, "id": "en-allergy-1-forbidden", "forbid": ["peanut"]})
+    # en-hypo-1 labelled with a city the user never said: a wrong value the score must count.
+    labels = [
+        {**c, "expect": {"profile": {"city": ["Tucson"]}}, "probes": [{**c["probes"][0], "in_prompt": ["Tucson"]}]}
+        if c["id"] == "en-hypo-1"
+        else c
+        for c in labels
+    ]
     data = tmp_path / "set.json"
     data.write_text(json.dumps({"conversations": labels}, ensure_ascii=False))
     with StubServer() as stub:
@@ -68,16 +75,17 @@ def test_the_harness_scores_what_the_server_stored_and_the_probes_saw(tmp_path: 
     assert got["en-third-1"]["score"]["profile_right"] == ["name", "city"]
     assert "Gdansk" in got["en-third-1"]["probes"][0]["system_prompt"]
     assert got["en-third-1"]["score"]["probes_reached"] == 1
-    # The stub's extraction takes no city from "Phoenix, where I live": the score says the city is missing
-    # and the probe's prompt lacks it.
-    assert got["en-hypo-1"]["profile"] == {} and got["en-hypo-1"]["score"]["profile_wrong"] == {"city": None}
+    # "Phoenix, where I live" is the city (read in code): against a label of Tucson the score says it is wrong
+    # and the probe's prompt lacks the label's.
+    assert got["en-hypo-1"]["profile"] == {"city": "Phoenix"}
+    assert got["en-hypo-1"]["score"]["profile_wrong"] == {"city": "Phoenix"}
     assert got["en-hypo-1"]["probes"][0]["system_prompt"] and got["en-hypo-1"]["score"]["probes_reached"] == 0
     assert got["en-allergy-1"]["notes"] == ["The user is allergic to peanuts."]
     assert got["en-allergy-1"]["score"]["forbidden_stored"] == []
     assert got["en-allergy-1-forbidden"]["score"]["forbidden_stored"] == ["peanut"]
     overall = result["figures"]["all"]["all"]
     assert overall["false_memories"] == 1 and overall["false_memory_ids"] == ["en-allergy-1-forbidden"]
-    assert overall["profile_accuracy"] == 0.8  # 4 of 5: name and city of en-third-1, Sam twice; no Phoenix
+    assert overall["profile_accuracy"] == 0.8  # 4 of 5: name and city of en-third-1, Sam twice; not Tucson
     assert overall["note_recall"] == 1.0 and overall["reach"] == 0.75
     assert all(t["status"] == "success" and t["requests"] >= 1 for c in got.values() for t in c["turns"])
     assert result["meta"]["model"] == "stub-model" and result["meta"]["commit"]
