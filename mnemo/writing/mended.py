@@ -5,7 +5,9 @@ holds a value and takes it back at once. Quoted whole, the note kept "latex" bes
 "nickel" (the fourteenth blind set's false memory). So what the user states
 (:func:`mnemo.writing.grounding.stated`) reads the word before "that's wrong" as the one
 the word after "it's" replaces, in brackets: "im allergic to [nickel]". Only in English;
-Chinese says it as "不是X，是Y", which :mod:`mnemo.writing.swaps` reads.
+Chinese says it as "不是X，是Y", which :mod:`mnemo.writing.swaps` reads. A value said to be of
+the past after the one that holds ("床是1米8的 1米5那是以前租的房子", "UK 8, 7 was before ...") is
+left out the same way, in both languages (:func:`without_bygone`).
 """
 
 from __future__ import annotations
