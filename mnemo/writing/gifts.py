@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from mnemo.writing.grounding import CLAUSE, SENTENCE, stated
+from mnemo.writing.grounding import SENTENCE, clauses_where, stated
 from mnemo.writing.kin import KIN_EN, KIN_ZH
 from mnemo.writing.quotes import quoted_new
 
@@ -33,7 +33,7 @@ _FOR_SOMEONE = re.compile(
     re.IGNORECASE,
 )
 #: A sentence that opens on the one the gift is for: "he's ...", "she turns 60", "她超喜欢……".
-_ON_THEM = re.compile(r"^\W*(?:he|she|he's|she's|hes|shes|they're|他|她)\b|^\W*[他她]", re.IGNORECASE)
+_ON_THEM = re.compile(r"^\W*(?:he|she|he's|she's|hes|shes|they're)\b|^\W*[他她]", re.IGNORECASE)
 #: A clause that goes on about them, no subject: "..., she's turning 70, lives up in Glasgow and is obsessed with
 #: gardening" (the twelfth blind set).
 _GOES_ON = re.compile(
@@ -72,9 +72,7 @@ def gift_sentences(texts: Iterable[str]) -> list[str]:
 def _about_them(sentence: str) -> str:
     """``sentence`` with only its clauses that name the gift or open on the one it is for: "他特别爱喝茶"
     is theirs, "带滤网的那种最好" one purchase's (the eleventh blind set forbade it)."""
-    parts = re.split(f"({CLAUSE.pattern})", sentence)
-    pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
-    kept = "".join(c + mark for c, mark in pairs if _FOR_SOMEONE.search(c) or _ON_THEM.search(c) or _GOES_ON.search(c))
+    kept = clauses_where(sentence, lambda c: bool(_FOR_SOMEONE.search(c) or _ON_THEM.search(c) or _GOES_ON.search(c)))
     return kept.rstrip(" ,，;；、") or sentence
 
 

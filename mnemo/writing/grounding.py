@@ -67,6 +67,8 @@ CLAUSE = re.compile(
 #: Where a question's clause may start: a clause's mark or a dash between words ("I live in Brighton
 #: and I've got a sofa cover on order — when's it arriving?"; not the hyphen of "66-2041" or "e-mail").
 _ASKING_CLAUSE = re.compile(rf"{CLAUSE.pattern}|\s[-–—]+\s|[–—]")
+#: A Chinese condition that happens, after 如果, 假如, 要是: "我不在家", "……就放门卫".
+_HAPPENS_ZH = r"(?!(?:我|我们|家里|家)?(?:不在|没人|上班))(?![^。！？.!?]{0,12}?就(?:放|交给))"
 #: Where a supposition starts, at a sentence's start or a clause's ("If I had a car, ...", "问一下，假如……",
 #: "问下 如果……", "Quick question - say I ordered ...", "I'm vegetarian, if that helps."): it runs to the
 #: sentence's end.
@@ -82,7 +84,7 @@ _SUPPOSES = re.compile(
     r"(?:it|them|parcels?|packages?|stuff"
     r"|things|deliveries)\s+(?:with|at|in|on|by|behind|under|next)\b)"
     r"|suppose|supposing|imagine|what\s+if|let's\s+say|say(?=\s+(?:i|we|you|my|it|that)\b))\b"
-    r"|(?:如果|假如|要是)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))(?![^。！？.!?]{0,12}?就(?:放|交给))|假设|万一)",
+    rf"|(?:如果|假如|要是){_HAPPENS_ZH}|假设|万一)",
     re.IGNORECASE,
 )
 #: A request to remember, stated as a question or not: an imperative at a clause's start or after
@@ -132,9 +134,7 @@ def is_question(text: str) -> bool:
 
 #: A Chinese supposition inside a clause, after its subject or its time: "我老公说明年要是调去上海还得再搬一次" (the
 #: fifteenth blind set); it takes its whole clause. Not "只要是", nor a condition that happens (:data:`_SUPPOSES`).
-_SUPPOSES_INSIDE = re.compile(
-    r"(?:(?<!只)要是|如果|假如)(?!(?:我|我们|家里|家)?(?:不在|没人|上班))(?![^。！？.!?]{0,12}?就(?:放|交给))"
-)
+_SUPPOSES_INSIDE = re.compile(rf"(?:(?<!只)要是|如果|假如){_HAPPENS_ZH}")
 
 
 def unsupposed(sentence: str) -> str:
@@ -154,7 +154,7 @@ def supposed(sentence: str) -> str:
     return sentence[len(unsupposed(sentence)) :]
 
 
-def _clauses_where(sentence: str, keep: Callable[[str], bool]) -> str:
+def clauses_where(sentence: str, keep: Callable[[str], bool]) -> str:
     """``sentence`` with only its clauses that ``keep`` keeps, separators kept."""
     parts = re.split(f"({CLAUSE.pattern})", sentence)
     pairs = zip(parts[0::2], [*parts[1::2], ""], strict=True)
@@ -164,7 +164,7 @@ def _clauses_where(sentence: str, keep: Callable[[str], bool]) -> str:
 def _without_records(sentence: str) -> str:
     """``sentence`` without its clauses about an order, a refund or a payment
     (:func:`mnemo.writing.refusals.business_record_term`), separators kept."""
-    return _clauses_where(sentence, lambda clause: business_record_term(clause) is None)
+    return clauses_where(sentence, lambda clause: business_record_term(clause) is None)
 
 
 def stated(text: str) -> str:
@@ -200,7 +200,7 @@ def _without_asking_clauses(sentence: str) -> str:
     separators kept."""
     if not HAN.search(sentence):
         return sentence
-    return _clauses_where(sentence, lambda clause: not _ASKING_ZH.search(clause)).strip(" ,，")
+    return clauses_where(sentence, lambda clause: not _ASKING_ZH.search(clause)).strip(" ,，")
 
 
 def _stated(text: str) -> list[str]:

@@ -39,16 +39,21 @@ _WHO = re.compile(
 )
 
 
+def _is_user(named: re.Match[str]) -> bool:
+    """Whether a match of :data:`_WHO` names the user or their household."""
+    return bool(named.group("self") or named.group("selfzh"))
+
+
 def users_own(before: str) -> bool:
     """Whether what follows ``before`` (a clause up to a trait) is the user's: the last one ``before`` names
     is the user or their household, or no one is named."""
     who = list(_WHO.finditer(before))
-    return not who or bool(who[-1].group("self") or who[-1].group("selfzh"))
+    return not who or _is_user(who[-1])
 
 
 def names_someone(text: str) -> bool:
     """Whether ``text`` (a note) names someone beside the user: "用户说他学日语", "The user's dad loves fishing"."""
-    return any(not (m.group("self") or m.group("selfzh")) for m in _WHO.finditer(text))
+    return not all(map(_is_user, _WHO.finditer(text)))
 
 
 def _someone_elses(clause: str) -> bool:
@@ -56,7 +61,7 @@ def _someone_elses(clause: str) -> bool:
     "my roommate's vegan"; not "I'm staying with my sister", "我和我老公都不吃辣"); "my" before a relation
     names the relation."""
     named = [m for m in _WHO.finditer(clause) if not _MY_RELATION.match(clause, m.start())]
-    return bool(named) and not any(m.group("self") or m.group("selfzh") for m in named)
+    return bool(named) and not any(map(_is_user, named))
 
 
 #: "my sister", "our landlord": whose, not who.

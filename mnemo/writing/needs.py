@@ -33,8 +33,8 @@ _ALLERGY = re.compile(
     re.IGNORECASE,
 )
 #: A need of access: how the user must be served ("blind" and "deaf" only said of the user: a
-#: window blind is none).
-_ACCESS = re.compile(
+#: window blind is none); never a name (:func:`mnemo.writing.traits.names_a_trait`: "色盲").
+ACCESS = re.compile(
     r"\b(?:i'm|i\s+am|im)\s+(?:\w+\s+)?(?:blind|deaf)\b|\bscreen[\s-]?readers?\b|\bvisually\s+impaired\b"
     r"|\bpartially\s+sighted\b|\blow\s+vision\b|\bhard\s+of\s+hearing\b|\bhearing\s+aids?\b"
     r"|\b(?:use|in)\s+a\s+wheelchair\b|\bdyslexi\w*|\blarge[\s-]print\b|\barthritis\b|\bparkinson\w*"
@@ -46,8 +46,6 @@ _ACCESS = re.compile(
     r"|\bcolou?r[\s-]?blind\w*|色盲|色弱|红绿(?:色)?(?:分不清|不分|色盲)",  # "我是色盲 红绿分不清" (blind14)
     re.IGNORECASE,
 )
-#: The same, for other modules (:func:`mnemo.writing.traits.names_a_trait`: "色盲" is never a name).
-ACCESS = _ACCESS
 
 
 #: What denies an allergy in its clause, its words left out ("can't eat" is one): "I'm not allergic to
@@ -74,7 +72,7 @@ def _need_clauses(sentence: str, allergy_stated: bool = False) -> tuple[list[str
     for clause in CLAUSE.split(sentence):
         if _denies(clause):
             denied.append(clause)
-        elif _ALLERGY.search(clause) or _ACCESS.search(clause):
+        elif _ALLERGY.search(clause) or ACCESS.search(clause):
             stated.append(clause)
         elif _FINE.search(clause):
             fine.append(_FINE.sub(" ", clause))
@@ -152,7 +150,7 @@ def _users_need(clause: str, sentence: str = "") -> bool:
     """Whether the need ``clause`` (of ``sentence``) states is the user's or their household's: no one else
     is the last named before it ("我室友倒是花生过敏": the fifteenth blind set), or the sentence says they live
     with the user."""
-    need = _ALLERGY.search(clause) or _ACCESS.search(clause)
+    need = _ALLERGY.search(clause) or ACCESS.search(clause)
     return need is not None and (users_own(clause[: need.start()]) or bool(_LIVES_WITH.search(sentence)))
 
 
@@ -207,13 +205,13 @@ def need_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, st
     lactose." says "Remember that I can't have anything with lactose."; "I'm allergic to
     peanuts" does not say "I'm allergic to shellfish"): ``(note text, the sentence it quotes)``."""
     notes = list(notes)
-    kept = [_things(n) for n in notes if _ALLERGY.search(n) or _ACCESS.search(n)]
+    kept = [_things(n) for n in notes if _ALLERGY.search(n) or ACCESS.search(n)]
     unsaid = {
         _without_allergy(s): s
         for s in need_sentences(texts)
         if not any(things & words for things in map(_things, _need_clauses(s)[0]) for words in kept)
     }
-    others = [n for n in notes if not (_ALLERGY.search(n) or _ACCESS.search(n))]  # the needs' compared above
+    others = [n for n in notes if not (_ALLERGY.search(n) or ACCESS.search(n))]  # the needs' compared above
     return quoted_new(texts, unsaid.values(), others, key=_without_allergy)
 
 
