@@ -34,7 +34,7 @@ from mnemo.app import (
 )
 from nodes.chat_models import aload_chat_model
 from nodes.context import Context, current_user, memory_store
-from nodes.prompts import anchor_for, for_model, lay_out, render_prompt, turn_digest
+from nodes.prompts import for_model, keeps_system_messages, lay_out, place_turn, render_prompt
 from nodes.state import State
 from nodes.tools import MODEL_TOOLS
 
@@ -83,8 +83,8 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     )
     messages = fit_to_budget(state["messages"], budget=runtime.context.history_token_budget, summary=summary)
     # What every user shares first, what this turn recalled last: a runtime reuses the prefix.
-    anchor = anchor_for(messages, parts.turn, state.get("turn_at"))
-    laid_out = lay_out(rules=parts.rules, standing=parts.standing, turn=parts.turn, messages=messages, anchor=anchor)
+    placed = place_turn(messages, parts.turn, state.get("turn_at"), updates=keeps_system_messages(chat_model))
+    laid_out = lay_out(rules=parts.rules, standing=parts.standing, placed=placed, messages=messages)
     prompt = for_model(chat_model, laid_out)
     # The whole answer, streamed or not, within MNEMO_MODEL_TIMEOUT_S: past it the run fails with why.
     response = await within_deadline(model.ainvoke(prompt))
@@ -93,7 +93,7 @@ async def call_model(state: State, runtime: Runtime[Context]) -> dict:
     response = recover_tool_calls(response, offered, prompt)
     for call in getattr(response, "tool_calls", None) or []:
         call["args"] = bounded_ints(call["args"])  # the thread must be able to store them
-    return {"messages": [response], "turn_at": {"digest": turn_digest(parts.turn), "anchor": anchor}}
+    return {"messages": [response], "turn_at": {"placed": [list(p) for p in placed]}}
 
 
 async def _or_else(read: Awaitable[T], fallback: T, failure: str) -> T:

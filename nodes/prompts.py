@@ -11,8 +11,9 @@ everything after it back to be read. So a turn's prompt is laid out as
    instructions, the summary of earlier turns), left out when empty;
 3. the thread's earlier messages;
 4. the **turn** part: what was recalled for this turn (the memory kinds' blocks,
-   the user's memory), just before the turn's own user message, or where it
-   stood in an earlier turn while it has not changed since (:func:`anchor_for`);
+   the user's memory), just before the turn's own user message; or where it
+   stood in an earlier turn, with an update of only what is new before the
+   turn's message, while adding can bring it up to date (:func:`place_turn`);
 5. the turn's user message and its tool rounds.
 
 Each part is a system message; remembered text is quoted data in a delimited
@@ -23,7 +24,7 @@ in the same order (:func:`for_model`). Rationale: docs/models.md, "The prompt's 
 
 from __future__ import annotations
 
-import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,34 +122,97 @@ def render_prompt(
     )
 
 
-def turn_digest(turn: str) -> str:
-    """What :func:`anchor_for` compares: a digest of the turn part (the state keeps it, not the text)."""
-    return hashlib.sha256(turn.encode("utf-8")).hexdigest()
+#: The turn part, or an update to it, before a user message (by id; ``None``: the last one).
+Placed = tuple[str | None, str]
+
+#: What an update says before its blocks (:func:`turn_update`).
+UPDATE_INTRO = "New since the data above (where they differ, this holds):"
+
+_BLOCK = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
+_FIELD = re.compile(r"- (\w+): ")
 
 
-def anchor_for(messages: Sequence[BaseMessage], turn: str, kept: Mapping[str, Any] | None) -> str | None:
-    """The id of the user message the turn part goes before: where it went last
-    (``kept``: ``{"digest", "anchor"}`` from the state) while it has not changed and
-    that message is still shown, so the runtime reuses everything up to the new
-    turn; else the turn's own user message. ``None`` without a user message."""
-    shown = [m.id for m in messages if isinstance(m, HumanMessage) and m.id]
-    if kept and kept.get("digest") == turn_digest(turn) and kept.get("anchor") in shown:
-        return str(kept["anchor"])
-    return shown[-1] if shown else None
+def _blocks(text: str) -> dict[str, str]:
+    """The data blocks of a turn part, body by tag (a body holds no delimiter: data_block)."""
+    return {m[1]: m[2] for m in _BLOCK.finditer(text)}
+
+
+def _key(line: str) -> str:
+    """What a newer memory line replaces: a profile line its field's, a note line itself."""
+    return m[1] if (m := _FIELD.match(line)) else line
+
+
+def turn_update(shown: Sequence[str], turn: str) -> str | None:
+    """What to add after the turn parts ``shown`` (the first, then its updates) so the
+    model has ``turn``: ``""`` when it has it already; the new memory lines (under
+    their section titles) and any data block not shown yet, as one system message;
+    ``None`` when adding cannot do it (a line shown is gone: a note forgotten or not
+    recalled, a field removed; another block changed), so the whole part moves."""
+    memory: dict[str, str] = {}
+    other: dict[str, str] = {}
+    for text in shown:
+        for tag, body in _blocks(text).items():
+            if tag == MEMORY_TAG:
+                memory.update((_key(line), line) for line in body.split("\n") if line.startswith("- "))
+            else:
+                other[tag] = body
+    now = _blocks(turn)
+    if any(other.get(tag, body) != body for tag, body in now.items() if tag != MEMORY_TAG) or other.keys() - now:
+        return None
+    lines = now.get(MEMORY_TAG, "").split("\n")
+    if memory.keys() - {_key(line) for line in lines if line.startswith("- ")}:
+        return None
+    added: list[str] = []
+    title = None
+    for line in lines:
+        if not line.startswith("- "):
+            title = line
+        elif memory.get(_key(line)) != line:
+            added += [title] if title and title not in added else []
+            added.append(line)
+    parts = [data_block(tag, body) for tag, body in now.items() if tag != MEMORY_TAG and tag not in other]
+    parts += [data_block(MEMORY_TAG, "\n".join(added))] if added else []
+    return "\n\n".join([UPDATE_INTRO, *parts, TURN_END]) if parts else ""
+
+
+def place_turn(
+    messages: Sequence[BaseMessage], turn: str, kept: Mapping[str, Any] | None, *, updates: bool = True
+) -> list[Placed]:
+    """Where the turn part goes. Where it went last (``kept``: ``{"placed": [[anchor,
+    text], ...]}`` from the state) while those user messages are still shown and the
+    part adds up to ``turn`` (:func:`turn_update`), with an update before the turn's
+    own user message when something is new: the runtime then reuses everything up to
+    the new turn. Else ``turn`` alone before that message. ``updates=False`` (a model
+    that gets its system messages joined): kept only when unchanged."""
+    shown = {m.id for m in messages if isinstance(m, HumanMessage) and m.id}
+    last = next((m.id for m in reversed(messages) if isinstance(m, HumanMessage) and m.id), None)
+    before: list[Placed] = [(a, t) for a, t in (kept or {}).get("placed") or []]
+    if before and all(a in shown for a, _ in before):
+        update = turn_update([t for _, t in before], turn)
+        if update == "" or (update and updates):
+            return [*before, (last, update)] if update else before
+    return [(last, turn)]
 
 
 def lay_out(
-    *, rules: str, standing: str, turn: str, messages: Sequence[BaseMessage], anchor: str | None = None
+    *, rules: str, standing: str, placed: Sequence[Placed], messages: Sequence[BaseMessage]
 ) -> list[BaseMessage]:
     """The prompt of a chat call: ``rules`` first, ``standing`` (when not empty) before
-    the thread's ``messages``, ``turn`` just before the user message ``anchor`` (by id;
+    the thread's ``messages``, each placed text just before its user message (by id;
     the last user message when it is not there; before every message when there is none)."""
     users = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
-    at = next((i for i in users if anchor is not None and messages[i].id == anchor), users[-1] if users else 0)
+    at: dict[int, list[str]] = {}
+    for anchor, text in placed:
+        i = next((i for i in users if anchor is not None and messages[i].id == anchor), users[-1] if users else 0)
+        at.setdefault(i, []).append(text)
     head: list[BaseMessage] = [SystemMessage(rules)]
     if standing:
         head.append(SystemMessage(standing))
-    return [*head, *messages[:at], SystemMessage(turn), *messages[at:]]
+    body: list[BaseMessage] = []
+    for i, message in enumerate([*messages, None]):
+        body += [SystemMessage(t) for t in at.get(i, [])]
+        body += [message] if message is not None else []
+    return [*head, *body]
 
 
 def keeps_system_messages(model: BaseChatModel) -> bool:

@@ -130,10 +130,11 @@ class State(Input):
     slot (``examples``: similar past cases that went well), as prompt text
     (``load_memory``, ``mnemo.turn.render_blocks``)."""
 
-    turn_at: Annotated[NotRequired[dict[str, str | None]], GraphOwned]
-    """Where the last call put the turn part of the prompt: ``digest`` (of its text)
-    and ``anchor`` (the id of the user message it went before); the next call puts an
-    unchanged part there again (``nodes.prompts.anchor_for``)."""
+    turn_at: Annotated[NotRequired[dict[str, list[list[str | None]]]], GraphOwned]
+    """Where the last call put the turn part of the prompt: ``placed``, ``[anchor, text]``
+    pairs (the id of the user message a text went before: the part, then its updates);
+    the next call keeps them there while adding brings them up to date
+    (``nodes.prompts.place_turn``)."""
 
     summary: Annotated[NotRequired[str], bounded(MAX_SUMMARY_CHARS)]
     """Running summary of the turns removed from ``messages`` (``mnemo.turn.history``).

@@ -2,7 +2,8 @@
 chat model (the stub, an OpenAI-compatible server) gets the rules as the first
 system message, the same bytes for every user and turn; the thread's messages
 after it; what the turn recalled in a system message just before the turn's
-user message. So a runtime's prompt cache reuses everything before the turn.
+user message, or only what is new there when the part of an earlier turn still
+holds. So a runtime's prompt cache reuses everything before the turn.
 The parts themselves: tests/nodes/test_prompts.py."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from harness.devserver import DevServer, chat, client, system_prompts, system_text
+from nodes.prompts import UPDATE_INTRO
 
 pytestmark = pytest.mark.e2e
 
@@ -56,11 +58,14 @@ async def test_every_user_shares_the_rules_and_a_thread_its_history(workdir, ser
     recalled = turn2["messages"][-2]["content"]
     assert "<user_memory>" in recalled and "Zhou" in recalled and "Hard rules (always" not in recalled
     assert "Zhou" not in li_turn["messages"][-2]["content"]  # each user's own, at the end
-    # Turn 2 starts with everything turn 1 sent before its turn part: a runtime reuses it.
-    assert turn2["messages"][:1] == turn1["messages"][:1]
     said = [m for m in turn2["messages"] if m["role"] == "user"]
     assert [m["content"] for m in said] == ["Hi, I'm Zhou and I live in Hangzhou.", "What do you know about me?"]
-    assert roles(turn2)[:2] == ["system", "user"]  # the first turn follows the rules directly
+    # Turn 2 recalled what turn 1 did and more: turn 1's part stays where it stood, so all of turn 1's
+    # request starts turn 2's, and only what is new (the name) comes in an update before the message.
+    assert "(no profile yet" in turn1["messages"][1]["content"] and "Zhou" not in turn1["messages"][1]["content"]
+    assert turn2["messages"][: len(turn1["messages"])] == turn1["messages"]
+    assert roles(turn2)[len(turn1["messages"]) :] == ["assistant", "system", "user"]
+    assert recalled.startswith(UPDATE_INTRO)
     # Turn 3 recalled the same as turn 2: its part stays where it stood, so all of turn 2's request is
     # the start of turn 3's (what a runtime has cached), then turn 2's answer and the new message.
     assert turn3["messages"][: len(turn2["messages"])] == turn2["messages"]

@@ -13,11 +13,12 @@ from nodes.prompts import (
     OWN_TAG,
     SUMMARY_TAG,
     TURN_END,
-    anchor_for,
+    UPDATE_INTRO,
     for_model,
     lay_out,
+    place_turn,
     render_prompt,
-    turn_digest,
+    turn_update,
 )
 
 EARLIER = [HumanMessage("Hi, I'm Zhou.", id="h1"), AIMessage("Hello Zhou!", id="a1")]
@@ -51,7 +52,7 @@ def test_what_lasts_a_thread_stands_before_it_and_what_the_turn_recalled_comes_l
 
 def test_lay_out_puts_the_turn_part_just_before_the_turns_user_message():
     p = parts(summary="earlier")
-    prompt = lay_out(rules=p.rules, standing=p.standing, turn=p.turn, messages=[*EARLIER, *TURN])
+    prompt = lay_out(rules=p.rules, standing=p.standing, placed=[(None, p.turn)], messages=[*EARLIER, *TURN])
     assert [type(m).__name__ for m in prompt] == [
         "SystemMessage",
         "SystemMessage",
@@ -65,21 +66,25 @@ def test_lay_out_puts_the_turn_part_just_before_the_turns_user_message():
     assert [prompt[0].text, prompt[1].text, prompt[4].text] == [p.rules, p.standing, p.turn]
     assert prompt[2:4] == EARLIER and prompt[5:] == TURN
     # No standing part: no empty message; no user message yet: the turn part leads the thread.
-    bare = lay_out(rules="R", standing="", turn="T", messages=[AIMessage("x")])
+    bare = lay_out(rules="R", standing="", placed=[(None, "T")], messages=[AIMessage("x")])
     assert [m.text for m in bare] == ["R", "T", "x"]
 
 
-def test_the_next_turn_reuses_everything_before_the_turn_part():
+def test_a_part_that_adding_cannot_bring_up_to_date_moves_before_the_turns_message():
     p = parts()
-    first = lay_out(rules=p.rules, standing="", turn=p.turn, messages=EARLIER[:1])
-    second = lay_out(rules=p.rules, standing="", turn="other notes", messages=[*EARLIER, TURN[0]])
+    first = lay_out(rules=p.rules, standing="", placed=place_turn(EARLIER[:1], p.turn, None), messages=EARLIER[:1])
+    kept = {"placed": place_turn(EARLIER[:1], p.turn, None)}
+    gone = render_prompt(instructions="Be kind.", memory='Profile:\n- city: "Hangzhou"').turn  # the name line is gone
+    later = [*EARLIER, TURN[0]]
+    assert place_turn(later, gone, kept) == [("h2", gone)]
+    second = lay_out(rules=p.rules, standing="", placed=place_turn(later, gone, kept), messages=later)
     shared = [a for a, b in zip(first, second, strict=False) if a == b]
     assert shared == first[:1] and second[1:3] == EARLIER  # the rules, then the thread as it was
 
 
 def test_an_openai_compatible_model_keeps_the_parts_and_another_gets_them_joined_in_order():
     p = parts(summary="earlier")
-    prompt = lay_out(rules=p.rules, standing=p.standing, turn=p.turn, messages=[*EARLIER, *TURN])
+    prompt = lay_out(rules=p.rules, standing=p.standing, placed=[(None, p.turn)], messages=[*EARLIER, *TURN])
     openai = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test", base_url="http://127.0.0.1:9/v1")
     assert for_model(openai, prompt) == prompt
     joined = for_model(ScriptedChatModel(respond=lambda messages, tool_names: AIMessage("ok")), prompt)
@@ -90,18 +95,79 @@ def test_an_openai_compatible_model_keeps_the_parts_and_another_gets_them_joined
 
 def test_an_unchanged_turn_part_stays_where_it_stood_so_the_whole_last_request_is_reused():
     p = parts()
-    first = lay_out(
-        rules=p.rules, standing="", turn=p.turn, messages=EARLIER[:1], anchor=anchor_for(EARLIER[:1], p.turn, None)
-    )
-    kept = {"digest": turn_digest(p.turn), "anchor": anchor_for(EARLIER[:1], p.turn, None)}
-    assert kept["anchor"] == "h1"  # positive, first: the turn's own user message
+    placed = place_turn(EARLIER[:1], p.turn, None)
+    assert placed == [("h1", p.turn)]  # positive, first: the turn's own user message
+    first = lay_out(rules=p.rules, standing="", placed=placed, messages=EARLIER[:1])
     later = [*EARLIER, TURN[0]]
-    same = lay_out(rules=p.rules, standing="", turn=p.turn, messages=later, anchor=anchor_for(later, p.turn, kept))
+    kept = {"placed": [list(x) for x in placed]}  # as the state keeps it
+    same = lay_out(rules=p.rules, standing="", placed=place_turn(later, p.turn, kept), messages=later)
     assert same[: len(first)] == first  # the last request, whole, then what is new
     assert [m.text for m in same[len(first) :]] == ["Hello Zhou!", "Remember I'm vegetarian."]
-    # A changed part goes before the turn's own message; so does one whose message is no longer shown.
-    assert anchor_for(later, "other notes", kept) == "h2"
-    assert anchor_for(later[1:], p.turn, kept) == "h2"
-    assert anchor_for([AIMessage("x")], p.turn, kept) is None
-    moved = lay_out(rules="R", standing="", turn="T", messages=later, anchor="gone")
+    # One whose message is no longer shown goes before the turn's own message; none without one.
+    assert place_turn(later[1:], p.turn, kept) == [("h2", p.turn)]
+    assert place_turn([AIMessage("x")], p.turn, kept) == [(None, p.turn)]
+    moved = lay_out(rules="R", standing="", placed=[("gone", "T")], messages=later)
     assert [m.text for m in moved][-2:] == ["T", "Remember I'm vegetarian."]
+
+
+def memory(*lines):
+    return render_prompt(instructions="Be kind.", memory="\n".join(lines)).turn
+
+
+BEFORE_MEMORY = "\n".join(
+    ["Profile:", '- name: "Zhou"  ("said 2026-12-01")', "Most recent notes:", '- "Vegetarian."  ("said")']
+)
+BEFORE = memory(BEFORE_MEMORY)
+
+
+def test_what_is_new_in_the_turn_part_comes_as_an_update_before_the_turns_message_and_the_rest_stays():
+    now = memory(
+        "Profile:",
+        '- name: "Zhou"  ("said 2026-12-01")',
+        '- city: "Hangzhou"  ("said 2026-12-07")',
+        "Notes relevant to the latest message:",
+        '- "Allergic to peanuts."  ("said")',
+        "Most recent notes:",
+        '- "Vegetarian."  ("said")',
+    )
+    update = turn_update([BEFORE], now)
+    assert update and update.startswith(UPDATE_INTRO) and update.endswith(TURN_END)
+    assert f"<{MEMORY_TAG}>\n" in update
+    shown = update.split("\n")
+    assert 'Hangzhou"' in update and "Allergic to peanuts" in update  # positive, first: the new lines
+    assert 'Zhou"' not in update and "Vegetarian" not in update  # shown already, not read again
+    assert shown.index("Profile:") < shown.index('- city: "Hangzhou"  ("said 2026-12-07")')  # under their titles
+    assert "Notes relevant to the latest message:" in shown and "Most recent notes:" not in shown
+    later = [*EARLIER, TURN[0]]
+    placed = place_turn(later, now, {"placed": [["h1", BEFORE]]})
+    assert placed == [("h1", BEFORE), ("h2", update)]
+    prompt = lay_out(rules="R", standing="", placed=placed, messages=later)
+    assert [m.text for m in prompt] == ["R", BEFORE, "Hi, I'm Zhou.", "Hello Zhou!", update, "Remember I'm vegetarian."]
+    # The next turn adds up what was shown: nothing new, nothing read again.
+    assert turn_update([BEFORE, update], now) == ""
+    assert place_turn([*later, AIMessage("ok"), HumanMessage("Thanks", id="h3")], now, {"placed": placed}) == placed
+
+
+def test_a_changed_field_is_an_update_and_a_line_gone_or_another_block_changed_moves_the_whole_part():
+    moved = memory(
+        "Profile:", '- name: "Zhou Li"  ("said 2026-12-07")', "Most recent notes:", '- "Vegetarian."  ("said")'
+    )
+    update = turn_update([BEFORE], moved)
+    assert update and 'Zhou Li"' in update and "Vegetarian" not in update  # the field's new line replaces its old
+    assert turn_update([BEFORE], memory("Profile:", '- name: "Zhou"  ("said 2026-12-01")', "Notes: (none)")) is None
+    assert turn_update([BEFORE], memory("Profile:", "Most recent notes:", '- "Vegetarian."  ("said")')) is None
+    cases = render_prompt(instructions="", memory="Profile:", blocks={"examples": "Example 1."}).turn
+    assert "<past_cases>" in cases  # positive: the examples have a block of their own
+    first = turn_update(
+        [BEFORE], render_prompt(instructions="", memory=BEFORE_MEMORY, blocks={"examples": "Example 1."}).turn
+    )
+    assert first and "<past_cases>\nExample 1.\n</past_cases>" in first  # a block not shown yet: whole
+    with_cases = render_prompt(instructions="", memory=BEFORE_MEMORY, blocks={"examples": "Example 1."}).turn
+    other = render_prompt(instructions="", memory=BEFORE_MEMORY, blocks={"examples": "Example 2."}).turn
+    assert turn_update([with_cases], with_cases) == "" and turn_update([with_cases], other) is None
+    assert turn_update([with_cases], BEFORE) is None  # a block no longer recalled
+    later = [*EARLIER, TURN[0]]
+    assert place_turn(later, moved, {"placed": [["h1", BEFORE]]}) == [("h1", BEFORE), ("h2", update)]
+    # A model that gets its system messages joined sees no stale part: the new one moves.
+    assert place_turn(later, moved, {"placed": [["h1", BEFORE]]}, updates=False) == [("h2", moved)]
+    assert place_turn(later, BEFORE, {"placed": [["h1", BEFORE]]}, updates=False) == [("h1", BEFORE)]
