@@ -125,6 +125,10 @@ def render_prompt(
 #: The turn part, or an update to it, before a user message (by id; ``None``: the last one).
 Placed = tuple[str | None, str]
 
+#: Characters the placed texts may hold beyond the turn part's own (about 500 tokens): past
+#: it, the part moves whole (a long thread's updates neither crowd its prompt nor grow its state).
+PLACED_BEYOND_TURN = 2_000
+
 #: What an update says before its blocks (:func:`turn_update`).
 UPDATE_INTRO = "New since the data above (where they differ, this holds):"
 
@@ -182,15 +186,18 @@ def place_turn(
     text], ...]}`` from the state) while those user messages are still shown and the
     part adds up to ``turn`` (:func:`turn_update`), with an update before the turn's
     own user message when something is new: the runtime then reuses everything up to
-    the new turn. Else ``turn`` alone before that message. ``updates=False`` (a model
-    that gets its system messages joined): kept only when unchanged."""
+    the new turn. Else ``turn`` alone before that message: also when the placed texts
+    would hold :data:`PLACED_BEYOND_TURN` characters more than it, and, with ``updates=False`` (a
+    model that gets its system messages joined), whenever it changed."""
     shown = {m.id for m in messages if isinstance(m, HumanMessage) and m.id}
     last = next((m.id for m in reversed(messages) if isinstance(m, HumanMessage) and m.id), None)
     before: list[Placed] = [(a, t) for a, t in (kept or {}).get("placed") or []]
     if before and all(a in shown for a, _ in before):
         update = turn_update([t for _, t in before], turn)
-        if update == "" or (update and updates):
-            return [*before, (last, update)] if update else before
+        if update == "":
+            return before
+        if update and updates and sum(len(t) for _, t in before) + len(update) - len(turn) <= PLACED_BEYOND_TURN:
+            return [*before, (last, update)]
     return [(last, turn)]
 
 

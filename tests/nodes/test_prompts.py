@@ -11,6 +11,7 @@ from harness.scripted import ScriptedChatModel
 from nodes.prompts import (
     MEMORY_TAG,
     OWN_TAG,
+    PLACED_BEYOND_TURN,
     SUMMARY_TAG,
     TURN_END,
     UPDATE_INTRO,
@@ -171,3 +172,20 @@ def test_a_changed_field_is_an_update_and_a_line_gone_or_another_block_changed_m
     # A model that gets its system messages joined sees no stale part: the new one moves.
     assert place_turn(later, moved, {"placed": [["h1", BEFORE]]}, updates=False) == [("h2", moved)]
     assert place_turn(later, BEFORE, {"placed": [["h1", BEFORE]]}, updates=False) == [("h1", BEFORE)]
+
+
+def test_updates_add_a_bounded_text_to_the_prompt_then_the_part_moves_whole():
+    placed = place_turn(EARLIER[:1], BEFORE, None)
+    thread = list(EARLIER[:1])
+    lines = ["Profile:", '- name: "Zhou"  ("said 2026-12-01")', "Most recent notes:", '- "Vegetarian."  ("said")']
+    for i in range(2, 60):
+        thread += [AIMessage("ok", id=f"a{i}"), HumanMessage(f"fact {i}", id=f"h{i}")]
+        lines.append(f'- "Fact number {i}."  ("said")')
+        turn = memory(*lines)
+        placed = place_turn(thread, turn, {"placed": placed})
+        size = sum(len(t) for _, t in placed)
+        assert size - len(turn) <= PLACED_BEYOND_TURN
+        if len(placed) == 1:
+            break
+        assert placed[-1][0] == f"h{i}" and f"Fact number {i}." in placed[-1][1]  # positive: updates first
+    assert placed == [(f"h{i}", turn)] and i > 10, (i, placed)  # then the whole part, before the turn's message
