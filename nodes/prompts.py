@@ -133,7 +133,6 @@ PLACED_BEYOND_TURN = 2_000
 UPDATE_INTRO = "New since the data above (where they differ, this holds):"
 
 _BLOCK = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
-_FIELD = re.compile(r"- (\w+): ")
 
 
 def _blocks(text: str) -> dict[str, str]:
@@ -141,37 +140,33 @@ def _blocks(text: str) -> dict[str, str]:
     return {m[1]: m[2] for m in _BLOCK.finditer(text)}
 
 
-def _key(line: str) -> str:
-    """What a newer memory line replaces: a profile line its field's, a note line itself."""
-    return m[1] if (m := _FIELD.match(line)) else line
-
-
 def turn_update(shown: Sequence[str], turn: str) -> str | None:
     """What to add after the turn parts ``shown`` (the first, then its updates) so the
     model has ``turn``: ``""`` when it has it already; the new memory lines (under
     their section titles) and any data block not shown yet, as one system message;
-    ``None`` when adding cannot do it (a line shown is gone: a note forgotten or not
-    recalled, a field removed; another block changed), so the whole part moves."""
-    memory: dict[str, str] = {}
+    ``None`` when adding cannot do it, so the whole part moves: a memory line shown
+    is not in ``turn`` (a note forgotten or not recalled, a field changed or removed:
+    the model would see a stale value beside the new one), another block changed."""
+    memory: set[str] = set()
     other: dict[str, str] = {}
     for text in shown:
         for tag, body in _blocks(text).items():
             if tag == MEMORY_TAG:
-                memory.update((_key(line), line) for line in body.split("\n") if line.startswith("- "))
+                memory.update(line for line in body.split("\n") if line.startswith("- "))
             else:
                 other[tag] = body
     now = _blocks(turn)
     if any(other.get(tag, body) != body for tag, body in now.items() if tag != MEMORY_TAG) or other.keys() - now:
         return None
     lines = now.get(MEMORY_TAG, "").split("\n")
-    if memory.keys() - {_key(line) for line in lines if line.startswith("- ")}:
+    if memory - set(lines):
         return None
     added: list[str] = []
     title = None
     for line in lines:
         if not line.startswith("- "):
             title = line
-        elif memory.get(_key(line)) != line:
+        elif line not in memory:
             added += [title] if title and title not in added else []
             added.append(line)
     parts = [data_block(tag, body) for tag, body in now.items() if tag != MEMORY_TAG and tag not in other]
