@@ -69,12 +69,14 @@ _UNWANTED = {
 }
 #: When it is best to reach the user, no channel named: "weekdays after 6pm is best for anything that
 #: needs a reply" (the fourteenth blind set), "weekends anytime after 10 is fine too" (the fifteenth),
-#: "晚上8点以后最方便".
+#: "晚上8点以后最方便", "周末全天都可以".
 _BEST_TIME = re.compile(
     r"\b(?:after|before|from|between|around)\s+(?:like\s+|about\s+)?\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
     r"[^.!?]{0,12}?\b(?:is|are|works?)\s+(?:best|better|ideal|easiest)\b"
     r"|\b(?:after|before|from|between)\s+\d{1,2}(?::\d{2})?\s*(?:am|pm)?\s+(?:is|are|works?)\s+(?:fine|ok|okay|good|best)\b"
-    r"|[0-9一二三四五六七八九十两]{1,3}\s*点(?:以后|之后|后|以前|之前|前)(?:联系我?)?(?:最方便|比较方便|最好|方便)",
+    r"|[0-9一二三四五六七八九十两]{1,3}\s*点(?:以后|之后|后|以前|之前|前)(?:联系我?)?(?:最方便|比较方便|最好|方便)"
+    # "周末全天都可以" (the sixteenth blind set).
+    r"|(?:^|(?<=[，,\s]))(?:周末|周六|周日|工作日|晚上|白天|中午|下午|上午)(?:全天|整天|一整天|随时)?(?:都|也)?(?:可以|行|方便)",
     re.IGNORECASE,
 )
 
@@ -125,6 +127,8 @@ def contact_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str,
         if (named and not any(named & k for k in kept))
         or wanted_channels(sentence) - named_by_notes
         or _new_time(sentence, [n for n, k in zip(notes, kept, strict=True) if named & k or not named])
+        # A best time with no hour ("周末全天都可以"): kept unless a note quotes it.
+        or (not named and not _TIME.search(sentence) and not any(sentence in n for n in notes))
     ]
 
 

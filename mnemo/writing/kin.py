@@ -79,3 +79,38 @@ def others_words(texts: Iterable[str]) -> frozenset[str]:
             for clause in CLAUSE.split(sentence):
                 (theirs if _someone_elses(clause) else own).update(content_tokens(clause))
     return frozenset(theirs - own)
+
+
+#: The user setting a household member's fact aside as none of theirs: "my partner's coeliac but that's his
+#: problem haha, he does his own baking", "my husband ... don't call him, he didn't order anything", "我老公乳糖不耐，
+#: 不过他的东西他自己买，不用管他" (the sixteenth blind set).
+_SET_ASIDE = re.compile(
+    r"\b(?:that'?s|it'?s)\s+(?:his|her|their)\s+(?:problem|thing|business|issue)\b"
+    r"|\b(?:he|she|they)\s+(?:does|do|buys?|orders?|gets?|sorts?)\s+(?:his|her|their)\s+own\b"
+    r"|\b(?:don'?t|do\s+not|never)\s+(?:call|ring|phone|contact|text|email)\s+(?:him|her|them)\b"
+    r"|\b(?:he|she|they)\s+(?:didn'?t|did\s+not|never|doesn'?t|does\s+not)\s+(?:order|shop|buy)"
+    rf"|不用管{HE_OR_SHE_ZH}|别管{HE_OR_SHE_ZH}|{HE_OR_SHE_ZH}的东西{HE_OR_SHE_ZH}?自己买|{HE_OR_SHE_ZH}自己(?:买|下单|搞定)",
+    re.IGNORECASE,
+)
+#: The user themself, not their "my"/"our" (我 before a relation is whose: "我老公").
+_THEMSELF = re.compile(rf"\b(?:i|i'm|im|i've|ive|i'd|me|we|we're|us)\b|我(?!{KIN_ZH})", re.IGNORECASE)
+_HOUSEHOLD = re.compile(rf"\b(?:{HOUSEHOLD_EN})\b|{HOUSEHOLD_ZH}", re.IGNORECASE)
+
+
+def set_aside(clause: str, sentence: str) -> bool:
+    """Whether ``clause`` is about a household member (naming one, not the user themself) whom ``sentence``
+    sets aside as none of the user's business (:data:`_SET_ASIDE`): their fact is no note of the user's."""
+    return bool(_SET_ASIDE.search(sentence) and _HOUSEHOLD.search(clause) and not _THEMSELF.search(clause))
+
+
+#: A clause whose subject is someone else: "my cousin in Philly swears by porch cams", "My neighbor gets hers left
+#: with the doorman" (the sixteenth blind set), "我邻居喜欢让快递员送上楼"; not "leave it with my neighbour".
+_OPENS_ON_OTHERS = re.compile(
+    rf"^\W*(?:(?:my|our)\s+(?:{OTHERS_EN})\b|(?:he|she|they)\b|(?:我|我们)?(?:{OTHERS_ZH})|{HE_OR_SHE_ZH})",
+    re.IGNORECASE,
+)
+
+
+def opens_on_someone_else(clause: str) -> bool:
+    """Whether ``clause`` opens on someone else as its subject (:data:`_OPENS_ON_OTHERS`)."""
+    return bool(_OPENS_ON_OTHERS.search(clause))

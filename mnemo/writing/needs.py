@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from mnemo.core import content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
-from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, users_own
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, set_aside, users_own
 from mnemo.writing.quotes import ABOUT_USER, quoted_new
 
 #: An allergy, an intolerance, a food the body cannot take.
@@ -102,7 +102,10 @@ def need_sentences(texts: Iterable[str]) -> list[str]:
     for sentence in stated_sentences(texts):  # "我打错了😅 是菠萝过敏！": the sentence before says whose
         stating = _need_clauses(sentence)[0]
         if any(_users_need(clause, sentence) for clause in stating) and (
-            ABOUT_USER.search(f"{before} {sentence}") or _HERE.search(sentence) or _speakers(sentence)
+            ABOUT_USER.search(f"{before} {sentence}")
+            or _HERE.search(sentence)
+            or _speakers(sentence)
+            or _WELCOME.search(sentence)
         ):
             found.append(sentence.strip())
         before = sentence if sentence.strip() else before
@@ -151,7 +154,18 @@ def _users_need(clause: str, sentence: str = "") -> bool:
     is the last named before it ("我室友倒是花生过敏": the fifteenth blind set), or the sentence says they live
     with the user."""
     need = _ALLERGY.search(clause) or ACCESS.search(clause)
-    return need is not None and (users_own(clause[: need.start()]) or bool(_LIVES_WITH.search(sentence)))
+    if need is None or set_aside(clause, sentence):  # "my partner's coeliac but that's his problem"
+        return False
+    return users_own(clause[: need.start()]) or bool(_LIVES_WITH.search(sentence))
+
+
+#: A need of access welcome to whoever writes: "large print on packaging is a real bonus too" (the sixteenth
+#: blind set).
+_WELCOME = re.compile(
+    r"\b(?:is|are|'s)\s+(?:a\s+)?(?:real\s+|big\s+|huge\s+|great\s+)?(?:bonus|help|plus|must|godsend|lifesaver)\b"
+    r"|\bworks?\s+best\b",
+    re.IGNORECASE,
+)
 
 
 #: An allergy said of whoever writes: "also tree nut allergy here — does the granola have almonds?" (the

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 from mnemo.core import HAN, content_tokens
 from mnemo.writing.grounding import CLAUSE, SENTENCE, is_question, stated_sentences
-from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, users_own
+from mnemo.writing.kin import HE_OR_SHE_ZH, KIN_ZH, opens_on_someone_else, set_aside, users_own
 from mnemo.writing.needs import ACCESS
 from mnemo.writing.quotes import ABOUT_USER, ASKED, new_facts, quoted, quoting, requested_sentences
 
@@ -55,7 +55,7 @@ _DIET = (
     r"|low[- ](?:sodium|salt|sugar|carb|fat)|plant[- ]based|pregnant|breastfeeding)\b"
     r"|\b(?:don(?:'|’)?t|do\s+not|never|can(?:'|’)?t|cannot)\s+eat\s+(?:pork|beef|meat|fish|eggs?|dairy|sugar)\b"
     r"|吃素|素食|纯素|全素|清真|不吃(?:猪肉|牛肉|羊肉|肉|荤|海鲜|鸡蛋|蛋|辣)|糖尿病|控糖|高血压|高血脂|痛风|尿酸"
-    r"|怀孕|孕妇|孕期|哺乳|减脂|生酮|低脂|低盐|低糖|忌口"
+    r"|怀孕|孕妇|孕期|哺乳|减脂|生酮|低脂|低盐|低糖|忌口|蛋奶素|奶素|蛋素|\blacto[- ]ovo\b"
 )
 #: A pet, in Chinese: never part of the user's name ("橘猫": the thirteenth blind set).
 _PETS_ZH = r"猫|狗|犬|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|仓鼠|鹦鹉|兔子"
@@ -76,8 +76,11 @@ _HOUSEHOLD = (
 _DELIVERY = (
     r"\b(?:\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|top)[\s-]+floor\b"
     r"|\bno\s+(?:lift|elevator)\b|\bwalk[- ]?up\b|\bflights?\s+of\s+stairs\b"
-    r"|\bleave\s+(?:it|them|parcels?|packages?|deliveries|everything)\s+(?:with|at|in|behind|on|by|under|next\s+to|outside)\b"
+    r"|\bleave\s+(?:my\s+|our\s+|the\s+)?(?:it|them|parcels?|packages?|deliveries|everything|stuff)\s+"
+    r"(?:with|at|in|behind|on|by|under|next\s+to|outside)\b"
     r"|\b(?:back|side)\s+(?:door|gate)\b|\bporch\b|\bsafe\s+place\b|\bparcel\s+(?:locker|box)\b"
+    # "A locker is way better for me" (the sixteenth blind set).
+    r"|\blockers?\s+(?:is|are|works?)\s+(?:way\s+|much\s+|so\s+|a\s+lot\s+)?(?:better|best|great|ideal|easier)\b"
     r"|\b(?:with|to|at)\s+(?:my|the|a)\s+neighbou?rs?\b|\bnext\s+door\b"
     r"|\bconcierge\b|\bring\s+(?:the\s+)?(?:door)?bell\b|\bcall\s+(?:me\s+)?(?:first|before|ahead)\b"
     r"|\d{1,2}\s*[楼层]|[一二三四五六七八九十]{1,3}[楼层]|没电梯|无电梯|没有电梯|电梯坏|爬楼"
@@ -107,6 +110,8 @@ _SCHEDULE = (
     r"|我(?:自己)?(?:在家)?开了(?:个|一个|一家)"
     r"|我是(?:一名|一个|个)?\S{0,4}(?:老师|教师|护士|医生|司机|厨师|学生|程序员|工程师|设计师|律师|会计|警察|快递员|外卖员)"
     r"|(?:跑|送)(?:外卖|快递|滴滴)|开(?:滴滴|网约车|出租)|骑手"
+    # "我现在自由职业画插画" (the sixteenth blind set).
+    r"|自由职业|插画师|画插画|\bfreelanc(?:e|er|ing)\b|\bself[- ]employed\b"
 )
 #: A clause about one errand, no standing fact: "I'll be home after 5pm today", "明天白天不在".
 _ONE_OFF = re.compile(
@@ -184,7 +189,7 @@ def _names_a_trait(sentence: str) -> bool:
     best, I'm at the workshop all day": the thirteenth blind set)."""
     clauses = CLAUSE.split(sentence)
     return any(
-        _users(clause, f"{before} {clause}", after)
+        _users(clause, f"{before} {clause}", after) and not set_aside(f"{before} {clause}", sentence)
         for before, clause, after in zip(["", *clauses], clauses, [*clauses[1:], ""], strict=False)
     )
 
@@ -199,7 +204,8 @@ def _users(clause: str, context: str, after: str = "") -> bool:
         return False
     own = _OWN.search(clause)
     if own is None or _HOUSEHOLD_OR_DELIVERY.search(clause):
-        return True
+        # "my cousin in Philly swears by porch cams" is theirs; "my mum lives with us" the household's.
+        return not opens_on_someone_else(clause) or bool(_WHO_LIVES.search(clause))
     return users_own(clause[: own.start()])
 
 

@@ -88,12 +88,13 @@ def wanted_writes(
         mended = {f: validated_or_none(normalize_field, f, v) for f, v in swapped.items()}
         changes |= {f: v for f, v in mended.items() if v is not None}
         changes, notes, requests = grounded_in(said, words, changes, notes, requests, taken_back, kept_back)
-        # A district's city the user named with it; where they said they live, when the extraction gave
-        # no city it could keep (mnemo.writing.fields).
+        # Where they said they live; a district's city the user named with it (mnemo.writing.fields).
+        # The home they name wins over another city the extraction gave ("staying at my aunt's in Brighton
+        # ... home in Croydon": the sixteenth blind set).
+        if (city := home_city(said, words)) is not None:
+            changes["city"] = city
         if "city" in changes:
             changes["city"] = city_of_district(changes["city"], said)
-        if "city" not in changes and (city := home_city(said, words)) is not None:
-            changes["city"] = city
         # A field is forgotten only when the user took it back (mnemo.writing.retract).
         forget = [f for f in forget if forgets_field(f, taken_back, str(profile[f]["value"]) if f in profile else None)]
         shown = known.shown_notes() if known is not None else {}

@@ -166,3 +166,9 @@ def test_when_it_is_best_to_reach_the_user_is_kept_though_no_channel_is_named():
     assert contact_notes(["is after 6pm best?"], []) == []  # asked
     assert contact_notes(["weekends anytime after 10 is fine too"], []) != []  # the fifteenth blind set
     assert contact_notes(["weekends anytime after 10 is fine too"], ["The user is free after 10 at weekends."]) == []
+    # The sixteenth blind set: a day with no hour, unless a note quotes it.
+    assert contact_notes(["周末全天都可以。我妈老是早上六点给我打电话"], []) == [
+        ("用户说：“周末全天都可以。”", "周末全天都可以。")
+    ]
+    assert contact_notes(["周末全天都可以。"], ["用户说：“周末全天都可以。”"]) == []
+    assert contact_notes(["周末也可以吗？"], []) == []  # asked

@@ -227,6 +227,20 @@ def test_the_fifteenth_blind_set_s_homes():
         assert home_city([text], said_words([text])) == city
 
 
+def test_the_sixteenth_blind_set_s_homes():
+    """ "home in Croydon", "我家还是在无锡的", "moved from Bristol up to Aberdeen"; not a holiday home."""
+    from mnemo.writing.fields import home_city
+
+    for text, city in [
+        ("after the 14th it's back to normal, home in Croydon. not moving there for good lol", "Croydon"),
+        ("我家还是在无锡的，出差完就回去，不是搬家哈", "无锡"),
+        ("hey, quick one - I moved from Bristol up to Aberdeen last month", "Aberdeen"),
+        ("we're off to our holiday home in Cornwall", None),
+        ("我在杭州出差", None),
+    ]:
+        assert home_city([text], said_words([text])) == city
+
+
 def test_other_things_and_a_guitar_name_no_one_else():
     """ "其他肉都吃" before "名字打错了 是马丽" (blind14) named no one: 他 of "其他", "吉他" is no he."""
 

@@ -62,3 +62,19 @@ async def test_a_gift_the_extractor_dropped_is_kept(store, user):
     said = "looking for a bday present for my dad, he turns 60 on the 3rd of March. he's mad about fly fishing"
     await aextract_messages(store, user, load_nothing_extracted, [HumanMessage(said, id="h1")], 0, **EXTRACT)
     assert [n["text"] for n in await alist_notes(store, user)] == [f"The user said: “{said}”"]
+
+
+def test_the_sixteenth_blind_set_s_gifts():
+    """An occasion of someone the user names ("我婆婆过六十大寿"), a gift for them ("给她挑个"), and the
+    idea though asked ("so I'm thinking a decent pair of binoculars?")."""
+    zh = "下个月我婆婆过六十大寿，想给她挑个按摩足浴盆，她老说脚冷"
+    assert gift_sentences([zh]) == [zh]
+    en = (
+        "hunting for a present for my dad's 70th in June — he's gone full birdo lately, "
+        "so I'm thinking a decent pair of binoculars?"
+    )
+    assert gift_sentences([en]) == [en.rstrip("?")]
+    assert gift_sentences(["so I'm thinking a decent pair of binoculars?"]) == []  # an idea for no one named
+    on_them = "looking for a present for my dad. he loves birds, I'm thinking binoculars?"
+    assert gift_sentences([on_them]) == ["looking for a present for my dad. he loves birds, I'm thinking binoculars"]
+    assert gift_sentences(["my dad's 70th is in June, do you have binoculars?"]) == []  # asked, no idea

@@ -185,3 +185,15 @@ async def test_an_allergy_the_extractor_dropped_is_kept_once(store, user):
     await assert_quoted_once(
         store, user, "这个汤里有虾吗？我对海鲜过敏。", "再说一次，我对海鲜过敏。", "用户说：“我对海鲜过敏。”"
     )
+
+
+def test_a_need_welcome_to_whoever_writes_is_theirs_a_set_aside_one_is_not():
+    """The sixteenth blind set: "large print on packaging is a real bonus too"; "my partner's coeliac but
+    that's his problem haha"."""
+    assert need_sentences(["large print on packaging is a real bonus too."]) == [
+        "large print on packaging is a real bonus too."
+    ]
+    assert need_sentences(["is large print available?"]) == []  # asked
+    assert need_sentences(["my husband is coeliac"]) != []  # precondition: the household's is kept
+    assert need_sentences(["my partner's coeliac but that's his problem haha, he does his own baking."]) == []
+    assert need_sentences(["我老公乳糖不耐，不过他的东西他自己买，不用管他"]) == []

@@ -154,3 +154,16 @@ async def test_a_city_the_extractor_gave_of_someone_else_is_no_place_of_the_user
 
     await aextract_messages(store, user, load, [HumanMessage(said, id="h1")], 0, **EXTRACT)
     assert await alist_notes(store, user) == [] and "city" not in await aget_profile(store, user)
+
+
+async def test_the_home_the_user_names_wins_over_another_city_the_extractor_gave(store, user):
+    """The sixteenth blind set: "home in Croydon ... Brighton's way too pricey" gave "Brighton" as the city."""
+    said = (
+        "after the 14th it's back to normal, home in Croydon. not moving there for good lol, Brighton's way too pricey"
+    )
+
+    async def load():
+        return ScriptedChatModel(respond=lambda messages, tools: tool_call("MemoryExtraction", city="Brighton"))
+
+    assert await aextract_messages(store, user, load, [HumanMessage(said, id="h1")], 0, **EXTRACT) == (1, 0)
+    assert (await aget_profile(store, user))["city"]["value"] == "Croydon"

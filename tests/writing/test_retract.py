@@ -60,6 +60,19 @@ def test_a_note_or_a_field_is_taken_back_only_when_the_retraction_names_it():
     assert forgets_field("language", retracting_sentences(["Stop answering in German, not needed any more."]))
 
 
+def test_laughter_or_a_negation_s_stub_ties_no_retraction_to_a_note():
+    """The sixteenth blind set: the model invalidated every note it was shown, and "说不定下周就放弃了哈哈" took
+    back a peanut allergy's note ending "帮我避开哈", "don't call him" an ICU nurse's "don't ring me"."""
+    nuts = "用户说：“我对花生过敏，挺严重的，零食礼包里有花生的帮我避开哈。”"
+    nurse = "The user said: “I'm an ICU nurse so please don't ring me before 2pm”"
+    assert retracts("用户吃素", retracting_sentences(["我不吃素了"]))  # precondition: a retraction's word
+    assert retracting_sentences(["我最近在控糖，不过我这人三分钟热度，说不定下周就放弃了哈哈。"])  # it retracts
+    assert not retracts(nuts, retracting_sentences(["我最近在控糖，不过我这人三分钟热度，说不定下周就放弃了哈哈。"]))
+    him = retracting_sentences(["my husband's the early bird, he'd pick up at 6am lol but don't call him"])
+    assert him and not retracts(nurse, him)
+    assert retracts(nurse, retracting_sentences(["I'm not a nurse anymore"]))
+
+
 async def test_an_order_question_invalidates_no_note_a_retraction_does(store, user):
     address = (await aremember(store, user, ADDRESS))["note"]
     hand = (await aremember(store, user, "The user is left-handed."))["note"]

@@ -333,3 +333,30 @@ def test_the_clause_after_says_whose_never_asks():
 def test_a_count_after_a_question_naming_no_household_is_none():
     assert trait_sentences(["is it safe for kids? I have 3"]) == ["I have 3 [kids]"]  # precondition
     assert trait_sentences(["how many do I need? we have two"]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "sentence"),
+    [
+        ("另外我吃蛋奶素好几年了", None),
+        ("我现在自由职业画插画，天天窝在家里", None),
+        ("A locker is way better for me.", None),
+        ("i'm a freelancer so im home most days", None),
+    ],
+)
+def test_the_sixteenth_blind_set_s_traits(text, sentence):
+    assert trait_sentences([text]) == [sentence or text]
+
+
+def test_a_household_member_set_aside_or_someone_else_opening_a_clause_is_no_trait():
+    """The sixteenth blind set: "my partner's coeliac but that's his problem", "my cousin in Philly swears by
+    porch cams"; a household member's own fact is kept, someone living with the user too."""
+    assert trait_sentences(["my husband is type 2 diabetic so no sugar in the hamper pls"]) != []  # precondition
+    assert trait_sentences(["my partner's coeliac but that's his problem haha, he does his own baking."]) == []
+    assert trait_sentences(["我老公乳糖不耐，不过他的东西他自己买，不用管他😂"]) == []
+    assert trait_sentences(["my husband's the early bird, he'd pick up at 6am lol but don't call him"]) == []
+    assert trait_sentences(["my cousin in Philly swears by porch cams but nah"]) == []
+    assert trait_sentences(["My neighbor gets hers left with the doorman but we don't have one lol."]) == []
+    assert trait_sentences(["leave it with my neighbour at no. 14 if im out"]) != []  # whose, not who
+    assert trait_sentences(["my mum lives with us so someone is always home"]) != []  # the household's
+    assert trait_sentences(["my husband and I are vegan but he does his own shopping"]) != []  # the user's too
