@@ -84,12 +84,13 @@ def retracting_sentences(texts: Iterable[str]) -> list[str]:
 
 
 #: Words of chat and of a quoting note that name nothing taken back ("so", "ok", "said", "说"), a negation's
-#: stub ("don" of "don't") and laughter ("哈": "说不定下周就放弃了哈哈" took back a peanut allergy's note that
-#: ended "帮我避开哈", and "don't call him" an ICU nurse's "don't ring me before 2pm": the sixteenth blind set).
+#: stub ("don" of "don't", "不", "没") and laughter ("哈": "说不定下周就放弃了哈哈" took back a peanut allergy's note
+#: that ended "帮我避开哈", "don't call him" an ICU nurse's "don't ring me before 2pm", "上次帮他买衣服颜色搞错了，
+#: 不过……" a hearing aid's "听力不太好": the sixteenth blind set).
 _CHATTER = frozenset(
     {"so", "ok", "okay", "oh", "hi", "hey", "ty", "thx", "pls", "please", "said", "说", "lol", "haha", "ll", "ve", "re"}
     | {"don", "dont", "didn", "didnt", "doesn", "won", "isn", "aren", "wasn", "weren", "can", "cant", "couldn"}
-    | set("哈呵嘿嘻啦呀哦嗯噢嘛")
+    | set("哈呵嘿嘻啦呀哦嗯噢嘛不没")
 )
 
 

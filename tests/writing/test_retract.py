@@ -71,6 +71,10 @@ def test_laughter_or_a_negation_s_stub_ties_no_retraction_to_a_note():
     him = retracting_sentences(["my husband's the early bird, he'd pick up at 6am lol but don't call him"])
     assert him and not retracts(nurse, him)
     assert retracts(nurse, retracting_sentences(["I'm not a nurse anymore"]))
+    hearing = "用户听力不太好，戴助听器的，售后有啥问题别打电话，发文字消息就行。"
+    dad = retracting_sentences(["我爸是色弱，上次帮他买衣服颜色搞错了，不过这次是给我自己买"])
+    assert dad and not retracts(hearing, dad)
+    assert retracts("用户养了一只猫", retracting_sentences(["我不养猫了"]))
 
 
 async def test_an_order_question_invalidates_no_note_a_retraction_does(store, user):
