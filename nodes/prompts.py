@@ -33,6 +33,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from mnemo.app import HARD_RULES, data_block, prompt_blocks, quote
+from mnemo.profile import format_profile
 
 #: Tags of the data blocks (the memory kinds' own blocks, by their tags, come
 #: after the user's memory: mnemo.turn.prompt_blocks).
@@ -129,7 +130,7 @@ Placed = tuple[str | None, str]
 #: it, the part moves whole (a long thread's updates neither crowd its prompt nor grow its state).
 PLACED_BEYOND_TURN = 2_000
 
-#: What an update says before its blocks (:func:`turn_update`).
+#: What an update of the memory block says first (:func:`turn_update`).
 UPDATE_INTRO = "New since the data above (where they differ, this holds):"
 
 _BLOCK = re.compile(r"<(\w+)>\n(.*?)\n</\1>", re.S)
@@ -142,36 +143,49 @@ def _blocks(text: str) -> dict[str, str]:
 
 def turn_update(shown: Sequence[str], turn: str) -> str | None:
     """What to add after the turn parts ``shown`` (the first, then its updates) so the
-    model has ``turn``: ``""`` when it has it already; the new memory lines (under
-    their section titles) and any data block not shown yet, as one system message;
-    ``None`` when adding cannot do it, so the whole part moves: a memory line shown
-    is not in ``turn`` (a note forgotten or not recalled, a field changed or removed:
-    the model would see a stale value beside the new one), another block changed."""
+    model has ``turn``: ``""`` when it has it already; the new memory lines (under their
+    section titles, after :data:`UPDATE_INTRO`) and any data block not shown yet, as one
+    system message of data blocks; ``None`` when adding cannot do it, so the whole part
+    moves: a memory line shown is not in ``turn`` (a note forgotten or not recalled, a
+    field changed or removed: the model would see a stale value beside the new) but for
+    the placeholders of an empty memory (:data:`_EMPTY`), a line that is no memory item
+    is new (memory unavailable this turn), another block changed."""
     memory: set[str] = set()
     other: dict[str, str] = {}
     for text in shown:
         for tag, body in _blocks(text).items():
             if tag == MEMORY_TAG:
-                memory.update(line for line in body.split("\n") if line.startswith("- "))
+                memory.update(line for line in body.split("\n") if not _is_title(line))
             else:
                 other[tag] = body
     now = _blocks(turn)
     if any(other.get(tag, body) != body for tag, body in now.items() if tag != MEMORY_TAG) or other.keys() - now:
         return None
     lines = now.get(MEMORY_TAG, "").split("\n")
-    if memory - set(lines):
+    content = {line for line in lines if not _is_title(line)}
+    if memory - _EMPTY - content or any(not line.startswith("- ") for line in content - memory - _EMPTY):
         return None
-    added: list[str] = []
+    added: list[str] = [UPDATE_INTRO]
     title = None
     for line in lines:
-        if not line.startswith("- "):
+        if _is_title(line):
             title = line
-        elif line not in memory:
+        elif line not in memory and line not in _EMPTY:
             added += [title] if title and title not in added else []
             added.append(line)
     parts = [data_block(tag, body) for tag, body in now.items() if tag != MEMORY_TAG and tag not in other]
-    parts += [data_block(MEMORY_TAG, "\n".join(added))] if added else []
-    return "\n\n".join([UPDATE_INTRO, *parts, TURN_END]) if parts else ""
+    parts += [data_block(MEMORY_TAG, "\n".join(added))] if len(added) > 1 else []
+    return "\n\n".join([*parts, TURN_END]) if parts else ""
+
+
+#: What an empty memory's part says (mnemo.profile.format_profile, mnemo.turn.render_snapshot): gone
+#: once the user has a profile or notes, which the update adds.
+_EMPTY = frozenset({format_profile({}), "Notes: (none)"})
+
+
+def _is_title(line: str) -> bool:
+    """Whether ``line`` of a memory block titles a section ("Profile:", "Most recent notes:")."""
+    return line.endswith(":") and not line.startswith("- ")
 
 
 def place_turn(

@@ -65,7 +65,7 @@ async def test_every_user_shares_the_rules_and_a_thread_its_history(workdir, ser
     assert "(no profile yet" in turn1["messages"][1]["content"] and "Zhou" not in turn1["messages"][1]["content"]
     assert turn2["messages"][: len(turn1["messages"])] == turn1["messages"]
     assert roles(turn2)[len(turn1["messages"]) :] == ["assistant", "system", "user"]
-    assert recalled.startswith(UPDATE_INTRO)
+    assert recalled.startswith(f"<user_memory>\n{UPDATE_INTRO}\n")
     # Turn 3 recalled the same as turn 2: its part stays where it stood, so all of turn 2's request is
     # the start of turn 3's (what a runtime has cached), then turn 2's answer and the new message.
     assert turn3["messages"][: len(turn2["messages"])] == turn2["messages"]

@@ -132,7 +132,7 @@ def test_what_is_new_in_the_turn_part_comes_as_an_update_before_the_turns_messag
         '- "Vegetarian."  ("said")',
     )
     update = turn_update([BEFORE], now)
-    assert update and update.startswith(UPDATE_INTRO) and update.endswith(TURN_END)
+    assert update and update.startswith(f"<{MEMORY_TAG}>\n{UPDATE_INTRO}\n") and update.endswith(TURN_END)
     assert f"<{MEMORY_TAG}>\n" in update
     shown = update.split("\n")
     assert 'Hangzhou"' in update and "Allergic to peanuts" in update  # positive, first: the new lines
@@ -156,6 +156,11 @@ def test_a_line_changed_or_gone_or_another_block_changed_moves_the_whole_part():
     assert turn_update([BEFORE], moved) is None  # "Zhou" would stay in view beside "Zhou Li"
     assert turn_update([BEFORE], memory("Profile:", '- name: "Zhou"  ("said 2026-12-01")', "Notes: (none)")) is None
     assert turn_update([BEFORE], memory("Profile:", "Most recent notes:", '- "Vegetarian."  ("said")')) is None
+    # An empty memory's placeholders give way to what the user says; a notice that memory is unavailable moves.
+    empty = memory("Profile:", "(no profile yet: nothing is known about this user; do not guess)", "Notes: (none)")
+    named = turn_update([empty], memory("Profile:", '- name: "Zhou"  ("said 2026-12-01")', "Notes: (none)"))
+    assert named and 'name: "Zhou"' in named and "no profile yet" not in named
+    assert turn_update([empty], memory("(long-term memory is unavailable this turn: StoreUnavailableError)")) is None
     cases = render_prompt(instructions="", memory="Profile:", blocks={"examples": "Example 1."}).turn
     assert "<past_cases>" in cases  # positive: the examples have a block of their own
     first = turn_update(
