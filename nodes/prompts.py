@@ -27,13 +27,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from mnemo.app import HARD_RULES, data_block, prompt_blocks, quote
-from mnemo.profile import format_profile
+from mnemo.app import HARD_RULES, data_block, prompt_blocks, quote, render_snapshot
 
 #: Tags of the data blocks (the memory kinds' own blocks, by their tags, come
 #: after the user's memory: mnemo.turn.prompt_blocks).
@@ -178,9 +177,9 @@ def turn_update(shown: Sequence[str], turn: str) -> str | None:
     return "\n\n".join([*parts, TURN_END]) if parts else ""
 
 
-#: What an empty memory's part says (mnemo.profile.format_profile, mnemo.turn.render_snapshot): gone
-#: once the user has a profile or notes, which the update adds.
-_EMPTY = frozenset({format_profile({}), "Notes: (none)"})
+#: What an empty memory's part says (mnemo.turn.render_snapshot), its titles aside: gone once the
+#: user has a profile or notes, which the update adds.
+_EMPTY = frozenset(render_snapshot(cast(Any, {"profile": {}, "relevant": [], "recent": []})).split("\n")) - {"Profile:"}
 
 
 def _is_title(line: str) -> bool:
