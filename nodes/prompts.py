@@ -162,14 +162,15 @@ def turn_update(shown: Sequence[str], turn: str) -> str | None:
         return None
     lines = now.get(MEMORY_TAG, "").split("\n")
     content = {line for line in lines if not _is_title(line)}
-    if memory - _EMPTY - content or any(not line.startswith("- ") for line in content - memory - _EMPTY):
+    new = content - memory - _EMPTY
+    if memory - _EMPTY - content or any(not line.startswith("- ") for line in new):
         return None
     added: list[str] = [UPDATE_INTRO]
     title = None
     for line in lines:
         if _is_title(line):
             title = line
-        elif line not in memory and line not in _EMPTY:
+        elif line in new:
             added += [title] if title and title not in added else []
             added.append(line)
     parts = [data_block(tag, body) for tag, body in now.items() if tag != MEMORY_TAG and tag not in other]
