@@ -69,7 +69,7 @@ HARD_RULES: tuple[HardRule, ...] = (
     ),
     HardRule(
         "Answer in the user's preferred language if known, otherwise in the language they write in. If their "
-        'preferred style is "concise", answer in at most three sentences.',
+        'preferred style is "concise", answer in at most three sentences; if "bullets", as a bulleted list.',
         _p(
             r"\bignore\b[^.\n]{0,40}\b(preferred|user'?s|their) (language|style)"
             r"|\b(always|only) (answer|reply|respond) in \w+ (even|regardless|whatever|no matter)"

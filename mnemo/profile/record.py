@@ -36,7 +36,7 @@ from mnemo.profile.languages import is_language, language_code, language_label
 ProfileField = Literal["name", "city", "language", "response_style"]
 PROFILE_FIELDS: tuple[str, ...] = get_args(ProfileField)
 
-ResponseStyle = Literal["concise", "detailed"]
+ResponseStyle = Literal["concise", "detailed", "bullets"]
 RESPONSE_STYLES: tuple[str, ...] = get_args(ResponseStyle)
 
 #: What the extractor is asked of each field (its schema is built from these).
@@ -48,8 +48,8 @@ FIELD_PROMPTS: dict[str, str] = {
     "visiting (旅游, 出差: a temporary note), nor a street address or its town (地址, 路, 号: a note).",
     "language": "Language the user wants answers in (希望用哪种语言回答), e.g. 'zh', 'en', 'es', only if stated or "
     "obvious from a request ('answer me in Spanish', '用英文回复我').",
-    "response_style": "How the user wants answers (回答风格): 'concise' (short, no fluff; 简短) or 'detailed' "
-    "(详细). Only if the user asked.",
+    "response_style": "How the user wants answers (回答风格): 'concise' (short, no fluff; 简短), 'detailed' "
+    "(详细) or 'bullets' (bullet points, no paragraphs; 分点). Only if the user asked.",
 }
 #: A field's values when not free text (the extractor's schema says them).
 FIELD_CHOICES: dict[str, Any] = {"response_style": ResponseStyle}
@@ -127,6 +127,7 @@ _NOT_MENTIONED = {
 STYLE_WORDS: dict[str, tuple[str, ...]] = {
     "concise": ("concise", "brief", "short", "terse", "succinct", "简洁", "简短", "简单", "啰嗦", "简明"),
     "detailed": ("detailed", "verbose", "thorough", "long", "in depth", "in-depth", "详细", "具体", "详尽"),
+    "bullets": ("bullets", "bullet", "bulleted", "point form", "分点", "列表", "条目"),
 }
 
 

@@ -74,10 +74,12 @@ def _wished(texts: Iterable[str]) -> Iterator[str]:
         yield from map(unsupposed, SENTENCE.split(text))
 
 
-#: A sentence about the answers: "keep your answers short", "give me ...", "回复我", "每一步都写清楚".
+#: A sentence about the answers: "keep your answers short", "give me ...", "no big paragraphs", "bullet points
+#: please", "回复我", "每一步都写清楚"; not "my slides need bullet points".
 _ABOUT_ANSWERS = re.compile(
     r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain\w*|messages?|keep\s+it|give\s+me|tell\s+me"
-    r"|walk\s+me|talk\s+to\s+me|write\s+(?:to\s+)?me|instructions?|essays?)\b"
+    r"|walk\s+me|talk\s+to\s+me|write\s+(?:to\s+)?me|instructions?|essays?|paragraphs?"
+    r"|(?:in|use|with)\s+bullet(?:ed)?\s+(?:points?|lists?)|bullet(?:ed)?\s+(?:points?|lists?)\s+(?:please|pls|plz|only|from\s+now))\b"
     r"|回复|回答|答复|回我|解释|说|讲|写|告诉我|给我",
     re.IGNORECASE,
 )
@@ -95,16 +97,23 @@ _STYLE = {
         r"|详细|详尽|具体点|具体一点|每一步|一步一步|一步步",
         re.IGNORECASE,
     ),
+    "bullets": re.compile(
+        r"\b(?:bullet(?:ed)?(?:\s+(?:points?|lists?))?|bullets|point\s+form|(?:as|in)\s+a\s+list|no\s+(?:big\s+|long\s+)?"
+        r"paragraphs?|list\s+(?:it|them)\s+out)\b|分点|分条|列表|列出来|一条一条|要点式",
+        re.IGNORECASE,
+    ),
 }
 
 
 def asked_style(texts: Iterable[str]) -> str | None:
     """The answer style (a key of :data:`mnemo.profile.STYLE_WORDS`) the user's ``texts`` ask
-    for, the last one asked: a sentence about the answers with one style's words and not the
-    other's; ``None`` when they ask for none."""
+    for, the last one asked: a sentence about the answers with one style's words and not another's
+    (bullets, a form, yield to a length: "keep answers short pls, bullet points max" asks concise);
+    ``None`` when they ask for none."""
     asked = None
     for sentence in _about_answers(texts):
         styles = [style for style, words in _STYLE.items() if words.search(sentence)]
+        styles = [style for style in styles if style != "bullets"] or styles
         asked = styles[0] if len(styles) == 1 else asked
     return asked
 

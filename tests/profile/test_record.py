@@ -20,6 +20,7 @@ async def test_invalid_values_are_rejected_before_any_write(store, user):
 def test_normalisation():
     assert normalize_field("response_style", "Please be BRIEF") == "concise"
     assert normalize_field("response_style", "详细一点") == "detailed"
+    assert normalize_field("response_style", "Bullet points") == "bullets"
     assert normalize_field("language", "中文") == "zh"
     assert normalize_field("language", "English") == "en"
     assert normalize_field("city", "  New   York ") == "New York"

@@ -95,6 +95,12 @@ async def test_a_language_inferred_from_the_script_is_written_as_inferred(store,
         ("以后回答我简短一点，别啰嗦。", "concise"),
         ("算了。以后回复我详细点，每一步都写清楚，用中文就行", "detailed"),  # the eighth blind set
         ("Can you explain things step by step from now on?", "detailed"),
+        # the sixteenth blind set: "bullet points" set no style (concise and detailed were the only two)
+        ("and bullet points please, no big paragraphs. my boss writes essays in his emails", "bullets"),
+        ("以后回复我分点列出来就行，不要大段文字", "bullets"),
+        ("bullet points pls from now on", "bullets"),
+        ("can you keep answers short pls, bullet points max, I read these on my phone", "concise"),  # blind12
+        ("My slides need bullet points, what font do you sell?", None),
         # Not about the answers.
         ("还有我爸妈跟我们一起住，买电器尽量选字大、操作简单的那种", None),  # the eighth blind set: set concise
         ("我对羊毛脂过敏 一用就起红疹子🥲 详情页没写清楚", None),
@@ -105,7 +111,7 @@ async def test_a_language_inferred_from_the_script_is_written_as_inferred(store,
 def test_a_wish_for_an_answer_style_is_read_only_about_the_answers(text, style):
     assert asked_style([text]) == style
     if style is None:
-        assert not style_said("concise", [text]) and not style_said("detailed", [text])
+        assert not any(style_said(style, [text]) for style in ("concise", "detailed", "bullets"))
 
 
 async def test_the_wish_sets_the_style_whatever_the_extractor_returned(store, user):
