@@ -162,6 +162,7 @@ def test_an_interrupted_run_keeps_the_conversations_it_measured(tmp_path: Path, 
         ("memory_quality_blind14.json", 20),
         ("memory_quality_blind15.json", 20),
         ("memory_quality_blind16.json", 20),
+        ("memory_quality_blind17.json", 20),
     ],
 )
 def test_each_blind_set_is_held_out_only_one_conversation_per_language_and_kind(name, size):
