@@ -70,8 +70,9 @@ _FIELD_WORDS = {
 
 def retracting_sentences(texts: Iterable[str]) -> list[str]:
     """Each sentence of the user's ``texts`` that takes something back: asks to forget,
-    or states (no question) a change or a denial; its supposition left out, and none
-    about a business record."""
+    or states (no question) a change or a denial, then only its changing clauses when they
+    name something (:func:`_changing_part`); its supposition left out, and none about a
+    business record."""
     found = []
     for text in texts:
         for sentence in map(unsupposed, SENTENCE.split(text)):

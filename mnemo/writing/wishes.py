@@ -76,10 +76,11 @@ def _wished(texts: Iterable[str]) -> Iterator[str]:
 
 #: A sentence about the answers: "keep your answers short", "give me ...", "no big paragraphs", "bullet points
 #: please", "回复我", "每一步都写清楚"; not "my slides need bullet points".
+_BULLETED = r"bullet(?:ed)?\s+(?:points?|lists?)"
 _ABOUT_ANSWERS = re.compile(
     r"\b(?:answers?|repl(?:y|ies)|responses?|respond|explain\w*|messages?|keep\s+it|give\s+me|tell\s+me"
     r"|walk\s+me|talk\s+to\s+me|write\s+(?:to\s+)?me|instructions?|essays?|paragraphs?"
-    r"|(?:in|use|with)\s+bullet(?:ed)?\s+(?:points?|lists?)|bullet(?:ed)?\s+(?:points?|lists?)\s+(?:please|pls|plz|only|from\s+now))\b"
+    rf"|(?:in|use|with)\s+{_BULLETED}|{_BULLETED}\s+(?:please|pls|plz|only|from\s+now))\b"
     r"|回复|回答|答复|回我|解释|说|讲|写|告诉我|给我",
     re.IGNORECASE,
 )
